@@ -1,0 +1,93 @@
+"""``@tensorclass``: the decorator spelling of ``class X(TensorClass)``.
+
+The decorator rebuilds the class with :class:`~tensorclass.TensorClass` among its bases, so
+both spellings give the same kind of class at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from typing_extensions import dataclass_transform
+
+from .errors import SchemaError
+from .fields import field
+from .typed import TensorClass, TensorClassMeta
+
+__all__ = ["is_tensorclass", "tensorclass"]
+
+C = TypeVar("C", bound=type)
+
+
+def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> None:
+    """Point the ``__class__`` cells of methods (zero-argument ``super()``) at ``new``."""
+    for value in namespace.values():
+        functions: list[Any] = [value]
+        if isinstance(value, (classmethod, staticmethod)):
+            functions = [value.__func__]
+        elif isinstance(value, property):
+            functions = [value.fget, value.fset, value.fdel]
+        for function in functions:
+            code = getattr(function, "__code__", None)
+            if code is None or "__class__" not in code.co_freevars:
+                continue
+            cell = function.__closure__[code.co_freevars.index("__class__")]
+            if cell.cell_contents is old:
+                cell.cell_contents = new
+
+
+def _rebuild(cls: type, frozen: bool | None) -> type:
+    if isinstance(cls, TensorClassMeta):
+        if frozen is None or frozen == cls._frozen:  # type: ignore[attr-defined]
+            return cls
+    if "__slots__" in cls.__dict__:
+        raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
+    namespace = {
+        key: value for key, value in cls.__dict__.items() if key not in ("__dict__", "__weakref__")
+    }
+    bases = tuple(base for base in cls.__bases__ if base is not object)
+    if not any(issubclass(base, TensorClass) for base in bases):
+        bases = (*bases, TensorClass)
+    new = TensorClassMeta(cls.__name__, bases, namespace, frozen=frozen)
+    new.__qualname__ = cls.__qualname__
+    _retarget_class_cells(namespace, cls, new)
+    return new
+
+
+@overload
+def tensorclass(cls: C, /) -> C: ...
+
+
+@overload
+def tensorclass(*, frozen: bool = False) -> Callable[[C], C]: ...
+
+
+@dataclass_transform(field_specifiers=(field,))
+def tensorclass(cls: Any = None, /, *, frozen: bool | None = None) -> Any:
+    """Turn a class with annotated fields into a tensor class.
+
+    >>> import torch
+    >>> from tensorclass import tensorclass
+    >>> @tensorclass
+    ... class Pair:
+    ...     left: torch.Tensor
+    ...     right: torch.Tensor
+    >>> pair = Pair(torch.zeros(4, 2), torch.ones(4), batch_size=[4])
+    >>> torch.stack([pair, pair]).batch_size
+    torch.Size([2, 4])
+
+    ``@tensorclass(frozen=True)`` forbids reassigning fields. Applied to a class that
+    already derives from :class:`TensorClass`, the decorator changes nothing.
+    """
+    if cls is None:
+        return lambda klass: _rebuild(klass, frozen)
+    if not isinstance(cls, type):
+        raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
+    return _rebuild(cls, frozen)
+
+
+def is_tensorclass(obj: object) -> bool:
+    """Whether ``obj`` is a tensor class (typed) or an instance of one."""
+    klass = obj if isinstance(obj, type) else type(obj)
+    return isinstance(klass, TensorClassMeta) and klass is not TensorClass

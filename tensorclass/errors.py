@@ -1,0 +1,70 @@
+"""The errors tensorclass raises.
+
+Every class is also the built-in exception users already catch (``KeyError``,
+``ValueError``, ``TypeError``...), so ``except KeyError`` keeps working. Messages say what
+was given, what was expected, and where (the key path).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = [
+    "BatchSizeError",
+    "FieldTypeError",
+    "FrozenInstanceError",
+    "InvalidKeyError",
+    "KeyNotFoundError",
+    "LockedError",
+    "SchemaError",
+    "StructureMismatchError",
+    "TensorClassError",
+]
+
+
+class TensorClassError(Exception):
+    """Base class of every error raised by tensorclass."""
+
+
+class KeyNotFoundError(TensorClassError, KeyError):
+    """A key (or a field) is not present.
+
+    >>> from tensorclass import TensorDict
+    >>> try:
+    ...     TensorDict({})["missing"]
+    ... except KeyError as err:
+    ...     print(err)
+    key 'missing' not found in TensorDict; it has no keys
+    """
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument with repr(); our messages are sentences.
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidKeyError(TensorClassError, TypeError):
+    """A key is not a string or a (nested) tuple of strings."""
+
+
+class BatchSizeError(TensorClassError, ValueError):
+    """A value's leading dimensions do not match the batch size."""
+
+
+class FieldTypeError(TensorClassError, TypeError):
+    """A value cannot be stored in a field (a string given for a tensor field, ...)."""
+
+
+class LockedError(TensorClassError, RuntimeError):
+    """A locked instance was asked to add, replace or delete a key."""
+
+
+class FrozenInstanceError(TensorClassError, dataclasses.FrozenInstanceError):
+    """A field of a frozen tensor class was assigned."""
+
+
+class SchemaError(TensorClassError, TypeError):
+    """A tensor class definition is invalid (reserved field name, field order...)."""
+
+
+class StructureMismatchError(TensorClassError, ValueError):
+    """Instances combined by stack, cat, apply or arithmetic do not share classes or keys."""

@@ -1,0 +1,243 @@
+"""The schema of a tensor class: its fields, compiled once when the class is created.
+
+Everything that needs to know a class's fields reads its :class:`Schema`: the generated
+``__init__``, ``set`` and attribute writes, ``repr``, validation and the type-checker
+plugins. Each field has a *kind*, derived from its annotation, that says how values are
+stored:
+
+- ``tensor``: a ``torch.Tensor`` (numbers, lists and arrays are converted);
+- ``nested``: a nested tensor class or ``TensorDict`` (a mapping is converted);
+- ``non_tensor``: any other value, stored as it is and shared along the batch;
+- ``any``: decided by the value, as in a ``TensorDict``.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Any, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .errors import FieldTypeError
+from .fields import MISSING
+from .tensordict_core._core import TensorCore
+from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
+
+__all__ = ["Field", "FieldKind", "Schema", "classify_annotation"]
+
+_NUMERIC = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+
+
+class FieldKind(enum.Enum):
+    """How a field's values are stored (see the module docstring)."""
+
+    TENSOR = "tensor"
+    NESTED = "nested"
+    NON_TENSOR = "non_tensor"
+    ANY = "any"
+    UNRESOLVED = "unresolved"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One declared field of a tensor class."""
+
+    name: str
+    annotation: Any
+    kind: FieldKind
+    default: Any = MISSING
+    default_factory: Any = MISSING
+    kw_only: bool = False
+    optional: bool = False
+    nested_class: type[TensorCore] | None = None
+    metadata: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    owner: str = ""
+
+    @property
+    def required(self) -> bool:
+        """Whether the constructor needs a value for this field."""
+        return self.default is MISSING and self.default_factory is MISSING
+
+    def convert(self, owner: TensorCore, value: Any, where: object = None) -> Any:
+        """Turn ``value`` into a checked leaf of ``owner`` for this field."""
+        return _CONVERTERS[self.kind](self, owner, value, where)
+
+
+def _strip_optional(annotation: Any) -> tuple[Any, bool]:
+    """``X | None`` as ``(X, True)``; other annotations unchanged."""
+    origin = typing.get_origin(annotation)
+    if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        optional = len(args) < len(typing.get_args(annotation))
+        if len(args) == 1:
+            return args[0], optional
+        return Union[tuple(args)], optional  # noqa: UP007
+    return annotation, False
+
+
+def _is_tensor_type(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, Tensor)
+
+
+def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[TensorCore] | None]:
+    """The kind of a resolved annotation, whether it is optional, and its nested class."""
+    if annotation is typing.Annotated or typing.get_origin(annotation) is typing.Annotated:
+        return classify_annotation(typing.get_args(annotation)[0])
+    inner, optional = _strip_optional(annotation)
+    if typing.get_origin(inner) is typing.Annotated:
+        inner = typing.get_args(inner)[0]
+    if _is_tensor_type(inner) or _is_tensor_like_annotation(inner):
+        return FieldKind.TENSOR, optional, None
+    if isinstance(inner, type) and issubclass(inner, TensorCore):
+        return FieldKind.NESTED, optional, inner
+    origin = typing.get_origin(inner)
+    if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
+        if any(
+            _is_tensor_type(arg) or (isinstance(arg, type) and issubclass(arg, TensorCore))
+            for arg in typing.get_args(inner)
+        ):
+            return FieldKind.ANY, optional, None
+    if inner is Any:
+        return FieldKind.ANY, optional, None
+    return FieldKind.NON_TENSOR, optional, None
+
+
+def _is_tensor_like_annotation(annotation: Any) -> bool:
+    """jaxtyping-style array annotations (``Float[Tensor, "b 3"]``) wrap a tensor type."""
+    dtype_holder = getattr(annotation, "array_type", None)
+    return dtype_holder is not None and _is_tensor_type(dtype_holder)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+    if isinstance(value, Tensor):
+        return owner._check_leaf(field.name, value, where)
+    if isinstance(value, _NUMERIC):
+        try:
+            tensor = torch.as_tensor(value, device=owner._device)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+        else:
+            return owner._check_leaf(field.name, tensor, where)
+    raise FieldTypeError(
+        f"{type(owner).__name__}.{field.name} expects a tensor; got {_describe(value)}"
+    )
+
+
+def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+    cls = field.nested_class
+    assert cls is not None
+    if isinstance(value, cls):
+        return owner._check_leaf(field.name, value, where)
+    if isinstance(value, TensorCore):
+        value = value._data
+    if isinstance(value, Mapping):
+        return owner._check_leaf(
+            field.name, cls._from_mapping(value, owner._batch_size, owner._device), where
+        )
+    raise FieldTypeError(
+        f"{type(owner).__name__}.{field.name} expects a {cls.__name__} (or a mapping of its "
+        f"fields); got {_describe(value)}"
+    )
+
+
+def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+    cls = type(value)
+    if cls is NonTensorData:
+        return value
+    if cls is NonTensorStack:
+        return owner._check_leaf(field.name, value, where)
+    return NonTensorData(value)
+
+
+def _convert_any(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+    return TensorCore._convert(owner, field.name, value, where)
+
+
+def _convert_unresolved(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+    schema: Schema = type(owner).__tensorclass_schema__  # type: ignore[attr-defined]
+    resolved = schema.resolve()
+    return resolved.by_name[field.name].convert(owner, value, where)
+
+
+_CONVERTERS: dict[FieldKind, Callable[[Field, TensorCore, Any, object], Any]] = {
+    FieldKind.TENSOR: _convert_tensor,
+    FieldKind.NESTED: _convert_nested,
+    FieldKind.NON_TENSOR: _convert_non_tensor,
+    FieldKind.ANY: _convert_any,
+    FieldKind.UNRESOLVED: _convert_unresolved,
+}
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The compiled description of a tensor class (immutable).
+
+    Attributes:
+        name: the class name.
+        fields: the fields in constructor order (inherited first).
+        by_name: the same fields by name.
+        frozen: whether fields may be reassigned.
+        owner: the class this schema describes.
+    """
+
+    name: str
+    fields: tuple[Field, ...]
+    frozen: bool
+    owner: Any
+    by_name: Mapping[str, Field] = dataclass_field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "by_name", types.MappingProxyType({f.name: f for f in self.fields})
+        )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The field names, in order."""
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def resolved(self) -> bool:
+        """Whether every annotation has been resolved (forward references included)."""
+        return all(f.kind is not FieldKind.UNRESOLVED for f in self.fields)
+
+    def resolve(self) -> Schema:
+        """Resolve forward references; installs and returns the resolved schema."""
+        if self.resolved:
+            return self
+        from .typed import install_schema, resolve_annotations
+
+        hints = resolve_annotations(self.owner, strict=True)
+        fields = []
+        for f in self.fields:
+            if f.kind is FieldKind.UNRESOLVED:
+                kind, optional, nested = classify_annotation(hints[f.name])
+                f = Field(
+                    f.name,
+                    hints[f.name],
+                    kind,
+                    f.default,
+                    f.default_factory,
+                    f.kw_only,
+                    optional,
+                    nested,
+                    f.metadata,
+                    f.owner,
+                )
+            fields.append(f)
+        schema = Schema(self.name, tuple(fields), self.frozen, self.owner)
+        install_schema(self.owner, schema)
+        return schema

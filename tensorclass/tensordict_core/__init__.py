@@ -1,0 +1,20 @@
+"""The engine: storage, keys, shapes, indexing, torch functions and TensorDict."""
+
+from .base import TensorDictBase, is_tensor_collection
+from .keys import NestedKey, unravel_key, unravel_keys
+from .non_tensor import NonTensorData, NonTensorStack
+from .tensordict import TensorDict
+from .torch_functions import cat, stack
+
+__all__ = [
+    "NestedKey",
+    "NonTensorData",
+    "NonTensorStack",
+    "TensorDict",
+    "TensorDictBase",
+    "cat",
+    "is_tensor_collection",
+    "stack",
+    "unravel_key",
+    "unravel_keys",
+]

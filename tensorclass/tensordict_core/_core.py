@@ -1,0 +1,379 @@
+"""The storage every tensor class shares: a dict of leaves, a batch size, a device, names.
+
+``TensorCore`` holds the state and the boundary checks. Operations whose results are valid
+by construction build them with :meth:`TensorCore._new`, which skips every check; values
+that come from users go through :meth:`TensorCore._convert`, which checks the key, the
+batch-size prefix and the device, and says which key was wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import BatchSizeError, KeyNotFoundError, LockedError
+from .non_tensor import NonTensorData, NonTensorStack
+
+if TYPE_CHECKING:
+    from .tensordict import TensorDict
+
+__all__ = ["TensorCore", "as_batch_size", "as_device"]
+
+_object_new = object.__new__
+_TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+BatchSizeLike = int | Sequence[int] | torch.Size | None
+DeviceLike = torch.device | str | int | None
+Names = tuple[str | None, ...] | None
+
+
+def as_batch_size(batch_size: BatchSizeLike) -> torch.Size:
+    """Turn ``None``, an int, a list or a ``torch.Size`` into a ``torch.Size``."""
+    if batch_size is None:
+        return torch.Size(())
+    if type(batch_size) is torch.Size:
+        return batch_size
+    if isinstance(batch_size, int):
+        batch_size = (batch_size,)
+    try:
+        size = torch.Size(batch_size)
+    except TypeError:
+        raise BatchSizeError(
+            f"batch_size must be an int or a sequence of ints; got {batch_size!r}"
+        ) from None
+    if any(dim < 0 for dim in size):
+        raise BatchSizeError(f"batch_size must not be negative; got {list(size)}")
+    return size
+
+
+def as_device(device: DeviceLike) -> torch.device | None:
+    """Turn a device spelling into a ``torch.device`` (``None`` stays ``None``)."""
+    if device is None or type(device) is torch.device:
+        return device
+    return torch.device(device)
+
+
+def check_names(names: Sequence[str | None] | None, ndim: int) -> Names:
+    """Validate dimension names against the number of batch dims."""
+    if names is None:
+        return None
+    names = tuple(names)
+    if len(names) != ndim:
+        raise BatchSizeError(
+            f"names must name each of the {ndim} batch dims; got {len(names)}: {list(names)}"
+        )
+    seen = [name for name in names if name is not None]
+    if len(seen) != len(set(seen)) or not all(isinstance(name, str) for name in seen):
+        raise BatchSizeError(f"names must be distinct strings or None; got {list(names)}")
+    return names if seen else None
+
+
+class TensorCore:
+    """State and boundary checks shared by every tensor class (internal base)."""
+
+    __slots__ = ("_batch_size", "_data", "_device", "_locked", "_names")
+
+    _data: dict[str, Any]
+    _batch_size: torch.Size
+    _device: torch.device | None
+    _names: Names
+    _locked: bool
+
+    #: whether the schema is fixed (typed classes) or any string key is accepted
+    _dynamic_keys: ClassVar[bool] = True
+
+    @classmethod
+    def _new(
+        cls,
+        data: dict[str, Any],
+        batch_size: torch.Size,
+        device: torch.device | None = None,
+        names: Names = None,
+    ) -> Self:
+        """Build an instance from leaves known to be valid: no checks, no copies."""
+        self = _object_new(cls)
+        self._data = data
+        self._batch_size = batch_size
+        self._device = device
+        self._names = names
+        self._locked = False
+        return self
+
+    def _like(self, data: dict[str, Any], batch_size: torch.Size | None = None) -> Self:
+        """A new instance of the same class, device and (unless reshaped) names."""
+        if batch_size is None:
+            return type(self)._new(data, self._batch_size, self._device, self._names)
+        return type(self)._new(data, batch_size, self._device, None)
+
+    # -- shape, device, names -------------------------------------------------------------
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The batch shape: the leading dims every leaf shares.
+
+        Assigning a new batch size checks every leaf against it.
+        """
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: BatchSizeLike) -> None:
+        self._set_batch_size(as_batch_size(value))
+
+    def _set_batch_size(self, new: torch.Size) -> None:
+        n = len(new)
+        for key, leaf in self._data.items():
+            if type(leaf) is NonTensorData:
+                continue
+            if isinstance(leaf, TensorCore) and leaf._batch_size[:n] != new:
+                if new[: leaf.batch_dims] == leaf._batch_size:
+                    leaf._set_batch_size(new)
+                    continue
+            if leaf.shape[:n] != new:
+                raise BatchSizeError(
+                    f"cannot set batch_size={list(new)} on {type(self).__name__}: key "
+                    f"{key!r} has shape {list(leaf.shape)}"
+                )
+        if n != len(self._batch_size):
+            self._names = None
+        self._batch_size = new
+
+    @property
+    def shape(self) -> torch.Size:
+        """Same as :attr:`batch_size`, so the instance reads like a tensor."""
+        return self._batch_size
+
+    @property
+    def batch_dims(self) -> int:
+        """The number of batch dimensions."""
+        return len(self._batch_size)
+
+    @property
+    def ndim(self) -> int:
+        """The number of batch dimensions (as for tensors)."""
+        return len(self._batch_size)
+
+    def dim(self) -> int:
+        """The number of batch dimensions."""
+        return len(self._batch_size)
+
+    def ndimension(self) -> int:
+        """The number of batch dimensions."""
+        return len(self._batch_size)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The batch size, or the size of one batch dim."""
+        return self._batch_size if dim is None else self._batch_size[dim]
+
+    def numel(self) -> int:
+        """The number of elements in the batch (the product of the batch size)."""
+        return self._batch_size.numel()
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device every leaf lives on, or ``None`` when leaves may differ."""
+        return self._device
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims (``None`` for unnamed dims)."""
+        names = self._names
+        return list(names) if names is not None else [None] * len(self._batch_size)
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._names = check_names(value, len(self._batch_size))
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether keys can be added, replaced or deleted (see :meth:`lock_`)."""
+        return self._locked
+
+    def lock_(self) -> Self:
+        """Refuse new, replaced or deleted keys (here and in nested instances).
+
+        In-place writes (``set_``, ``update_``, ``td[idx] = ...``) still work.
+        """
+        self._locked = True
+        for leaf in self._data.values():
+            if isinstance(leaf, TensorCore):
+                leaf.lock_()
+        return self
+
+    def unlock_(self) -> Self:
+        """Undo :meth:`lock_` (here and in nested instances)."""
+        self._locked = False
+        for leaf in self._data.values():
+            if isinstance(leaf, TensorCore):
+                leaf.unlock_()
+        return self
+
+    def _check_unlocked(self, key: object, action: str) -> None:
+        if self._locked:
+            raise LockedError(
+                f"cannot {action} key {key!r}: this {type(self).__name__} is locked; write in "
+                f"place with set_()/update_() or call unlock_() first"
+            )
+
+    # -- boundary: turning user values into leaves ---------------------------------------
+
+    def _convert(self, key: str, value: Any, where: object = None) -> Any:
+        """Turn a user value into a checked leaf for ``key`` (dynamic keys: any value)."""
+        if isinstance(value, Tensor):
+            return self._check_leaf(key, value, where)
+        if isinstance(value, TensorCore):
+            return self._check_leaf(key, value, where)
+        if isinstance(value, Mapping):
+            return self._nested_from_mapping(key, value, where)
+        return self._convert_plain(key, value, where)
+
+    def _convert_plain(self, key: str, value: Any, where: object) -> Any:
+        """Convert a value that is neither a tensor nor a collection."""
+        cls = type(value)
+        if cls is NonTensorData:
+            return value
+        if cls is NonTensorStack:
+            return self._check_leaf(key, value, where)
+        if isinstance(value, _TENSORABLE):
+            try:
+                tensor = torch.as_tensor(value, device=self._device)
+            except (TypeError, ValueError, RuntimeError):
+                return NonTensorData(value)
+            return self._check_leaf(key, tensor, where)
+        return NonTensorData(value)
+
+    def _check_leaf(self, key: str, leaf: Any, where: object = None) -> Any:
+        """Check the batch-size prefix of a leaf and move it to the device."""
+        batch_size = self._batch_size
+        shape = leaf.shape
+        if shape[: len(batch_size)] != batch_size:
+            raise BatchSizeError(
+                f"{type(self).__name__}: the value for key {where or key!r} has shape "
+                f"{list(shape)}, which does not start with the batch size {list(batch_size)}"
+            )
+        device = self._device
+        if device is not None and type(leaf) is not NonTensorStack and leaf.device != device:
+            leaf = leaf.to(device)
+        return leaf
+
+    def _nested_class(self, key: str) -> type[TensorCore]:
+        """The class a nested mapping under ``key`` becomes."""
+        from .tensordict import TensorDict
+
+        return TensorDict
+
+    def _nested_from_mapping(self, key: str, value: Mapping[Any, Any], where: object) -> Any:
+        cls = self._nested_class(key)
+        return cls._from_mapping(value, self._batch_size, self._device)
+
+    @classmethod
+    def _from_mapping(
+        cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        """Build an instance from a (nested) mapping, checking every value."""
+        raise NotImplementedError  # each concrete class says how it is built
+
+    # -- key primitives --------------------------------------------------------------------
+
+    def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
+        keys = list(self._data)
+        shown = ", ".join(repr(k) for k in keys[:20]) + (", ..." if len(keys) > 20 else "")
+        available = f"available keys: {shown}" if keys else "it has no keys"
+        return KeyNotFoundError(
+            f"key {where or key!r} not found in {type(self).__name__}; {available}"
+        )
+
+    def _leaf(self, key: str | tuple[str, ...]) -> Any:
+        """The stored leaf for a normalised key (raises a clear KeyError when missing)."""
+        if type(key) is str:
+            try:
+                return self._data[key]
+            except KeyError:
+                raise self._missing(key) from None
+        node: Any = self
+        for depth, part in enumerate(key):
+            if not isinstance(node, TensorCore):
+                raise KeyNotFoundError(
+                    f"key {key!r} not found: {key[:depth]!r} holds a "
+                    f"{type(node).__name__}, not a nested tensor class"
+                )
+            try:
+                node = node._data[part]
+            except KeyError:
+                raise node._missing(part, key) from None
+        return node
+
+    def _has(self, key: str | tuple[str, ...]) -> bool:
+        if type(key) is str:
+            return key in self._data
+        node: Any = self
+        for part in key:
+            if not isinstance(node, TensorCore) or part not in node._data:
+                return False
+            node = node._data[part]
+        return True
+
+    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
+        """Set one key of this level: in place when asked and present, else replace."""
+        data = self._data
+        if inplace and key in data:
+            self._write_inplace(key, value, where)
+            return
+        leaf = self._convert(key, value, where)
+        if self._locked:
+            self._check_unlocked(where or key, "add" if key not in data else "replace")
+        data[key] = leaf
+
+    def _set_path(
+        self, key: tuple[str, ...], value: Any, inplace: bool = False, where: object = None
+    ) -> None:
+        """Set a nested key, creating missing levels only once the value is known good."""
+        where = where or key
+        if len(key) == 1:
+            self._set_str(key[0], value, inplace, where)
+            return
+        head = key[0]
+        sub = self._data.get(head, MISSING)
+        if sub is MISSING:
+            # Fill a detached level first, so a bad value leaves no empty level behind.
+            fresh = self._nested_class(head)._new({}, self._batch_size, self._device)
+            fresh._set_path(key[1:], value, inplace, where)
+            if self._locked:
+                self._check_unlocked(head, "add")
+            self._data[head] = fresh
+            return
+        if not isinstance(sub, TensorCore):
+            raise KeyNotFoundError(
+                f"cannot set {where!r}: {head!r} holds a {type(sub).__name__}, "
+                f"not a nested tensor class"
+            )
+        sub._set_path(key[1:], value, inplace, where)
+
+    def _write_inplace(self, key: str, value: Any, where: object = None) -> None:
+        """Copy ``value`` into the existing leaf under ``key``."""
+        target = self._data[key]
+        if isinstance(target, Tensor):
+            source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+            try:
+                target.copy_(source)
+            except RuntimeError as err:
+                raise BatchSizeError(
+                    f"cannot write key {where or key!r} in place: a value of shape "
+                    f"{list(source.shape)} does not fit the stored shape "
+                    f"{list(target.shape)} ({err})"
+                ) from None
+        elif isinstance(target, TensorCore):
+            target.update_(value)  # type: ignore[attr-defined]
+        else:
+            self._data[key] = self._convert(key, value, where)
+
+    def _as_dynamic(self) -> TensorDict:
+        """This instance's leaves in a TensorDict (sharing the leaves)."""
+        from .tensordict import TensorDict
+
+        return TensorDict._new(self._data.copy(), self._batch_size, self._device, self._names)

@@ -1,0 +1,413 @@
+"""Reading and writing by key: get, set, update, pop, keys, select, exclude, flatten."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import KeyNotFoundError, StructureMismatchError
+from ._core import MISSING, TensorCore
+from .keys import NestedKey, unravel_key, unravel_key_tuple
+from .non_tensor import NonTensorData, NonTensorStack
+
+__all__ = ["KeyAccess", "KeysView"]
+
+_NON_TENSOR = (NonTensorData, NonTensorStack)
+
+
+def read_value(leaf: Any) -> Any:
+    """What a read returns for a stored leaf: non-tensor wrappers give their value."""
+    cls = type(leaf)
+    if cls is NonTensorData or cls is NonTensorStack:
+        return leaf.value()
+    return leaf
+
+
+def _walk(
+    node: TensorCore, prefix: tuple[str, ...], include_nested: bool, leaves_only: bool
+) -> Iterator[tuple[str | tuple[str, ...], Any]]:
+    for key, leaf in node._data.items():
+        is_node = isinstance(leaf, TensorCore)
+        if not (leaves_only and is_node):
+            yield ((*prefix, key) if prefix else key), leaf
+        if include_nested and is_node:
+            yield from _walk(leaf, (*prefix, key), include_nested, leaves_only)
+
+
+class KeysView:
+    """The keys of a tensor class, optionally nested (tuples) and leaves only.
+
+    ``in`` accepts any spelling of a nested key:
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"a": {"b": torch.zeros(())}})
+    >>> list(td.keys(include_nested=True))
+    ['a', ('a', 'b')]
+    >>> (("a",), ("b",)) in td.keys(include_nested=True)
+    True
+    """
+
+    __slots__ = ("_include_nested", "_leaves_only", "_owner")
+
+    def __init__(self, owner: TensorCore, include_nested: bool, leaves_only: bool) -> None:
+        self._owner = owner
+        self._include_nested = include_nested
+        self._leaves_only = leaves_only
+
+    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        if not self._include_nested and not self._leaves_only:
+            return iter(self._owner._data)
+        walk = _walk(self._owner, (), self._include_nested, self._leaves_only)
+        return (key for key, _ in walk)
+
+    def __len__(self) -> int:
+        if not self._include_nested and not self._leaves_only:
+            return len(self._owner._data)
+        return sum(1 for _ in self)
+
+    def __contains__(self, key: object) -> bool:
+        flat = unravel_key_tuple(key)
+        if len(flat) > 1 and not self._include_nested:
+            return False
+        if not self._owner._has(flat if len(flat) > 1 else flat[0]):
+            return False
+        return not (self._leaves_only and isinstance(self._owner._leaf(flat), TensorCore))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, KeysView):
+            return list(self) == list(other)
+        if isinstance(other, (set, frozenset)):
+            return set(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)})"
+
+
+class KeyAccess(TensorCore):
+    """Key-level reads and writes, shared by every tensor class."""
+
+    __slots__ = ()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get(self, key: NestedKey, default: Any = MISSING) -> Any:
+        """The value under ``key`` (a string or nested tuple), or ``default`` if given.
+
+        Non-tensor values come back as themselves (a string, a number, an object).
+        """
+        if type(key) is str:
+            leaf = self._data.get(key, MISSING)
+            if leaf is MISSING:
+                if default is MISSING:
+                    raise self._missing(key)
+                return default
+            return read_value(leaf)
+        flat = unravel_key_tuple(key)
+        if default is not MISSING and not self._has(flat):
+            return default
+        return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+
+    def __contains__(self, key: object) -> bool:
+        flat = unravel_key_tuple(key)
+        return self._has(flat if len(flat) > 1 else flat[0])
+
+    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+        """The keys; nested ones as tuples when ``include_nested``; no sub-instances when
+        ``leaves_only``."""
+        return KeysView(self, include_nested, leaves_only)
+
+    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
+        """The values, in the order of :meth:`keys`."""
+        for _, leaf in _walk(self, (), include_nested, leaves_only):
+            yield read_value(leaf)
+
+    def items(
+        self, include_nested: bool = False, leaves_only: bool = False
+    ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
+        """``(key, value)`` pairs, in the order of :meth:`keys`."""
+        for key, leaf in _walk(self, (), include_nested, leaves_only):
+            yield key, read_value(leaf)
+
+    def is_empty(self) -> bool:
+        """Whether there is no leaf at all (nested instances without leaves count as empty)."""
+        return not any(True for _ in _walk(self, (), True, True))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A nested plain ``dict`` of the values (tensors are shared, not copied)."""
+        return {
+            key: leaf.to_dict() if isinstance(leaf, KeyAccess) else read_value(leaf)
+            for key, leaf in self._data.items()
+        }
+
+    # -- writing -----------------------------------------------------------------------
+
+    def set(self, key: NestedKey, value: Any, *, inplace: bool = False) -> Self:
+        """Write ``value`` under ``key``; checks its batch size and moves it to the device.
+
+        With ``inplace=True`` an existing tensor is written in place (its storage is kept);
+        a missing key is created.
+        """
+        if type(key) is str:
+            self._set_str(key, value, inplace)
+        else:
+            self._set_path(unravel_key_tuple(key), value, inplace)
+        return self
+
+    def set_(self, key: NestedKey, value: Any) -> Self:
+        """Write ``value`` into the existing entry ``key``, in place."""
+        flat = unravel_key_tuple(key)
+        owner = self._leaf(flat[:-1]) if len(flat) > 1 else self
+        if flat[-1] not in owner._data:
+            raise owner._missing(flat[-1], key if len(flat) > 1 else None)
+        owner._write_inplace(flat[-1], value, key)
+        return self
+
+    def setdefault(self, key: NestedKey, default: Any) -> Any:
+        """The value under ``key``; if missing, ``default`` is set first and returned."""
+        flat = unravel_key_tuple(key)
+        if not self._has(flat if len(flat) > 1 else flat[0]):
+            self.set(flat, default)
+        return self.get(flat)
+
+    def update(
+        self,
+        other: Mapping[Any, Any] | TensorCore,
+        *,
+        inplace: bool = False,
+        keys_to_update: Iterable[NestedKey] | None = None,
+    ) -> Self:
+        """Write every entry of ``other`` (a mapping or a tensor class).
+
+        Nested mappings merge into existing nested instances. Every value is checked
+        before anything is written, so a bad value leaves this instance unchanged.
+        """
+        entries = _entries(other)
+        if keys_to_update is not None:
+            wanted = {unravel_key_tuple(k) for k in keys_to_update}
+            entries = [(k, v) for k, v in _flat_entries(entries) if k in wanted]
+        plan: list[tuple[TensorCore, str, Any, bool]] = []
+        self._plan_update(entries, (), inplace, plan)
+        for owner, key, leaf, write_in_place in plan:
+            if write_in_place:
+                owner._data[key].copy_(leaf)
+            else:
+                owner._data[key] = leaf
+        return self
+
+    def _plan_update(
+        self,
+        entries: Iterable[tuple[Any, Any]],
+        prefix: tuple[str, ...],
+        inplace: bool,
+        plan: list[tuple[TensorCore, str, Any, bool]],
+    ) -> None:
+        for raw_key, value in entries:
+            flat = unravel_key_tuple(raw_key)
+            if len(flat) > 1:
+                self._plan_update([(flat[0], {flat[1:]: value})], prefix, inplace, plan)
+                continue
+            key = flat[0]
+            where = (*prefix, key) if prefix else key
+            current = self._data.get(key, MISSING)
+            is_nested_value = isinstance(value, (Mapping, TensorCore))
+            if isinstance(current, KeyAccess) and is_nested_value:
+                current._plan_update(_entries(value), (*prefix, key), inplace, plan)
+                continue
+            if current is MISSING or not inplace or not isinstance(current, Tensor):
+                if self._locked:
+                    self._check_unlocked(where, "add" if current is MISSING else "replace")
+                plan.append((self, key, self._convert(key, value, where), False))
+                continue
+            leaf = self._convert(key, value, where)
+            if not isinstance(leaf, Tensor) or leaf.shape != current.shape:
+                shape = list(getattr(leaf, "shape", ()))
+                raise StructureMismatchError(
+                    f"cannot update {where!r} in place: stored shape {list(current.shape)}, "
+                    f"new value shape {shape}"
+                )
+            plan.append((self, key, leaf, True))
+
+    def update_(self, other: Mapping[Any, Any] | TensorCore) -> Self:
+        """Write every entry of ``other`` in place; every key must already exist."""
+        for key, _ in _flat_entries(_entries(other)):
+            if not self._has(key if len(key) > 1 else key[0]):
+                raise self._missing(key)
+        return self.update(other, inplace=True)
+
+    # -- removing and renaming -----------------------------------------------------------
+
+    def pop(self, key: NestedKey, default: Any = MISSING) -> Any:
+        """Remove ``key`` and return its value (or ``default`` if given and missing)."""
+        flat = unravel_key_tuple(key)
+        owner: Any = self._leaf(flat[:-1]) if len(flat) > 1 else self
+        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+            if default is not MISSING:
+                return default
+            raise self._missing(flat[-1], key if len(flat) > 1 else None)
+        owner._check_unlocked(key, "delete")
+        return read_value(owner._data.pop(flat[-1]))
+
+    def del_(self, key: NestedKey) -> Self:
+        """Delete ``key``; returns this instance."""
+        self.pop(key)
+        return self
+
+    def __delitem__(self, key: NestedKey) -> None:
+        self.pop(key)
+
+    def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> Self:
+        """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
+        old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
+        if safe and self._has(new if len(new) > 1 else new[0]):
+            raise KeyError(f"cannot rename {old_key!r} to {new_key!r}: the key exists")
+        leaf = self._leaf(old if len(old) > 1 else old[0])
+        self._check_unlocked(old_key, "rename")
+        self.set(new, leaf)
+        owner: Any = self._leaf(old[:-1]) if len(old) > 1 else self
+        del owner._data[old[-1]]
+        return self
+
+    # -- choosing keys ---------------------------------------------------------------------
+
+    def select(self, *keys: NestedKey, inplace: bool = False, strict: bool = True) -> Self:
+        """A new instance with only ``keys`` (nested keys keep their path).
+
+        ``strict=False`` skips keys that are missing instead of raising.
+        """
+        tree = _key_tree(keys)
+        data = _select(self, tree, strict, ())
+        if inplace:
+            self._check_unlocked(keys, "select")
+            self._data.clear()
+            self._data.update(data)
+            return self
+        return self._like(data)
+
+    def exclude(self, *keys: NestedKey, inplace: bool = False) -> Self:
+        """A new instance without ``keys`` (missing keys are ignored)."""
+        tree = _key_tree(keys)
+        data = _exclude(self, tree)
+        if inplace:
+            self._check_unlocked(keys, "exclude")
+            self._data.clear()
+            self._data.update(data)
+            return self
+        return self._like(data)
+
+    def empty(self, recurse: bool = False) -> Self:
+        """An instance with the same batch size and device but no leaves.
+
+        ``recurse=True`` keeps the nested structure (empty nested instances).
+        """
+        data: dict[str, Any] = {}
+        if recurse:
+            for key, leaf in self._data.items():
+                if isinstance(leaf, KeyAccess):
+                    data[key] = leaf.empty(recurse=True)
+        return self._like(data)
+
+    def filter_non_tensor_data(self) -> Self:
+        """A new instance without the non-tensor entries (recursively)."""
+        data = {
+            key: leaf.filter_non_tensor_data() if isinstance(leaf, KeyAccess) else leaf
+            for key, leaf in self._data.items()
+            if not isinstance(leaf, _NON_TENSOR)
+        }
+        return self._like(data)
+
+    def flatten_keys(self, separator: str = ".") -> Any:
+        """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``."""
+        flat: dict[str, Any] = {}
+        for key, leaf in _walk(self, (), True, True):
+            name = key if type(key) is str else separator.join(key)
+            if name in flat:
+                raise StructureMismatchError(
+                    f"flatten_keys: two keys become {name!r}; choose another separator"
+                )
+            flat[name] = leaf
+        return self._as_dynamic()._like(flat)
+
+    def unflatten_keys(self, separator: str = ".") -> Any:
+        """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``."""
+        result = self._as_dynamic()._like({})
+        for key, leaf in self._data.items():
+            if isinstance(leaf, KeyAccess):
+                leaf = leaf.unflatten_keys(separator)
+            result._set_path(tuple(key.split(separator)), leaf)
+        return result
+
+
+def _entries(other: Any) -> list[tuple[Any, Any]]:
+    if isinstance(other, TensorCore):
+        return list(other._data.items())
+    if isinstance(other, Mapping):
+        return list(other.items())
+    raise TypeError(f"expected a mapping or a tensor class; got {type(other).__name__}")
+
+
+def _flat_entries(entries: Iterable[tuple[Any, Any]]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for raw_key, value in entries:
+        key = unravel_key_tuple(raw_key)
+        if isinstance(value, (Mapping, TensorCore)):
+            for sub_key, sub_value in _flat_entries(_entries(value)):
+                yield (*key, *sub_key), sub_value
+        else:
+            yield key, value
+
+
+_WHOLE: dict[str, Any] = {}
+
+
+def _key_tree(keys: Iterable[NestedKey]) -> dict[str, Any]:
+    """``["a", ("b", "c")]`` as ``{"a": WHOLE, "b": {"c": WHOLE}}``."""
+    tree: dict[str, Any] = {}
+    for key in keys:
+        flat = unravel_key_tuple(unravel_key(key))
+        node = tree
+        for part in flat[:-1]:
+            child = node.get(part)
+            if child is _WHOLE:
+                break
+            node = node.setdefault(part, {})
+        else:
+            node[flat[-1]] = _WHOLE
+    return tree
+
+
+def _select(
+    owner: TensorCore, tree: dict[str, Any], strict: bool, prefix: tuple[str, ...]
+) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, sub in tree.items():
+        leaf = owner._data.get(key, MISSING)
+        if leaf is MISSING:
+            if strict:
+                raise owner._missing(key, (*prefix, key) if prefix else None)
+            continue
+        if sub is _WHOLE:
+            data[key] = leaf
+        elif isinstance(leaf, TensorCore):
+            data[key] = leaf._like(_select(leaf, sub, strict, (*prefix, key)))
+        elif strict:
+            raise KeyNotFoundError(
+                f"cannot select inside {(*prefix, key)!r}: it holds a {type(leaf).__name__}"
+            )
+    return data
+
+
+def _exclude(owner: TensorCore, tree: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, leaf in owner._data.items():
+        sub = tree.get(key)
+        if sub is None:
+            data[key] = leaf
+        elif sub is not _WHOLE and isinstance(leaf, TensorCore):
+            data[key] = leaf._like(_exclude(leaf, sub))
+    return data

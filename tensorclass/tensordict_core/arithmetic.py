@@ -1,0 +1,463 @@
+"""Elementwise arithmetic, comparisons and reductions, leaf by leaf.
+
+The other operand is a number, a tensor (broadcast to every leaf) or a tensor class with
+the same keys. Fused ``torch._foreach_*`` kernels run the common operators over all the
+tensors of a level in one call.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import StructureMismatchError
+from ._core import TensorCore
+from .functional import DtypeCasts, tensor_leaves
+from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
+from .shape import batch_dim
+
+__all__ = ["Arithmetic"]
+
+_SCALARS = (int, float, bool, complex)
+_FOREACH: dict[Any, Any] = {
+    operator.add: torch._foreach_add,
+    operator.sub: torch._foreach_sub,
+    operator.mul: torch._foreach_mul,
+    operator.truediv: torch._foreach_div,
+    operator.pow: torch._foreach_pow,
+}
+_FOREACH_INPLACE: dict[Any, Any] = {
+    operator.add: torch._foreach_add_,
+    operator.sub: torch._foreach_sub_,
+    operator.mul: torch._foreach_mul_,
+    operator.truediv: torch._foreach_div_,
+    operator.pow: torch._foreach_pow_,
+}
+_INPLACE_OPS: dict[Any, Any] = {
+    operator.add: operator.iadd,
+    operator.sub: operator.isub,
+    operator.mul: operator.imul,
+    operator.truediv: operator.itruediv,
+    operator.pow: operator.ipow,
+    operator.floordiv: operator.ifloordiv,
+    operator.mod: operator.imod,
+    operator.and_: operator.iand,
+    operator.or_: operator.ior,
+    operator.xor: operator.ixor,
+}
+
+
+def _non_tensor_equal(a: Any, b: Any, shape: torch.Size) -> Tensor:
+    """Elementwise equality of two non-tensor leaves, as a bool tensor of ``shape``."""
+    if type(a) is NonTensorData and type(b) is NonTensorData:
+        return torch.full(shape, same_value(a.data, b.data))
+    left = a.array if type(a) is NonTensorStack else object_array(shape, a.data)
+    right = b.array if type(b) is NonTensorStack else object_array(shape, b.data)
+    return torch.from_numpy(np.vectorize(same_value, otypes=[bool])(left, right))
+
+
+def _single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adapt a reduction that takes one ``dim`` to the ``dim=(d,)`` calling convention."""
+
+    def reduce(tensor: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return fn(tensor)
+        return fn(tensor, dim[0], keepdim=keepdim)
+
+    return reduce
+
+
+class Arithmetic(DtypeCasts):
+    """Operators (``+ - * / ** == < & ...``), their in-place forms, and reductions."""
+
+    __slots__ = ()
+
+    # -- binary operators ------------------------------------------------------------------
+
+    def _binary(self, op: Callable[[Any, Any], Any], other: Any, reflected: bool = False) -> Any:
+        if isinstance(other, TensorCore):
+            return self._like(self._binary_pairs(op, other, reflected, ()))
+        if not isinstance(other, (Tensor, *_SCALARS)):
+            return NotImplemented
+        return self._like(self._binary_broadcast(op, other, reflected))
+
+    def _binary_broadcast(
+        self, op: Callable[[Any, Any], Any], other: Any, reflected: bool
+    ) -> dict[str, Any]:
+        out = dict.fromkeys(self._data)
+        keys, tensors = [], []
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                keys.append(key)
+                tensors.append(leaf)
+            elif isinstance(leaf, Arithmetic):
+                out[key] = leaf._like(leaf._binary_broadcast(op, other, reflected))
+            else:
+                out[key] = leaf
+        fused = _FOREACH.get(op)
+        if reflected:
+            results = [op(other, t) for t in tensors]
+        elif fused is not None and isinstance(other, _SCALARS) and tensors:
+            results = fused(tensors, other)
+        else:
+            results = [op(t, other) for t in tensors]
+        out.update(zip(keys, results))
+        return out
+
+    def _binary_pairs(
+        self,
+        op: Callable[[Any, Any], Any],
+        other: TensorCore,
+        reflected: bool,
+        path: tuple[str, ...],
+    ) -> dict[str, Any]:
+        data, other_data = self._data, other._data
+        if len(data) != len(other_data) or any(key not in other_data for key in data):
+            raise StructureMismatchError(
+                f"operands have different keys at {path or 'the top level'}: "
+                f"{sorted(data)} and {sorted(other_data)}"
+            )
+        out = dict.fromkeys(data)
+        keys, lefts, rights = [], [], []
+        for key, leaf in data.items():
+            right = other_data[key]
+            if isinstance(leaf, Tensor):
+                keys.append(key)
+                lefts.append(leaf)
+                rights.append(right)
+            elif isinstance(leaf, Arithmetic):
+                out[key] = leaf._like(leaf._binary_pairs(op, right, reflected, (*path, key)))
+            elif op is operator.eq or op is operator.ne:
+                equal = _non_tensor_equal(leaf, right, self._batch_size)
+                out[key] = equal if op is operator.eq else ~equal
+            else:
+                out[key] = leaf
+        if reflected:
+            lefts, rights = rights, lefts
+        fused = _FOREACH.get(op)
+        if fused is not None and lefts and all(isinstance(r, Tensor) for r in rights):
+            results = fused(lefts, rights)
+        else:
+            results = [op(a, b) for a, b in zip(lefts, rights)]
+        out.update(zip(keys, results))
+        return out
+
+    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
+        leaves = tensor_leaves(self)
+        if isinstance(other, TensorCore):
+            if not isinstance(other, Arithmetic):
+                return NotImplemented
+            others = tensor_leaves(other)
+            if len(others) != len(leaves):
+                raise StructureMismatchError(
+                    f"in-place operands have {len(leaves)} and {len(others)} tensors"
+                )
+        elif not isinstance(other, (Tensor, *_SCALARS)):
+            return NotImplemented
+        else:
+            others = None
+        fused = _FOREACH_INPLACE.get(op)
+        if fused is not None and leaves and (others is not None or isinstance(other, _SCALARS)):
+            fused(leaves, others if others is not None else other)
+            return self
+        inplace_op = _INPLACE_OPS[op]
+        for i, leaf in enumerate(leaves):
+            inplace_op(leaf, others[i] if others is not None else other)
+        return self
+
+    def __add__(self, other: Any) -> Self:
+        return self._binary(operator.add, other)  # type: ignore[no-any-return]
+
+    def __radd__(self, other: Any) -> Self:
+        return self._binary(operator.add, other, True)  # type: ignore[no-any-return]
+
+    def __iadd__(self, other: Any) -> Self:
+        return self._inplace(operator.add, other)  # type: ignore[no-any-return]
+
+    def __sub__(self, other: Any) -> Self:
+        return self._binary(operator.sub, other)  # type: ignore[no-any-return]
+
+    def __rsub__(self, other: Any) -> Self:
+        return self._binary(operator.sub, other, True)  # type: ignore[no-any-return]
+
+    def __isub__(self, other: Any) -> Self:
+        return self._inplace(operator.sub, other)  # type: ignore[no-any-return]
+
+    def __mul__(self, other: Any) -> Self:
+        return self._binary(operator.mul, other)  # type: ignore[no-any-return]
+
+    def __rmul__(self, other: Any) -> Self:
+        return self._binary(operator.mul, other, True)  # type: ignore[no-any-return]
+
+    def __imul__(self, other: Any) -> Self:
+        return self._inplace(operator.mul, other)  # type: ignore[no-any-return]
+
+    def __truediv__(self, other: Any) -> Self:
+        return self._binary(operator.truediv, other)  # type: ignore[no-any-return]
+
+    def __rtruediv__(self, other: Any) -> Self:
+        return self._binary(operator.truediv, other, True)  # type: ignore[no-any-return]
+
+    def __itruediv__(self, other: Any) -> Self:
+        return self._inplace(operator.truediv, other)  # type: ignore[no-any-return]
+
+    def __floordiv__(self, other: Any) -> Self:
+        return self._binary(operator.floordiv, other)  # type: ignore[no-any-return]
+
+    def __rfloordiv__(self, other: Any) -> Self:
+        return self._binary(operator.floordiv, other, True)  # type: ignore[no-any-return]
+
+    def __ifloordiv__(self, other: Any) -> Self:
+        return self._inplace(operator.floordiv, other)  # type: ignore[no-any-return]
+
+    def __mod__(self, other: Any) -> Self:
+        return self._binary(operator.mod, other)  # type: ignore[no-any-return]
+
+    def __rmod__(self, other: Any) -> Self:
+        return self._binary(operator.mod, other, True)  # type: ignore[no-any-return]
+
+    def __imod__(self, other: Any) -> Self:
+        return self._inplace(operator.mod, other)  # type: ignore[no-any-return]
+
+    def __pow__(self, other: Any) -> Self:
+        return self._binary(operator.pow, other)  # type: ignore[no-any-return]
+
+    def __rpow__(self, other: Any) -> Self:
+        return self._binary(operator.pow, other, True)  # type: ignore[no-any-return]
+
+    def __ipow__(self, other: Any) -> Self:
+        return self._inplace(operator.pow, other)  # type: ignore[no-any-return]
+
+    def __and__(self, other: Any) -> Self:
+        return self._binary(operator.and_, other)  # type: ignore[no-any-return]
+
+    def __rand__(self, other: Any) -> Self:
+        return self._binary(operator.and_, other, True)  # type: ignore[no-any-return]
+
+    def __iand__(self, other: Any) -> Self:
+        return self._inplace(operator.and_, other)  # type: ignore[no-any-return]
+
+    def __or__(self, other: Any) -> Self:
+        return self._binary(operator.or_, other)  # type: ignore[no-any-return]
+
+    def __ror__(self, other: Any) -> Self:
+        return self._binary(operator.or_, other, True)  # type: ignore[no-any-return]
+
+    def __ior__(self, other: Any) -> Self:
+        return self._inplace(operator.or_, other)  # type: ignore[no-any-return]
+
+    def __xor__(self, other: Any) -> Self:
+        return self._binary(operator.xor, other)  # type: ignore[no-any-return]
+
+    def __rxor__(self, other: Any) -> Self:
+        return self._binary(operator.xor, other, True)  # type: ignore[no-any-return]
+
+    def __ixor__(self, other: Any) -> Self:
+        return self._inplace(operator.xor, other)  # type: ignore[no-any-return]
+
+    # -- comparisons (results hold bool tensors) ---------------------------------------------
+
+    def __eq__(self, other: object) -> Self:  # type: ignore[override]
+        return self._binary(operator.eq, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> Self:  # type: ignore[override]
+        return self._binary(operator.ne, other)  # type: ignore[no-any-return]
+
+    def __lt__(self, other: Any) -> Self:
+        return self._binary(operator.lt, other)  # type: ignore[no-any-return]
+
+    def __le__(self, other: Any) -> Self:
+        return self._binary(operator.le, other)  # type: ignore[no-any-return]
+
+    def __gt__(self, other: Any) -> Self:
+        return self._binary(operator.gt, other)  # type: ignore[no-any-return]
+
+    def __ge__(self, other: Any) -> Self:
+        return self._binary(operator.ge, other)  # type: ignore[no-any-return]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- unary -------------------------------------------------------------------------------
+
+    def __neg__(self) -> Self:
+        return self._map_tensors(torch.neg)
+
+    def __pos__(self) -> Self:
+        return self
+
+    def __abs__(self) -> Self:
+        return self._map_tensors(torch.abs)
+
+    def __invert__(self) -> Self:
+        return self._map_tensors(torch.bitwise_not)
+
+    def abs(self) -> Self:
+        """Elementwise absolute value."""
+        return self._map_tensors(torch.abs)
+
+    def neg(self) -> Self:
+        """Elementwise negation."""
+        return self._map_tensors(torch.neg)
+
+    def exp(self) -> Self:
+        """Elementwise exponential."""
+        return self._map_tensors(torch.exp)
+
+    def log(self) -> Self:
+        """Elementwise natural logarithm."""
+        return self._map_tensors(torch.log)
+
+    def sqrt(self) -> Self:
+        """Elementwise square root."""
+        return self._map_tensors(torch.sqrt)
+
+    def sigmoid(self) -> Self:
+        """Elementwise logistic sigmoid."""
+        return self._map_tensors(torch.sigmoid)
+
+    def tanh(self) -> Self:
+        """Elementwise hyperbolic tangent."""
+        return self._map_tensors(torch.tanh)
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> Self:
+        """Clamp every tensor to ``[min, max]``."""
+        return self._map_tensors(lambda t: t.clamp(min, max))
+
+    def add(self, other: Any, *, alpha: float | None = None) -> Self:
+        """``self + alpha * other``."""
+        return self._binary(operator.add, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
+
+    def add_(self, other: Any, *, alpha: float | None = None) -> Self:
+        """``self += alpha * other``, in place."""
+        return self._inplace(operator.add, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
+
+    def sub(self, other: Any, *, alpha: float | None = None) -> Self:
+        """``self - alpha * other``."""
+        return self._binary(operator.sub, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
+
+    def sub_(self, other: Any, *, alpha: float | None = None) -> Self:
+        """``self -= alpha * other``, in place."""
+        return self._inplace(operator.sub, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
+
+    def mul(self, other: Any) -> Self:
+        """``self * other``."""
+        return self._binary(operator.mul, other)  # type: ignore[no-any-return]
+
+    def mul_(self, other: Any) -> Self:
+        """``self *= other``, in place."""
+        return self._inplace(operator.mul, other)  # type: ignore[no-any-return]
+
+    def div(self, other: Any) -> Self:
+        """``self / other``."""
+        return self._binary(operator.truediv, other)  # type: ignore[no-any-return]
+
+    def div_(self, other: Any) -> Self:
+        """``self /= other``, in place."""
+        return self._inplace(operator.truediv, other)  # type: ignore[no-any-return]
+
+    def pow(self, other: Any) -> Self:
+        """``self ** other``."""
+        return self._binary(operator.pow, other)  # type: ignore[no-any-return]
+
+    def pow_(self, other: Any) -> Self:
+        """``self **= other``, in place."""
+        return self._inplace(operator.pow, other)  # type: ignore[no-any-return]
+
+    def lerp_(self, end: Any, weight: float) -> Self:
+        """Move every tensor towards ``end`` by ``weight``, in place."""
+        leaves = tensor_leaves(self)
+        ends = tensor_leaves(end) if isinstance(end, TensorCore) else [end] * len(leaves)
+        torch._foreach_lerp_(leaves, ends, weight)
+        return self
+
+    # -- reductions ----------------------------------------------------------------------------
+
+    def _reduce(self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> Self:
+        """Reduce every tensor over all its dims (``dim=None``) or over batch ``dim``."""
+        bs = self._batch_size
+        if dim is None:
+            dims: tuple[int, ...] = ()
+            new = torch.Size(())
+        else:
+            n = len(bs)
+            dims = tuple(
+                sorted({batch_dim(d, n) for d in ([dim] if isinstance(dim, int) else dim)})
+            )
+            new = torch.Size(
+                1 if d in dims else s for d, s in enumerate(bs) if keepdim or d not in dims
+            )
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                data[key] = (
+                    fn(leaf, **kwargs)
+                    if dim is None
+                    else fn(leaf, dim=dims, keepdim=keepdim, **kwargs)
+                )
+            elif isinstance(leaf, Arithmetic):
+                data[key] = leaf._reduce(fn, dim if dim is None else dims, keepdim, **kwargs)
+            elif type(leaf) is NonTensorData:
+                data[key] = leaf  # a shared value survives; per-element values cannot reduce
+        return type(self)._new(data, new, self._device, None)
+
+    def sum(
+        self,
+        dim: int | Sequence[int] | None = None,
+        keepdim: bool = False,
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> Self:
+        """Sum every tensor: over everything (``dim=None``) or over batch ``dim``."""
+        return self._reduce(torch.sum, dim, keepdim, **({"dtype": dtype} if dtype else {}))
+
+    def mean(
+        self,
+        dim: int | Sequence[int] | None = None,
+        keepdim: bool = False,
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> Self:
+        """Mean of every tensor: over everything (``dim=None``) or over batch ``dim``."""
+        return self._reduce(torch.mean, dim, keepdim, **({"dtype": dtype} if dtype else {}))
+
+    def prod(self, dim: int | None = None, keepdim: bool = False) -> Self:
+        """Product of every tensor: over everything or over one batch ``dim``."""
+        return self._reduce(_single_dim(torch.prod), dim, keepdim)
+
+    def std(
+        self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, correction: int = 1
+    ) -> Self:
+        """Standard deviation of every tensor."""
+        return self._reduce(torch.std, dim, keepdim, correction=correction)
+
+    def var(
+        self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, correction: int = 1
+    ) -> Self:
+        """Variance of every tensor."""
+        return self._reduce(torch.var, dim, keepdim, correction=correction)
+
+    def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Self:
+        """Maximum of every tensor."""
+        return self._reduce(torch.amax, dim, keepdim)
+
+    def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Self:
+        """Minimum of every tensor."""
+        return self._reduce(torch.amin, dim, keepdim)
+
+    def all(self, dim: int | None = None) -> Any:
+        """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
+        if dim is None:
+            return all(bool(leaf.all()) for leaf in tensor_leaves(self))
+        return self._reduce(_single_dim(torch.all), dim, False)
+
+    def any(self, dim: int | None = None) -> Any:
+        """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
+        if dim is None:
+            return any(bool(leaf.any()) for leaf in tensor_leaves(self))
+        return self._reduce(_single_dim(torch.any), dim, False)

@@ -1,0 +1,333 @@
+"""Leaf-wise operations: apply, clone, to, detach, masked_fill, where, zero_...
+
+Tensor leaves (at every depth) are transformed; non-tensor leaves are kept as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import StructureMismatchError
+from ._core import MISSING, TensorCore, as_batch_size, check_names
+from .shape import ShapeOps
+
+__all__ = ["Functional", "tensor_leaves"]
+
+
+def tensor_leaves(node: TensorCore) -> list[Tensor]:
+    """Every tensor leaf, depth first, in key order."""
+    out: list[Tensor] = []
+    for leaf in node._data.values():
+        if isinstance(leaf, Tensor):
+            out.append(leaf)
+        elif isinstance(leaf, TensorCore):
+            out.extend(tensor_leaves(leaf))
+    return out
+
+
+def _other_leaf(other: TensorCore, key: str, default: Any, path: tuple[str, ...]) -> Any:
+    leaf = other._data.get(key, MISSING)
+    if leaf is MISSING:
+        if default is MISSING:
+            raise StructureMismatchError(
+                f"key {(*path, key) if path else key!r} is missing from an input "
+                f"{type(other).__name__}; pass default= to fill missing entries"
+            )
+        return default
+    return leaf
+
+
+def _expand_mask(mask: Tensor, leaf: Tensor) -> Tensor:
+    """A batch mask with singleton dims appended so it broadcasts over a leaf."""
+    extra = leaf.ndim - mask.ndim
+    return mask.reshape(mask.shape + (1,) * extra) if extra > 0 else mask
+
+
+class Functional(ShapeOps):
+    """Transforming every tensor leaf at once."""
+
+    __slots__ = ()
+
+    def _map_tensors(self, fn: Callable[[Tensor], Tensor], device: Any = MISSING) -> Self:
+        """A new instance with ``fn`` applied to every tensor leaf (depth first)."""
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                data[key] = fn(leaf)
+            elif isinstance(leaf, Functional):
+                data[key] = leaf._map_tensors(fn, device)
+            else:
+                data[key] = leaf
+        return type(self)._new(
+            data, self._batch_size, self._device if device is MISSING else device, self._names
+        )
+
+    def apply(
+        self,
+        fn: Callable[..., Any],
+        *others: TensorCore,
+        batch_size: Any = None,
+        names: Any = None,
+        inplace: bool = False,
+        default: Any = MISSING,
+        call_on_nested: bool = False,
+    ) -> Self:
+        """Apply ``fn`` to every tensor leaf (with the matching leaves of ``others``).
+
+        Returning ``None`` drops the leaf. ``batch_size=`` declares the batch size of the
+        result when ``fn`` changes it; ``inplace=True`` writes results into the leaves.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict({"a": torch.ones(2), "b": torch.zeros(2, dtype=torch.long)}, [2])
+        >>> floats = td.apply(lambda x: x if x.is_floating_point() else None)
+        >>> list(floats.keys())
+        ['a']
+        """
+        return self._apply(fn, others, batch_size, names, inplace, default, call_on_nested, None)
+
+    def named_apply(
+        self,
+        fn: Callable[..., Any],
+        *others: TensorCore,
+        nested_keys: bool = False,
+        batch_size: Any = None,
+        names: Any = None,
+        default: Any = MISSING,
+    ) -> Self:
+        """Like :meth:`apply`, with the key first: ``fn(key, leaf, *other_leaves)``.
+
+        ``nested_keys=True`` passes full tuple paths instead of the last key.
+        """
+        prefix: tuple[str, ...] | None = () if nested_keys else ("",)
+        return self._apply(fn, others, batch_size, names, False, default, False, prefix)
+
+    def _apply(
+        self,
+        fn: Callable[..., Any],
+        others: tuple[TensorCore, ...],
+        batch_size: Any,
+        names: Any,
+        inplace: bool,
+        default: Any,
+        call_on_nested: bool,
+        prefix: tuple[str, ...] | None,
+    ) -> Self:
+        new_size = self._batch_size if batch_size is None else as_batch_size(batch_size)
+        for other in others:
+            if not isinstance(other, TensorCore):
+                raise TypeError(
+                    f"apply: extra inputs must be tensor classes; got {type(other).__name__}"
+                )
+        data = self._apply_level(fn, others, new_size, inplace, default, call_on_nested, prefix, ())
+        if inplace:
+            return self
+        if batch_size is None and names is None:
+            new_names = self._names
+        else:
+            new_names = check_names(names, len(new_size))
+        return type(self)._new(data, new_size, self._device, new_names)
+
+    def _apply_level(
+        self,
+        fn: Callable[..., Any],
+        others: tuple[TensorCore, ...],
+        new_size: torch.Size,
+        inplace: bool,
+        default: Any,
+        call_on_nested: bool,
+        prefix: tuple[str, ...] | None,
+        path: tuple[str, ...],
+    ) -> dict[str, Any]:
+        n = len(self._batch_size)
+        out: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            extra = [_other_leaf(other, key, default, path) for other in others]
+            if isinstance(leaf, Tensor):
+                if prefix is None:
+                    result = fn(leaf, *extra)
+                else:
+                    name: Any = (*path, key) if prefix == () else key
+                    result = fn(name, leaf, *extra)
+                if inplace and result is not None and result is not leaf:
+                    leaf.copy_(result)
+                    result = leaf
+            elif isinstance(leaf, Functional):
+                if call_on_nested:
+                    result = fn(leaf, *extra)
+                else:
+                    nested_size = new_size + leaf._batch_size[n:]
+                    nested = leaf._apply_level(
+                        fn,
+                        tuple(extra),
+                        nested_size,
+                        inplace,
+                        default,
+                        call_on_nested,
+                        prefix,
+                        (*path, key),
+                    )
+                    result = type(leaf)._new(nested, nested_size, leaf._device, None)
+            else:
+                result = leaf
+            if result is not None:
+                out[key] = result
+        return out
+
+    def apply_(self, fn: Callable[..., Any], *others: TensorCore) -> Self:
+        """Apply ``fn`` to every tensor leaf and write the results in place."""
+        return self.apply(fn, *others, inplace=True)
+
+    # -- copies, devices and dtypes ------------------------------------------------------
+
+    def clone(self, recurse: bool = True) -> Self:
+        """A copy; ``recurse=False`` copies the structure but shares the leaves."""
+        if not recurse:
+            return type(self)._new(dict(self._data), self._batch_size, self._device, self._names)
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            data[key] = leaf.clone()
+        return type(self)._new(data, self._batch_size, self._device, self._names)
+
+    def __copy__(self) -> Self:
+        return self.clone(recurse=False)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self.clone()
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Move to a device and/or cast to a dtype (like ``Tensor.to``).
+
+        Also accepts a tensor or another tensor class to take the device from.
+        """
+        if args and isinstance(args[0], TensorCore):
+            args = (args[0].device, *args[1:]) if args[0].device is not None else args[1:]
+        parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
+        device, dtype, non_blocking = parsed[0], parsed[1], parsed[2]
+        if device is not None and dtype is None:
+            if device == self._device:
+                return self
+            return self._map_tensors(lambda t: t.to(device, non_blocking=non_blocking), device)
+        if device is None:
+            return self._map_tensors(lambda t: t.to(dtype, non_blocking=non_blocking))
+        return self._map_tensors(lambda t: t.to(device, dtype, non_blocking=non_blocking), device)
+
+    def cpu(self) -> Self:
+        """Move every leaf to the CPU."""
+        return self.to("cpu")
+
+    def cuda(self, device: int | str | torch.device | None = None) -> Self:
+        """Move every leaf to a CUDA device."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = torch.device("cuda", device)
+        return self.to(device)
+
+    def detach(self) -> Self:
+        """A copy whose tensors are detached from the autograd graph (storage shared)."""
+        return self._map_tensors(Tensor.detach)
+
+    def detach_(self) -> Self:
+        """Detach every tensor in place."""
+        for leaf in tensor_leaves(self):
+            leaf.detach_()
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
+        """Set ``requires_grad`` on every floating-point tensor, in place."""
+        for leaf in tensor_leaves(self):
+            if leaf.is_floating_point() or leaf.is_complex():
+                leaf.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether any tensor leaf requires grad."""
+        return any(leaf.requires_grad for leaf in tensor_leaves(self))
+
+    def contiguous(self) -> Self:
+        """A copy whose tensors are contiguous in memory (leaves already so are shared)."""
+        return self._map_tensors(Tensor.contiguous)
+
+    def is_contiguous(self) -> bool:
+        """Whether every tensor leaf is contiguous."""
+        return all(leaf.is_contiguous() for leaf in tensor_leaves(self))
+
+    # -- filling ---------------------------------------------------------------------------
+
+    def zero_(self) -> Self:
+        """Set every tensor to zero, in place."""
+        leaves = tensor_leaves(self)
+        if leaves:
+            torch._foreach_zero_(leaves)
+        return self
+
+    def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
+        """Fill the tensor under ``key`` with ``value``, in place."""
+        flat = key if type(key) is str else tuple(key)
+        leaf = self._leaf(flat)
+        if isinstance(leaf, TensorCore):
+            for tensor in tensor_leaves(leaf):
+                tensor.fill_(value)
+        else:
+            leaf.fill_(value)
+        return self
+
+    def masked_fill(self, mask: Tensor, value: float | bool | Tensor) -> Self:
+        """A copy with ``value`` where ``mask`` (shaped like leading batch dims) is true."""
+        return self._map_tensors(lambda t: t.masked_fill(_expand_mask(mask, t), value))
+
+    def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
+        """Write ``value`` where ``mask`` is true, in place."""
+        for leaf in tensor_leaves(self):
+            leaf.masked_fill_(_expand_mask(mask, leaf), value)
+        return self
+
+    def where(self, condition: Tensor, other: Any) -> Self:
+        """Elements of this instance where ``condition`` holds, else of ``other``.
+
+        ``other`` is a tensor class with the same keys, a tensor or a number.
+        """
+        if isinstance(other, TensorCore):
+            return self.apply(lambda a, b: torch.where(_expand_mask(condition, a), a, b), other)
+        return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t), t, other))
+
+
+class DtypeCasts(Functional):
+    """``float()``, ``double()``... (kept apart: the names shadow builtins in a class body)."""
+
+    __slots__ = ()
+
+    def float(self) -> Self:
+        """Cast every tensor to ``torch.float32``."""
+        return self.to(torch.float32)
+
+    def double(self) -> Self:
+        """Cast every tensor to ``torch.float64``."""
+        return self.to(torch.float64)
+
+    def half(self) -> Self:
+        """Cast every tensor to ``torch.float16``."""
+        return self.to(torch.float16)
+
+    def bfloat16(self) -> Self:
+        """Cast every tensor to ``torch.bfloat16``."""
+        return self.to(torch.bfloat16)
+
+    def int(self) -> Self:
+        """Cast every tensor to ``torch.int32``."""
+        return self.to(torch.int32)
+
+    def long(self) -> Self:
+        """Cast every tensor to ``torch.int64``."""
+        return self.to(torch.int64)
+
+    def bool(self) -> Self:
+        """Cast every tensor to ``torch.bool``."""
+        return self.to(torch.bool)

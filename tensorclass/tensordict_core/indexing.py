@@ -1,0 +1,322 @@
+"""Indexing along the batch dims: ``td[idx]`` and ``td[idx] = value``.
+
+An index is normalised once against the batch size (``...`` expanded, lists and ranges as
+tensors) and then applied to every leaf unchanged: the batch dims lead every leaf, so one
+index selects the same elements everywhere. Writing with a key that does not exist yet
+allocates it for the whole batch first (lazy pre-allocation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import BatchSizeError, StructureMismatchError
+from ._core import MISSING, Names, TensorCore
+from .access import KeyAccess, read_value
+from .keys import unravel_key_tuple
+from .non_tensor import NonTensorData, NonTensorStack, same_value
+
+__all__ = ["Indexing", "normalize_index"]
+
+
+def _is_key_tuple(index: tuple[Any, ...]) -> bool:
+    for part in index:
+        cls = type(part)
+        if cls is not str and (cls is not tuple or not _is_key_tuple(part)):
+            return False
+    return True
+
+
+def normalize_index(index: Any, batch_size: torch.Size) -> tuple[Any, ...]:
+    """Normalise an index against ``batch_size``: a tuple with ``...`` expanded.
+
+    Lists, ranges and NumPy arrays become tensors; too many indices are an error.
+    """
+    parts = list(index) if type(index) is tuple else [index]
+    consumed = 0
+    ellipsis_at = -1
+    for pos, part in enumerate(parts):
+        cls = type(part)
+        if cls is int or cls is slice:
+            consumed += 1
+        elif part is None:
+            continue
+        elif part is Ellipsis:
+            if ellipsis_at >= 0:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis_at = pos
+        elif isinstance(part, Tensor):
+            consumed += part.ndim if part.dtype is torch.bool else 1
+        elif cls is list or cls is range or isinstance(part, np.ndarray):
+            tensor = torch.as_tensor(list(part) if cls is range else part)
+            if not len(part):
+                tensor = tensor.long()
+            parts[pos] = tensor
+            consumed += tensor.ndim if tensor.dtype is torch.bool else 1
+        elif isinstance(part, (int, np.integer)) and cls is not bool:
+            parts[pos] = int(part)
+            consumed += 1
+        else:
+            raise TypeError(
+                f"invalid index {part!r} ({cls.__name__}); index the batch dims with ints, "
+                f"slices, None, ..., lists, ranges or tensors, or read a key with a str"
+            )
+    if consumed > len(batch_size):
+        raise IndexError(
+            f"too many indices: {consumed} dims indexed, but the batch size "
+            f"{list(batch_size)} has {len(batch_size)}"
+        )
+    if ellipsis_at >= 0:
+        parts[ellipsis_at : ellipsis_at + 1] = [slice(None)] * (len(batch_size) - consumed)
+    return tuple(parts)
+
+
+def _probe(batch_size: torch.Size) -> Tensor:
+    """A tensor of the batch shape that costs no memory (for shape arithmetic)."""
+    return torch.zeros(()).expand(batch_size)
+
+
+def indexed_batch_size(batch_size: torch.Size, index: tuple[Any, ...]) -> torch.Size:
+    """The batch size after indexing with a normalised ``index``."""
+    try:
+        return _probe(batch_size)[index].shape
+    except IndexError as err:
+        raise IndexError(f"{err} (batch_size={list(batch_size)})") from None
+
+
+def _indexed_names(names: Names, index: tuple[Any, ...]) -> Names:
+    if names is None:
+        return None
+    out: list[str | None] = []
+    dims = iter(names)
+    for part in index:
+        if part is None:
+            out.append(None)
+        elif type(part) is int:
+            next(dims)
+        elif type(part) is slice:
+            out.append(next(dims))
+        else:
+            return None  # advanced indexing reorders dims: names no longer apply
+    out.extend(dims)
+    return tuple(out) if any(name is not None for name in out) else None
+
+
+def _fits(source: torch.Size, target: torch.Size) -> bool:
+    """Whether a value of shape ``source`` broadcasts to ``target``."""
+    if len(source) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(source), reversed(target)))
+
+
+class Indexing(KeyAccess):
+    """``[]`` for keys and for batch indices."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
+        cls = index.__class__
+        if cls is str:
+            leaf = self._data.get(index, MISSING)
+            if leaf is MISSING:
+                raise self._missing(index)
+            leaf_cls = leaf.__class__
+            if leaf_cls is NonTensorData or leaf_cls is NonTensorStack:
+                return leaf.value()
+            return leaf
+        if cls is tuple and index and _is_key_tuple(index):
+            flat = unravel_key_tuple(index)
+            return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+        return self._index(index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``td["key"] = v`` writes a key; ``td[idx] = v`` writes batch elements."""
+        cls = index.__class__
+        if cls is str:
+            self._set_str(index, value)
+        elif cls is tuple and index and _is_key_tuple(index):
+            self._set_path(unravel_key_tuple(index), value)
+        else:
+            self._set_at(index, value)
+
+    # -- reading batch elements ------------------------------------------------------------
+
+    def _index(self, index: Any) -> Self:
+        batch_size = self._batch_size
+        if type(index) is int and batch_size:
+            size = batch_size[0]
+            if not -size <= index < size:
+                raise IndexError(
+                    f"index {index} is out of range for batch dim 0 of size {size} "
+                    f"(batch_size={list(batch_size)})"
+                )
+            data = {key: leaf[index] for key, leaf in self._data.items()}
+            names = self._names
+            return type(self)._new(
+                data, batch_size[1:], self._device, names[1:] if names is not None else None
+            )
+        if type(index) is slice and batch_size:
+            data = {key: leaf[index] for key, leaf in self._data.items()}
+            new_size = torch.Size((len(range(*index.indices(batch_size[0]))), *batch_size[1:]))
+            return type(self)._new(data, new_size, self._device, self._names)
+        normalized = normalize_index(index, batch_size)
+        new_size = indexed_batch_size(batch_size, normalized)
+        data = {key: leaf[normalized] for key, leaf in self._data.items()}
+        return type(self)._new(
+            data, new_size, self._device, _indexed_names(self._names, normalized)
+        )
+
+    # -- writing batch elements ------------------------------------------------------------
+
+    def _set_at(self, index: Any, value: Any) -> None:
+        normalized = normalize_index(index, self._batch_size)
+        target_size = indexed_batch_size(self._batch_size, normalized)
+        if isinstance(value, Mapping):
+            from .tensordict import TensorDict
+
+            value = TensorDict(value)
+        if isinstance(value, TensorCore):
+            writes = self._plan_structured_write(value, target_size)
+        else:
+            writes = self._plan_broadcast_write(value, target_size)
+        for write in writes:
+            write(normalized)
+
+    def _plan_broadcast_write(self, value: Any, target_size: torch.Size) -> list[Any]:
+        """Write one tensor or scalar into every tensor leaf (checked before writing)."""
+        source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+        n = len(self._batch_size)
+        writes = []
+        for key, leaf in _tensor_leaves(self, ()):
+            target = target_size + leaf.shape[n:]
+            if not _fits(source.shape, target):
+                raise BatchSizeError(
+                    f"cannot write a value of shape {list(source.shape)} into key {key!r} "
+                    f"at the index: the selected elements have shape {list(target)}"
+                )
+            writes.append(_tensor_write(leaf, source))
+        return writes
+
+    def _plan_structured_write(self, value: TensorCore, target_size: torch.Size) -> list[Any]:
+        """Write every leaf of ``value`` to the same key here, allocating missing keys."""
+        skip = len(value._batch_size)
+        if not _fits(value._batch_size, target_size):
+            raise BatchSizeError(
+                f"cannot write a {type(value).__name__} of batch size "
+                f"{list(value._batch_size)} at an index selecting batch shape {list(target_size)}"
+            )
+        attach: list[tuple[TensorCore, str, Any]] = []
+        try:
+            return [
+                self._plan_leaf_write(path, source, target_size, skip, attach)
+                for path, source in _leaves(value, ())
+            ]
+        except BaseException:
+            for owner, key, _ in reversed(attach):  # nothing half-written: undo allocations
+                del owner._data[key]
+            raise
+
+    def _plan_leaf_write(
+        self,
+        path: tuple[str, ...],
+        source: Any,
+        target_size: torch.Size,
+        skip: int,
+        attach: list[tuple[TensorCore, str, Any]],
+    ) -> Any:
+        owner, target = self._target_for(path, source, skip, attach)
+        if isinstance(source, Tensor):
+            if not isinstance(target, Tensor):
+                raise StructureMismatchError(
+                    f"cannot write a tensor into key {path!r}: it holds "
+                    f"{type(read_value(target)).__name__} values"
+                )
+            shape = target_size + target.shape[len(self._batch_size) :]
+            if not _fits(source.shape, shape):
+                raise BatchSizeError(
+                    f"cannot write key {path!r} at the index: value shape "
+                    f"{list(source.shape)} does not fit the selected shape {list(shape)}"
+                )
+            return _tensor_write(target, source)
+        if isinstance(target, Tensor):
+            raise StructureMismatchError(
+                f"cannot write a non-tensor value into key {path!r}: it holds tensors"
+            )
+        return _non_tensor_write(owner, path[-1], source)
+
+    def _target_for(
+        self,
+        path: tuple[str, ...],
+        source: Any,
+        skip: int,
+        attach: list[tuple[TensorCore, str, Any]],
+    ) -> tuple[TensorCore, Any]:
+        """The leaf at ``path`` here, allocated for the whole batch when missing."""
+        owner: TensorCore = self
+        for part in path[:-1]:
+            sub = owner._data.get(part, MISSING)
+            if sub is MISSING:
+                if owner._locked:
+                    owner._check_unlocked(path, "add")
+                sub = owner._nested_class(part)._new({}, owner._batch_size, owner._device)
+                attach.append((owner, part, sub))
+                owner._data[part] = sub
+            owner = sub
+        leaf = owner._data.get(path[-1], MISSING)
+        if leaf is not MISSING:
+            return owner, leaf
+        if owner._locked:
+            owner._check_unlocked(path, "add")
+        if isinstance(source, Tensor):
+            device = owner._device if owner._device is not None else source.device
+            shape = owner._batch_size + source.shape[skip:]
+            allocated: Any = torch.empty(shape, dtype=source.dtype, device=device)
+        elif type(source) is NonTensorData:
+            allocated = NonTensorData(source.data)
+        else:
+            allocated = NonTensorStack.full(owner._batch_size, None)
+        leaf = owner._convert(path[-1], allocated, path)
+        owner._data[path[-1]] = leaf
+        attach.append((owner, path[-1], leaf))
+        return owner, leaf
+
+
+def _leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for key, leaf in node._data.items():
+        if isinstance(leaf, TensorCore):
+            out.extend(_leaves(leaf, (*prefix, key)))
+        else:
+            out.append(((*prefix, key), leaf))
+    return out
+
+
+def _tensor_leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[Any, Tensor]]:
+    return [(path, leaf) for path, leaf in _leaves(node, prefix) if isinstance(leaf, Tensor)]
+
+
+def _tensor_write(target: Tensor, source: Tensor) -> Any:
+    def write(index: tuple[Any, ...]) -> None:
+        target[index] = source
+
+    return write
+
+
+def _non_tensor_write(owner: TensorCore, key: str, source: Any) -> Any:
+    def write(index: tuple[Any, ...]) -> None:
+        current = owner._data[key]
+        if type(current) is NonTensorData:
+            if type(source) is NonTensorData and same_value(current.data, source.data):
+                return
+            current = NonTensorStack.full(owner._batch_size, current.data)
+            owner._data[key] = current
+        current[index] = source
+
+    return write

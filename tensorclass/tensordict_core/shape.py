@@ -1,0 +1,275 @@
+"""Shape operations on the batch dims.
+
+Each operation computes the new batch size once and applies the matching tensor operation
+to every leaf, with the leaf's own trailing dims appended. Dims are normalised against the
+batch dims first, so ``td.unsqueeze(-1)`` adds a batch dim, not a feature dim.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from typing_extensions import Self
+
+from ..errors import BatchSizeError
+from ._core import Names, as_batch_size
+from .indexing import Indexing
+from .non_tensor import NonTensorData
+
+__all__ = ["ShapeOps", "batch_dim"]
+
+
+def batch_dim(dim: int, ndim: int, *, extra: int = 0) -> int:
+    """Normalise a (possibly negative) batch dim; ``extra`` allows one past the end."""
+    bound = ndim + extra
+    if not -bound <= dim < bound:
+        raise IndexError(
+            f"dim {dim} is out of range for {ndim} batch dims (valid: {-bound}..{bound - 1})"
+        )
+    return dim % bound if bound else 0
+
+
+def _sizes(args: tuple[Any, ...]) -> tuple[int, ...]:
+    if len(args) == 1 and not isinstance(args[0], int):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _infer_shape(shape: Sequence[int], numel: int, old: torch.Size) -> torch.Size:
+    """Resolve one ``-1`` in a target batch shape and check the element count."""
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise BatchSizeError(f"only one dim can be -1 in {shape}")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or numel % known:
+            raise BatchSizeError(f"cannot reshape batch size {list(old)} to {shape}")
+        shape[shape.index(-1)] = numel // known
+    if math.prod(shape) != numel:
+        raise BatchSizeError(f"cannot reshape batch size {list(old)} to {shape}")
+    return torch.Size(shape)
+
+
+class ShapeOps(Indexing):
+    """Reshaping, permuting, expanding and splitting the batch dims."""
+
+    __slots__ = ()
+
+    def _map_shape(self, fn: Any, batch_size: torch.Size, names: Names = None) -> Self:
+        data = {key: fn(leaf) for key, leaf in self._data.items()}
+        return type(self)._new(data, batch_size, self._device, names)
+
+    def view(self, *shape: Any) -> Self:
+        """View the batch dims with a new shape (``-1`` infers one dim); shares storage."""
+        new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
+        n = len(self._batch_size)
+        return self._map_shape(lambda leaf: leaf.view(new + leaf.shape[n:]), new)
+
+    def reshape(self, *shape: Any) -> Self:
+        """Reshape the batch dims (``-1`` infers one dim); copies only when needed."""
+        new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
+        n = len(self._batch_size)
+        return self._map_shape(lambda leaf: leaf.reshape(new + leaf.shape[n:]), new)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
+        """Merge the batch dims ``start_dim..end_dim`` into one."""
+        n = len(self._batch_size)
+        if n == 0:
+            return self.unsqueeze(0)  # as for a 0-d tensor: one dim of size 1
+        start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
+        if start > end:
+            raise IndexError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        bs = self._batch_size
+        new = torch.Size((*bs[:start], math.prod(bs[start : end + 1]), *bs[end + 1 :]))
+        return self._map_shape(lambda leaf: leaf.flatten(start, end), new)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Self:
+        """Split the batch dim ``dim`` into ``sizes``."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs))
+        inner = _infer_shape(sizes, bs[d], bs[d : d + 1])
+        new = torch.Size((*bs[:d], *inner, *bs[d + 1 :]))
+        return self._map_shape(lambda leaf: leaf.unflatten(d, inner), new)
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        """Remove batch dims of size 1 (all of them, or ``dim`` if it has size 1)."""
+        bs = self._batch_size
+        if dim is None:
+            dims = [d for d, size in enumerate(bs) if size == 1]
+        else:
+            d = batch_dim(dim, len(bs))
+            dims = [d] if bs[d] == 1 else []
+        if not dims:
+            return self._map_shape(lambda leaf: leaf, bs, self._names)
+        new = torch.Size(size for d, size in enumerate(bs) if d not in dims)
+        names = self._names
+        if names is not None:
+            names = tuple(name for d, name in enumerate(names) if d not in dims)
+        data = dict(self._data)
+        for d in reversed(dims):
+            data = {key: leaf.squeeze(d) for key, leaf in data.items()}
+        return type(self)._new(data, new, self._device, names)
+
+    def unsqueeze(self, dim: int) -> Self:
+        """Insert a batch dim of size 1 at ``dim``."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs), extra=1)
+        new = torch.Size((*bs[:d], 1, *bs[d:]))
+        names = self._names
+        if names is not None:
+            names = (*names[:d], None, *names[d:])
+        return self._map_shape(lambda leaf: leaf.unsqueeze(d), new, names)
+
+    def permute(self, *dims: Any) -> Self:
+        """Reorder the batch dims (feature dims stay where they are)."""
+        n = len(self._batch_size)
+        order = [batch_dim(d, n) for d in _sizes(dims)]
+        if sorted(order) != list(range(n)):
+            raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
+        bs = self._batch_size
+        new = torch.Size(bs[d] for d in order)
+        names = self._names
+        if names is not None:
+            names = tuple(names[d] for d in order)
+
+        def permute_leaf(leaf: Any) -> Any:
+            return leaf.permute(*order, *range(n, len(leaf.shape)))
+
+        return self._map_shape(permute_leaf, new, names)
+
+    def transpose(self, dim0: int, dim1: int) -> Self:
+        """Swap two batch dims."""
+        n = len(self._batch_size)
+        d0, d1 = batch_dim(dim0, n), batch_dim(dim1, n)
+        order = list(range(n))
+        order[d0], order[d1] = order[d1], order[d0]
+        return self.permute(order)
+
+    def expand(self, *shape: Any) -> Self:
+        """Broadcast the batch dims to ``shape`` (new leading dims allowed); no copy."""
+        sizes = _sizes(shape)
+        bs = self._batch_size
+        offset = len(sizes) - len(bs)
+        if offset < 0:
+            raise BatchSizeError(
+                f"expand: shape {list(sizes)} has fewer dims than batch size {list(bs)}"
+            )
+        new_list = []
+        for i, size in enumerate(sizes):
+            old = bs[i - offset] if i >= offset else 1
+            if size == -1:
+                size = old
+            if old not in (1, size):
+                raise BatchSizeError(f"cannot expand batch size {list(bs)} to {list(sizes)}")
+            new_list.append(size)
+        new = torch.Size(new_list)
+        n = len(bs)
+        return self._map_shape(lambda leaf: leaf.expand(new + leaf.shape[n:]), new)
+
+    def expand_as(self, other: Any) -> Self:
+        """Expand to the batch shape of ``other`` (a tensor class or a tensor)."""
+        return self.expand(other.shape)
+
+    def repeat(self, *repeats: Any) -> Self:
+        """Tile the batch dims ``repeats`` times (copies)."""
+        reps = _sizes(repeats)
+        bs = self._batch_size
+        if len(reps) < len(bs):
+            raise BatchSizeError(f"repeat needs at least {len(bs)} counts; got {list(reps)}")
+        padded = (1,) * (len(reps) - len(bs)) + tuple(bs)
+        new = torch.Size(a * b for a, b in zip(padded, reps))
+        n = len(bs)
+
+        def repeat_leaf(leaf: Any) -> Any:
+            return leaf.repeat(*reps, *(1,) * (len(leaf.shape) - n))
+
+        return self._map_shape(repeat_leaf, new)
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        """Reverse the order of elements along batch ``dims``."""
+        n = len(self._batch_size)
+        norm = [batch_dim(d, n) for d in ([dims] if isinstance(dims, int) else dims)]
+        return self._map_shape(lambda leaf: leaf.flip(norm), self._batch_size, self._names)
+
+    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Self:
+        """Roll elements along batch ``dims`` by ``shifts``."""
+        n = len(self._batch_size)
+        if isinstance(dims, int):
+            norm: int | list[int] = batch_dim(dims, n)
+        else:
+            norm = [batch_dim(d, n) for d in dims]
+        return self._map_shape(lambda leaf: leaf.roll(shifts, norm), self._batch_size, self._names)
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        """Split along a batch dim into a tuple of instances (dim removed)."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs))
+        count = bs[d]
+        new = torch.Size((*bs[:d], *bs[d + 1 :]))
+        names = self._names
+        if names is not None:
+            names = (*names[:d], *names[d + 1 :])
+        keys = list(self._data)
+        columns = [
+            (leaf,) * count if type(leaf) is NonTensorData else leaf.unbind(d)
+            for leaf in self._data.values()
+        ]
+        cls, device = type(self), self._device
+        return tuple(
+            cls._new(dict(zip(keys, row)), new, device, names)
+            for row in (zip(*columns) if columns else [()] * count)
+        )
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
+        """Split along a batch dim into parts of ``split_size`` (or of the given sizes)."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs))
+        total = bs[d]
+        if isinstance(split_size, int):
+            if split_size <= 0:
+                raise ValueError(f"split_size must be positive; got {split_size}")
+            sections = [split_size] * (total // split_size)
+            if total % split_size or not sections:
+                sections.append(total % split_size)
+        else:
+            sections = list(split_size)
+            if sum(sections) != total:
+                raise BatchSizeError(
+                    f"split sizes {sections} do not add up to batch dim {d} of size {total}"
+                )
+        return self._split_sections(sections, d)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
+        """Split along a batch dim into ``chunks`` nearly equal parts (as ``torch.chunk``)."""
+        total = self._batch_size[batch_dim(dim, len(self._batch_size))]
+        size = -(-total // chunks) if chunks > 0 else 0
+        if size <= 0:
+            raise ValueError(f"chunks must be positive; got {chunks}")
+        return self.split(size, dim)
+
+    def _split_sections(self, sections: list[int], d: int) -> tuple[Self, ...]:
+        bs = self._batch_size
+        keys = list(self._data)
+        columns: list[tuple[Any, ...]] = []
+        for leaf in self._data.values():
+            if type(leaf) is NonTensorData:
+                columns.append((leaf,) * len(sections))
+            elif isinstance(leaf, torch.Tensor):
+                columns.append(torch.split(leaf, sections, d))
+            elif hasattr(leaf, "split_at"):
+                columns.append(leaf.split_at(sections, d))
+            else:
+                columns.append(leaf._split_sections(sections, d))
+        cls, device, names = type(self), self._device, self._names
+        return tuple(
+            cls._new(dict(zip(keys, row)), torch.Size((*bs[:d], size, *bs[d + 1 :])), device, names)
+            for size, row in zip(sections, zip(*columns) if columns else [()] * len(sections))
+        )
+
+    def set_batch_size(self, batch_size: Any) -> Self:
+        """Set a new batch size (checked against every leaf) and return this instance."""
+        self._set_batch_size(as_batch_size(batch_size))
+        return self

@@ -1,0 +1,132 @@
+"""``TensorDict``: the tensor class with a dynamic schema (any string key)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ._core import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device, check_names
+from .base import TensorDictBase
+from .keys import unravel_key_tuple
+from .non_tensor import NonTensorData
+
+__all__ = ["TensorDict"]
+
+
+class TensorDict(TensorDictBase):
+    """A dict of tensors that share leading batch dims and behave like one tensor.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"obs": torch.zeros(4, 3), "info": {"step": torch.arange(4)}},
+    ...                 batch_size=[4])
+    >>> td[1:3]
+    TensorDict(obs: float32[2, 3], info: TensorDict(step: int64[2], batch_size=[2]), batch_size=[2])
+    >>> td["info", "step"]
+    tensor([0, 1, 2, 3])
+
+    Args:
+        source: a mapping (nested mappings become nested TensorDicts; tuple keys create
+            nesting) or another tensor class whose leaves are shared.
+        batch_size: the leading dims every value must share (default: none).
+        device: if given, every value written is moved there.
+        names: optional names of the batch dims.
+        lock: lock the result (see :meth:`lock_`).
+        **kwargs: more entries, by keyword.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        source: Mapping[Any, Any] | TensorCore | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        names: Sequence[str | None] | None = None,
+        *,
+        lock: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(source, TensorCore):
+            if batch_size is None:
+                batch_size = source._batch_size
+            source = source._data
+        self._batch_size = size = as_batch_size(batch_size)
+        self._device = as_device(device)
+        self._names = None
+        self._locked = False
+        data: dict[str, Any] = {}
+        self._data = data
+        if source is not None:
+            if not isinstance(source, Mapping):
+                raise TypeError(
+                    f"TensorDict source must be a mapping or a tensor class; got "
+                    f"{type(source).__name__}"
+                )
+            self._fill(source.items(), size, data)
+        if kwargs:
+            self._fill(kwargs.items(), size, data)
+        self._names = check_names(names, len(size))
+        if lock:
+            self.lock_()
+
+    def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
+        n = len(size)
+        device = self._device
+        for key, value in entries:
+            if type(key) is str:
+                # Fast path for the common case: a tensor with the right prefix.
+                if (
+                    type(value) is Tensor
+                    and value.shape[:n] == size
+                    and (device is None or value.device == device)
+                ):
+                    data[key] = value
+                else:
+                    data[key] = self._convert(key, value)
+            else:
+                self._set_path(unravel_key_tuple(key), value)
+
+    @classmethod
+    def _from_mapping(
+        cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        return cls(mapping, batch_size, device)
+
+    @classmethod
+    def from_dict(
+        cls,
+        source: Mapping[Any, Any],
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        *,
+        batch_dims: int | None = None,
+    ) -> Self:
+        """Build from a nested mapping; without ``batch_size`` the batch size is inferred
+        (the longest shape prefix shared by every value, capped at ``batch_dims``)."""
+        result = cls(source, batch_size, device)
+        if batch_size is None:
+            result.auto_batch_size_(batch_dims)
+        return result
+
+    def auto_batch_size_(self, batch_dims: int | None = None) -> Self:
+        """Set the batch size to the longest prefix every leaf shares (recursively)."""
+        for leaf in self._data.values():
+            if isinstance(leaf, TensorDict):
+                leaf.auto_batch_size_(batch_dims)
+        shapes = [leaf.shape for leaf in self._data.values() if type(leaf) is not NonTensorData]
+        if not shapes:
+            return self
+        common: list[int] = []
+        for dims in zip(*shapes):
+            if any(d != dims[0] for d in dims) or (
+                batch_dims is not None and len(common) == batch_dims
+            ):
+                break
+            common.append(dims[0])
+        self._set_batch_size(torch.Size(common))
+        return self

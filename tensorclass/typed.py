@@ -1,0 +1,440 @@
+"""``TensorClass``: tensor classes with declared, typed fields.
+
+A class body with annotations declares the fields (dataclass rules: defaults,
+``field(default_factory=...)``, ``ClassVar`` excluded, ``__post_init__``). At class creation
+the metaclass compiles a :class:`~tensorclass.schema.Schema` and generates ``__init__``.
+
+Instances store their leaves in the instance ``__dict__``, so reading a tensor field is a
+plain attribute read; writes go through ``__setattr__``, which checks the value.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import typing
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+from typing_extensions import Self, dataclass_transform
+
+from .errors import FrozenInstanceError, KeyNotFoundError, SchemaError
+from .fields import MISSING, FieldSpec, field
+from .schema import Field, FieldKind, Schema, classify_annotation
+from .tensordict_core._core import TensorCore, as_batch_size, as_device, check_names
+from .tensordict_core.base import TensorDictBase
+from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
+
+__all__ = ["TensorClass", "TensorClassMeta", "install_schema", "resolve_annotations"]
+
+_object_new = object.__new__
+_set_data = TensorCore.__dict__["_data"].__set__
+_set_batch_size = TensorCore.__dict__["_batch_size"].__set__
+_set_device = TensorCore.__dict__["_device"].__set__
+_set_names = TensorCore.__dict__["_names"].__set__
+_set_locked = TensorCore.__dict__["_locked"].__set__
+_SLOT_NAMES = frozenset(TensorCore.__slots__)
+_FACTORY: Any = type("_Factory", (), {"__repr__": lambda self: "<factory>"})()
+_MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
+
+
+class _NonTensorField:
+    """Reads a non-tensor field: the stored wrapper gives back its value."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        leaf = obj._data.get(self.name)
+        cls = leaf.__class__
+        if cls is NonTensorData or cls is NonTensorStack:
+            return leaf.value()
+        return leaf
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj._set_field(self.name, value)
+
+
+def _is_classvar(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        stripped = annotation.replace(" ", "")
+        return stripped.startswith(("ClassVar", "typing.ClassVar", "t.ClassVar"))
+    return annotation is ClassVar or typing.get_origin(annotation) is ClassVar
+
+
+def _evaluate(annotation: Any, globalns: dict[str, Any], localns: dict[str, Any]) -> Any:
+    if isinstance(annotation, str):
+        annotation = eval(annotation, globalns, localns)
+    try:
+        return typing._eval_type(annotation, globalns, localns)  # type: ignore[attr-defined]
+    except TypeError:
+        return annotation
+
+
+def _own_annotations(klass: type) -> dict[str, Any]:
+    return dict(inspect.get_annotations(klass))
+
+
+def resolve_annotations(cls: type, strict: bool) -> dict[str, Any]:
+    """The resolved field annotations of ``cls`` and its tensor-class bases.
+
+    Unresolvable forward references raise ``NameError`` when ``strict``, else they are
+    left as the string.
+    """
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if not isinstance(klass, TensorClassMeta) or "__tensorclass_schema__" not in vars(klass):
+            continue
+        module = sys.modules.get(klass.__module__)
+        globalns = dict(vars(module)) if module is not None else {}
+        localns = {klass.__name__: klass, cls.__name__: cls}
+        for name, annotation in _own_annotations(klass).items():
+            if _is_classvar(annotation):
+                continue
+            try:
+                hints[name] = _evaluate(annotation, globalns, localns)
+            except NameError:
+                if strict:
+                    raise NameError(
+                        f"cannot resolve the annotation {annotation!r} of "
+                        f"{klass.__name__}.{name}; define it before the first instance"
+                    ) from None
+                hints[name] = annotation
+    return hints
+
+
+def _reserved_names() -> frozenset[str]:
+    return frozenset(name for name in dir(TensorClass) if not name.startswith("__"))
+
+
+def _check_field_name(cls: type, name: str, inherited: Mapping[str, Field]) -> None:
+    if name in inherited:
+        return
+    if name in _RESERVED:
+        raise SchemaError(
+            f"{cls.__name__}.{name}: the name {name!r} is reserved by TensorClass (an "
+            f"attribute or method of every tensor class); choose another field name"
+        )
+    own = cls.__dict__.get(name, MISSING)
+    if callable(own) or isinstance(own, (property, classmethod, staticmethod)):
+        raise SchemaError(f"{cls.__name__}.{name} is declared both as a field and a method")
+    for base in cls.__mro__[1:]:
+        if name in vars(base) and not isinstance(vars(base)[name], _NonTensorField):
+            raise SchemaError(f"{cls.__name__}.{name}: the field would hide {base.__name__}.{name}")
+
+
+def _make_field(cls: type, name: str, annotation: Any) -> Field:
+    default = cls.__dict__.get(name, MISSING)
+    factory: Any = MISSING
+    kw_only = False
+    metadata: Mapping[str, Any] = {}
+    if isinstance(default, FieldSpec):
+        spec = default
+        default, factory, kw_only, metadata = (
+            spec.default,
+            spec.default_factory,
+            spec.kw_only,
+            spec.metadata,
+        )
+    if isinstance(default, _MUTABLE_DEFAULTS):
+        raise SchemaError(
+            f"{cls.__name__}.{name}: a {type(default).__name__} default would be shared by "
+            f"every instance; use field(default_factory=...)"
+        )
+    if name in cls.__dict__:
+        delattr(cls, name)  # the default lives in the schema, not on the class
+    if isinstance(annotation, str):
+        kind, optional, nested = FieldKind.UNRESOLVED, False, None
+    else:
+        kind, optional, nested = classify_annotation(annotation)
+    return Field(
+        name, annotation, kind, default, factory, kw_only, optional, nested, metadata, cls.__name__
+    )
+
+
+def _check_order(cls: type, fields: tuple[Field, ...]) -> None:
+    seen_default = None
+    for f in fields:
+        if f.kw_only:
+            continue
+        if not f.required:
+            seen_default = f.name
+        elif seen_default is not None:
+            raise SchemaError(
+                f"{cls.__name__}: the field {f.name!r} without a default follows "
+                f"{seen_default!r}, which has one; give it a default or field(kw_only=True)"
+            )
+
+
+def install_schema(cls: type, schema: Schema) -> None:
+    """Attach a schema to its class, with the attribute readers its fields need."""
+    type.__setattr__(cls, "__tensorclass_schema__", schema)
+    type.__setattr__(cls, "_frozen", schema.frozen)
+    for f in schema.fields:
+        current = cls.__dict__.get(f.name)
+        if f.kind in (FieldKind.TENSOR, FieldKind.NESTED):
+            if isinstance(current, _NonTensorField):
+                delattr(cls, f.name)  # tensor fields read straight from the instance dict
+        elif current is None:
+            type.__setattr__(cls, f.name, _NonTensorField(f.name))
+
+
+def _make_init(cls: type, schema: Schema) -> Any:
+    namespace: dict[str, Any] = {"_init": _init_fields, "_FACTORY": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    for index, f in enumerate(schema.fields):
+        if f.default is not MISSING:
+            namespace[f"_default_{index}"] = f.default
+            param = f"{f.name}=_default_{index}"
+        elif f.default_factory is not MISSING:
+            param = f"{f.name}=_FACTORY"
+        else:
+            param = f.name
+        (keyword if f.kw_only else positional).append(param)
+    params = ", ".join(
+        ["_tc_self_", *positional, "*", *keyword, "batch_size=None", "device=None", "names=None"]
+    )
+    values = "".join(f"{f.name}, " for f in schema.fields)
+    lines = [
+        f"def __init__({params}):",
+        f"    _init(_tc_self_, ({values}), batch_size, device, names)",
+    ]
+    if hasattr(cls, "__post_init__"):
+        lines.append("    _tc_self_.__post_init__()")
+    exec("\n".join(lines), namespace)  # generated once per class, like dataclasses
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__doc__ = (
+        f"Create a {cls.__name__}: fields ({', '.join(schema.names)}), batch_size, device, names."
+    )
+    return init
+
+
+def _init_fields(
+    self: TensorClass, values: tuple[Any, ...], batch_size: Any, device: Any, names: Any
+) -> None:
+    cls = type(self)
+    schema = cls.__tensorclass_schema__
+    if not schema.resolved:
+        schema = schema.resolve()
+    data = self.__dict__
+    size = as_batch_size(batch_size)
+    _set_data(self, data)
+    _set_batch_size(self, size)
+    _set_device(self, as_device(device))
+    _set_names(self, None)
+    _set_locked(self, False)
+    for f, value in zip(schema.fields, values):
+        if value is _FACTORY:
+            value = f.default_factory()
+        if value is not None:
+            data[f.name] = f.convert(self, value)
+    if names is not None:
+        _set_names(self, check_names(names, len(size)))
+    if schema.frozen:
+        self.lock_()
+
+
+def _build_class(cls: type, frozen: bool | None) -> None:
+    inherited: dict[str, Field] = {}
+    parent_frozen = False
+    for base in reversed(cls.__mro__[1:]):
+        schema = vars(base).get("__tensorclass_schema__")
+        if schema is not None:
+            inherited.update(schema.by_name)
+            parent_frozen = parent_frozen or schema.frozen
+    if "__slots__" in cls.__dict__:
+        raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
+    fields = dict(inherited)
+    module = sys.modules.get(cls.__module__)
+    globalns = dict(vars(module)) if module is not None else {}
+    localns = {cls.__name__: cls}
+    for name, raw in _own_annotations(cls).items():
+        if _is_classvar(raw):
+            continue
+        try:
+            annotation = _evaluate(raw, globalns, localns)
+        except NameError:
+            annotation = raw if isinstance(raw, str) else repr(raw)
+        if _is_classvar(annotation):
+            continue
+        _check_field_name(cls, name, inherited)
+        fields[name] = _make_field(cls, name, annotation)
+    ordered = tuple(fields.values())
+    _check_order(cls, ordered)
+    schema = Schema(cls.__name__, ordered, parent_frozen if frozen is None else frozen, cls)
+    install_schema(cls, schema)
+    if "__init__" not in cls.__dict__:
+        type.__setattr__(cls, "__init__", _make_init(cls, schema))
+    type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
+
+
+@dataclass_transform(field_specifiers=(field,))
+class TensorClassMeta(type):
+    """Compiles the schema and ``__init__`` of each tensor class when it is defined."""
+
+    def __new__(
+        mcls,
+        name: str,
+        bases: tuple[type, ...],
+        namespace: dict[str, Any],
+        *,
+        frozen: bool | None = None,
+        **kwargs: Any,
+    ) -> TensorClassMeta:
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        if any(isinstance(base, TensorClassMeta) for base in bases):
+            _build_class(cls, frozen)
+        return cls
+
+    def __init__(
+        cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> None:
+        super().__init__(name, bases, namespace)
+
+
+class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
+    """Base class of typed tensor classes: declared fields, one batch shape.
+
+    >>> import torch
+    >>> from tensorclass import TensorClass
+    >>> class Batch(TensorClass):
+    ...     images: torch.Tensor
+    ...     labels: torch.Tensor
+    >>> batch = Batch(torch.zeros(8, 3, 4, 4), torch.arange(8), batch_size=[8])
+    >>> batch[:2]
+    Batch(images=float32[2, 3, 4, 4], labels=int64[2], batch_size=[2])
+    >>> batch.reshape(2, 4).labels.shape
+    torch.Size([2, 4])
+
+    ``class X(TensorClass, frozen=True)`` forbids reassigning fields.
+    """
+
+    _dynamic_keys: ClassVar[bool] = False
+    _frozen: ClassVar[bool] = False
+    __tensorclass_schema__: ClassVar[Schema]
+
+    @classmethod
+    def _new(
+        cls,
+        data: dict[str, Any],
+        batch_size: torch.Size,
+        device: torch.device | None = None,
+        names: Any = None,
+    ) -> Self:
+        self = _object_new(cls)
+        # Slots and the storage dict are set directly: __setattr__ is for fields.
+        _set_data(self, data)
+        _set_instance_dict(self, data)
+        _set_batch_size(self, batch_size)
+        _set_device(self, device)
+        _set_names(self, names)
+        _set_locked(self, cls._frozen)
+        return self
+
+    @classmethod
+    def _from_mapping(
+        cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        kwargs: dict[str, Any] = {}
+        for key, value in mapping.items():
+            if type(key) is tuple and len(key) > 1:
+                kwargs.setdefault(key[0], {})[key[1:]] = value
+            else:
+                kwargs[key if type(key) is str else key[0]] = value
+        return cls(**kwargs, batch_size=batch_size, device=device)  # type: ignore[call-arg]
+
+    @classmethod
+    def _field_names(cls) -> tuple[str, ...]:
+        return cls.__tensorclass_schema__.names
+
+    @classmethod
+    def fields(cls) -> tuple[Field, ...]:
+        """The declared fields, in constructor order."""
+        return cls.__tensorclass_schema__.fields
+
+    def _field(self, key: str) -> Field:
+        schema = type(self).__tensorclass_schema__
+        found = schema.by_name.get(key)
+        if found is None:
+            raise KeyNotFoundError(
+                f"{type(self).__name__} has no field {key!r}; its fields are "
+                f"{', '.join(repr(n) for n in schema.names) or '(none)'}"
+            )
+        return found
+
+    def _convert(self, key: str, value: Any, where: object = None) -> Any:
+        return self._field(key).convert(self, value, where)
+
+    def _nested_class(self, key: str) -> type[TensorCore]:
+        found = self._field(key)
+        if found.kind is FieldKind.NESTED and found.nested_class is not None:
+            return found.nested_class
+        if found.kind in (FieldKind.ANY, FieldKind.UNRESOLVED):
+            return super()._nested_class(key)
+        raise KeyNotFoundError(
+            f"{type(self).__name__}.{key} holds {found.kind.value} values, not nested keys"
+        )
+
+    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
+        if value is None:
+            self._field(key)
+            if key in self._data:
+                self._check_unlocked(where or key, "delete")
+                del self._data[key]
+            return
+        super()._set_str(key, value, inplace, where)
+
+    def _set_field(self, name: str, value: Any) -> None:
+        if type(self)._frozen:
+            raise FrozenInstanceError(
+                f"cannot assign field {name!r}: {type(self).__name__} is frozen"
+            )
+        self._set_str(name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in type(self).__tensorclass_schema__.by_name:
+            self._set_field(name, value)
+        elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError(
+                f"{type(self).__name__} has no field {name!r}; tensor classes store only "
+                f"their declared fields ({', '.join(self._field_names()) or 'none'}); "
+                f"declare it as a field or a ClassVar"
+            )
+
+    def __delattr__(self, name: str) -> None:
+        if name in type(self).__tensorclass_schema__.by_name:
+            self._set_field(name, None)
+        else:
+            object.__delattr__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: an absent (None) field, or a typo.
+        if name in type(self).__tensorclass_schema__.by_name:
+            return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def unlock_(self) -> Self:
+        """Undo :meth:`lock_` (instances of frozen classes stay locked)."""
+        if type(self)._frozen:
+            raise FrozenInstanceError(f"{type(self).__name__} is frozen: it cannot be unlocked")
+        return super().unlock_()
+
+    def to_tensordict(self) -> Any:
+        """A :class:`TensorDict` with the same leaves (shared, not copied)."""
+        return self._as_dynamic()
+
+
+TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClass)
+_set_instance_dict = TensorClass.__dict__["__dict__"].__set__
+_RESERVED = _reserved_names() | {"batch_size", "device", "names", "shape"}
