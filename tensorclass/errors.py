@@ -23,7 +23,23 @@ __all__ = [
 
 
 class TensorClassError(Exception):
-    """Base class of every error raised by tensorclass."""
+    """Base class of every error raised by tensorclass.
+
+    ``key`` is the key path the error is about, when there is one.
+    """
+
+    def __init__(self, message: str = "", *, key: str | tuple[str, ...] | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+    def under(self, prefix: str) -> TensorClassError:
+        """The same error, reported for the key path one level down from ``prefix``."""
+        if self.key is None:
+            return self
+        inner = (self.key,) if isinstance(self.key, str) else self.key
+        outer = (prefix, *inner)
+        message = str(self).replace(repr(self.key), repr(outer), 1)
+        return type(self)(message, key=outer)
 
 
 class KeyNotFoundError(TensorClassError, KeyError):

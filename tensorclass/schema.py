@@ -28,7 +28,7 @@ from torch import Tensor
 
 from .errors import FieldTypeError
 from .fields import MISSING
-from .tensordict_core._core import TensorCore
+from .tensordict_core._core import TensorCore, nested_from_mapping
 from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
 __all__ = ["Field", "FieldKind", "Schema", "classify_annotation"]
@@ -132,7 +132,8 @@ def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object) 
         else:
             return owner._check_leaf(field.name, tensor, where)
     raise FieldTypeError(
-        f"{type(owner).__name__}.{field.name} expects a tensor; got {_describe(value)}"
+        f"{type(owner).__name__}.{field.name} expects a tensor; got {_describe(value)}",
+        key=field.name,
     )
 
 
@@ -144,12 +145,12 @@ def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object) 
     if isinstance(value, TensorCore):
         value = value._data
     if isinstance(value, Mapping):
-        return owner._check_leaf(
-            field.name, cls._from_mapping(value, owner._batch_size, owner._device), where
-        )
+        nested = nested_from_mapping(cls, field.name, value, owner)
+        return owner._check_leaf(field.name, nested, where)
     raise FieldTypeError(
         f"{type(owner).__name__}.{field.name} expects a {cls.__name__} (or a mapping of its "
-        f"fields); got {_describe(value)}"
+        f"fields); got {_describe(value)}",
+        key=field.name,
     )
 
 

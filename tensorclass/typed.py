@@ -367,7 +367,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         if found is None:
             raise KeyNotFoundError(
                 f"{type(self).__name__} has no field {key!r}; its fields are "
-                f"{', '.join(repr(n) for n in schema.names) or '(none)'}"
+                f"{', '.join(repr(n) for n in schema.names) or '(none)'}",
+                key=key,
             )
         return found
 

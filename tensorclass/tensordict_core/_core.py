@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import BatchSizeError, KeyNotFoundError, LockedError
+from ..errors import BatchSizeError, KeyNotFoundError, LockedError, TensorClassError
 from .non_tensor import NonTensorData, NonTensorStack
 
 if TYPE_CHECKING:
@@ -72,6 +72,16 @@ def check_names(names: Sequence[str | None] | None, ndim: int) -> Names:
     if len(seen) != len(set(seen)) or not all(isinstance(name, str) for name in seen):
         raise BatchSizeError(f"names must be distinct strings or None; got {list(names)}")
     return names if seen else None
+
+
+def nested_from_mapping(
+    cls: type[TensorCore], key: str, mapping: Mapping[Any, Any], parent: TensorCore
+) -> Any:
+    """Build the nested instance under ``key`` from a mapping; errors name the full path."""
+    try:
+        return cls._from_mapping(mapping, parent._batch_size, parent._device)
+    except TensorClassError as err:
+        raise err.under(key) from None
 
 
 class TensorCore:
@@ -254,7 +264,8 @@ class TensorCore:
         if shape[: len(batch_size)] != batch_size:
             raise BatchSizeError(
                 f"{type(self).__name__}: the value for key {where or key!r} has shape "
-                f"{list(shape)}, which does not start with the batch size {list(batch_size)}"
+                f"{list(shape)}, which does not start with the batch size {list(batch_size)}",
+                key=where or key,  # type: ignore[arg-type]
             )
         device = self._device
         if device is not None and type(leaf) is not NonTensorStack and leaf.device != device:
@@ -268,8 +279,7 @@ class TensorCore:
         return TensorDict
 
     def _nested_from_mapping(self, key: str, value: Mapping[Any, Any], where: object) -> Any:
-        cls = self._nested_class(key)
-        return cls._from_mapping(value, self._batch_size, self._device)
+        return nested_from_mapping(self._nested_class(key), key, value, self)
 
     @classmethod
     def _from_mapping(

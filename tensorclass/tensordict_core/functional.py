@@ -30,7 +30,9 @@ def tensor_leaves(node: TensorCore) -> list[Tensor]:
     return out
 
 
-def _other_leaf(other: TensorCore, key: str, default: Any, path: tuple[str, ...]) -> Any:
+def _other_leaf(other: Any, key: str, default: Any, path: tuple[str, ...]) -> Any:
+    if not isinstance(other, TensorCore):
+        return other  # a default standing in for a missing nested instance
     leaf = other._data.get(key, MISSING)
     if leaf is MISSING:
         if default is MISSING:
@@ -42,9 +44,12 @@ def _other_leaf(other: TensorCore, key: str, default: Any, path: tuple[str, ...]
     return leaf
 
 
-def _expand_mask(mask: Tensor, leaf: Tensor) -> Tensor:
-    """A batch mask with singleton dims appended so it broadcasts over a leaf."""
-    extra = leaf.ndim - mask.ndim
+def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
+    """A mask over the batch dims, with singleton feature dims appended for ``leaf``.
+
+    The mask broadcasts against the batch shape as tensors broadcast (aligned right).
+    """
+    extra = leaf.ndim - batch_dims
     return mask.reshape(mask.shape + (1,) * extra) if extra > 0 else mask
 
 
@@ -280,13 +285,15 @@ class Functional(ShapeOps):
         return self
 
     def masked_fill(self, mask: Tensor, value: float | bool | Tensor) -> Self:
-        """A copy with ``value`` where ``mask`` (shaped like leading batch dims) is true."""
-        return self._map_tensors(lambda t: t.masked_fill(_expand_mask(mask, t), value))
+        """A copy with ``value`` where ``mask`` (broadcast over the batch dims) is true."""
+        n = len(self._batch_size)
+        return self._map_tensors(lambda t: t.masked_fill(_expand_mask(mask, t, n), value))
 
     def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
         """Write ``value`` where ``mask`` is true, in place."""
+        n = len(self._batch_size)
         for leaf in tensor_leaves(self):
-            leaf.masked_fill_(_expand_mask(mask, leaf), value)
+            leaf.masked_fill_(_expand_mask(mask, leaf, n), value)
         return self
 
     def where(self, condition: Tensor, other: Any) -> Self:
@@ -294,9 +301,12 @@ class Functional(ShapeOps):
 
         ``other`` is a tensor class with the same keys, a tensor or a number.
         """
+        n = len(self._batch_size)
         if isinstance(other, TensorCore):
-            return self.apply(lambda a, b: torch.where(_expand_mask(condition, a), a, b), other)
-        return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t), t, other))
+            return self.apply(
+                lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other
+            )
+        return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
 
 
 class DtypeCasts(Functional):

@@ -78,7 +78,7 @@ def _stack_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -
     out: dict[str, Any] = {}
     for key, first in items[0]._data.items():
         leaves = [item._data[key] for item in items]
-        where = (*path, key)
+        where = (*path, key) if path else key
         if isinstance(first, Tensor):
             try:
                 out[key] = torch.stack(leaves, dim)
@@ -89,7 +89,7 @@ def _stack_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -
                 ) from None
         elif isinstance(first, TensorCore):
             _check_members(leaves, "stack")
-            out[key] = _stack(leaves, dim, where)
+            out[key] = _stack(leaves, dim, (*path, key))
         elif type(first) in (NonTensorData, NonTensorStack):
             if not all(type(leaf) in (NonTensorData, NonTensorStack) for leaf in leaves):
                 raise StructureMismatchError(
@@ -139,7 +139,7 @@ def _cat_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> 
     out: dict[str, Any] = {}
     for key, first in items[0]._data.items():
         leaves = [item._data[key] for item in items]
-        where = (*path, key)
+        where = (*path, key) if path else key
         if isinstance(first, Tensor):
             try:
                 out[key] = torch.cat(leaves, dim)
@@ -150,7 +150,7 @@ def _cat_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> 
                 ) from None
         elif isinstance(first, TensorCore):
             _check_members(leaves, "cat")
-            out[key] = _cat(leaves, dim, where)
+            out[key] = _cat(leaves, dim, (*path, key))
         else:
             out[key] = cat_non_tensors(leaves, dim, [item._batch_size for item in items])
     return out

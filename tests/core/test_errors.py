@@ -1,0 +1,135 @@
+"""Bad input raises a clear error (key, expected, actual) and changes nothing."""
+
+import pytest
+import torch
+
+import tensorclass
+from tensorclass import (
+    BatchSizeError,
+    FieldTypeError,
+    InvalidKeyError,
+    KeyNotFoundError,
+    StructureMismatchError,
+    TensorClass,
+    TensorDict,
+)
+
+
+class Sample(TensorClass):
+    image: torch.Tensor
+    label: torch.Tensor
+
+
+def snapshot(td: TensorDict) -> dict:
+    return {key: value.clone() for key, value in td.items(include_nested=True, leaves_only=True)}
+
+
+def same(td: TensorDict, before: dict) -> bool:
+    now = dict(td.items(include_nested=True, leaves_only=True))
+    return now.keys() == before.keys() and all(torch.equal(now[k], before[k]) for k in now)
+
+
+def test_wrong_batch_size_names_key_expected_and_actual() -> None:
+    with pytest.raises(BatchSizeError) as info:
+        TensorDict({"obs": torch.zeros(3, 2), "act": torch.zeros(4)}, batch_size=[3])
+    message = str(info.value)
+    assert "'act'" in message and "[4]" in message and "batch size [3]" in message
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(BatchSizeError, match=r"'label'.*shape \[5\].*batch size \[4\]"):
+        Sample(torch.zeros(4, 3), torch.zeros(5), batch_size=[4])
+    with pytest.raises(BatchSizeError, match=r"\('n', 'x'\)"):
+        TensorDict({"n": {"x": torch.zeros(2)}}, batch_size=[3])
+
+
+def test_non_string_keys() -> None:
+    td = TensorDict({"a": torch.zeros(3)}, [3])
+    for bad in (1, ("a", 2), (), None):
+        with pytest.raises(InvalidKeyError):
+            td.set(bad, torch.zeros(3))  # type: ignore[arg-type]
+    with pytest.raises(InvalidKeyError, match="got int 1"):
+        td.get(1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        TensorDict({1: torch.zeros(3)}, [3])
+
+
+def test_missing_key_lists_available_keys() -> None:
+    td = TensorDict({"obs": torch.zeros(3), "reward": torch.zeros(3)}, [3])
+    with pytest.raises(KeyNotFoundError) as info:
+        td["rewards"]
+    assert str(info.value) == (
+        "key 'rewards' not found in TensorDict; available keys: 'obs', 'reward'"
+    )
+    assert isinstance(info.value, KeyError)
+
+
+def test_wrong_field_name_lists_fields() -> None:
+    sample = Sample(torch.zeros(2, 3), torch.zeros(2), batch_size=[2])
+    with pytest.raises(KeyNotFoundError, match="Sample has no field 'labels'; its fields are 'image', 'label'"):
+        sample["labels"] = torch.zeros(2)
+    with pytest.raises(AttributeError, match="labels"):
+        sample.labels = torch.zeros(2)
+    with pytest.raises(AttributeError):
+        sample.labels
+    with pytest.raises(TypeError, match="labels"):
+        Sample(torch.zeros(2, 3), labels=torch.zeros(2), batch_size=[2])  # type: ignore[call-arg]
+    with pytest.raises(FieldTypeError, match=r"Sample.image expects a tensor; got str 'x'"):
+        Sample("x", torch.zeros(2), batch_size=[2])
+
+
+def test_stacking_mismatched_classes_and_keys() -> None:
+    td = TensorDict({"image": torch.zeros(2, 3), "label": torch.zeros(2)}, [2])
+    sample = Sample(torch.zeros(2, 3), torch.zeros(2), batch_size=[2])
+    with pytest.raises(StructureMismatchError, match="Sample with a TensorDict"):
+        torch.stack([sample, td])
+    with pytest.raises(StructureMismatchError, match="different keys"):
+        torch.cat([td, td.exclude("label")])
+    with pytest.raises(ValueError, match="at least one"):
+        tensorclass.stack([])
+
+
+def test_indexing_past_the_end() -> None:
+    td = TensorDict({"x": torch.zeros(3, 4)}, [3])
+    with pytest.raises(IndexError, match="index 3 is out of range for batch dim 0 of size 3"):
+        td[3]
+    with pytest.raises(IndexError, match=r"too many indices.*batch size \[3\]"):
+        td[0, 1]
+    with pytest.raises(IndexError):
+        td[torch.tensor([0, 7])]
+    with pytest.raises(IndexError):
+        td.unsqueeze(5)
+
+
+def test_failed_set_and_update_change_nothing() -> None:
+    td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(3)}}, [3])
+    before = snapshot(td)
+    with pytest.raises(BatchSizeError):
+        td.set("a", torch.ones(4))
+    with pytest.raises(BatchSizeError):
+        td.set(("new", "deep", "x"), torch.ones(4))
+    assert "new" not in td
+    with pytest.raises(BatchSizeError):
+        td.update({"a": torch.ones(3), "c": torch.ones(3), "n": {"b": torch.ones(3), "z": torch.ones(5)}})
+    with pytest.raises(BatchSizeError):
+        td.set_("a", torch.ones(4))
+    with pytest.raises(StructureMismatchError):
+        td.update({"a": torch.ones(3, 2)}, inplace=True)
+    with pytest.raises(KeyError):
+        td.update_({"a": torch.ones(3), "zz": torch.ones(3)})
+    assert same(td, before)
+    assert list(td.keys(True)) == ["a", "n", ("n", "b")]
+
+
+def test_failed_typed_write_changes_nothing() -> None:
+    sample = Sample(torch.zeros(2, 3), torch.zeros(2), batch_size=[2])
+    with pytest.raises(BatchSizeError):
+        sample.update({"label": torch.ones(2), "image": torch.ones(5, 3)})
+    with pytest.raises(KeyNotFoundError):
+        sample.update({"label": torch.ones(2), "extra": torch.ones(2)})
+    assert (sample.label == 0).all() and (sample.image == 0).all()
+
+
+def test_bad_batch_size_values() -> None:
+    with pytest.raises(BatchSizeError, match="negative"):
+        TensorDict({}, batch_size=[-1])
+    with pytest.raises(BatchSizeError, match="ints"):
+        TensorDict({}, batch_size="3")  # type: ignore[arg-type]

@@ -1,0 +1,181 @@
+"""Key-level reads and writes on TensorDict and typed classes."""
+
+import pytest
+import torch
+
+from tensorclass import (
+    InvalidKeyError,
+    KeyNotFoundError,
+    LockedError,
+    TensorClass,
+    TensorDict,
+    unravel_key,
+)
+
+
+def make() -> TensorDict:
+    return TensorDict({"a": torch.zeros(3, 4), "b": {"c": torch.ones(3), "d": {"e": torch.ones(3, 2)}}}, [3])
+
+
+def test_unravel_key() -> None:
+    assert unravel_key(("a", ("b", ("c",)))) == ("a", "b", "c")
+    assert unravel_key(("a",)) == "a"
+    assert unravel_key("a") == "a"
+    with pytest.raises(InvalidKeyError, match="got int 1"):
+        unravel_key(("a", 1))
+    with pytest.raises(InvalidKeyError):
+        unravel_key(())
+
+
+def test_construction_from_kwargs_tuples_and_instances() -> None:
+    td = TensorDict(a=torch.zeros(2), batch_size=[2])
+    assert list(td.keys()) == ["a"]
+    td = TensorDict({("x", "y"): torch.zeros(2), "z": [1.5, 2.5], "s": "text"}, batch_size=[2])
+    assert isinstance(td["x"], TensorDict) and td["x", "y"].shape == (2,)
+    assert torch.equal(td["z"], torch.tensor([1.5, 2.5]))  # numbers and lists become tensors
+    assert td["s"] == "text"
+    copy = TensorDict(td)
+    assert copy["x"] is td["x"] and copy.batch_size == (2,)
+
+
+def test_get_default_and_nested() -> None:
+    td = make()
+    assert td.get("missing", None) is None
+    assert td.get(("b", "x"), 7) == 7
+    assert td.get(("b", ("d", "e"))).shape == (3, 2)
+    with pytest.raises(KeyNotFoundError, match="available keys: 'a', 'b'"):
+        td.get("missing")
+    with pytest.raises(KeyError, match=r"\('b', 'x'\).*'c', 'd'"):
+        td["b", "x"]
+    with pytest.raises(KeyError, match="holds a Tensor"):
+        td["a", "x"]
+
+
+def test_set_and_set_inplace() -> None:
+    td = make()
+    original = td["a"]
+    td.set("a", torch.ones(3, 4), inplace=True)
+    assert td["a"] is original and (original == 1).all()
+    td.set("a", torch.full((3, 4), 2.0))
+    assert td["a"] is not original
+    td.set_(("b", "c"), torch.zeros(3))
+    assert (td["b", "c"] == 0).all()
+    with pytest.raises(KeyError):
+        td.set_("new", torch.zeros(3))
+    td.set("new", torch.zeros(3), inplace=True)  # inplace on a missing key creates it
+    assert "new" in td
+
+
+def test_setdefault_update_update_() -> None:
+    td = make()
+    assert td.setdefault("a", torch.ones(3, 4)).sum() == 0
+    assert td.setdefault("f", torch.ones(3)).sum() == 3
+    td.update({"b": {"g": torch.zeros(3)}, "h": torch.zeros(3)})
+    assert set(td["b"].keys()) == {"c", "d", "g"}  # nested mappings merge
+    before = td["a"]
+    td.update_({"a": torch.ones(3, 4)})
+    assert td["a"] is before and (before == 1).all()
+    with pytest.raises(KeyError):
+        td.update_({"zz": torch.ones(3)})
+    td.update(TensorDict({"a": torch.full((3, 4), 5.0)}, [3]), inplace=True)
+    assert td["a"] is before and (before == 5).all()
+    td.update({"a": torch.zeros(3, 4), "x": torch.ones(3)}, keys_to_update=["x"])
+    assert (td["a"] == 5).all() and "x" in td
+
+
+def test_pop_del_rename() -> None:
+    td = make()
+    assert td.pop("a").shape == (3, 4)
+    assert td.pop("a", "gone") == "gone"
+    del td["b", "c"]
+    assert ("b", "c") not in td.keys(include_nested=True)
+    td.rename_key_(("b", "d"), "dd")
+    assert "dd" in td and "d" not in td["b"]
+    td.del_("dd")
+    assert list(td.keys()) == ["b"]
+    with pytest.raises(KeyError):
+        td.rename_key_("b", "b", safe=True)
+
+
+def test_keys_values_items_nested_and_leaves() -> None:
+    td = make()
+    assert list(td.keys()) == ["a", "b"]
+    assert list(td.keys(include_nested=True)) == [
+        "a", "b", ("b", "c"), ("b", "d"), ("b", "d", "e")
+    ]
+    assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]
+    assert ("b", "d", "e") in td.keys(include_nested=True, leaves_only=True)
+    assert ("b", "d") not in td.keys(include_nested=True, leaves_only=True)
+    assert ("b", "c") not in td.keys()
+    assert len(td.keys(True, True)) == 3
+    assert [v.shape for v in td.values(True, True)] == [(3, 4), (3,), (3, 2)]
+    assert dict(td.items())["a"] is td["a"]
+    assert "a" in td and ("b", ("c",)) in td and "zz" not in td
+
+
+def test_select_exclude_strict() -> None:
+    td = make()
+    sel = td.select("a", ("b", "d", "e"))
+    assert list(sel.keys(True, True)) == ["a", ("b", "d", "e")]
+    with pytest.raises(KeyError):
+        td.select("zz")
+    assert list(td.select("a", "zz", strict=False).keys()) == ["a"]
+    exc = td.exclude(("b", "c"), "zz")
+    assert list(exc.keys(True, True)) == ["a", ("b", "d", "e")]
+    assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]  # unchanged
+    td.exclude("a", inplace=True)
+    assert "a" not in td
+
+
+def test_flatten_and_unflatten_keys() -> None:
+    td = make()
+    flat = td.flatten_keys(".")
+    assert list(flat.keys()) == ["a", "b.c", "b.d.e"]
+    back = flat.unflatten_keys(".")
+    assert list(back.keys(True, True)) == list(td.keys(True, True))
+    assert back["b", "d"].batch_size == (3,)
+
+
+def test_len_and_empty() -> None:
+    td = make()
+    assert len(td) == 3 and len(TensorDict({})) == 0
+    assert td.empty().is_empty() and list(td.empty(recurse=True).keys()) == ["b"]
+    assert not td.is_empty()
+
+
+def test_lock_refuses_new_replaced_deleted_keys() -> None:
+    td = make().lock_()
+    assert td.is_locked and td["b"].is_locked
+    with pytest.raises(LockedError, match="'z'"):
+        td["z"] = torch.zeros(3)
+    with pytest.raises(LockedError):
+        td["a"] = torch.zeros(3, 4)
+    with pytest.raises(LockedError):
+        del td["a"]
+    with pytest.raises(LockedError):
+        td["b", "new"] = torch.zeros(3)
+    with pytest.raises(LockedError):
+        td.update({"z": torch.zeros(3)})
+    td.set_("a", torch.ones(3, 4))  # in-place writes are allowed
+    td[0] = TensorDict({"a": torch.full((4,), 2.0)}, [])
+    td.update({"a": torch.zeros(3, 4)}, inplace=True)
+    assert list(td.keys()) == ["a", "b"]
+    td.unlock_()
+    td["z"] = torch.zeros(3)
+    assert not td["b"].is_locked
+
+
+def test_typed_class_keys() -> None:
+    class Item(TensorClass):
+        x: torch.Tensor
+        label: str = "none"
+
+    item = Item(torch.zeros(2), batch_size=[2])
+    assert list(item.keys()) == ["x", "label"]
+    assert item.get("label") == "none" and item["label"] == "none"
+    assert dict(item.items())["label"] == "none"
+    item["x"] = torch.ones(2)
+    assert (item.x == 1).all()
+    with pytest.raises(KeyError, match="has no field 'y'"):
+        item["y"] = torch.ones(2)
+    assert list(item.select("x").keys()) == ["x"] and item.select("x").label is None
