@@ -28,13 +28,29 @@ def read_value(leaf: Any) -> Any:
 
 def _walk(
     node: TensorCore, prefix: tuple[str, ...], include_nested: bool, leaves_only: bool
-) -> Iterator[tuple[str | tuple[str, ...], Any]]:
+) -> list[tuple[str | tuple[str, ...], Any]]:
+    """``(key, leaf)`` pairs, depth first (a list: cheaper than nested generators)."""
+    out: list[tuple[str | tuple[str, ...], Any]] = []
+    _walk_into(node, prefix, include_nested, leaves_only, out)
+    return out
+
+
+def _walk_into(
+    node: TensorCore,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+    out: list[tuple[str | tuple[str, ...], Any]],
+) -> None:
     for key, leaf in node._data.items():
-        is_node = isinstance(leaf, TensorCore)
-        if not (leaves_only and is_node):
-            yield ((*prefix, key) if prefix else key), leaf
-        if include_nested and is_node:
-            yield from _walk(leaf, (*prefix, key), include_nested, leaves_only)
+        if isinstance(leaf, TensorCore):
+            path = (*prefix, key)
+            if not leaves_only:
+                out.append((path if prefix else key, leaf))
+            if include_nested:
+                _walk_into(leaf, path, include_nested, leaves_only, out)
+        else:
+            out.append(((*prefix, key) if prefix else key, leaf))
 
 
 class KeysView:
@@ -62,12 +78,12 @@ class KeysView:
         if not self._include_nested and not self._leaves_only:
             return iter(self._owner._data)
         walk = _walk(self._owner, (), self._include_nested, self._leaves_only)
-        return (key for key, _ in walk)
+        return iter([key for key, _ in walk])
 
     def __len__(self) -> int:
         if not self._include_nested and not self._leaves_only:
             return len(self._owner._data)
-        return sum(1 for _ in self)
+        return len(_walk(self._owner, (), self._include_nested, self._leaves_only))
 
     def __contains__(self, key: object) -> bool:
         flat = unravel_key_tuple(key)

@@ -38,6 +38,11 @@ def normalize_index(index: Any, batch_size: torch.Size) -> tuple[Any, ...]:
 
     Lists, ranges and NumPy arrays become tensors; too many indices are an error.
     """
+    if isinstance(index, Tensor):
+        consumed = index.ndim if index.dtype is torch.bool else 1
+        if consumed > len(batch_size) or (index.dtype is torch.bool and index.ndim == 0):
+            return normalize_index((index,), batch_size)
+        return (index,)
     parts = list(index) if type(index) is tuple else [index]
     consumed = 0
     ellipsis_at = -1
@@ -88,6 +93,18 @@ def indexed_batch_size(batch_size: torch.Size, index: tuple[Any, ...]) -> torch.
         return _probe(batch_size)[index].shape
     except IndexError as err:
         raise IndexError(f"{err} (batch_size={list(batch_size)})") from None
+
+
+def _result_batch_size(
+    before: dict[str, Any], after: dict[str, Any], batch_size: torch.Size, index: Any
+) -> torch.Size:
+    """The batch size after indexing, read off the first leaf that has dims of its own."""
+    n = len(batch_size)
+    for key, leaf in before.items():
+        if leaf.__class__ is not NonTensorData:
+            old, new = leaf.shape, after[key].shape
+            return new[: len(new) - (len(old) - n)]
+    return indexed_batch_size(batch_size, index)
 
 
 def _indexed_names(names: Names, index: tuple[Any, ...]) -> Names:
@@ -167,10 +184,12 @@ class Indexing(KeyAccess):
             new_size = torch.Size((len(range(*index.indices(batch_size[0]))), *batch_size[1:]))
             return type(self)._new(data, new_size, self._device, self._names)
         normalized = normalize_index(index, batch_size)
-        new_size = indexed_batch_size(batch_size, normalized)
         data = {key: leaf[normalized] for key, leaf in self._data.items()}
         return type(self)._new(
-            data, new_size, self._device, _indexed_names(self._names, normalized)
+            data,
+            _result_batch_size(self._data, data, batch_size, normalized),
+            self._device,
+            _indexed_names(self._names, normalized),
         )
 
     # -- writing batch elements ------------------------------------------------------------
