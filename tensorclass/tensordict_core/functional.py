@@ -303,9 +303,7 @@ class Functional(ShapeOps):
         """
         n = len(self._batch_size)
         if isinstance(other, TensorCore):
-            return self.apply(
-                lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other
-            )
+            return self.apply(lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other)
         return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
 
 

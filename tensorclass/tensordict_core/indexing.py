@@ -102,7 +102,8 @@ def _result_batch_size(
     n = len(batch_size)
     for key, leaf in before.items():
         if leaf.__class__ is not NonTensorData:
-            old, new = leaf.shape, after[key].shape
+            old: torch.Size = leaf.shape
+            new: torch.Size = after[key].shape
             return new[: len(new) - (len(old) - n)]
     return indexed_batch_size(batch_size, index)
 

@@ -64,7 +64,9 @@ def test_missing_key_lists_available_keys() -> None:
 
 def test_wrong_field_name_lists_fields() -> None:
     sample = Sample(torch.zeros(2, 3), torch.zeros(2), batch_size=[2])
-    with pytest.raises(KeyNotFoundError, match="Sample has no field 'labels'; its fields are 'image', 'label'"):
+    with pytest.raises(
+        KeyNotFoundError, match="Sample has no field 'labels'; its fields are 'image', 'label'"
+    ):
         sample["labels"] = torch.zeros(2)
     with pytest.raises(AttributeError, match="labels"):
         sample.labels = torch.zeros(2)
@@ -108,7 +110,9 @@ def test_failed_set_and_update_change_nothing() -> None:
         td.set(("new", "deep", "x"), torch.ones(4))
     assert "new" not in td
     with pytest.raises(BatchSizeError):
-        td.update({"a": torch.ones(3), "c": torch.ones(3), "n": {"b": torch.ones(3), "z": torch.ones(5)}})
+        td.update(
+            {"a": torch.ones(3), "c": torch.ones(3), "n": {"b": torch.ones(3), "z": torch.ones(5)}}
+        )
     with pytest.raises(BatchSizeError):
         td.set_("a", torch.ones(4))
     with pytest.raises(StructureMismatchError):

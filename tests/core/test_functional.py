@@ -23,7 +23,9 @@ class Point(TensorClass):
 def test_apply_with_several_instances_and_none_drops() -> None:
     a, b = make(), make() * 2
     total = a.apply(lambda x, y: x + y, b)
-    assert torch.equal(total["a"], a["a"] * 3) and torch.equal(total["n", "b"], torch.full((3,), 3.0))
+    assert torch.equal(total["a"], a["a"] * 3) and torch.equal(
+        total["n", "b"], torch.full((3,), 3.0)
+    )
     assert total["s"] == "text"
     floats = TensorDict({"f": torch.ones(2), "i": torch.ones(2, dtype=torch.long)}, [2])
     assert list(floats.apply(lambda x: x if x.is_floating_point() else None).keys()) == ["f"]
@@ -136,7 +138,9 @@ def test_inplace_operators_keep_storage() -> None:
     td -= make()
     td /= 2
     assert td["a"] is a
-    assert torch.allclose(a, (torch.arange(6.0).reshape(3, 2) + 1) * 2 / 2 - torch.arange(6.0).reshape(3, 2) / 2)
+    assert torch.allclose(
+        a, (torch.arange(6.0).reshape(3, 2) + 1) * 2 / 2 - torch.arange(6.0).reshape(3, 2) / 2
+    )
     td.mul_(0).add_(make(), alpha=2)
     assert torch.equal(td["a"], make()["a"] * 2)
     td.lerp_(make(), 1.0)

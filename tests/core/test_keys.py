@@ -14,7 +14,9 @@ from tensorclass import (
 
 
 def make() -> TensorDict:
-    return TensorDict({"a": torch.zeros(3, 4), "b": {"c": torch.ones(3), "d": {"e": torch.ones(3, 2)}}}, [3])
+    return TensorDict(
+        {"a": torch.zeros(3, 4), "b": {"c": torch.ones(3), "d": {"e": torch.ones(3, 2)}}}, [3]
+    )
 
 
 def test_unravel_key() -> None:
@@ -100,9 +102,7 @@ def test_pop_del_rename() -> None:
 def test_keys_values_items_nested_and_leaves() -> None:
     td = make()
     assert list(td.keys()) == ["a", "b"]
-    assert list(td.keys(include_nested=True)) == [
-        "a", "b", ("b", "c"), ("b", "d"), ("b", "d", "e")
-    ]
+    assert list(td.keys(include_nested=True)) == ["a", "b", ("b", "c"), ("b", "d"), ("b", "d", "e")]
     assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]
     assert ("b", "d", "e") in td.keys(include_nested=True, leaves_only=True)
     assert ("b", "d") not in td.keys(include_nested=True, leaves_only=True)

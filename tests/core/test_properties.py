@@ -51,29 +51,81 @@ def ops_for(batch: tuple[int, ...], draw: st.DrawFn) -> list[Op]:
         ops += [
             ("flip", lambda t, n: t.flip([d]), lambda p, n: each(p, lambda v: v.flip([d]))),
             ("roll", lambda t, n: t.roll(1, d), lambda p, n: each(p, lambda v: v.roll(1, d))),
-            ("cat", lambda t, n: torch.cat([t, t], d), lambda p, n: each(p, lambda v: torch.cat([v, v], d))),
-            ("flatten", lambda t, n: t.flatten(), lambda p, n: each(p, lambda v: v.reshape(-1, *v.shape[n:]))),
-            ("where", lambda t, n: t.where(torch.ones(batch, dtype=torch.bool).tril() if n > 1 else torch.ones(batch, dtype=torch.bool), 0.0),
-             lambda p, n: each(p, lambda v: torch.where((torch.ones(batch, dtype=torch.bool).tril() if n > 1 else torch.ones(batch, dtype=torch.bool)).reshape(*batch, *[1] * (v.ndim - n)), v, 0.0))),
+            (
+                "cat",
+                lambda t, n: torch.cat([t, t], d),
+                lambda p, n: each(p, lambda v: torch.cat([v, v], d)),
+            ),
+            (
+                "flatten",
+                lambda t, n: t.flatten(),
+                lambda p, n: each(p, lambda v: v.reshape(-1, *v.shape[n:])),
+            ),
+            (
+                "where",
+                lambda t, n: t.where(
+                    torch.ones(batch, dtype=torch.bool).tril()
+                    if n > 1
+                    else torch.ones(batch, dtype=torch.bool),
+                    0.0,
+                ),
+                lambda p, n: each(
+                    p,
+                    lambda v: torch.where(
+                        (
+                            torch.ones(batch, dtype=torch.bool).tril()
+                            if n > 1
+                            else torch.ones(batch, dtype=torch.bool)
+                        ).reshape(*batch, *[1] * (v.ndim - n)),
+                        v,
+                        0.0,
+                    ),
+                ),
+            ),
         ]
         if size:
             idx = (slice(None),) * d + (i,)
             ops += [
                 ("index", lambda t, n: t[idx], lambda p, n: each(p, lambda v: v[idx])),
-                ("unbind", lambda t, n: t.unbind(d)[i], lambda p, n: each(p, lambda v: v.unbind(d)[i])),
-                ("slice", lambda t, n: t[(slice(None),) * d + (slice(0, None, 2),)],
-                 lambda p, n: each(p, lambda v: v[(slice(None),) * d + (slice(0, None, 2),)])),
+                (
+                    "unbind",
+                    lambda t, n: t.unbind(d)[i],
+                    lambda p, n: each(p, lambda v: v.unbind(d)[i]),
+                ),
+                (
+                    "slice",
+                    lambda t, n: t[(slice(None),) * d + (slice(0, None, 2),)],
+                    lambda p, n: each(p, lambda v: v[(slice(None),) * d + (slice(0, None, 2),)]),
+                ),
                 ("setitem", _setitem(idx), _plain_setitem(idx)),
-                ("split", lambda t, n: t.split(1, d)[0], lambda p, n: each(p, lambda v: v.split(1, d)[0])),
+                (
+                    "split",
+                    lambda t, n: t.split(1, d)[0],
+                    lambda p, n: each(p, lambda v: v.split(1, d)[0]),
+                ),
             ]
         if n >= 2:
             perm = draw(st.permutations(list(range(n))))
             ops += [
-                ("permute", lambda t, n: t.permute(*perm), lambda p, n: each(p, lambda v: v.permute(*perm, *range(n, v.ndim)))),
-                ("transpose", lambda t, n: t.transpose(0, 1), lambda p, n: each(p, lambda v: v.transpose(0, 1))),
+                (
+                    "permute",
+                    lambda t, n: t.permute(*perm),
+                    lambda p, n: each(p, lambda v: v.permute(*perm, *range(n, v.ndim))),
+                ),
+                (
+                    "transpose",
+                    lambda t, n: t.transpose(0, 1),
+                    lambda p, n: each(p, lambda v: v.transpose(0, 1)),
+                ),
             ]
         if batch[-1] == 1:
-            ops.append(("squeeze", lambda t, n: t.squeeze(-1), lambda p, n: each(p, lambda v: v.squeeze(n - 1))))
+            ops.append(
+                (
+                    "squeeze",
+                    lambda t, n: t.squeeze(-1),
+                    lambda p, n: each(p, lambda v: v.squeeze(n - 1)),
+                )
+            )
     return ops
 
 
@@ -97,8 +149,14 @@ def _plain_setitem(idx: tuple[Any, ...]) -> Callable[[Plain, int], Plain]:
 
 
 def batch_ndim_after(name: str, n: int) -> int:
-    return {"index": n - 1, "unbind": n - 1, "unsqueeze": n + 1, "stack": n + 1, "flatten": 1,
-            "squeeze": n - 1}.get(name, n)
+    return {
+        "index": n - 1,
+        "unbind": n - 1,
+        "unsqueeze": n + 1,
+        "stack": n + 1,
+        "flatten": 1,
+        "squeeze": n - 1,
+    }.get(name, n)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

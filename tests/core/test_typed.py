@@ -50,7 +50,9 @@ class Pair:
 
 
 def make_step(n: int = 4) -> Step:
-    return Step(obs=Obs(torch.zeros(n, 3), batch_size=[n]), reward=torch.arange(n).float(), batch_size=[n])
+    return Step(
+        obs=Obs(torch.zeros(n, 3), batch_size=[n]), reward=torch.arange(n).float(), batch_size=[n]
+    )
 
 
 def test_both_spellings_are_the_same_kind_of_class() -> None:
@@ -158,10 +160,22 @@ def test_getitem_by_field_name_and_every_op_keeps_class() -> None:
     step = make_step()
     assert step["reward"] is step.reward
     ops = [
-        step[0], step[1:], step[torch.tensor([0, 2])], step.reshape(2, 2), step.unsqueeze(0),
-        step.clone(), step.to(torch.float64), step.apply(lambda t: t + 1), step + 1,
-        torch.stack([step, step]), torch.cat([step, step]), step.expand(2, 4), step.detach(),
-        step.contiguous(), step.select("reward"), step.exclude("obs"),
+        step[0],
+        step[1:],
+        step[torch.tensor([0, 2])],
+        step.reshape(2, 2),
+        step.unsqueeze(0),
+        step.clone(),
+        step.to(torch.float64),
+        step.apply(lambda t: t + 1),
+        step + 1,
+        torch.stack([step, step]),
+        torch.cat([step, step]),
+        step.expand(2, 4),
+        step.detach(),
+        step.contiguous(),
+        step.select("reward"),
+        step.exclude("obs"),
     ]
     for result in ops:
         assert isinstance(result, Step), type(result)
@@ -188,7 +202,9 @@ def test_field_writes_are_checked() -> None:
         step.rewrd = torch.zeros(4)
     with pytest.raises(KeyNotFoundError, match="'reward', 'info'"):
         step.set("rewrd", torch.zeros(4))
-    with pytest.raises(ValueError, match=r"shape \[\], which does not start with the batch size \[4\]"):
+    with pytest.raises(
+        ValueError, match=r"shape \[\], which does not start with the batch size \[4\]"
+    ):
         step.reward = 3  # a number becomes a 0-d tensor, which lacks the batch dim
     assert step.reward.shape == (4,)  # unchanged after the failed writes
 
