@@ -11,7 +11,9 @@ plain attribute read; writes go through ``__setattr__``, which checks the value.
 from __future__ import annotations
 
 import inspect
+import os
 import sys
+import types
 import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -91,9 +93,12 @@ def resolve_annotations(cls: type, strict: bool) -> dict[str, Any]:
     for klass in reversed(cls.__mro__):
         if not isinstance(klass, TensorClassMeta) or "__tensorclass_schema__" not in vars(klass):
             continue
-        module = sys.modules.get(klass.__module__)
-        globalns = dict(vars(module)) if module is not None else {}
-        localns = {klass.__name__: klass, cls.__name__: cls}
+        globalns = _module_namespace(klass)
+        localns = {
+            **vars(klass).get("__tensorclass_namespace__", {}),
+            klass.__name__: klass,
+            cls.__name__: cls,
+        }
         for name, annotation in _own_annotations(klass).items():
             if _is_classvar(annotation):
                 continue
@@ -243,7 +248,26 @@ def _init_fields(
         self.lock_()
 
 
-def _build_class(cls: type, frozen: bool | None) -> None:
+def _module_namespace(cls: type) -> dict[str, Any]:
+    module = sys.modules.get(cls.__module__)
+    return dict(vars(module)) if module is not None else {}
+
+
+def _defining_namespace() -> dict[str, Any]:
+    """The names visible where the class statement runs (outside this package's frames).
+
+    String annotations (``from __future__ import annotations``) of classes defined inside
+    functions name things that only that scope knows, as pydantic also finds.
+    """
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
+        frame = frame.f_back
+    if frame is None:
+        return {}
+    return {**frame.f_globals, **frame.f_locals}
+
+
+def _build_class(cls: type, frozen: bool | None, namespace: dict[str, Any]) -> None:
     inherited: dict[str, Field] = {}
     parent_frozen = False
     for base in reversed(cls.__mro__[1:]):
@@ -254,9 +278,9 @@ def _build_class(cls: type, frozen: bool | None) -> None:
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
     fields = dict(inherited)
-    module = sys.modules.get(cls.__module__)
-    globalns = dict(vars(module)) if module is not None else {}
-    localns = {cls.__name__: cls}
+    globalns = _module_namespace(cls)
+    localns = {**namespace, cls.__name__: cls}
+    unresolved = False
     for name, raw in _own_annotations(cls).items():
         if _is_classvar(raw):
             continue
@@ -264,10 +288,13 @@ def _build_class(cls: type, frozen: bool | None) -> None:
             annotation = _evaluate(raw, globalns, localns)
         except NameError:
             annotation = raw if isinstance(raw, str) else repr(raw)
+            unresolved = True
         if _is_classvar(annotation):
             continue
         _check_field_name(cls, name, inherited)
         fields[name] = _make_field(cls, name, annotation)
+    if unresolved:  # keep the defining scope for resolving forward references later
+        type.__setattr__(cls, "__tensorclass_namespace__", namespace)
     ordered = tuple(fields.values())
     _check_order(cls, ordered)
     schema = Schema(cls.__name__, ordered, parent_frozen if frozen is None else frozen, cls)
@@ -292,7 +319,7 @@ class TensorClassMeta(type):
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
-            _build_class(cls, frozen)
+            _build_class(cls, frozen, _defining_namespace())
         return cls
 
     def __init__(
@@ -436,6 +463,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return self._as_dynamic()
 
 
+# Frames of these files are skipped when looking for the scope that defines a class.
+_OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "decorator.py")})
 TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClass)
 _set_instance_dict = TensorClass.__dict__["__dict__"].__set__
 _RESERVED = _reserved_names() | {"batch_size", "device", "names", "shape"}
