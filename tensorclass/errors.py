@@ -16,6 +16,9 @@ __all__ = [
     "InvalidKeyError",
     "KeyNotFoundError",
     "LockedError",
+    "MemmapFormatError",
+    "NotSerializableError",
+    "RecordedClassError",
     "SchemaError",
     "StructureMismatchError",
     "TensorClassError",
@@ -84,3 +87,15 @@ class SchemaError(TensorClassError, TypeError):
 
 class StructureMismatchError(TensorClassError, ValueError):
     """Instances combined by stack, cat, apply or arithmetic do not share classes or keys."""
+
+
+class MemmapFormatError(TensorClassError, ValueError):
+    """Saved data is missing, truncated, or disagrees with its metadata (``load_memmap``)."""
+
+
+class RecordedClassError(TensorClassError, LookupError):
+    """A class recorded in saved data is not available: not imported, or not a tensor class."""
+
+
+class NotSerializableError(TensorClassError, TypeError):
+    """A non-tensor value cannot be written as JSON (memmap metadata, distributed exchange)."""

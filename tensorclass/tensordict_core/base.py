@@ -16,6 +16,7 @@ from typing_extensions import Self
 from ._core import Names, TensorCore
 from .arithmetic import Arithmetic
 from .repr import format_instance
+from .storage_methods import StorageMethods
 from .torch_functions import HANDLED_FUNCTIONS
 
 __all__ = ["TensorDictBase", "is_tensor_collection"]
@@ -35,7 +36,7 @@ def _rebuild(
     return obj
 
 
-class TensorDictBase(Arithmetic):
+class TensorDictBase(Arithmetic, StorageMethods):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
