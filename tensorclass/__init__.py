@@ -34,6 +34,7 @@ from .tensordict_core import (
     unravel_key,
     unravel_keys,
 )
+from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .typed import TensorClass
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "FrozenInstanceError",
     "InvalidKeyError",
     "KeyNotFoundError",
+    "LazyStackedTensorDict",
     "LockedError",
     "MemmapFormatError",
     "NestedKey",
@@ -62,6 +64,7 @@ __all__ = [
     "field",
     "is_tensor_collection",
     "is_tensorclass",
+    "lazy_stack",
     "stack",
     "tensorclass",
     "unravel_key",

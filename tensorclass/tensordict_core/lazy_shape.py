@@ -1,0 +1,308 @@
+"""Batch-dim operations of lazy stacks that keep the members: indexing, writes at an index,
+``unbind``, ``split``, ``unsqueeze``/``squeeze``, ``permute``, ``expand``, ``flip``, ``roll``.
+
+Each one works on the members (or picks some of them) and stacks the results lazily again,
+so results still share the members' tensors and writes through them reach the members.
+Indexing the stack dim with an int returns the member itself. What cannot be expressed per
+member (reshapes across the stack dim, advanced indexing mixing the stack dim with others)
+falls back to the dense engine: a copy in the members' class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import BatchSizeError
+from ._core import TensorCore
+from .base import TensorDictBase
+from .indexing import _fits, _tensor_leaves, normalize_index
+from .lazy_leaves import LazyLeaves
+from .shape import _sizes, batch_dim
+
+__all__ = ["LazyShapeOps"]
+
+
+def _whole(part: Any) -> bool:
+    return type(part) is slice and part == slice(None)
+
+
+_S = TypeVar("_S")
+
+
+def _restack(members: Sequence[Any], dim: int, like: _S) -> _S:
+    """A lazy stack of ``members`` (typed like ``like``, the stack it comes from)."""
+    from .lazy_stack import lazy_stack
+
+    result: _S = lazy_stack(list(members), dim)
+    return result
+
+
+def _member(member: Any, like: _S) -> _S:
+    """A member returned where the stack's type is declared."""
+    result: _S = member
+    return result
+
+
+class LazyShapeOps(TensorDictBase):
+    """The member-preserving batch operations of ``LazyStackedTensorDict``."""
+
+    __slots__ = ()
+
+    @property
+    def _lazy(self) -> LazyLeaves:
+        data: Any = self._data
+        leaves: LazyLeaves = data
+        return leaves
+
+    # -- reading at an index -------------------------------------------------------------
+
+    def _index(self, index: Any) -> Self:
+        leaves = self._lazy
+        members, stack = leaves.members, leaves.dim
+        normalized = normalize_index(index, self._batch_size)
+        if any(isinstance(part, Tensor) for part in normalized):
+            picked = self._pick_members(normalized)
+            return picked if picked is not None else super()._index(index)
+        dim, before, found = 0, 0, False
+        stack_part: Any = slice(None)
+        member_parts: list[Any] = []
+        for part in normalized:
+            if part is None:
+                member_parts.append(None)
+                before += 0 if found else 1
+                continue
+            if dim == stack:
+                stack_part, found = part, True
+            else:
+                member_parts.append(part)
+                before += 1 if (not found and type(part) is slice) else 0
+            dim += 1
+        member_index = tuple(member_parts)
+        whole = all(_whole(part) for part in member_index)
+
+        def take(member: Any) -> Any:
+            return member if whole else member[member_index]
+
+        if type(stack_part) is int:
+            if not -len(members) <= stack_part < len(members):
+                raise IndexError(
+                    f"index {stack_part} is out of range for the stack dim {stack} of size "
+                    f"{len(members)} (batch_size={list(self._batch_size)})"
+                )
+            return _member(take(members[stack_part]), self)
+        chosen = members[stack_part]
+        if not chosen:
+            return super()._index(index)
+        return _restack([take(m) for m in chosen], before, self)
+
+    def _pick_members(self, normalized: tuple[Any, ...]) -> Any:
+        """A single integer or boolean index on the stack dim: pick members (else None)."""
+        leaves = self._lazy
+        tensors = [p for p in normalized if isinstance(p, Tensor)]
+        if len(tensors) != 1 or None in normalized:
+            return None
+        dim = 0
+        for part in normalized:
+            if part is tensors[0]:
+                break
+            dim += 1
+        index = tensors[0]
+        if dim != leaves.dim or not all(_whole(p) for p in normalized if p is not index):
+            return None
+        if index.dtype is torch.bool:
+            if index.ndim != 1:
+                return None
+            index = index.nonzero().squeeze(-1)
+        if index.ndim > 1 or index.is_floating_point():
+            return None
+        positions: Any = index.tolist()
+        if index.ndim == 0:
+            return leaves.members[positions]
+        if not positions:
+            return None
+        return _restack([leaves.members[i] for i in positions], leaves.dim, self)
+
+    # -- writing at an index -------------------------------------------------------------
+
+    def _set_at(self, index: Any, value: Any) -> None:
+        leaves = self._lazy
+        members, stack, batch_size = leaves.members, leaves.dim, self._batch_size
+        normalized = normalize_index(index, batch_size)
+        positions = torch.arange(batch_size.numel()).reshape(batch_size)[normalized]
+        target = positions.shape
+        coords = torch.unravel_index(positions.reshape(-1), batch_size)
+        owner_of, rest = coords[stack], coords[:stack] + coords[stack + 1 :]
+        if isinstance(value, Mapping):
+            from .tensordict import TensorDict
+
+            value = TensorDict(value)
+        flat: Any = None
+        source: Tensor | None = None
+        if isinstance(value, TensorCore):
+            if not _fits(value._batch_size, target):
+                raise BatchSizeError(
+                    f"cannot write a {type(value).__name__} of batch size "
+                    f"{list(value._batch_size)} at an index selecting batch shape {list(target)}"
+                )
+            full: Any = value
+            flat = (full if value._batch_size == target else full.expand(target)).reshape(-1)
+        else:
+            source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+        for number, member in enumerate(members):
+            mask = owner_of == number
+            if not bool(mask.any()):
+                if flat is not None and flat._batch_size[0]:
+                    # allocate keys the value brings in this member too (lazy pre-allocation)
+                    empty = flat[:0] if rest else flat[0]
+                    member._plan_structured_write(empty, empty._batch_size)
+                continue
+            member_index: Any = tuple(c[mask] for c in rest) if rest else Ellipsis
+            if flat is not None:
+                part = flat[mask]
+                member._set_at(member_index, part if rest else part[-1])
+            elif source is not None and source.numel() == 1:
+                member._set_at(member_index, value)
+            else:
+                assert source is not None
+                self._write_tensor(member, member_index, source, target, mask, bool(rest))
+
+    @staticmethod
+    def _write_tensor(
+        member: TensorCore,
+        member_index: Any,
+        source: Tensor,
+        target: torch.Size,
+        mask: Tensor,
+        has_rest: bool,
+    ) -> None:
+        """Write one tensor into every tensor leaf of ``member`` at its selected elements."""
+        for key, leaf in _tensor_leaves(member, ()):
+            features = leaf.shape[len(member._batch_size) :]
+            shape = target + features
+            if not _fits(source.shape, shape):
+                raise BatchSizeError(
+                    f"cannot write a value of shape {list(source.shape)} into key {key!r} at "
+                    f"the index: the selected elements have shape {list(shape)}"
+                )
+            chunk = source.expand(shape).reshape(-1, *features)[mask]
+            leaf[member_index] = chunk if has_rest else chunk[-1]
+
+    # -- splitting ---------------------------------------------------------------------------
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        """Split along a batch dim; along the stack dim this gives the members themselves."""
+        leaves = self._lazy
+        d = batch_dim(dim, len(self._batch_size))
+        if d == leaves.dim:
+            return tuple(leaves.members)
+        member_dim = d if d < leaves.dim else d - 1
+        new_stack = leaves.dim if d > leaves.dim else leaves.dim - 1
+        columns = [member.unbind(member_dim) for member in leaves.members]
+        return tuple(_restack(row, new_stack, self) for row in zip(*columns))
+
+    def _split_sections(self, sections: list[int], d: int) -> tuple[Self, ...]:
+        leaves = self._lazy
+        if d == leaves.dim:
+            out, start = [], 0
+            for size in sections:
+                group = leaves.members[start : start + size]
+                if group:
+                    out.append(_restack(group, d, self))
+                else:
+                    out.append(super()._index((slice(None),) * d + (slice(start, start),)))
+                start += size
+            return tuple(out)
+        member_dim = d if d < leaves.dim else d - 1
+        columns = [m._split_sections(sections, member_dim) for m in leaves.members]
+        return tuple(_restack(row, leaves.dim, self) for row in zip(*columns))
+
+    # -- adding, removing and moving dims ---------------------------------------------------
+
+    def unsqueeze(self, dim: int) -> Self:
+        """Insert a batch dim of size 1 (the members get it; the stack stays lazy)."""
+        leaves = self._lazy
+        d = batch_dim(dim, len(self._batch_size), extra=1)
+        if d <= leaves.dim:
+            return _restack([m.unsqueeze(d) for m in leaves.members], leaves.dim + 1, self)
+        return _restack([m.unsqueeze(d - 1) for m in leaves.members], leaves.dim, self)
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        """Remove batch dims of size 1; squeezing a stack dim of size 1 gives the member."""
+        leaves = self._lazy
+        members, stack, bs = leaves.members, leaves.dim, self._batch_size
+        if dim is None:
+            ones_before = sum(1 for d in range(stack) if bs[d] == 1)
+            squeezed = [m.squeeze() for m in members]
+            if bs[stack] == 1:
+                return _member(squeezed[0], self)
+            return _restack(squeezed, stack - ones_before, self)
+        d = batch_dim(dim, len(bs))
+        if bs[d] != 1:
+            return _restack(members, stack, self)
+        if d == stack:
+            return _member(members[0], self)
+        member_dim = d if d < stack else d - 1
+        new_stack = stack - 1 if d < stack else stack
+        return _restack([m.squeeze(member_dim) for m in members], new_stack, self)
+
+    def permute(self, *dims: Any) -> Self:
+        """Reorder the batch dims; the members are permuted, the stack dim moves."""
+        leaves = self._lazy
+        n = len(self._batch_size)
+        order = [batch_dim(d, n) for d in _sizes(dims)]
+        if sorted(order) != list(range(n)):
+            raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
+        stack = leaves.dim
+        member_order = [d if d < stack else d - 1 for d in order if d != stack]
+        members = [m.permute(member_order) if member_order else m for m in leaves.members]
+        return _restack(members, order.index(stack), self)
+
+    def expand(self, *shape: Any) -> Self:
+        """Broadcast the members' batch dims (the stack dim keeps its size); no copy."""
+        leaves = self._lazy
+        sizes = list(_sizes(shape))
+        offset = len(sizes) - len(self._batch_size)
+        if offset < 0:
+            raise BatchSizeError(
+                f"expand: shape {sizes} has fewer dims than batch size {list(self._batch_size)}"
+            )
+        at = leaves.dim + offset
+        if sizes[at] not in (-1, len(leaves.members)):
+            raise BatchSizeError(
+                f"cannot expand the stack dim of a lazy stack (size {len(leaves.members)}) to "
+                f"{sizes[at]}; call contiguous() first"
+            )
+        member_sizes = sizes[:at] + sizes[at + 1 :]
+        return _restack([m.expand(member_sizes) for m in leaves.members], at, self)
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        """Reverse batch ``dims``; flipping the stack dim reverses the members."""
+        leaves = self._lazy
+        n = len(self._batch_size)
+        norm = [batch_dim(d, n) for d in ([dims] if isinstance(dims, int) else dims)]
+        stack = leaves.dim
+        member_dims = [d if d < stack else d - 1 for d in norm if d != stack]
+        members = [m.flip(member_dims) if member_dims else m for m in leaves.members]
+        if stack in norm:
+            members.reverse()
+        return _restack(members, stack, self)
+
+    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Self:
+        """Roll along one batch dim; rolling the stack dim rotates the members."""
+        leaves = self._lazy
+        if not isinstance(dims, int) or not isinstance(shifts, int):
+            return super().roll(shifts, dims)
+        d = batch_dim(dims, len(self._batch_size))
+        members = list(leaves.members)
+        if d == leaves.dim:
+            shift = shifts % len(members)
+            members = members[-shift:] + members[:-shift] if shift else members
+        else:
+            member_dim = d if d < leaves.dim else d - 1
+            members = [m.roll(shifts, member_dim) for m in members]
+        return _restack(members, leaves.dim, self)

@@ -1,0 +1,522 @@
+"""Lazy stacks: ``lazy_stack(items, dim)`` keeps its members and stacks a key when it is read.
+
+>>> import torch
+>>> from tensorclass import TensorDict, lazy_stack
+>>> tds = [TensorDict({"a": torch.rand(10), "b": torch.rand(10, 5)}, [10]) for _ in range(3)]
+>>> stacked = lazy_stack(tds, 0)            # nothing is stacked here
+>>> stacked["a"].shape                      # only "a" is stacked
+torch.Size([3, 10])
+>>> stacked["a"] = torch.zeros_like(stacked["a"])   # writes reach the members
+>>> bool((tds[0]["a"] == 0).all())
+True
+>>> stacked[1] is tds[1]                    # indexing the stack dim gives the member
+True
+
+The members may have different keys: the stack's keys are those every member has, and
+reading a key some members lack is an error naming them. A lazy stack is an instance of its
+members' class (``isinstance(lazy_stack(batches), Batch)``), so typed code reads fields as
+usual. Operations that keep the members (indexing, ``unbind``, ``split``, ``unsqueeze``,
+``permute``, ``expand``, ``clone``, ``to``, ``apply``, ``select``...) return lazy stacks;
+the others (arithmetic, reductions, ``reshape``...) return dense results in the members'
+class, as does :meth:`~LazyStackedTensorDict.contiguous`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
+
+import torch
+import torch.utils._pytree as pytree
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
+from ._core import MISSING, TensorCore
+from .access import KeysView, read_value
+from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
+from .lazy_shape import LazyShapeOps
+from .repr import describe_leaf
+from .shape import batch_dim
+
+__all__ = ["LazyStackedTensorDict", "lazy_stack"]
+
+T = TypeVar("T", bound=TensorCore)
+
+
+class _LazyKeys(KeysView):
+    """The keys every member has (nested keys included on request)."""
+
+    __slots__ = ()
+
+    def _list(self) -> list[Any]:
+        leaves: Any = self._owner._data
+        members = leaves.members
+        first, *others = [m.keys(self._include_nested, self._leaves_only) for m in members]
+        return [key for key in first if all(key in view for view in others)]
+
+    def __iter__(self) -> Any:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+
+class LazyStackedTensorDict(LazyShapeOps):
+    """A stack of tensor classes that keeps its members (see the module documentation).
+
+    Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
+    ``members``, ``stack_dim`` and ``member_class`` describe it.
+    """
+
+    __slots__ = ()
+    _member_cls: ClassVar[type[TensorCore] | None] = None
+    _variants: ClassVar[dict[type, type]] = {}
+
+    def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0) -> Any:
+        return lazy_stack(list(tensordicts), stack_dim)
+
+    def __init__(self, *tensordicts: TensorCore, stack_dim: int = 0) -> None:
+        pass  # built by __new__
+
+    @classmethod
+    def _new(
+        cls,
+        data: dict[str, Any],
+        batch_size: torch.Size,
+        device: torch.device | None = None,
+        names: Any = None,
+    ) -> Any:
+        # Results the engine builds from stacked leaves are dense, in the members' class.
+        from .tensordict import TensorDict
+
+        member = cls._member_cls or TensorDict
+        return member._new(data, batch_size, device, names)
+
+    @classmethod
+    def member_class_of(cls) -> type[TensorCore] | None:
+        """The members' class of a lazy-stack class (``None`` for the generic class)."""
+        return cls._member_cls
+
+    # -- what it is --------------------------------------------------------------------------
+
+    @property
+    def members(self) -> tuple[Any, ...]:
+        """The stacked instances themselves, in order."""
+        return tuple(self._lazy.members)
+
+    @property
+    def stack_dim(self) -> int:
+        """The batch dim along which the members are stacked."""
+        return self._lazy.dim
+
+    @property
+    def member_class(self) -> type[TensorCore]:
+        """The class of the members (the class of :meth:`contiguous`)."""
+        cls = type(self)._member_cls
+        assert cls is not None
+        return cls
+
+    def _own_tensors(self) -> list[Tensor]:
+        return [t for member in self._lazy.members for t in member._own_tensors()]
+
+    def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
+        return missing_key_error(self._lazy, key, where)
+
+    def __getattr__(self, name: str) -> Any:
+        # Typed members: fields are read (stacked) from the members.
+        if not name.startswith("_"):
+            schema = getattr(type(self), "__tensorclass_schema__", None)
+            if schema is not None and name in schema.by_name:
+                leaves = self._lazy
+                if len(leaves.missing_from(name)) == len(leaves.members):
+                    return None
+                return read_value(leaves[name])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+        """The keys every member has (see ``TensorDict.keys``)."""
+        return _LazyKeys(self, include_nested, leaves_only)
+
+    def __repr__(self) -> str:
+        leaves = self._lazy
+        first = leaves.members[0]
+        parts = []
+        for key in leaves:
+            leaf = first._data[key]
+            if isinstance(leaf, Tensor):
+                shape = list(leaf.shape)
+                shape.insert(leaves.dim, len(leaves.members))
+                dtype = str(leaf.dtype).removeprefix("torch.")
+                parts.append(f"{key}: {dtype}[{', '.join(map(str, shape))}]")
+            elif isinstance(leaf, TensorCore):
+                parts.append(f"{key}: {leaves[key]!r}")
+            else:
+                parts.append(f"{key}: {describe_leaf(leaves[key])}")
+        exclusive = sorted({k for m in leaves.members for k in m._data} - set(leaves))
+        if exclusive:
+            parts.append(f"exclusive_keys={exclusive}")
+        parts += [f"batch_size={list(self._batch_size)}", f"stack_dim={leaves.dim}"]
+        if self._device is not None:
+            parts.append(f"device={self._device}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        leaves = self._lazy
+        return (_rebuild, (list(leaves.members), leaves.dim, self._locked))
+
+    # -- writing through the stack -----------------------------------------------------------
+
+    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
+        leaves = self._lazy
+        if value is None and not self._dynamic_keys:  # typed: None removes the field
+            for member in leaves.members:
+                member._set_str(key, None, where=where)
+            return
+        if inplace and key in leaves:
+            self._write_inplace(key, value, where)
+            return
+        leaf = self._convert(key, value, where)
+        if self._locked:
+            self._check_unlocked(where or key, "add" if key not in leaves else "replace")
+        leaves[key] = leaf
+
+    def _set_path(
+        self, key: tuple[str, ...], value: Any, inplace: bool = False, where: object = None
+    ) -> None:
+        where = where or key
+        if len(key) == 1:
+            self._set_str(key[0], value, inplace, where)
+            return
+        leaves = self._lazy
+        if key[0] in leaves:
+            leaves[key[0]]._set_path(key[1:], value, inplace, where)  # a lazy nested stack
+            return
+        for member, part in zip(leaves.members, self._split_value(value, where)):
+            member._set_path(key, part, inplace, where)
+
+    def _split_value(self, value: Any, where: object) -> tuple[Any, ...]:
+        """One part of a user value per member (checked against the stack's batch size)."""
+        leaves = self._lazy
+        count = len(leaves.members)
+        if isinstance(value, Mapping) and not isinstance(value, TensorCore):
+            from .tensordict import TensorDict
+
+            value = TensorDict(value, batch_size=self._batch_size)
+        if isinstance(value, (Tensor, TensorCore)):
+            leaf = self._check_leaf(str(where), value, where)
+            return split_leaf(leaf, leaves.dim, count)
+        return (value,) * count  # a non-tensor value: every member gets it
+
+    def _write_inplace(self, key: str, value: Any, where: object = None) -> None:
+        leaves = self._lazy
+        first = leaves.members[0]._data[key]
+        count = len(leaves.members)
+        if isinstance(first, Tensor):
+            source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+            shape = list(first.shape)
+            shape.insert(leaves.dim, count)
+            try:
+                parts: tuple[Any, ...] = source.expand(shape).unbind(leaves.dim)
+            except RuntimeError:
+                raise BatchSizeError(
+                    f"cannot write key {where or key!r} in place: a value of shape "
+                    f"{list(source.shape)} does not fit the stacked shape {shape}"
+                ) from None
+        elif isinstance(first, TensorCore):
+            parts = self._split_value(value, where or key)
+        else:
+            parts = split_leaf(self._convert(key, value, where), leaves.dim, count)
+        for member, part in zip(leaves.members, parts):
+            member._write_inplace(key, part, where)
+
+    def update(
+        self,
+        other: Mapping[Any, Any] | TensorCore,
+        *,
+        inplace: bool = False,
+        keys_to_update: Any = None,
+    ) -> Self:
+        """Write every entry of ``other`` into the members (split along the stack dim)."""
+        from .tensordict import TensorDict
+
+        n = len(self._batch_size)
+        if not isinstance(other, TensorCore):
+            other = TensorDict(other, batch_size=self._batch_size)
+        elif other._batch_size[:n] != self._batch_size:
+            raise BatchSizeError(
+                f"cannot update a lazy stack of batch size {list(self._batch_size)} from a "
+                f"{type(other).__name__} of batch size {list(other._batch_size)}"
+            )
+        parts = _unbind(other, self._lazy.dim)
+        for member, part in zip(self._lazy.members, parts):
+            member.update(part, inplace=inplace, keys_to_update=keys_to_update)
+        return self
+
+    def _write_back(self, dense: TensorCore) -> Self:
+        """Copy a dense result into the members' tensors (for in-place fallbacks)."""
+        for member, part in zip(self._lazy.members, _unbind(dense, self._lazy.dim)):
+            member.update_(part)
+        return self
+
+    def _split_other(self, other: Any) -> list[Any] | None:
+        """The parts of another operand, one per member, or None if it cannot be split."""
+        count = len(self._lazy.members)
+        if isinstance(other, TensorCore):
+            if other._batch_size[: len(self._batch_size)] != self._batch_size:
+                return None
+            return list(_unbind(other, self._lazy.dim))
+        if isinstance(other, (int, float, bool, complex)):
+            return [other] * count
+        if isinstance(other, Tensor) and other.ndim == 0:
+            return [other] * count
+        return None
+
+    # -- in place, on the members ------------------------------------------------------------
+
+    def _each(self, name: str, *args: Any, **kwargs: Any) -> Self:
+        for member in self._lazy.members:
+            getattr(member, name)(*args, **kwargs)
+        return self
+
+    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
+        parts = self._split_other(other)
+        if parts is None:
+            return self._write_back(op(self.contiguous(), other))
+        for member, part in zip(self._lazy.members, parts):
+            member._inplace(op, part)
+        return self
+
+    def lerp_(self, end: Any, weight: float) -> Self:
+        """Move every tensor towards ``end`` by ``weight``, in the members."""
+        parts = self._split_other(end)
+        if parts is None:
+            return self._write_back(self.contiguous().lerp_(end, weight))
+        for member, part in zip(self._lazy.members, parts):
+            member.lerp_(part, weight)
+        return self
+
+    def zero_(self) -> Self:
+        """Zero every tensor of every member."""
+        return self._each("zero_")
+
+    def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
+        """Fill ``key`` of every member with ``value``."""
+        return self._each("fill_", key, value)
+
+    def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
+        """Write ``value`` where ``mask`` (over the stack's batch dims) is true."""
+        return self._write_back(self.contiguous().masked_fill_(mask, value))
+
+    def detach_(self) -> Self:
+        """Detach every member's tensors in place."""
+        return self._each("detach_")
+
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
+        """Set ``requires_grad`` on the members' floating-point tensors."""
+        return self._each("requires_grad_", requires_grad)
+
+    def lock_(self) -> Self:
+        """Lock the stack and its members."""
+        self._locked = True
+        return self._each("lock_")
+
+    def unlock_(self) -> Self:
+        """Unlock the stack and its members."""
+        self._each("unlock_")
+        self._locked = False
+        return self
+
+    def _set_batch_size(self, new: torch.Size) -> None:
+        leaves = self._lazy
+        if len(new) <= leaves.dim or new[leaves.dim] != len(leaves.members):
+            raise BatchSizeError(
+                f"cannot set batch_size={list(new)} on a lazy stack of {len(leaves.members)} "
+                f"members along dim {leaves.dim}"
+            )
+        member_size = torch.Size(new[: leaves.dim] + new[leaves.dim + 1 :])
+        for member in leaves.members:
+            member._set_batch_size(member_size)
+        self._batch_size = new
+        self._names = None
+
+    # -- operations that keep the members ----------------------------------------------------
+
+    def _per_member(self, name: str, *args: Any, **kwargs: Any) -> Self:
+        leaves = self._lazy
+        results = [getattr(m, name)(*args, **kwargs) for m in leaves.members]
+        if all(r is m for r, m in zip(results, leaves.members)):
+            return self
+        return self._restacked(results)
+
+    def _restacked(self, members: list[Any], dim: int | None = None) -> Self:
+        result: Self = lazy_stack(members, self._lazy.dim if dim is None else dim)
+        return result
+
+    def clone(self, recurse: bool = True) -> Self:
+        """A lazy stack of copies of the members."""
+        return self._restacked([m.clone(recurse) for m in self._lazy.members])
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Move or cast every member (a lazy stack of the results)."""
+        return self._per_member("to", *args, **kwargs)
+
+    def detach(self) -> Self:
+        """A lazy stack of the detached members."""
+        return self._per_member("detach")
+
+    def contiguous(self) -> Any:
+        """A dense copy in the members' class (the keys every member has)."""
+        data = {
+            key: leaf.contiguous() if isinstance(leaf, LazyShapeOps) else leaf
+            for key, leaf in self._lazy.items()
+        }
+        return type(self)._new(data, self._batch_size, self._device, self._names)
+
+    def is_contiguous(self) -> bool:
+        """Always ``False``: the members are separate."""
+        return False
+
+    def where(self, condition: Tensor, other: Any) -> Any:
+        """See ``TensorDict.where`` (computed on the dense stack)."""
+        return self.contiguous().where(condition, other)
+
+    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+        """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
+        if inplace:
+            return self._each("select", *keys, inplace=True, strict=strict)
+        return self._per_member("select", *keys, strict=strict)
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """Drop ``keys`` from every member (see ``TensorDict.exclude``)."""
+        if inplace:
+            return self._each("exclude", *keys, inplace=True)
+        return self._per_member("exclude", *keys)
+
+    def empty(self, recurse: bool = False) -> Self:
+        """A lazy stack of empty members."""
+        return self._per_member("empty", recurse)
+
+    def filter_non_tensor_data(self) -> Self:
+        """A lazy stack of the members without their non-tensor entries."""
+        return self._per_member("filter_non_tensor_data")
+
+    def apply(
+        self,
+        fn: Callable[..., Any],
+        *others: TensorCore,
+        batch_size: Any = None,
+        names: Any = None,
+        inplace: bool = False,
+        default: Any = MISSING,
+        call_on_nested: bool = False,
+    ) -> Self:
+        """Apply ``fn`` member by member (see ``TensorDict.apply``); the result stays lazy.
+
+        With ``batch_size=`` or ``names=`` the dense stack is used instead.
+        """
+        split = [self._split_other(o) for o in others]
+        if batch_size is not None or names is not None or any(s is None for s in split):
+            if inplace:
+                dense = self.contiguous()
+                dense.apply(fn, *others, inplace=True, default=default)
+                return self._write_back(dense)
+            return super().apply(
+                fn,
+                *others,
+                batch_size=batch_size,
+                names=names,
+                default=default,
+                call_on_nested=call_on_nested,
+            )
+        leaves = self._lazy
+        results = []
+        for index, member in enumerate(leaves.members):
+            extra = [parts[index] for parts in split if parts is not None]
+            results.append(
+                member.apply(
+                    fn, *extra, inplace=inplace, default=default, call_on_nested=call_on_nested
+                )
+            )
+        return self if inplace else self._restacked(results)
+
+
+def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
+    parts: tuple[Any, ...] = node.unbind(dim)
+    return parts
+
+
+def _rebuild(members: list[Any], dim: int, locked: bool) -> Any:
+    result = lazy_stack(members, dim)
+    return result.lock_() if locked else result
+
+
+def _flatten(stack: LazyStackedTensorDict) -> tuple[list[Any], None]:
+    # Transforms see a lazy stack as its dense equivalent (stacking is differentiable).
+    return [stack.contiguous()], None
+
+
+def _unflatten(children: Any, context: Any) -> Any:
+    return next(iter(children))
+
+
+def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
+    """The lazy-stack class whose instances are also instances of ``member_cls``."""
+    found = LazyStackedTensorDict._variants.get(member_cls)
+    if found is None:
+        name = f"LazyStackedTensorDict[{member_cls.__name__}]"
+        namespace = {
+            "__slots__": (),
+            "__module__": __name__,
+            "__qualname__": name,
+            "_member_cls": member_cls,
+            "__doc__": f"A lazy stack of {member_cls.__name__} instances.",
+        }
+        # type.__new__ with the members' metaclass: a typed class gets no schema rebuild.
+        found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
+        pytree.register_pytree_node(
+            found, _flatten, _unflatten, serialized_type_name=f"{__name__}.{name}"
+        )
+        LazyStackedTensorDict._variants[member_cls] = found
+    return found
+
+
+def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
+    """Stack instances along a new batch dim ``dim`` without copying (see the module doc).
+
+    The members must share their class and batch size; their keys may differ. The result
+    is an instance of the members' class and of :class:`LazyStackedTensorDict`.
+    """
+    members = list(items)
+    if not members:
+        raise ValueError("lazy_stack needs at least one tensor class")
+    first = members[0]
+    for index, item in enumerate(members):
+        if not isinstance(item, TensorCore):
+            raise TypeError(
+                f"lazy_stack: item {index} is a {type(item).__name__}, not a tensor class"
+            )
+        if type(item) is not type(first):
+            raise StructureMismatchError(
+                f"lazy_stack: item 0 is a {type(first).__name__}, item {index} a "
+                f"{type(item).__name__}; members must share their class"
+            )
+        if item._batch_size != first._batch_size:
+            sizes = [list(m._batch_size) for m in members]
+            raise StructureMismatchError(f"lazy_stack: members have different batch sizes {sizes}")
+    batch = first._batch_size
+    d = batch_dim(dim, len(batch), extra=1)
+    member_cls = getattr(type(first), "_member_cls", None) or type(first)
+    cls = _variant(member_cls)
+    device = first._device if all(m._device == first._device for m in members) else None
+    names = first._names
+    stack = object.__new__(cls)
+    _SLOTS["_data"].__set__(stack, LazyLeaves(stack, members, d))
+    _SLOTS["_batch_size"].__set__(stack, torch.Size((*batch[:d], len(members), *batch[d:])))
+    _SLOTS["_device"].__set__(stack, device)
+    _SLOTS["_names"].__set__(stack, None if names is None else (*names[:d], None, *names[d:]))
+    _SLOTS["_locked"].__set__(stack, all(m._locked for m in members))
+    return stack  # type: ignore[return-value]
+
+
+_SLOTS: dict[str, Any] = {name: TensorCore.__dict__[name] for name in TensorCore.__slots__}
