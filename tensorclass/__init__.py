@@ -35,10 +35,18 @@ from .tensordict_core import (
     unravel_keys,
 )
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
+from .tensordict_core.memmap import (
+    EntryInfo,
+    MemmapInfo,
+    MemoryMappedTensor,
+    load_memmap,
+    read_metadata,
+)
 from .typed import TensorClass
 
 __all__ = [
     "BatchSizeError",
+    "EntryInfo",
     "Field",
     "FieldKind",
     "FieldTypeError",
@@ -48,6 +56,8 @@ __all__ = [
     "LazyStackedTensorDict",
     "LockedError",
     "MemmapFormatError",
+    "MemmapInfo",
+    "MemoryMappedTensor",
     "NestedKey",
     "NonTensorData",
     "NonTensorStack",
@@ -65,6 +75,8 @@ __all__ = [
     "is_tensor_collection",
     "is_tensorclass",
     "lazy_stack",
+    "load_memmap",
+    "read_metadata",
     "stack",
     "tensorclass",
     "unravel_key",

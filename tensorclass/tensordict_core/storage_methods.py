@@ -6,10 +6,16 @@ This mixin only forwards: each concept lives in its own module (``memmap/``, ``p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from torch import Tensor
 from typing_extensions import Self
 
 from ._core import TensorCore
+
+if TYPE_CHECKING:
+    from .memmap.load import ClassPolicy
+    from .memmap.tensor import PathLike
 
 __all__ = ["StorageMethods"]
 
@@ -28,6 +34,64 @@ class StorageMethods(TensorCore):
             elif isinstance(leaf, StorageMethods):
                 out.extend(leaf._own_tensors())
         return out
+
+    # -- memory-mapped storage -------------------------------------------------------------
+
+    def memmap(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
+        """Save to the directory ``prefix`` and return a copy backed by the files (locked).
+
+        One raw file per tensor and a ``meta.json`` per nested level; the save is atomic
+        (written aside, then renamed into place). Replacing an existing save needs
+        ``existsok=True``. ``num_threads`` writes files in parallel. See ``docs/storage.md``.
+        """
+        from .memmap.save import memmap
+
+        return memmap(self, prefix, existsok=existsok, num_threads=num_threads)  # type: ignore[return-value]
+
+    def memmap_(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
+        """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
+        ones (and it is locked); returns this instance."""
+        from .memmap.save import memmap
+
+        return memmap(self, prefix, existsok=existsok, num_threads=num_threads, inplace=True)  # type: ignore[return-value]
+
+    def memmap_like(
+        self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False
+    ) -> Self:
+        """Like :meth:`memmap`, without writing the data: new files of the right sizes,
+        reading as zeros. An expanded template is never materialised in memory."""
+        from .memmap.save import memmap
+
+        return memmap(self, prefix, existsok=existsok, num_threads=num_threads, like=True)  # type: ignore[return-value]
+
+    @classmethod
+    def load_memmap(
+        cls,
+        prefix: PathLike,
+        *,
+        classes: ClassPolicy | None = None,
+        device: Any = None,
+    ) -> Self:
+        """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``).
+
+        ``TensorDict.load_memmap`` gives plain TensorDicts at every level (``classes`` defaults
+        to ``"tensordict"``); a typed class gives itself, with its declared nested classes.
+        """
+        from .base import TensorDictBase
+        from .memmap.load import load_memmap
+
+        target: type[TensorCore] | None = None if cls is TensorDictBase else cls
+        if classes is None:
+            dynamic = target is not None and cls._dynamic_keys
+            classes = "tensordict" if dynamic else "imported"
+        return load_memmap(prefix, target, classes=classes, device=device)  # type: ignore[no-any-return]
+
+    def is_memmap(self) -> bool:
+        """Whether every tensor (at every depth) is a :class:`MemoryMappedTensor`."""
+        from .memmap.tensor import MemoryMappedTensor
+
+        tensors = self._own_tensors()
+        return bool(tensors) and all(isinstance(t, MemoryMappedTensor) for t in tensors)
 
     # -- shared memory and worker processes ------------------------------------------------
 

@@ -1,0 +1,417 @@
+"""The on-disk format of memory-mapped tensor classes, and reading it back as a tree.
+
+Layout
+------
+A save is a directory per nested level. Each directory holds ``meta.json`` (its level) and
+one raw file per tensor leaf; each nested instance is a sub-directory with its own
+``meta.json``, so any sub-directory is itself a complete save of that branch::
+
+    dataset/
+      meta.json            this level: class, batch size, entries
+      images.memmap        raw bytes of the tensor under "images" (C order, no header)
+      info/                the nested instance under "info"
+        meta.json
+        step.memmap
+
+A lazy stack is a directory whose members are the sub-directories ``0``, ``1``, ...
+
+File and directory names are derived from the keys: letters, digits, ``- _ . + = , @`` and
+spaces are kept, every other character is written ``%XX`` (its UTF-8 bytes), a leading ``.``
+too; leaf files end with ``.memmap``. The empty key is written ``%``.
+
+``meta.json``
+-------------
+A JSON object::
+
+    {
+      "format": "tensorclass-memmap",     always this string
+      "version": 1,                       the format version (newer versions are refused)
+      "kind": "instance",                 or "lazy_stack"
+      "class": "tensorclass:TensorDict",  "module:qualname" of the class saved
+      "typed": false,                     whether the class declares fields
+      "schema": null,                     typed classes: [{"name", "kind", "annotation",
+                                          "nested"}] (informative; loading checks fields)
+      "batch_size": [1000000],
+      "device": null,                     the device at save time, or null
+      "names": null,                      the batch dim names, or null
+      "entries": [                        in key order
+        {"key": "images", "type": "tensor", "file": "images.memmap",
+         "dtype": "uint8", "shape": [1000000, 8], "nbytes": 8000000},
+        {"key": "info", "type": "nested", "dir": "info"},
+        {"key": "name", "type": "non_tensor", "value": "run-1"},
+        {"key": "tags", "type": "non_tensor_stack", "values": ["a", "b", ...]}
+      ]
+    }
+
+A lazy stack has ``"kind": "lazy_stack"``, ``"stack_dim"``, ``"members": ["0", "1", ...]``
+and no entries; its ``class`` is the members' class. ``dtype`` is the name of a
+``torch.dtype`` (``float32``, ``bfloat16``...). Non-tensor values are JSON values (``null``,
+booleans, numbers, strings, lists, objects with string keys); ``values`` nests lists as
+deep as the batch dims.
+
+:func:`read_metadata` reads a save into a :class:`MemmapInfo` tree without mapping any data;
+``MemmapInfo.problems()`` lists missing, truncated or oversized files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ...errors import MemmapFormatError
+
+__all__ = [
+    "DTYPES",
+    "FORMAT",
+    "LEAF_SUFFIX",
+    "META_NAME",
+    "TENSORDICT_PATH",
+    "VERSION",
+    "EntryInfo",
+    "MemmapInfo",
+    "dir_name",
+    "dtype_name",
+    "leaf_file_name",
+    "read_metadata",
+]
+
+FORMAT = "tensorclass-memmap"
+VERSION = 1
+META_NAME = "meta.json"
+LEAF_SUFFIX = ".memmap"
+TENSORDICT_PATH = "tensorclass:TensorDict"
+ENTRY_TYPES = ("tensor", "nested", "non_tensor", "non_tensor_stack")
+
+DTYPES: dict[str, torch.dtype] = {
+    str(value).removeprefix("torch."): value
+    for value in vars(torch).values()
+    if isinstance(value, torch.dtype)
+}
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+=,@ ")
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The name a dtype is recorded under (``torch.float32`` is ``"float32"``)."""
+    return str(dtype).removeprefix("torch.")
+
+
+def _encode(key: str) -> str:
+    if not key:
+        return "%"
+    out = []
+    for position, char in enumerate(key):
+        if char in _SAFE and not (position == 0 and char == "."):
+            out.append(char)
+        else:
+            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return "".join(out)
+
+
+def leaf_file_name(key: str) -> str:
+    """The file name of the tensor leaf under ``key``."""
+    return _encode(key) + LEAF_SUFFIX
+
+
+def dir_name(key: str) -> str:
+    """The directory name of the nested instance under ``key``."""
+    name = _encode(key)
+    if name == META_NAME or name.endswith(LEAF_SUFFIX):
+        head, _, tail = name.rpartition(".")
+        name = f"{head}%2E{tail}"  # never collides with a leaf file or the metadata
+    return name
+
+
+@dataclass(frozen=True)
+class EntryInfo:
+    """One entry of a saved level (see the module documentation for the fields)."""
+
+    key: str
+    type: str
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    nbytes: int | None = None
+    file: Path | None = None
+    bytes_on_disk: int | None = None
+    value: Any = None
+    child: MemmapInfo | None = None
+
+    def problem(self) -> str | None:
+        """What is wrong with this entry's file, or ``None``."""
+        if self.type != "tensor":
+            return None
+        if self.bytes_on_disk is None:
+            return f"file {self.file} is missing or not a regular file"
+        if self.bytes_on_disk != self.nbytes:
+            state = "truncated" if self.bytes_on_disk < (self.nbytes or 0) else "too long"
+            return (
+                f"file {self.file} holds {self.bytes_on_disk} bytes, the metadata says "
+                f"{self.nbytes} ({self.dtype}{list(self.shape or ())}): {state}"
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class MemmapInfo:
+    """A saved level, read from its ``meta.json`` (no data is mapped)."""
+
+    path: Path
+    kind: str
+    class_path: str
+    typed: bool
+    batch_size: tuple[int, ...]
+    device: str | None = None
+    names: tuple[str | None, ...] | None = None
+    schema: tuple[dict[str, Any], ...] | None = None
+    entries: tuple[EntryInfo, ...] = ()
+    stack_dim: int | None = None
+    members: tuple[MemmapInfo, ...] = field(default=())
+
+    def problems(self) -> list[str]:
+        """Every missing, truncated or oversized file, with its key path (all at once)."""
+        found: list[str] = []
+        self._collect(found, ())
+        return found
+
+    def _collect(self, found: list[str], prefix: tuple[str, ...]) -> None:
+        for index, member in enumerate(self.members):
+            member._collect(found, (*prefix, f"<member {index}>"))
+        for entry in self.entries:
+            problem = entry.problem()
+            if problem is not None:
+                found.append(f"{(*prefix, entry.key)!r}: {problem}")
+            if entry.child is not None:
+                entry.child._collect(found, (*prefix, entry.key))
+
+    @property
+    def total_bytes(self) -> int:
+        """The bytes the tensors of this level and its nested levels take on disk."""
+        own = sum(entry.bytes_on_disk or 0 for entry in self.entries if entry.type == "tensor")
+        nested = sum(e.child.total_bytes for e in self.entries if e.child is not None)
+        return own + nested + sum(member.total_bytes for member in self.members)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description of the tree (for tools such as ``inspect``)."""
+        out: dict[str, Any] = {
+            "path": str(self.path),
+            "kind": self.kind,
+            "class": self.class_path,
+            "typed": self.typed,
+            "batch_size": list(self.batch_size),
+            "device": self.device,
+            "names": None if self.names is None else list(self.names),
+        }
+        if self.kind == "lazy_stack":
+            out["stack_dim"] = self.stack_dim
+            out["members"] = [member.to_dict() for member in self.members]
+            return out
+        entries = []
+        for entry in self.entries:
+            item: dict[str, Any] = {"key": entry.key, "type": entry.type}
+            if entry.type == "tensor":
+                item.update(
+                    dtype=entry.dtype,
+                    shape=list(entry.shape or ()),
+                    nbytes=entry.nbytes,
+                    file=str(entry.file),
+                    bytes_on_disk=entry.bytes_on_disk,
+                )
+            elif entry.child is not None:
+                item["child"] = entry.child.to_dict()
+            else:
+                item["value"] = entry.value
+            entries.append(item)
+        out["entries"] = entries
+        return out
+
+
+def read_metadata(path: str | os.PathLike[str]) -> MemmapInfo:
+    """Read a saved tensor class (or one of its sub-directories) as a :class:`MemmapInfo`.
+
+    Only JSON is read; no data is mapped and no class is looked up. Malformed metadata
+    raises :class:`~tensorclass.MemmapFormatError`; missing or truncated data files are
+    reported by :meth:`MemmapInfo.problems` (and refused by ``load_memmap``).
+    """
+    return _read_level(Path(os.path.abspath(os.fspath(path))), None)
+
+
+def _fail(path: Path, message: str) -> MemmapFormatError:
+    return MemmapFormatError(f"{path / META_NAME}: {message}")
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    meta_file = path / META_NAME
+    if not path.is_dir():
+        raise MemmapFormatError(f"{path} is not a directory holding a tensorclass save")
+    try:
+        info = os.lstat(meta_file)
+    except FileNotFoundError:
+        raise MemmapFormatError(
+            f"{path} holds no {META_NAME}: it is not a tensorclass save (or the save is incomplete)"
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise _fail(path, "the metadata is not a regular file")
+    try:
+        meta = json.loads(meta_file.read_bytes())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise _fail(path, f"the metadata is not valid JSON ({err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise _fail(path, f"not a {FORMAT!r} metadata file")
+    version = meta.get("version")
+    if type(version) is not int or version < 1:
+        raise _fail(path, f"invalid format version {version!r}")
+    if version > VERSION:
+        raise _fail(
+            path, f"written in format version {version}; this tensorclass reads up to {VERSION}"
+        )
+    return meta
+
+
+def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
+    if type(value) is not list or not all(type(v) is int and v >= 0 for v in value):
+        raise _fail(path, f"{what} must be a list of non-negative ints; got {value!r}")
+    return tuple(value)
+
+
+def _read_level(path: Path, parent_batch: tuple[int, ...] | None) -> MemmapInfo:
+    meta = _load_json(path)
+    kind = meta.get("kind")
+    class_path = meta.get("class")
+    if kind not in ("instance", "lazy_stack"):
+        raise _fail(path, f"unknown kind {kind!r}")
+    if type(class_path) is not str or ":" not in class_path:
+        raise _fail(path, f"invalid class {class_path!r} (expected 'module:qualname')")
+    batch_size = _ints(path, meta.get("batch_size"), "batch_size")
+    if parent_batch is not None and batch_size[: len(parent_batch)] != parent_batch:
+        raise _fail(
+            path,
+            f"batch_size {list(batch_size)} does not start with the parent's {list(parent_batch)}",
+        )
+    device = meta.get("device")
+    names = meta.get("names")
+    if device is not None and type(device) is not str:
+        raise _fail(path, f"invalid device {device!r}")
+    if names is not None and (
+        type(names) is not list
+        or len(names) != len(batch_size)
+        or not all(n is None or type(n) is str for n in names)
+    ):
+        raise _fail(path, f"invalid names {names!r}")
+    schema = meta.get("schema")
+    if schema is not None and (
+        type(schema) is not list or not all(type(f) is dict for f in schema)
+    ):
+        raise _fail(path, "schema must be null or a list of objects")
+    common: dict[str, Any] = {
+        "path": path,
+        "kind": kind,
+        "class_path": class_path,
+        "typed": bool(meta.get("typed", False)),
+        "batch_size": batch_size,
+        "device": device,
+        "names": None if names is None else tuple(names),
+        "schema": None if schema is None else tuple(schema),
+    }
+    if kind == "lazy_stack":
+        stack_dim, members = _read_members(path, meta, batch_size)
+        return MemmapInfo(**common, stack_dim=stack_dim, members=members)
+    entries = meta.get("entries")
+    if type(entries) is not list:
+        raise _fail(path, "entries must be a list")
+    seen: set[str] = set()
+    parsed = []
+    for raw in entries:
+        entry = _read_entry(path, raw, batch_size)
+        if entry.key in seen:
+            raise _fail(path, f"the key {entry.key!r} appears twice")
+        seen.add(entry.key)
+        parsed.append(entry)
+    return MemmapInfo(**common, entries=tuple(parsed))
+
+
+def _read_members(
+    path: Path, meta: dict[str, Any], batch_size: tuple[int, ...]
+) -> tuple[int, tuple[MemmapInfo, ...]]:
+    stack_dim = meta.get("stack_dim")
+    members = meta.get("members")
+    if type(stack_dim) is not int or not 0 <= stack_dim < len(batch_size):
+        raise _fail(path, f"invalid stack_dim {stack_dim!r} for batch_size {list(batch_size)}")
+    count = batch_size[stack_dim]
+    if members != [str(i) for i in range(count)]:
+        raise _fail(path, f"members must be ['0', ..., '{count - 1}']; got {members!r}")
+    member_batch = batch_size[:stack_dim] + batch_size[stack_dim + 1 :]
+    read = []
+    for name in members:
+        member = _read_level(path / name, None)
+        if member.batch_size != member_batch:
+            raise _fail(
+                path,
+                f"member {name} has batch_size {list(member.batch_size)}; the stack needs "
+                f"{list(member_batch)}",
+            )
+        read.append(member)
+    return stack_dim, tuple(read)
+
+
+def _regular_size(file: Path) -> int | None:
+    try:
+        info = os.lstat(file)
+    except FileNotFoundError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
+    if type(raw) is not dict or type(raw.get("key")) is not str:
+        raise _fail(path, f"invalid entry {raw!r:.80}")
+    key, kind = raw["key"], raw.get("type")
+    if kind not in ENTRY_TYPES:
+        raise _fail(path, f"entry {key!r} has unknown type {kind!r}")
+    if kind == "tensor":
+        dtype = raw.get("dtype")
+        if dtype not in DTYPES:
+            raise _fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
+        shape = _ints(path, raw.get("shape"), f"the shape of {key!r}")
+        if shape[: len(batch_size)] != batch_size:
+            raise _fail(
+                path,
+                f"entry {key!r} has shape {list(shape)}, which does not start with the "
+                f"batch size {list(batch_size)}",
+            )
+        nbytes = math.prod(shape) * DTYPES[dtype].itemsize
+        if raw.get("nbytes") != nbytes:
+            raise _fail(path, f"entry {key!r}: nbytes {raw.get('nbytes')!r}, expected {nbytes}")
+        if raw.get("file") != leaf_file_name(key):
+            raise _fail(path, f"entry {key!r}: file must be {leaf_file_name(key)!r}")
+        file = path / leaf_file_name(key)
+        return EntryInfo(key, kind, dtype, shape, nbytes, file, _regular_size(file))
+    if kind == "nested":
+        if raw.get("dir") != dir_name(key):
+            raise _fail(path, f"entry {key!r}: dir must be {dir_name(key)!r}")
+        sub = path / dir_name(key)
+        if sub.is_symlink():
+            raise _fail(path, f"entry {key!r}: {sub} is a symbolic link")
+        return EntryInfo(key, kind, child=_read_level(sub, batch_size))
+    if kind == "non_tensor":
+        if "value" not in raw:
+            raise _fail(path, f"entry {key!r} has no value")
+        return EntryInfo(key, kind, value=raw["value"])
+    values = raw.get("values")
+    if not _has_shape(values, batch_size):
+        raise _fail(path, f"entry {key!r}: values are not nested lists of shape {list(batch_size)}")
+    return EntryInfo(key, kind, shape=batch_size, value=values)
+
+
+def _has_shape(values: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``values`` are nested lists with the sizes of ``shape``."""
+    if not shape:
+        return True
+    if type(values) is not list or len(values) != shape[0]:
+        return False
+    return all(_has_shape(item, shape[1:]) for item in values)

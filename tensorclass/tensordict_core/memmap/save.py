@@ -1,0 +1,276 @@
+"""Saving tensor classes as memory-mapped directories (``memmap``, ``memmap_``, ``memmap_like``).
+
+A save is written in full into a hidden temporary directory next to the target, then moved
+into place with one rename (an atomic exchange on Linux when a previous save exists), so an
+interrupted save never leaves a half-written directory at the target path: the previous
+save stays as it was. The format is described in :mod:`.metadata`.
+
+Each tensor is written with a single ``write`` of its bytes (contiguous tensors are written
+straight from their memory; others are copied once, into the mapped file); ``num_threads``
+writes several files at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ...errors import MemmapFormatError
+from .._core import TensorCore
+from ..json_values import non_tensor_to_json
+from ..non_tensor import NonTensorData, NonTensorStack
+from .metadata import (
+    FORMAT,
+    META_NAME,
+    TENSORDICT_PATH,
+    VERSION,
+    dir_name,
+    dtype_name,
+    leaf_file_name,
+)
+from .tensor import MemoryMappedTensor, PathLike, write_tensor_file
+
+__all__ = ["class_path", "memmap"]
+
+
+def class_path(cls: type) -> str:
+    """How a class is recorded: ``"module:qualname"`` (``TensorDict`` is ``tensorclass:TensorDict``)."""
+    from ..tensordict import TensorDict
+
+    if cls is TensorDict:
+        return TENSORDICT_PATH
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _annotation_text(annotation: Any) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type):
+        return f"{annotation.__module__}.{annotation.__qualname__}".removeprefix("builtins.")
+    return repr(annotation)
+
+
+def _schema(cls: type) -> list[dict[str, Any]] | None:
+    schema = getattr(cls, "__tensorclass_schema__", None)
+    if schema is None or getattr(cls, "_dynamic_keys", True):
+        return None
+    return [
+        {
+            "name": f.name,
+            "kind": f.kind.value,
+            "annotation": _annotation_text(f.annotation),
+            "nested": None if f.nested_class is None else class_path(f.nested_class),
+        }
+        for f in schema.fields
+    ]
+
+
+@dataclass
+class _Plan:
+    """What a save writes: directories, data files and metadata, relative to the root."""
+
+    dirs: list[Path] = field(default_factory=list)
+    files: list[tuple[Path, Tensor]] = field(default_factory=list)
+    metas: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+
+
+def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": kind,
+        "class": class_path(cls),
+        "typed": not getattr(cls, "_dynamic_keys", True),
+        "schema": _schema(cls),
+        "batch_size": list(node._batch_size),
+        "device": None if node._device is None else str(node._device),
+        "names": None if node._names is None else list(node._names),
+    }
+
+
+def _plan(node: TensorCore, rel: Path, where: tuple[str, ...], plan: _Plan) -> None:
+    from ..lazy_stack import LazyStackedTensorDict
+
+    plan.dirs.append(rel)
+    if isinstance(node, LazyStackedTensorDict):
+        meta = _level_meta(node, "lazy_stack", node.member_class)
+        meta["stack_dim"] = node.stack_dim
+        meta["members"] = [str(i) for i in range(len(node.members))]
+        plan.metas.append((rel, meta))
+        for index, member in enumerate(node.members):
+            _plan(member, rel / str(index), (*where, f"<member {index}>"), plan)
+        return
+    meta = _level_meta(node, "instance", type(node))
+    entries: list[dict[str, Any]] = []
+    for key, leaf in node._data.items():
+        path = (*where, key)
+        if isinstance(leaf, Tensor):
+            file = leaf_file_name(key)
+            entries.append(
+                {
+                    "key": key,
+                    "type": "tensor",
+                    "file": file,
+                    "dtype": dtype_name(leaf.dtype),
+                    "shape": list(leaf.shape),
+                    "nbytes": leaf.numel() * leaf.element_size(),
+                }
+            )
+            plan.files.append((rel / file, leaf))
+        elif isinstance(leaf, TensorCore):
+            entries.append({"key": key, "type": "nested", "dir": dir_name(key)})
+            _plan(leaf, rel / dir_name(key), path, plan)
+        elif type(leaf) in (NonTensorData, NonTensorStack):
+            kind, value = non_tensor_to_json(leaf, path if len(path) > 1 else key)
+            entries.append(
+                {"key": key, "type": kind, "values" if kind.endswith("stack") else "value": value}
+            )
+        else:
+            raise MemmapFormatError(f"cannot save {path!r}: unknown leaf {type(leaf).__name__}")
+    meta["entries"] = entries
+    plan.metas.append((rel, meta))
+
+
+def _sized_file(tensor: Tensor, path: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.ftruncate(fd, tensor.numel() * tensor.element_size())  # sparse: reads as zeros
+    finally:
+        os.close(fd)
+
+
+def _write(root: Path, plan: _Plan, num_threads: int, like: bool) -> None:
+    for rel in plan.dirs:
+        if rel.parts:  # the root exists already
+            os.mkdir(root / rel)
+    writer: Callable[[Tensor, str], None] = _sized_file if like else write_tensor_file
+
+    def job(item: tuple[Path, Tensor]) -> None:
+        writer(item[1], os.fspath(root / item[0]))
+
+    if num_threads > 1 and len(plan.files) > 1:
+        with ThreadPoolExecutor(min(num_threads, len(plan.files))) as pool:
+            for _ in pool.map(job, plan.files):
+                pass
+    else:
+        for item in plan.files:
+            job(item)
+    for rel, meta in plan.metas:
+        (root / rel / META_NAME).write_text(json.dumps(meta, allow_nan=True), encoding="utf-8")
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
+    return bool(result == 0)
+
+
+def _check_target(target: Path, existsok: bool) -> bool:
+    """Whether ``target`` holds a previous save to replace (errors if it may not be)."""
+    if not os.path.lexists(target):
+        return False
+    if not existsok:
+        raise FileExistsError(f"{target} exists; pass existsok=True to replace the save there")
+    if target.is_symlink() or not target.is_dir():
+        raise FileExistsError(f"refusing to replace {target}: it is not a directory")
+    if not (target / META_NAME).is_file() and any(target.iterdir()):
+        raise FileExistsError(
+            f"refusing to replace {target}: it is a non-empty directory that does not hold "
+            f"a tensorclass save ({META_NAME} is missing)"
+        )
+    return True
+
+
+def _move_into_place(temporary: Path, target: Path, replace: bool) -> None:
+    if not replace:
+        os.rename(temporary, target)
+        return
+    if _exchange(temporary, target):
+        shutil.rmtree(temporary)  # it now holds the previous save
+        return
+    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:12]}")
+    os.rename(target, old)
+    os.rename(temporary, target)
+    shutil.rmtree(old)
+
+
+def save(
+    node: TensorCore, prefix: PathLike, *, existsok: bool, num_threads: int, like: bool
+) -> Path:
+    """Write ``node`` under ``prefix`` atomically; returns the absolute target path."""
+    target = Path(os.path.abspath(os.fspath(prefix)))
+    plan = _Plan()
+    _plan(node, Path(), (), plan)  # checks every value before anything is written
+    replace = _check_target(target, existsok)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    os.mkdir(temporary)
+    try:
+        _write(temporary, plan, num_threads, like)
+        _move_into_place(temporary, target, replace)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    return target
+
+
+def _attach(node: TensorCore, path: Path, inplace: bool) -> TensorCore:
+    """``node`` with its tensors replaced by mappings of the files under ``path``."""
+    from ..lazy_stack import LazyStackedTensorDict, lazy_stack
+
+    if isinstance(node, LazyStackedTensorDict):
+        members = [_attach(member, path / str(i), inplace) for i, member in enumerate(node.members)]
+        if inplace:
+            return node.lock_()
+        return lazy_stack(members, node.stack_dim).lock_()
+    data: dict[str, Any] = {}
+    for key, leaf in node._data.items():
+        if isinstance(leaf, Tensor):
+            data[key] = MemoryMappedTensor._open(
+                os.fspath(path / leaf_file_name(key)), leaf.dtype, tuple(leaf.shape)
+            )
+        elif isinstance(leaf, TensorCore):
+            data[key] = _attach(leaf, path / dir_name(key), inplace)
+        else:
+            data[key] = leaf
+    device = None if node._device is None else torch.device("cpu")
+    if inplace:
+        node._data.update(data)
+        node._device = device
+        return node.lock_()
+    return type(node)._new(data, node._batch_size, device, node._names).lock_()
+
+
+def memmap(
+    node: TensorCore,
+    prefix: PathLike,
+    *,
+    existsok: bool = False,
+    num_threads: int = 0,
+    like: bool = False,
+    inplace: bool = False,
+) -> TensorCore:
+    """Save ``node`` under ``prefix`` and return it backed by the files (locked).
+
+    ``like=True`` writes no data (new files read as zeros); ``inplace=True`` swaps the
+    leaves of ``node`` itself for the file-backed ones.
+    """
+    target = save(node, prefix, existsok=existsok, num_threads=num_threads, like=like)
+    return _attach(node, target, inplace)
