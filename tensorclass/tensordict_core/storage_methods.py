@@ -6,6 +6,7 @@ This mixin only forwards: each concept lives in its own module (``memmap/``, ``p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
@@ -109,3 +110,42 @@ class StorageMethods(TensorCore):
         """Whether every tensor is in shared memory (or memory-mapped)."""
         tensors = self._own_tensors()
         return bool(tensors) and all(t.is_shared() for t in tensors)  # type: ignore[no-untyped-call]
+
+    def map(
+        self,
+        fn: Callable[[Any], Any],
+        dim: int = 0,
+        num_workers: int | None = None,
+        *,
+        chunksize: int | None = None,
+        num_chunks: int | None = None,
+        out: Any = None,
+        pool: Any = None,
+        pbar: bool = False,
+        mp_start_method: str | None = None,
+        worker_threads: int = 1,
+    ) -> Any:
+        """Run ``fn`` on chunks along ``dim`` in worker processes and join the results.
+
+        ``chunksize`` elements per chunk (``0``: one element at a time, results stacked) or
+        ``num_chunks`` chunks (default: one per worker); ``num_workers`` defaults to the CPUs
+        available. ``fn`` returns a tensor class, a tensor, or ``None`` after writing into
+        its chunk in place (then ``map`` returns ``out``). ``pbar=True`` shows a tqdm bar.
+        Worker exceptions are raised here with the worker's traceback. See
+        ``tensorclass.tensordict_core.parallel``.
+        """
+        from .parallel import map_chunks
+
+        return map_chunks(
+            self,
+            fn,
+            dim,
+            num_workers,
+            chunksize=chunksize,
+            num_chunks=num_chunks,
+            out=out,
+            pool=pool,
+            pbar=pbar,
+            mp_start_method=mp_start_method,
+            worker_threads=worker_threads,
+        )
