@@ -15,6 +15,7 @@ from typing_extensions import Self
 from ._core import TensorCore
 
 if TYPE_CHECKING:
+    from .distributed import Transfer
     from .memmap.load import ClassPolicy
     from .memmap.tensor import PathLike
 
@@ -149,3 +150,47 @@ class StorageMethods(TensorCore):
             mp_start_method=mp_start_method,
             worker_threads=worker_threads,
         )
+
+    # -- torch.distributed -----------------------------------------------------------------
+
+    def send(self, dst: int, *, group: Any = None, tag: int = 0) -> None:
+        """Send to rank ``dst`` (which calls :meth:`recv` on the same structure)."""
+        from .distributed import send
+
+        send(self, dst, group=group, tag=tag)
+
+    def recv(self, src: int, *, group: Any = None, tag: int = 0) -> int:
+        """Receive in place what rank ``src`` sends; returns ``src``."""
+        from .distributed import recv
+
+        return recv(self, src, group=group, tag=tag)
+
+    def isend(self, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
+        """Start sending to ``dst``; ``wait()`` on the result finishes."""
+        from .distributed import isend
+
+        return isend(self, dst, group=group, tag=tag)
+
+    def irecv(self, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
+        """Start receiving from ``src`` in place; ``wait()`` on the result finishes."""
+        from .distributed import irecv
+
+        return irecv(self, src, group=group, tag=tag)
+
+    def broadcast(self, src: int, *, group: Any = None) -> Self:
+        """Overwrite this instance on every rank with rank ``src``'s values."""
+        from .distributed import broadcast
+
+        return broadcast(self, src, group=group)  # type: ignore[return-value]
+
+    def all_reduce(self, op: Any = None, *, group: Any = None) -> Self:
+        """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``)."""
+        from .distributed import all_reduce
+
+        return all_reduce(self, op, group=group)  # type: ignore[return-value]
+
+    def all_gather(self, *, group: Any = None) -> list[Self]:
+        """Every rank's instance, in rank order."""
+        from .distributed import all_gather
+
+        return all_gather(self, group=group)

@@ -1,0 +1,396 @@
+"""Tensor classes over ``torch.distributed``: point to point and collectives.
+
+Every byte goes through ``torch.distributed`` (gloo on CPU, NCCL on GPUs): the tensors
+themselves, a 64-bit *structure fingerprint* sent first, and the non-tensor values as UTF-8
+JSON in a ``uint8`` tensor. Both sides hold an instance of the same structure (class, batch
+size, keys, dtypes, shapes); receivers write into theirs in place.
+
+The fingerprint is a hash of the structure's description. Before any data moves, point to
+point calls swap fingerprints (the sender sends first), and collectives gather them from
+every rank. When they differ, the descriptions are exchanged the same way and every rank
+raises :class:`~tensorclass.StructureMismatchError` saying what differs, instead of
+deadlocking or receiving garbage.
+
+Collectives (``broadcast``, ``all_reduce``) pack the tensors of each dtype into one flat
+buffer, so a model's parameters move in a few calls. Lazy stacks are exchanged member by
+member (receivers' members are written in place).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from ..errors import StructureMismatchError
+from ._core import TensorCore
+from .json_values import non_tensor_from_json, non_tensor_to_json
+from .non_tensor import NonTensorData, NonTensorStack
+
+__all__ = [
+    "Transfer",
+    "all_gather",
+    "all_reduce",
+    "broadcast",
+    "describe",
+    "irecv",
+    "isend",
+    "recv",
+    "send",
+]
+
+Path = tuple[str, ...]
+
+
+def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str, Any]]:
+    """``(path, owner, key, leaf)`` for every leaf, depth first; lazy stacks by member."""
+    from .lazy_stack import LazyStackedTensorDict
+
+    if isinstance(node, LazyStackedTensorDict):
+        for index, member in enumerate(node.members):
+            yield from _slots(member, (*path, f"<member {index}>"))
+        return
+    for key, leaf in node._data.items():
+        if isinstance(leaf, TensorCore):
+            yield from _slots(leaf, (*path, key))
+        else:
+            yield (*path, key), node, key, leaf
+
+
+def describe(node: TensorCore) -> dict[str, Any]:
+    """The structure that both sides of an exchange must share (a JSON-ready dict)."""
+    from .memmap.save import class_path
+
+    leaves: list[list[Any]] = []
+    for path, _, _, leaf in _slots(node, ()):
+        if isinstance(leaf, Tensor):
+            dtype = str(leaf.dtype).removeprefix("torch.")
+            leaves.append(["/".join(path), "tensor", dtype, list(leaf.shape)])
+        else:
+            leaves.append(["/".join(path), "non_tensor", None, list(leaf.shape)])
+    return {
+        "class": class_path(type(node)),
+        "batch_size": list(node._batch_size),
+        "leaves": leaves,
+    }
+
+
+def _encode(description: dict[str, Any]) -> bytes:
+    return json.dumps(description, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _fingerprint(encoded: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little", signed=True)
+
+
+def _device(group: Any) -> torch.device:
+    """Where communication buffers live for this group's backend."""
+    backend = dist.get_backend(group)
+    if backend == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _leaf_text(leaf: list[Any]) -> str:
+    kind, dtype, shape = leaf
+    return f"{dtype}{shape}" if kind == "tensor" else f"non-tensor{shape}"
+
+
+def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: str) -> str:
+    """What differs between two structure descriptions, naming where each comes from."""
+    parts = []
+    if first["class"] != second["class"]:
+        parts.append(f"class {first['class']} {one}, {second['class']} {two}")
+    if first["batch_size"] != second["batch_size"]:
+        parts.append(f"batch size {first['batch_size']} {one}, {second['batch_size']} {two}")
+    mine = {leaf[0]: leaf[1:] for leaf in first["leaves"]}
+    theirs = {leaf[0]: leaf[1:] for leaf in second["leaves"]}
+    if set(mine) - set(theirs):
+        parts.append(f"keys only {one}: {sorted(set(mine) - set(theirs))}")
+    if set(theirs) - set(mine):
+        parts.append(f"keys only {two}: {sorted(set(theirs) - set(mine))}")
+    for key in sorted(set(mine) & set(theirs)):
+        if mine[key] != theirs[key]:
+            parts.append(f"{key!r}: {_leaf_text(mine[key])} {one}, {_leaf_text(theirs[key])} {two}")
+    if not parts and list(mine) != list(theirs):
+        parts.append("the keys are in a different order")
+    return "; ".join(parts[:10]) or "the structures differ"
+
+
+# -- point to point -----------------------------------------------------------------------
+
+
+def _send_bytes(data: bytes, peer: int, group: Any, tag: int, device: torch.device) -> None:
+    size = torch.tensor([len(data)], dtype=torch.int64, device=device)
+    dist.send(size, peer, group=group, tag=tag)
+    if data:
+        payload = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device)
+        dist.send(payload, peer, group=group, tag=tag)
+
+
+def _recv_bytes(peer: int, group: Any, tag: int, device: torch.device) -> bytes:
+    size = torch.zeros(1, dtype=torch.int64, device=device)
+    dist.recv(size, peer, group=group, tag=tag)
+    if not int(size.item()):
+        return b""
+    payload = torch.empty(int(size.item()), dtype=torch.uint8, device=device)
+    dist.recv(payload, peer, group=group, tag=tag)
+    return bytes(payload.cpu().numpy().tobytes())
+
+
+def _handshake(node: TensorCore, peer: int, group: Any, tag: int, sending: bool) -> None:
+    """Swap fingerprints with ``peer``; on a mismatch swap descriptions and raise."""
+    device = _device(group)
+    description = describe(node)
+    encoded = _encode(description)
+    mine = torch.tensor([_fingerprint(encoded)], dtype=torch.int64, device=device)
+    theirs = torch.zeros(1, dtype=torch.int64, device=device)
+    if sending:
+        dist.send(mine, peer, group=group, tag=tag)
+        dist.recv(theirs, peer, group=group, tag=tag)
+    else:
+        dist.recv(theirs, peer, group=group, tag=tag)
+        dist.send(mine, peer, group=group, tag=tag)
+    if int(theirs.item()) == int(mine.item()):
+        return
+    if sending:
+        _send_bytes(encoded, peer, group, tag, device)
+        remote = _recv_bytes(peer, group, tag, device)
+    else:
+        remote = _recv_bytes(peer, group, tag, device)
+        _send_bytes(encoded, peer, group, tag, device)
+    role = "receiver" if sending else "sender"
+    other = f"on the {role} (rank {peer})"
+    raise StructureMismatchError(
+        f"cannot exchange a {type(node).__name__} with rank {peer}: the structures differ "
+        f"({_difference(description, json.loads(remote), 'here', other)})"
+    )
+
+
+def _non_tensor_payload(node: TensorCore) -> bytes:
+    values = [
+        non_tensor_to_json(leaf, path)
+        for path, _, _, leaf in _slots(node, ())
+        if type(leaf) in (NonTensorData, NonTensorStack)
+    ]
+    return json.dumps(values).encode() if values else b""
+
+
+def _apply_non_tensor_payload(node: TensorCore, data: bytes) -> None:
+    if not data:
+        return
+    values = iter(json.loads(data))
+    for _, owner, key, leaf in _slots(node, ()):
+        if type(leaf) in (NonTensorData, NonTensorStack):
+            kind, payload = next(values)
+            owner._data[key] = non_tensor_from_json(kind, payload, tuple(owner._batch_size))
+
+
+def _tensors(node: TensorCore) -> list[Tensor]:
+    return [leaf for _, _, _, leaf in _slots(node, ()) if isinstance(leaf, Tensor)]
+
+
+def _wire(tensor: Tensor, device: torch.device) -> Tensor:
+    """The tensor as it can be sent: contiguous, on the communication device."""
+    return tensor.detach().to(device).contiguous()
+
+
+def send(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> None:
+    """Send ``node`` to rank ``dst``, which calls :func:`recv` on an instance of the same structure."""
+    _handshake(node, dst, group, tag, sending=True)
+    device = _device(group)
+    if any(True for _ in _non_tensor_slots(node)):
+        _send_bytes(_non_tensor_payload(node), dst, group, tag, device)
+    for tensor in _tensors(node):
+        dist.send(_wire(tensor, device), dst, group=group, tag=tag)
+
+
+def _non_tensor_slots(node: TensorCore) -> Iterator[Any]:
+    return (s for s in _slots(node, ()) if type(s[3]) in (NonTensorData, NonTensorStack))
+
+
+def recv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> int:
+    """Receive into ``node`` (in place) what rank ``src`` sends with :func:`send`; returns ``src``."""
+    transfer = irecv(node, src, group=group, tag=tag)
+    transfer.wait()
+    return src
+
+
+@dataclass
+class Transfer:
+    """A started asynchronous exchange: :meth:`wait` finishes it and returns the instance."""
+
+    node: Any
+    works: list[Any]
+    copies: list[tuple[Tensor, Tensor]]
+
+    def is_completed(self) -> bool:
+        """Whether every tensor has been transferred."""
+        return all(work.is_completed() for work in self.works)
+
+    def wait(self) -> Any:
+        """Wait for every tensor, then finish the in-place writes."""
+        for work in self.works:
+            work.wait()
+        with torch.no_grad():
+            for target, buffer in self.copies:
+                target.copy_(buffer)
+        self.copies = []
+        return self.node
+
+
+def isend(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
+    """Start sending ``node`` to ``dst`` (the structure check runs before this returns)."""
+    _handshake(node, dst, group, tag, sending=True)
+    device = _device(group)
+    if any(True for _ in _non_tensor_slots(node)):
+        _send_bytes(_non_tensor_payload(node), dst, group, tag, device)
+    works = [
+        dist.isend(_wire(tensor, device), dst, group=group, tag=tag) for tensor in _tensors(node)
+    ]
+    return Transfer(node, [w for w in works if w is not None], [])
+
+
+def irecv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
+    """Start receiving into ``node`` from ``src``; ``wait()`` on the result finishes it."""
+    _handshake(node, src, group, tag, sending=False)
+    device = _device(group)
+    if any(True for _ in _non_tensor_slots(node)):
+        _apply_non_tensor_payload(node, _recv_bytes(src, group, tag, device))
+    works, copies = [], []
+    for tensor in _tensors(node):
+        direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
+        buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
+        works.append(dist.irecv(buffer, src, group=group, tag=tag))
+        if not direct:
+            copies.append((tensor, buffer))
+    return Transfer(node, [w for w in works if w is not None], copies)
+
+
+# -- collectives ----------------------------------------------------------------------------
+
+
+def _all_gather_bytes(data: bytes, group: Any, device: torch.device) -> list[bytes]:
+    world = dist.get_world_size(group)
+    size = torch.tensor([len(data)], dtype=torch.int64, device=device)
+    sizes = [torch.zeros_like(size) for _ in range(world)]
+    dist.all_gather(sizes, size, group=group)
+    longest = max(int(s.item()) for s in sizes)
+    padded = torch.zeros(max(longest, 1), dtype=torch.uint8, device=device)
+    padded[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else 0
+    gathered = [torch.zeros_like(padded) for _ in range(world)]
+    dist.all_gather(gathered, padded, group=group)
+    return [bytes(g[: int(s.item())].cpu().numpy().tobytes()) for g, s in zip(gathered, sizes)]
+
+
+def _check_collective(node: TensorCore, group: Any, what: str) -> None:
+    """Gather every rank's fingerprint; on any difference every rank raises the same way."""
+    device = _device(group)
+    description = describe(node)
+    encoded = _encode(description)
+    mine = torch.tensor([_fingerprint(encoded)], dtype=torch.int64, device=device)
+    everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(everyone, mine, group=group)
+    prints = [int(t.item()) for t in everyone]
+    if all(p == prints[0] for p in prints):
+        return
+    descriptions = _all_gather_bytes(encoded, group, device)
+    ranks = list(dist.get_process_group_ranks(group) if group is not None else range(len(prints)))
+    reference = json.loads(descriptions[0])
+    details = [
+        _difference(json.loads(d), reference, f"on rank {rank}", f"on rank {ranks[0]}")
+        for rank, d, p in zip(ranks, descriptions, prints)
+        if p != prints[0]
+    ]
+    raise StructureMismatchError(
+        f"cannot {what} a {type(node).__name__}: the ranks hold different structures ("
+        + "; ".join(details)
+        + ")"
+    )
+
+
+def _buckets(tensors: list[Tensor]) -> dict[torch.dtype, list[Tensor]]:
+    groups: dict[torch.dtype, list[Tensor]] = {}
+    for tensor in tensors:
+        groups.setdefault(tensor.dtype, []).append(tensor)
+    return groups
+
+
+def _flat_collective(node: TensorCore, group: Any, run: Any) -> None:
+    """Run ``run(flat_buffer)`` on one flat buffer per dtype, then copy the results back."""
+    device = _device(group)
+    for tensors in _buckets(_tensors(node)).values():
+        flat = torch.cat([t.detach().reshape(-1).to(device) for t in tensors])
+        run(flat)
+        offset = 0
+        for tensor in tensors:
+            count = tensor.numel()
+            tensor.detach().copy_(flat[offset : offset + count].view(tensor.shape))
+            offset += count
+
+
+def broadcast(node: TensorCore, src: int, *, group: Any = None) -> TensorCore:
+    """Overwrite ``node`` on every rank with rank ``src``'s values (in place)."""
+    _check_collective(node, group, "broadcast")
+    _flat_collective(node, group, lambda flat: dist.broadcast(flat, src, group=group))
+    if any(True for _ in _non_tensor_slots(node)):
+        device = _device(group)
+        payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
+        ranks = list(dist.get_process_group_ranks(group)) if group is not None else None
+        index = ranks.index(src) if ranks is not None else src
+        _apply_non_tensor_payload(node, payloads[index])
+    return node
+
+
+def all_reduce(node: TensorCore, op: Any = None, *, group: Any = None) -> TensorCore:
+    """Reduce every tensor across ranks (``op``: a ``torch.distributed.ReduceOp``, default
+    ``SUM``), in place on every rank."""
+    reduce_op = dist.ReduceOp.SUM if op is None else op
+    _check_collective(node, group, "all_reduce")
+    _flat_collective(node, group, lambda flat: dist.all_reduce(flat, reduce_op, group=group))
+    return node
+
+
+def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> Any:
+    from .lazy_stack import LazyStackedTensorDict, lazy_stack
+
+    if isinstance(node, LazyStackedTensorDict):
+        members = [_rebuilt(m, tensors, non_tensors) for m in node.members]
+        return lazy_stack(members, node.stack_dim)
+    data: dict[str, Any] = {}
+    for key, leaf in node._data.items():
+        if isinstance(leaf, Tensor):
+            data[key] = next(tensors)
+        elif isinstance(leaf, TensorCore):
+            data[key] = _rebuilt(leaf, tensors, non_tensors)
+        else:
+            kind, payload = next(non_tensors)
+            data[key] = non_tensor_from_json(kind, payload, tuple(node._batch_size))
+    return type(node)._new(data, node._batch_size, node._device, node._names)
+
+
+def all_gather(node: TensorCore, *, group: Any = None) -> list[Any]:
+    """Every rank's instance, in rank order (new instances of the same class)."""
+    _check_collective(node, group, "all_gather")
+    device = _device(group)
+    world = dist.get_world_size(group)
+    per_rank: list[list[Tensor]] = [[] for _ in range(world)]
+    for tensor in _tensors(node):
+        wire = _wire(tensor, device)
+        gathered = [torch.empty_like(wire) for _ in range(world)]
+        dist.all_gather(gathered, wire, group=group)
+        for rank, item in enumerate(gathered):
+            per_rank[rank].append(item.to(tensor.device))
+    payloads: list[bytes] = [b""] * world
+    if any(True for _ in _non_tensor_slots(node)):
+        payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
+    return [
+        _rebuilt(node, iter(tensors), iter(json.loads(payload) if payload else []))
+        for tensors, payload in zip(per_rank, payloads)
+    ]

@@ -1,0 +1,205 @@
+"""Tensor classes over torch.distributed: two processes on loopback with gloo."""
+
+import socket
+import traceback
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from tensorclass import StructureMismatchError, TensorClass, TensorDict, lazy_stack
+
+pytestmark = pytest.mark.skipif(
+    not dist.is_available(), reason="torch.distributed is not available"
+)
+
+
+class Info(TensorClass):
+    step: torch.Tensor
+    note: str = ""
+
+
+class Episode(TensorClass):
+    obs: torch.Tensor
+    reward: torch.Tensor
+    info: Info
+
+
+def episode(value: float) -> Episode:
+    return Episode(
+        obs=torch.full((3, 2), value),
+        reward=torch.full((3,), value),
+        info=Info(torch.full((3,), int(value)), note=f"v{value}", batch_size=[3]),
+        batch_size=[3],
+    )
+
+
+def describe(ep: Any) -> dict[str, Any]:
+    return {
+        "class": type(ep).__name__,
+        "inner": type(ep.info).__name__,
+        "obs": ep.obs.tolist(),
+        "step": ep.info.step.tolist(),
+        "note": ep.info.note,
+    }
+
+
+def _scenarios(rank: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    # seed 003: send/recv of a nested structure
+    data = TensorDict({"a": torch.zeros(()), ("b", "c"): torch.ones(())}, [])
+    if rank == 1:
+        data["a"] += 5
+        data.send(dst=0)
+    else:
+        out["recv_src"] = data.recv(src=1)
+        out["seed"] = [data["a"].item(), data["b", "c"].item()]
+    # typed, nested, with non-tensor values; non-contiguous leaves received in place
+    ep = episode(7.0 if rank == 1 else 0.0)
+    if rank == 0:
+        ep.obs = torch.zeros(2, 3).t()  # not contiguous
+        ep.recv(1)
+        out["typed_recv"] = describe(ep)
+    else:
+        ep.send(0)
+    # isend / irecv
+    ep = episode(3.0 if rank == 0 else 0.0)
+    if rank == 0:
+        ep.isend(1).wait()
+    else:
+        transfer = ep.irecv(0)
+        out["irecv"] = describe(transfer.wait())
+    # collectives
+    ep = episode(float(rank + 1))
+    out["broadcast"] = describe(ep.broadcast(1))
+    ep = episode(float(rank + 1))
+    ep.all_reduce()
+    out["all_reduce"] = describe(ep)
+    ep = episode(float(rank + 1))
+    ep.all_reduce(dist.ReduceOp.MAX)
+    out["all_reduce_max"] = ep.obs[0, 0].item()
+    gathered = episode(float(rank + 1)).all_gather()
+    out["all_gather"] = [describe(g) for g in gathered]
+    # lazy stacks travel member by member
+    members = [TensorDict({"x": torch.full((2,), float(rank * 10 + i))}, [2]) for i in range(2)]
+    stack = lazy_stack(members, 0)
+    if rank == 0:
+        stack.send(1)
+    else:
+        stack.recv(0)
+        out["lazy"] = [m["x"].tolist() for m in members]
+    # mismatched structures: a clear error on both sides, no deadlock
+    odd = TensorDict({"x": torch.zeros(2)}, [2])
+    if rank == 1:
+        odd["extra"] = torch.zeros(2, 3)
+    try:
+        odd.send(1) if rank == 0 else odd.recv(0)
+    except StructureMismatchError as err:
+        out["p2p_mismatch"] = str(err)
+    bad = TensorDict({"x": torch.zeros(2, dtype=torch.float64 if rank else torch.float32)}, [2])
+    try:
+        bad.all_reduce()
+    except StructureMismatchError as err:
+        out["collective_mismatch"] = str(err)
+    # still in step after the errors
+    ok = TensorDict({"x": torch.full((2,), float(rank))}, [2])
+    ok.all_reduce()
+    out["after_errors"] = ok["x"].tolist()
+    return out
+
+
+def _run(rank: int, port: int, queue: Any) -> None:
+    try:
+        dist.init_process_group(
+            "gloo",
+            init_method=f"tcp://127.0.0.1:{port}",
+            rank=rank,
+            world_size=2,
+            timeout=timedelta(seconds=60),
+        )
+        try:
+            queue.put((rank, _scenarios(rank), None))
+        finally:
+            dist.destroy_process_group()
+    except BaseException:
+        queue.put((rank, None, traceback.format_exc()))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[int, dict[str, Any]]:
+    context = mp.get_context("fork")
+    queue = context.Queue()
+    port = _free_port()
+    workers = [context.Process(target=_run, args=(rank, port, queue)) for rank in range(2)]
+    for worker in workers:
+        worker.start()
+    collected: dict[int, dict[str, Any]] = {}
+    try:
+        for _ in workers:
+            rank, found, error = queue.get(timeout=120)
+            if error is not None:
+                pytest.fail(f"rank {rank} failed:\n{error}")
+            collected[rank] = found
+    finally:
+        for worker in workers:
+            worker.join(timeout=30)
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
+    return collected
+
+
+def test_seed_003_send_recv(results: dict[int, dict[str, Any]]) -> None:
+    assert results[0]["recv_src"] == 1
+    assert results[0]["seed"] == [5.0, 1.0]
+
+
+def test_typed_nested_classes_arrive_whole(results: dict[int, dict[str, Any]]) -> None:
+    expected = {
+        "class": "Episode",
+        "inner": "Info",
+        "obs": [[7.0, 7.0]] * 3,
+        "step": [7, 7, 7],
+        "note": "v7.0",
+    }
+    assert results[0]["typed_recv"] == expected
+    assert results[1]["irecv"]["obs"] == [[3.0, 3.0]] * 3 and results[1]["irecv"]["note"] == "v3.0"
+
+
+def test_collectives(results: dict[int, dict[str, Any]]) -> None:
+    for rank in (0, 1):
+        assert results[rank]["broadcast"]["obs"] == [[2.0, 2.0]] * 3
+        assert results[rank]["broadcast"]["note"] == "v2.0"
+        assert results[rank]["all_reduce"]["obs"] == [[3.0, 3.0]] * 3
+        assert results[rank]["all_reduce"]["step"] == [3, 3, 3]
+        assert results[rank]["all_reduce_max"] == 2.0
+        gathered = results[rank]["all_gather"]
+        assert [g["obs"][0][0] for g in gathered] == [1.0, 2.0]
+        assert [g["note"] for g in gathered] == ["v1.0", "v2.0"]
+        assert {g["class"] for g in gathered} == {"Episode"}
+
+
+def test_lazy_stacks_are_received_into_the_members(results: dict[int, dict[str, Any]]) -> None:
+    assert results[1]["lazy"] == [[0.0, 0.0], [1.0, 1.0]]
+
+
+def test_mismatched_structures_are_clear_errors(results: dict[int, dict[str, Any]]) -> None:
+    assert "keys only on the receiver (rank 1): ['extra']" in results[0]["p2p_mismatch"]
+    assert "keys only here: ['extra']" in results[1]["p2p_mismatch"]
+    for rank in (0, 1):
+        message = results[rank]["collective_mismatch"]
+        assert (
+            "cannot all_reduce" in message
+            and "float64[2] on rank 1, float32[2] on rank 0" in message
+        )
+        assert results[rank]["after_errors"] == [1.0, 1.0]
