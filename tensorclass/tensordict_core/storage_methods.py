@@ -6,6 +6,7 @@ This mixin only forwards: each concept lives in its own module (``memmap/``, ``p
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +20,24 @@ if TYPE_CHECKING:
     from .memmap.load import ClassPolicy
     from .memmap.tensor import PathLike
 
-__all__ = ["StorageMethods"]
+__all__ = ["StorageMethods", "defined_classes"]
+
+_DEFINED: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+def defined_classes() -> list[type]:
+    """Every tensor class defined in this process so far (those still alive)."""
+    return list(_DEFINED)
 
 
 class StorageMethods(TensorCore):
     """``memmap``/``load_memmap``, ``share_memory_``, ``map``, ``send``/``recv`` and collectives."""
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _DEFINED.add(cls)  # loading finds saved classes among these (see memmap/load.py)
 
     def _own_tensors(self) -> list[Tensor]:
         """The tensors stored in this instance (at every depth), not copies of them."""

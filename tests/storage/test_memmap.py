@@ -390,23 +390,42 @@ def test_recorded_name_must_be_a_tensor_class(saved: Path) -> None:
         load_memmap(saved)
 
 
+def _save_point(tmp_path: Path) -> None:
+    import importlib
+
+    module = importlib.import_module("recorded_cls_mod")
+    module.Point(torch.zeros(2, 2), batch_size=[2]).memmap(tmp_path / "pt")
+
+
 def test_import_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
     import sys
+
+    from tensorclass.tensordict_core.storage_methods import defined_classes
 
     (tmp_path / "recorded_cls_mod.py").write_text(
         "import torch\nfrom tensorclass import TensorClass\n"
         "class Point(TensorClass):\n    xy: torch.Tensor\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    import recorded_cls_mod  # type: ignore[import-not-found]
-
-    recorded_cls_mod.Point(torch.zeros(2, 2), batch_size=[2]).memmap(tmp_path / "pt")
-    monkeypatch.delitem(sys.modules, "recorded_cls_mod")
+    _save_point(tmp_path)
+    del sys.modules["recorded_cls_mod"]
+    gc.collect()  # the class is gone from this process
+    assert "recorded_cls_mod" not in [c.__module__ for c in defined_classes()]
     with pytest.raises(RecordedClassError, match="not imported"):
         load_memmap(tmp_path / "pt")
     assert "recorded_cls_mod" not in sys.modules  # nothing was imported
     loaded = load_memmap(tmp_path / "pt", classes="import")
     assert type(loaded).__name__ == "Point" and "recorded_cls_mod" in sys.modules
+    del sys.modules["recorded_cls_mod"]
+
+
+def test_classes_defined_outside_a_module_are_found(tmp_path: Path) -> None:
+    class Local(TensorClass):  # defined in a function: not reachable by name
+        v: torch.Tensor
+
+    Local(torch.arange(3), batch_size=[3]).memmap(tmp_path / "local")
+    assert type(load_memmap(tmp_path / "local")) is Local
 
 
 def test_given_class_must_declare_the_saved_keys(saved: Path) -> None:

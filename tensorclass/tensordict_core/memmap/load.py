@@ -11,9 +11,10 @@ Which class each level comes back as
 - Otherwise a level comes back as the class recorded in its ``meta.json``, looked up by
   ``classes=``:
 
-  - ``"imported"`` (the default): the recorded module must already be imported (it is
-    found in ``sys.modules``; nothing is imported) and hold a tensor class under the
-    recorded name. Otherwise :class:`~tensorclass.RecordedClassError` says what to do.
+  - ``"imported"`` (the default): the class must already exist in this process: found by
+    name in its module if that module is imported (``sys.modules``), or among the tensor
+    classes defined so far (classes defined in a function, a notebook or ``exec``). Nothing
+    is imported. Otherwise :class:`~tensorclass.RecordedClassError` says what to do.
   - ``"import"``: the recorded module may be imported (only that module), and the name
     must be a tensor class. Use it for saves you trust: importing a module runs its code.
   - ``"tensordict"``: no class is looked up; such levels come back as ``TensorDict``.
@@ -36,6 +37,7 @@ import torch
 from ...errors import MemmapFormatError, RecordedClassError
 from .._core import TensorCore
 from ..json_values import non_tensor_from_json
+from ..storage_methods import defined_classes
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -55,6 +57,9 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
     prefix = f"{where}: " if where is not None else ""
     module = sys.modules.get(module_name)
     if module is None:
+        for defined in defined_classes():  # defined in this process, outside a module
+            if defined.__module__ == module_name and defined.__qualname__ == qualname:
+                return defined
         if classes != "import":
             raise RecordedClassError(
                 f"{prefix}the data was saved from the class {qualname!r} of module "
@@ -74,10 +79,15 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
         namespace = getattr(found, "__dict__", None)
         found = namespace.get(part) if namespace is not None else None
         if found is None:
-            raise RecordedClassError(
-                f"{prefix}module {module_name!r} has no class {qualname!r} (a class defined "
-                f"inside a function cannot be found again: pass cls=...)"
-            )
+            break
+    if found is None:
+        for defined in defined_classes():  # e.g. a class defined inside a function
+            if defined.__module__ == module_name and defined.__qualname__ == qualname:
+                return defined
+        raise RecordedClassError(
+            f"{prefix}module {module_name!r} has no class {qualname!r}, and no tensor class of "
+            f"that name is defined in this process (pass cls=...)"
+        )
     if not (isinstance(found, type) and issubclass(found, TensorCore)):
         raise RecordedClassError(
             f"{prefix}{module_name}:{qualname} is a {type(found).__name__}, not a tensor class"

@@ -185,7 +185,8 @@ class MemmapInfo:
         for entry in self.entries:
             problem = entry.problem()
             if problem is not None:
-                found.append(f"{(*prefix, entry.key)!r}: {problem}")
+                path = (*prefix, entry.key)
+                found.append(f"{path[0] if len(path) == 1 else path!r}: {problem}")
             if entry.child is not None:
                 entry.child._collect(found, (*prefix, entry.key))
 

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,9 +80,9 @@ def _schema(cls: type) -> list[dict[str, Any]] | None:
 class _Plan:
     """What a save writes: directories, data files and metadata, relative to the root."""
 
-    dirs: list[Path] = field(default_factory=list)
-    files: list[tuple[Path, Tensor]] = field(default_factory=list)
-    metas: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+    files: list[tuple[str, Tensor]] = field(default_factory=list)
+    metas: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
@@ -99,7 +99,8 @@ def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
     }
 
 
-def _plan(node: TensorCore, rel: Path, where: tuple[str, ...], plan: _Plan) -> None:
+def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> None:
+    """Collect what saving ``node`` writes (``rel``: its directory, ``""`` or ending in /)."""
     from ..lazy_stack import LazyStackedTensorDict
 
     plan.dirs.append(rel)
@@ -109,7 +110,7 @@ def _plan(node: TensorCore, rel: Path, where: tuple[str, ...], plan: _Plan) -> N
         meta["members"] = [str(i) for i in range(len(node.members))]
         plan.metas.append((rel, meta))
         for index, member in enumerate(node.members):
-            _plan(member, rel / str(index), (*where, f"<member {index}>"), plan)
+            _plan(member, f"{rel}{index}/", (*where, f"<member {index}>"), plan)
         return
     meta = _level_meta(node, "instance", type(node))
     entries: list[dict[str, Any]] = []
@@ -127,10 +128,10 @@ def _plan(node: TensorCore, rel: Path, where: tuple[str, ...], plan: _Plan) -> N
                     "nbytes": leaf.numel() * leaf.element_size(),
                 }
             )
-            plan.files.append((rel / file, leaf))
+            plan.files.append((rel + file, leaf))
         elif isinstance(leaf, TensorCore):
             entries.append({"key": key, "type": "nested", "dir": dir_name(key)})
-            _plan(leaf, rel / dir_name(key), path, plan)
+            _plan(leaf, f"{rel}{dir_name(key)}/", path, plan)
         elif type(leaf) in (NonTensorData, NonTensorStack):
             kind, value = non_tensor_to_json(leaf, path if len(path) > 1 else key)
             entries.append(
@@ -150,14 +151,14 @@ def _sized_file(tensor: Tensor, path: str) -> None:
         os.close(fd)
 
 
-def _write(root: Path, plan: _Plan, num_threads: int, like: bool) -> None:
+def _write(root: str, plan: _Plan, num_threads: int, like: bool) -> None:
     for rel in plan.dirs:
-        if rel.parts:  # the root exists already
-            os.mkdir(root / rel)
+        if rel:  # the root exists already
+            os.mkdir(root + rel)
     writer: Callable[[Tensor, str], None] = _sized_file if like else write_tensor_file
 
-    def job(item: tuple[Path, Tensor]) -> None:
-        writer(item[1], os.fspath(root / item[0]))
+    def job(item: tuple[str, Tensor]) -> None:
+        writer(item[1], root + item[0])
 
     if num_threads > 1 and len(plan.files) > 1:
         with ThreadPoolExecutor(min(num_threads, len(plan.files))) as pool:
@@ -167,7 +168,8 @@ def _write(root: Path, plan: _Plan, num_threads: int, like: bool) -> None:
         for item in plan.files:
             job(item)
     for rel, meta in plan.metas:
-        (root / rel / META_NAME).write_text(json.dumps(meta, allow_nan=True), encoding="utf-8")
+        with open(root + rel + META_NAME, "w", encoding="utf-8") as file:
+            file.write(json.dumps(meta, allow_nan=True))
 
 
 def _exchange(first: Path, second: Path) -> bool:
@@ -213,41 +215,43 @@ def _move_into_place(temporary: Path, target: Path, replace: bool) -> None:
 
 def save(
     node: TensorCore, prefix: PathLike, *, existsok: bool, num_threads: int, like: bool
-) -> Path:
-    """Write ``node`` under ``prefix`` atomically; returns the absolute target path."""
+) -> tuple[str, list[str]]:
+    """Write ``node`` under ``prefix`` atomically.
+
+    Returns the absolute target path (ending in ``/``) and the files written, relative to
+    it, in the order :func:`_attach` visits the tensors.
+    """
     target = Path(os.path.abspath(os.fspath(prefix)))
     plan = _Plan()
-    _plan(node, Path(), (), plan)  # checks every value before anything is written
+    _plan(node, "", (), plan)  # checks every value before anything is written
     replace = _check_target(target, existsok)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     os.mkdir(temporary)
     try:
-        _write(temporary, plan, num_threads, like)
+        _write(f"{temporary}/", plan, num_threads, like)
         _move_into_place(temporary, target, replace)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
-    return target
+    return f"{target}/", [rel for rel, _ in plan.files]
 
 
-def _attach(node: TensorCore, path: Path, inplace: bool) -> TensorCore:
-    """``node`` with its tensors replaced by mappings of the files under ``path``."""
+def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) -> TensorCore:
+    """``node`` with its tensors replaced by mappings of the saved files (same walk order)."""
     from ..lazy_stack import LazyStackedTensorDict, lazy_stack
 
     if isinstance(node, LazyStackedTensorDict):
-        members = [_attach(member, path / str(i), inplace) for i, member in enumerate(node.members)]
+        members = [_attach(member, root, files, inplace) for member in node.members]
         if inplace:
             return node.lock_()
         return lazy_stack(members, node.stack_dim).lock_()
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
-            data[key] = MemoryMappedTensor._open(
-                os.fspath(path / leaf_file_name(key)), leaf.dtype, tuple(leaf.shape)
-            )
+            data[key] = MemoryMappedTensor._open(root + next(files), leaf.dtype, tuple(leaf.shape))
         elif isinstance(leaf, TensorCore):
-            data[key] = _attach(leaf, path / dir_name(key), inplace)
+            data[key] = _attach(leaf, root, files, inplace)
         else:
             data[key] = leaf
     device = None if node._device is None else torch.device("cpu")
@@ -272,5 +276,5 @@ def memmap(
     ``like=True`` writes no data (new files read as zeros); ``inplace=True`` swaps the
     leaves of ``node`` itself for the file-backed ones.
     """
-    target = save(node, prefix, existsok=existsok, num_threads=num_threads, like=like)
-    return _attach(node, target, inplace)
+    root, files = save(node, prefix, existsok=existsok, num_threads=num_threads, like=like)
+    return _attach(node, root, iter(files), inplace)
