@@ -474,9 +474,10 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
         }
         # type.__new__ with the members' metaclass: a typed class gets no schema rebuild.
         found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
-        pytree.register_pytree_node(
-            found, _flatten, _unflatten, serialized_type_name=f"{__name__}.{name}"
-        )
+        if found not in pytree.SUPPORTED_NODES:  # another layer may register every class
+            pytree.register_pytree_node(
+                found, _flatten, _unflatten, serialized_type_name=f"{__name__}.{name}"
+            )
         LazyStackedTensorDict._variants[member_cls] = found
     return found
 

@@ -85,6 +85,7 @@ class StorageMethods(TensorCore):
         *,
         classes: ClassPolicy | None = None,
         device: Any = None,
+        num_threads: int = 0,
     ) -> Self:
         """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``).
 
@@ -98,7 +99,7 @@ class StorageMethods(TensorCore):
         if classes is None:
             dynamic = target is not None and cls._dynamic_keys
             classes = "tensordict" if dynamic else "imported"
-        return load_memmap(prefix, target, classes=classes, device=device)  # type: ignore[no-any-return]
+        return load_memmap(prefix, target, classes=classes, device=device, num_threads=num_threads)  # type: ignore[no-any-return]
 
     def is_memmap(self) -> bool:
         """Whether every tensor (at every depth) is a :class:`MemoryMappedTensor`."""

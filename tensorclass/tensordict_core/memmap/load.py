@@ -101,6 +101,7 @@ def load_memmap(
     *,
     classes: ClassPolicy = "imported",
     device: torch.device | str | None = None,
+    num_threads: int = 0,
 ) -> Any:
     """Load a save made by ``memmap``/``memmap_like`` (or one of its sub-directories).
 
@@ -109,7 +110,10 @@ def load_memmap(
     files, and metadata that disagrees with the files, raise
     :class:`~tensorclass.MemmapFormatError` listing every problem. ``device`` moves (copies)
     the result there. See the module documentation for ``cls`` and ``classes``.
+    ``num_threads`` is accepted for compatibility: mapping files reads nothing, so loading
+    needs no threads.
     """
+    del num_threads  # nothing to parallelise: files are mapped, not read
     if classes not in _POLICIES:
         raise ValueError(f"classes must be one of {_POLICIES}; got {classes!r}")
     if cls is not None and not (isinstance(cls, type) and issubclass(cls, TensorCore)):
