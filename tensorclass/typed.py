@@ -37,7 +37,9 @@ _set_batch_size = TensorCore.__dict__["_batch_size"].__set__
 _set_device = TensorCore.__dict__["_device"].__set__
 _set_names = TensorCore.__dict__["_names"].__set__
 _set_locked = TensorCore.__dict__["_locked"].__set__
-_SLOT_NAMES = frozenset(TensorCore.__slots__)
+_set = object.__setattr__
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_SLOT_NAMES = frozenset((*TensorCore.__slots__, "__dict__"))
 _FACTORY: Any = type("_Factory", (), {"__repr__": lambda self: "<factory>"})()
 _MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
 
@@ -223,6 +225,27 @@ def _make_init(cls: type, schema: Schema) -> Any:
     return init
 
 
+def _set_slots(
+    self: Any,
+    data: dict[str, Any],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    names: Any,
+    locked: bool,
+) -> None:
+    """Set the slots and the storage dict with ``object.__setattr__``.
+
+    Slower than the slot descriptors ``_new`` uses, but torch.compile can trace it (it
+    cannot trace a descriptor's ``__set__``).
+    """
+    _set(self, "_data", data)
+    _set(self, "__dict__", data)
+    _set(self, "_batch_size", batch_size)
+    _set(self, "_device", device)
+    _set(self, "_names", names)
+    _set(self, "_locked", locked)
+
+
 def _init_fields(
     self: TensorClass, values: tuple[Any, ...], batch_size: Any, device: Any, names: Any
 ) -> None:
@@ -232,11 +255,7 @@ def _init_fields(
         schema = schema.resolve()
     data = self.__dict__
     size = as_batch_size(batch_size)
-    _set_data(self, data)
-    _set_batch_size(self, size)
-    _set_device(self, as_device(device))
-    _set_names(self, None)
-    _set_locked(self, False)
+    _set_slots(self, data, size, as_device(device), None, False)
     for f, value in zip(schema.fields, values):
         if value is _FACTORY:
             value = f.default_factory()
@@ -358,6 +377,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         names: Any = None,
     ) -> Self:
         self = _object_new(cls)
+        if _is_dynamo_compiling():
+            _set_slots(self, data, batch_size, device, names, cls._frozen)
+            return self
         # Slots and the storage dict are set directly: __setattr__ is for fields.
         _set_data(self, data)
         _set_instance_dict(self, data)
