@@ -269,7 +269,10 @@ class Functional(ShapeOps):
     def zero_(self) -> Self:
         """Set every tensor to zero, in place."""
         leaves = tensor_leaves(self)
-        if leaves:
+        if torch._C._are_functorch_transforms_active():  # no batching rule for the fused op
+            for leaf in leaves:
+                leaf.zero_()
+        elif leaves:
             torch._foreach_zero_(leaves)
         return self
 
