@@ -1,5 +1,6 @@
 """The engine: storage, keys, shapes, indexing, torch functions and TensorDict."""
 
+from . import collate as _collate  # noqa: F401  (registers DataLoader collation)
 from .base import TensorDictBase, is_tensor_collection
 from .keys import NestedKey, unravel_key, unravel_keys
 from .non_tensor import NonTensorData, NonTensorStack

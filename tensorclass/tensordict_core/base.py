@@ -15,6 +15,7 @@ from typing_extensions import Self
 
 from ._core import Names, TensorCore
 from .arithmetic import Arithmetic
+from .pytree import register_pytree
 from .repr import format_instance
 from .torch_functions import HANDLED_FUNCTIONS
 
@@ -43,6 +44,10 @@ class TensorDictBase(Arithmetic):
     """
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
 
     @classmethod
     def __torch_function__(
