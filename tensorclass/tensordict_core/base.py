@@ -15,6 +15,7 @@ from typing_extensions import Self
 
 from ._core import Names, TensorCore
 from .arithmetic import Arithmetic
+from .functional_params import FunctionalParams
 from .pytree import register_pytree
 from .repr import format_instance
 from .torch_functions import HANDLED_FUNCTIONS
@@ -36,7 +37,7 @@ def _rebuild(
     return obj
 
 
-class TensorDictBase(Arithmetic):
+class TensorDictBase(Arithmetic, FunctionalParams):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
