@@ -201,9 +201,9 @@ class Schema:
     by_name: Mapping[str, Field] = dataclass_field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "by_name", types.MappingProxyType({f.name: f for f in self.fields})
-        )
+        # A plain dict typed as a read-only Mapping: torch.compile stops tracing at any
+        # read of a mappingproxy once a dict was mutated (every field write mutates one).
+        object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
 
     @property
     def names(self) -> tuple[str, ...]:
