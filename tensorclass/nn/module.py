@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from torch import Tensor
+
 from ..errors import InvalidKeyError, StructureMismatchError
 from ..tensordict_core.keys import NestedKey, unravel_key
+from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
 from .base import T, TensorDictModuleBase, first_missing
-from .keys import Key, KeysLike, as_keys, read_input
+from .keys import Key, KeysLike, as_keys
 from .schema_check import check_keys, check_schema_class
 
 __all__ = ["TensorDictModule"]
@@ -133,8 +136,14 @@ class TensorDictModule(TensorDictModuleBase[T]):
     # -- the forward pass ------------------------------------------------------------------
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+        data = tensordict._data
+        args = []
         try:
-            args = [read_input(tensordict, key) for key in self._in_keys]
+            for key in self._in_keys:
+                leaf = data[key] if key.__class__ is str else tensordict._leaf(key)
+                if leaf.__class__ is NonTensorData or leaf.__class__ is NonTensorStack:
+                    leaf = leaf.value()
+                args.append(leaf)
         except KeyError:
             missing = first_missing(tensordict, self._in_keys)
             if missing is None:
@@ -151,13 +160,27 @@ class TensorDictModule(TensorDictModuleBase[T]):
         return tensordict_out
 
     def _write(self, result: Any, target: Any) -> None:
-        count = len(self._out_source)
+        # Writes go through _set_str/_set_path: the boundary checks (batch size, device,
+        # typed fields) without the dispatch of set().
+        if isinstance(result, Tensor):
+            if len(self._out_source) != 1:
+                raise self._count_error(result)
+            for _, key in self._writes:
+                if key.__class__ is str:
+                    target._set_str(key, result)
+                else:
+                    target._set_path(key, result)
+            return
         if isinstance(result, (tuple, list)):
-            if len(result) != count:
+            if len(result) != len(self._out_source):
                 raise self._count_error(result)
             for index, key in self._writes:
-                target.set(key, result[index])
-        elif isinstance(result, Mapping):
+                if key.__class__ is str:
+                    target._set_str(key, result[index])
+                else:
+                    target._set_path(key, result[index])
+            return
+        if isinstance(result, Mapping):
             for _, key in self._writes:
                 try:
                     value = result[key]
@@ -167,11 +190,11 @@ class TensorDictModule(TensorDictModuleBase[T]):
                         f"{key!r} (it has {list(result)!r})"
                     ) from None
                 target.set(key, value)
-        else:
-            if count != 1:
-                raise self._count_error(result)
-            for _, key in self._writes:
-                target.set(key, result)
+            return
+        if len(self._out_source) != 1:
+            raise self._count_error(result)
+        for _, key in self._writes:
+            target.set(key, result)  # one value of another kind (a tensor class, a number...)
 
     def _count_error(self, result: Any) -> StructureMismatchError:
         return StructureMismatchError(
