@@ -243,14 +243,15 @@ def _init_fields(
         self.lock_()
 
 
-def _build_class(cls: type, frozen: bool | None) -> None:
+def _build_class(cls: type, frozen: bool | None, validate: bool | None) -> None:
     inherited: dict[str, Field] = {}
-    parent_frozen = False
+    parent_frozen = parent_validate = False
     for base in reversed(cls.__mro__[1:]):
         schema = vars(base).get("__tensorclass_schema__")
         if schema is not None:
             inherited.update(schema.by_name)
             parent_frozen = parent_frozen or schema.frozen
+            parent_validate = parent_validate or schema.validate
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
     fields = dict(inherited)
@@ -270,7 +271,13 @@ def _build_class(cls: type, frozen: bool | None) -> None:
         fields[name] = _make_field(cls, name, annotation)
     ordered = tuple(fields.values())
     _check_order(cls, ordered)
-    schema = Schema(cls.__name__, ordered, parent_frozen if frozen is None else frozen, cls)
+    schema = Schema(
+        cls.__name__,
+        ordered,
+        parent_frozen if frozen is None else frozen,
+        cls,
+        validate=parent_validate if validate is None else validate,
+    )
     install_schema(cls, schema)
     if "__init__" not in cls.__dict__:
         type.__setattr__(cls, "__init__", _make_init(cls, schema))
@@ -288,11 +295,12 @@ class TensorClassMeta(type):
         namespace: dict[str, Any],
         *,
         frozen: bool | None = None,
+        validate: bool | None = None,
         **kwargs: Any,
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
-            _build_class(cls, frozen)
+            _build_class(cls, frozen, validate)
         return cls
 
     def __init__(
@@ -315,7 +323,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     >>> batch.reshape(2, 4).labels.shape
     torch.Size([2, 4])
 
-    ``class X(TensorClass, frozen=True)`` forbids reassigning fields.
+    ``class X(TensorClass, frozen=True)`` forbids reassigning fields;
+    ``class X(TensorClass, validate=True)`` checks specs and annotations on construction.
     """
 
     _dynamic_keys: ClassVar[bool] = False
