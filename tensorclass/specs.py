@@ -13,7 +13,7 @@ Shape strings follow the jaxtyping conventions, one token per dim, separated by 
   (nested instances included); ``#H`` also accepts 1 (broadcasting);
 - ``*B``: the batch dims: they must equal the instance's batch size (first token only);
 - ``*T``: any number of dims, bound like a symbolic dim; ``...`` (or ``*_``): any number,
-  unchecked;
+  unchecked (one of these per spec, besides ``*B``);
 - ``_`` (or ``_name``): one dim, unchecked.
 
 A spec describes the whole tensor shape, batch dims included: write ``*B`` where they go.
@@ -109,8 +109,11 @@ def parse_shape(shape: str, *, lenient: bool = False) -> tuple[Dim, ...]:
     :class:`~tensorclass.SchemaError` (used for jaxtyping's symbolic expressions).
     """
     dims = tuple(_parse_token(token, lenient) for token in shape.split())
-    if sum(dim.variadic for dim in dims) > 1:
-        raise SchemaError(f"the shape spec {shape!r} has more than one variadic token (*X or ...)")
+    if sum(dim.variadic and dim.kind is not DimKind.BATCH for dim in dims) > 1:
+        raise SchemaError(
+            f"the shape spec {shape!r} has more than one variadic token (*X or ...) "
+            f"besides *B"
+        )
     if any(dim.kind is DimKind.BATCH for dim in dims[1:]):
         raise SchemaError(
             f"the shape spec {shape!r}: *B (the batch dims) must come first, as batch dims "
@@ -210,13 +213,11 @@ class Spec:
         dims = self.dims
         if dims is None:
             return None
-        for index, dim in enumerate(dims):
-            if dim.kind is DimKind.BATCH:
-                after = len(dims) - index - 1
-                if len(shape) < len(dims) - 1:
-                    return None
-                return torch.Size(shape[index : len(shape) - after])
-        return None
+        if not dims or dims[0].kind is not DimKind.BATCH or any(d.variadic for d in dims[1:]):
+            return None  # no *B, or another variadic makes its length ambiguous
+        if len(shape) < len(dims) - 1:
+            return None
+        return torch.Size(shape[: len(shape) - len(dims) + 1])
 
     def to_json(self) -> dict[str, Any]:
         """The spec as JSON (shape string, dtype name(s), device), for JSON Schema."""

@@ -30,7 +30,7 @@ def test_parse_every_token_kind() -> None:
 @pytest.mark.parametrize(
     "shape, message",
     [
-        ("*B *T", "more than one variadic"),
+        ("*B *T ...", "more than one variadic"),
         ("B ... *T", "more than one variadic"),
         ("3 *B", "must come first"),
         ("H-1", "cannot read 'H-1'"),
@@ -71,6 +71,7 @@ def test_batch_of() -> None:
     assert Spec("*B 3 H W").batch_of(torch.Size([3, 8])) is None
     assert Spec("N 3").batch_of(torch.Size([4, 3])) is None
     assert Spec(dtype=torch.uint8).batch_of(torch.Size([4])) is None
+    assert Spec("*B *T").batch_of(torch.Size([4])) is None
 
 
 def test_merge() -> None:
