@@ -111,8 +111,7 @@ def parse_shape(shape: str, *, lenient: bool = False) -> tuple[Dim, ...]:
     dims = tuple(_parse_token(token, lenient) for token in shape.split())
     if sum(dim.variadic and dim.kind is not DimKind.BATCH for dim in dims) > 1:
         raise SchemaError(
-            f"the shape spec {shape!r} has more than one variadic token (*X or ...) "
-            f"besides *B"
+            f"the shape spec {shape!r} has more than one variadic token (*X or ...) besides *B"
         )
     if any(dim.kind is DimKind.BATCH for dim in dims[1:]):
         raise SchemaError(

@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_core.core_schema import ErrorType
+from torch import Tensor
 from typing_extensions import LiteralString
 
-__all__ = ["Loc", "Problems", "describe", "where"]
+__all__ = ["Loc", "Problems", "TensorInput", "describe", "where"]
 
 Loc = tuple[str | int, ...]
 _BUILTIN_TYPES = frozenset(typing.get_args(ErrorType))
@@ -29,6 +30,27 @@ def where(loc: Loc) -> str:
 def describe(value: Any) -> str:
     """A short description of a value's type, for messages."""
     return type(value).__name__
+
+
+class TensorInput:
+    """Stands for a tensor as the ``input`` of an error: a one-line repr, not the values.
+
+    The tensor itself is ``.tensor``.
+    """
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+
+    def __repr__(self) -> str:
+        t = self.tensor
+        dtype = str(t.dtype).removeprefix("torch.")
+        return f"tensor({dtype}{list(t.shape)}, device={t.device})"
+
+
+def _input(value: Any) -> Any:
+    return TensorInput(value) if isinstance(value, Tensor) else value
 
 
 class Problems:
@@ -50,7 +72,7 @@ class Problems:
     ) -> None:
         """Record a problem of type ``kind``; ``template`` is formatted with ``ctx``."""
         error = PydanticCustomError(kind, template, ctx)
-        self.errors.append(InitErrorDetails(type=error, loc=loc, input=value))
+        self.errors.append(InitErrorDetails(type=error, loc=loc, input=_input(value)))
 
     def missing(self, loc: Loc, value: Any) -> None:
         """A required field is absent (pydantic's ``missing`` error)."""
@@ -58,7 +80,7 @@ class Problems:
 
     def extra(self, loc: Loc, value: Any) -> None:
         """A key the schema does not declare (pydantic's ``extra_forbidden`` error)."""
-        self.errors.append(InitErrorDetails(type="extra_forbidden", loc=loc, input=value))
+        self.errors.append(InitErrorDetails(type="extra_forbidden", loc=loc, input=_input(value)))
 
     def extend(self, loc: Loc, error: ValidationError) -> None:
         """Add the errors of a pydantic validation below ``loc``."""
