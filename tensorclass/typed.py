@@ -206,6 +206,11 @@ def _make_init(cls: type, schema: Schema) -> Any:
         f"def __init__({params}):",
         f"    _init(_tc_self_, ({values}), batch_size, device, names)",
     ]
+    if schema.validate:  # only validating classes pay for the check
+        from .validation import check_instance
+
+        namespace["_check"] = check_instance
+        lines.append("    _check(_tc_self_)")
     if hasattr(cls, "__post_init__"):
         lines.append("    _tc_self_.__post_init__()")
     exec("\n".join(lines), namespace)  # generated once per class, like dataclasses
@@ -442,6 +447,39 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def to_tensordict(self) -> Any:
         """A :class:`TensorDict` with the same leaves (shared, not copied)."""
         return self._as_dynamic()
+
+    # -- validation (tensorclass.validation) -------------------------------------------------
+
+    @classmethod
+    def validate(cls, data: Any, *, batch_size: Any = None) -> Self:
+        """Check ``data`` against this class and return it as an instance (tensors shared).
+
+        ``data`` is an instance of any tensor class, a ``TensorDict`` or a nested mapping;
+        the batch size defaults to the instance's, or to what the ``*B`` dims imply.
+        Raises ``pydantic.ValidationError`` listing every problem with its location.
+        """
+        from .validation import validate
+
+        return validate(data, cls, batch_size=batch_size)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of this class: fields, nested classes, tensor dtypes and shapes."""
+        from .validation.pydantic_schema import json_schema
+
+        return json_schema(cls)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from .validation.pydantic_schema import class_core_schema
+
+        return class_core_schema(cls, handler)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> Any:
+        from .validation.pydantic_schema import class_json_schema
+
+        return class_json_schema(cls, schema, handler)
 
 
 TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClass)
