@@ -36,7 +36,7 @@ from torch import Tensor
 
 from .errors import SchemaError
 
-__all__ = ["BATCH", "Dim", "DimKind", "Spec", "parse_shape", "spec_from_annotation"]
+__all__ = ["BATCH", "Dim", "DimKind", "Layout", "Spec", "parse_shape", "spec_from_annotation"]
 
 BATCH = "B"
 """The name of the variadic dim that stands for the batch dims (``*B``)."""
@@ -139,6 +139,26 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A parsed shape arranged for matching: ``[*B] head... [variadic] tail...``."""
+
+    batch_first: bool
+    head: tuple[Dim, ...]
+    variadic: Dim | None
+    tail: tuple[Dim, ...]
+
+    @classmethod
+    def of(cls, dims: tuple[Dim, ...]) -> Layout:
+        """Split parsed dims around their variadic token."""
+        batch_first = bool(dims) and dims[0].kind is DimKind.BATCH
+        rest = dims[1:] if batch_first else dims
+        index = next((i for i, dim in enumerate(rest) if dim.variadic), None)
+        if index is None:
+            return cls(batch_first, rest, None, ())
+        return cls(batch_first, rest[:index], rest[index], rest[index + 1 :])
+
+
 class Spec:
     """The dtype, shape and device a tensor field promises (annotation metadata).
 
@@ -157,12 +177,13 @@ class Spec:
         device: a device; ``"cuda"`` accepts every CUDA device, ``"cuda:1"`` only that one.
     """
 
-    __slots__ = ("device", "dims", "dtype", "shape")
+    __slots__ = ("_layout", "device", "dims", "dtype", "shape")
 
     shape: str | None
     dims: tuple[Dim, ...] | None
     dtype: tuple[torch.dtype, ...] | None
     device: torch.device | None
+    _layout: Layout | None
 
     def __init__(
         self,
@@ -186,6 +207,15 @@ class Spec:
         if self.device is not None:
             parts.append(f"device={str(self.device)!r}")
         return f"Spec({', '.join(parts)})"
+
+    @property
+    def layout(self) -> Layout | None:
+        """The parsed shape arranged for matching (computed once), or None for any shape."""
+        try:
+            return self._layout
+        except AttributeError:
+            self._layout = Layout.of(self.dims) if self.dims is not None else None
+            return self._layout
 
     def _key(self) -> tuple[Any, ...]:
         return (self.shape, self.dtype, self.device)

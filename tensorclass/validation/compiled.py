@@ -30,28 +30,16 @@ _CACHE = "__tensorclass_validator__"
 
 @dataclass(frozen=True)
 class FieldCheck:
-    """What validation checks for one field."""
+    """What validation checks for one field (the field's parts copied for speed)."""
 
     field: Field
     #: the adapter that validates non-tensor values (None: nothing to check)
     adapter: TypeAdapter[Any] | None
     #: whether the field must hold a value (absent means None)
     required: bool
-
-    @property
-    def name(self) -> str:
-        """The field name."""
-        return self.field.name
-
-    @property
-    def kind(self) -> FieldKind:
-        """The field kind."""
-        return self.field.kind
-
-    @property
-    def spec(self) -> Spec | None:
-        """The tensor spec of a tensor field."""
-        return self.field.spec
+    name: str
+    kind: FieldKind
+    spec: Spec | None
 
     def default(self) -> Any:
         """The field's default value (a fresh one from a factory), or None."""
@@ -77,7 +65,7 @@ def _adapter(annotation: Any) -> TypeAdapter[Any] | None:
 def _field_check(f: Field) -> FieldCheck:
     adapter = _adapter(f.annotation) if f.kind is FieldKind.NON_TENSOR else None
     required = not (f.optional or f.default is None or f.annotation is Any)
-    return FieldCheck(f, adapter, required)
+    return FieldCheck(f, adapter, required, f.name, f.kind, f.spec)
 
 
 class ClassValidator:

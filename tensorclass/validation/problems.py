@@ -65,7 +65,7 @@ class Problems:
 
     def __init__(self) -> None:
         self.errors: list[InitErrorDetails] = []
-        self.bindings: dict[str, tuple[int | list[int], str]] = {}
+        self.bindings: dict[str, tuple[int | list[int], Loc]] = {}
 
     def add(
         self, loc: Loc, kind: LiteralString, template: LiteralString, value: Any, **ctx: Any

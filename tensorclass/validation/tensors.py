@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..specs import Dim, DimKind, Spec, dtype_name
+from ..specs import Dim, DimKind, Layout, Spec, dtype_name
 from .problems import Loc, Problems, where
 
 __all__ = ["check_tensor"]
@@ -44,51 +44,69 @@ def check_tensor(
             expected=str(spec.device),
             actual=str(tensor.device),
         )
-    if spec.dims is not None:
-        _check_shape(spec, spec.dims, tensor, batch, loc, problems)
+    layout = spec.layout
+    if layout is not None:
+        _check_shape(spec, layout, tensor, batch, loc, problems)
 
 
 def _check_shape(
-    spec: Spec, dims: tuple[Dim, ...], tensor: Tensor, batch: torch.Size, loc: Loc, p: Problems
+    spec: Spec, layout: Layout, tensor: Tensor, batch: torch.Size, loc: Loc, p: Problems
 ) -> None:
-    shape = list(tensor.shape)
-    start = 0  # *B, always first, takes as many dims as the batch size has
-    if dims and dims[0].kind is DimKind.BATCH:
-        start, dims = len(batch), dims[1:]
-    variadic = next((i for i, dim in enumerate(dims) if dim.variadic), None)
-    fixed_count = start + len(dims) - (variadic is not None)
-    if len(shape) < fixed_count or (variadic is None and len(shape) != fixed_count):
+    shape = tensor.shape
+    n = len(shape)
+    start = len(batch) if layout.batch_first else 0  # *B takes the batch size's dims
+    head, tail = layout.head, layout.tail
+    fixed = start + len(head) + len(tail)
+    if n < fixed or (layout.variadic is None and n != fixed):
         p.add(
             loc,
             "tensor_rank",
             "expected {expected} dims ('{spec}'), got {actual}: shape {shape}",
             tensor,
-            expected=str(fixed_count) if variadic is None else f"at least {fixed_count}",
-            actual=len(shape),
+            expected=str(fixed) if layout.variadic is None else f"at least {fixed}",
+            actual=n,
             spec=spec.shape,
-            shape=shape,
+            shape=list(shape),
         )
         return
-    if start:
-        _check_group(spec, Dim(DimKind.BATCH), shape[:start], shape, batch, loc, p, tensor)
-    if variadic is None:
-        positions = [(start + i, dim) for i, dim in enumerate(dims)]
-    else:
-        after = len(dims) - variadic - 1
-        positions = [(start + i, dim) for i, dim in enumerate(dims[:variadic])]
-        positions += [(len(shape) - after + i, dim) for i, dim in enumerate(dims[variadic + 1 :])]
-        group = shape[start + variadic : len(shape) - after]
-        _check_group(spec, dims[variadic], group, shape, batch, loc, p, tensor)
-    for index, dim in positions:
-        _check_dim(spec, dim, index, shape, loc, p, tensor)
+    if start and shape[:start] != batch:
+        _batch_error(spec, list(shape[:start]), tensor, batch, loc, p)
+    for offset, dim in enumerate(head):
+        _check_dim(spec, dim, start + offset, tensor, loc, p)
+    end = n - len(tail)
+    for offset, dim in enumerate(tail):
+        _check_dim(spec, dim, end + offset, tensor, loc, p)
+    variadic = layout.variadic
+    if variadic is not None and variadic.kind is DimKind.VARIADIC:
+        assert variadic.name is not None
+        group = list(shape[start + len(head) : end])
+        _bind(spec, variadic.name, group, "dims", tensor, loc, p)
 
 
-def _check_dim(
-    spec: Spec, dim: Dim, index: int, shape: list[int], loc: Loc, p: Problems, tensor: Tensor
+def _batch_error(
+    spec: Spec, group: list[int], tensor: Tensor, batch: torch.Size, loc: Loc, p: Problems
 ) -> None:
-    size = shape[index]
-    if dim.kind is DimKind.FIXED:
-        if size != dim.size and not (dim.broadcast and size == 1):
+    p.add(
+        loc,
+        "tensor_batch",
+        "the batch dims (*B in '{spec}') should be {expected}, got {actual}: shape {shape}",
+        tensor,
+        expected=list(batch),
+        actual=group,
+        spec=spec.shape,
+        shape=list(tensor.shape),
+    )
+
+
+def _check_dim(spec: Spec, dim: Dim, index: int, tensor: Tensor, loc: Loc, p: Problems) -> None:
+    kind = dim.kind
+    if kind is DimKind.ANY:
+        return
+    size: int = tensor.shape[index]
+    if dim.broadcast and size == 1:
+        return
+    if kind is DimKind.FIXED:
+        if size != dim.size:
             p.add(
                 loc,
                 "tensor_dim",
@@ -98,52 +116,19 @@ def _check_dim(
                 expected=dim.size,
                 actual=size,
                 spec=spec.shape,
-                shape=shape,
+                shape=list(tensor.shape),
             )
-    elif dim.kind is DimKind.NAMED and not (dim.broadcast and size == 1):
+    else:
         assert dim.name is not None
-        _bind(spec, dim.name, size, f"dim {index}", shape, loc, p, tensor)
-
-
-def _check_group(
-    spec: Spec,
-    dim: Dim,
-    group: list[int],
-    shape: list[int],
-    batch: torch.Size,
-    loc: Loc,
-    p: Problems,
-    tensor: Tensor,
-) -> None:
-    if dim.kind is DimKind.BATCH and group != list(batch):
-        p.add(
-            loc,
-            "tensor_batch",
-            "the batch dims (*B in '{spec}') should be {expected}, got {actual}: shape {shape}",
-            tensor,
-            expected=list(batch),
-            actual=group,
-            spec=spec.shape,
-            shape=shape,
-        )
-    elif dim.kind is DimKind.VARIADIC:
-        assert dim.name is not None
-        _bind(spec, dim.name, group, "dims", shape, loc, p, tensor)
+        _bind(spec, dim.name, size, f"dim {index}", tensor, loc, p)
 
 
 def _bind(
-    spec: Spec,
-    name: str,
-    size: int | list[int],
-    dims: str,
-    shape: list[int],
-    loc: Loc,
-    p: Problems,
-    tensor: Tensor,
+    spec: Spec, name: str, size: int | list[int], dims: str, tensor: Tensor, loc: Loc, p: Problems
 ) -> None:
     bound = p.bindings.get(name)
     if bound is None:
-        p.bindings[name] = (size, where(loc))
+        p.bindings[name] = (size, loc)
     elif bound[0] != size:
         p.add(
             loc,
@@ -152,9 +137,9 @@ def _bind(
             tensor,
             name=name,
             bound=bound[0],
-            bound_at=bound[1],
+            bound_at=where(bound[1]),
             actual=size,
             dims=dims,
             spec=spec.shape,
-            shape=shape,
+            shape=list(tensor.shape),
         )
