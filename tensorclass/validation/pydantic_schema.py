@@ -26,7 +26,7 @@ from pydantic import (
     TypeAdapter,
     WithJsonSchema,
 )
-from pydantic.json_schema import JsonSchemaValue
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import (
     CoreSchema,
     PydanticSerializationError,
@@ -142,11 +142,22 @@ def _describe_field(f: Field, prop: dict[str, Any] | None) -> None:
             pass  # a default with no JSON form is left out
 
 
+class _Lenient(GenerateJsonSchema):
+    """Values with no JSON form (callables, arbitrary classes) get an empty schema."""
+
+    def handle_invalid_for_json_schema(self, schema: Any, error_info: str) -> JsonSchemaValue:
+        return {}
+
+
 def json_schema(cls: type) -> dict[str, Any]:
-    """The JSON Schema of tensor class ``cls`` (nested classes under ``$defs``)."""
+    """The JSON Schema of tensor class ``cls`` (nested classes under ``$defs``).
+
+    A field whose values have no JSON form (a callable, an arbitrary class) is described
+    by an empty schema instead of failing the whole class.
+    """
     adapter = cls.__dict__.get(_ADAPTER)
     if adapter is None:
         adapter = TypeAdapter(cls)
         type.__setattr__(cls, _ADAPTER, adapter)
-    result: dict[str, Any] = adapter.json_schema()
+    result: dict[str, Any] = adapter.json_schema(schema_generator=_Lenient)
     return result

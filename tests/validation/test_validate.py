@@ -381,3 +381,48 @@ def test_several_problems_are_all_reported() -> None:
 def test_validate_needs_a_schema_class() -> None:
     with pytest.raises(TypeError, match="needs a tensor class"):
         validate({}, TensorDict)
+
+
+def test_arbitrary_classes_and_custom_pydantic_errors() -> None:
+    from collections.abc import Callable
+
+    from pydantic import BaseModel, field_validator
+    from pydantic_core import PydanticCustomError
+
+    class Config(BaseModel):
+        lr: float
+
+        @field_validator("lr")
+        @classmethod
+        def positive(cls, value: float) -> float:
+            if value <= 0:
+                raise PydanticCustomError(
+                    "not_positive", "lr must be positive, got {v}", {"v": value}
+                )
+            return value
+
+    class Odd(TensorClass):
+        arr: np.ndarray
+        fn: Callable[[int], int] | None = None
+        config: Config | None = None
+
+    assert validate({"arr": np.zeros(3), "fn": abs}, Odd).fn is abs
+    found = errors({"arr": [1, 2], "fn": 3, "config": {"lr": -1}}, Odd)
+    assert [(e["loc"], e["type"]) for e in found] == [
+        (("arr",), "is_instance_of"),
+        (("fn",), "callable_type"),
+        (("config", "lr"), "not_positive"),
+    ]
+    assert found[2]["msg"] == "lr must be positive, got -1.0"
+    schema = Odd.json_schema()  # no JSON form for a callable: an empty schema, no failure
+    assert schema["properties"]["fn"]["anyOf"][0] == {}
+
+
+def test_specs_pickle() -> None:
+    import copy
+    import pickle
+
+    spec = Spec("*B 3", torch.uint8, device="cpu")
+    assert spec.layout is not None
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert copy.deepcopy(spec) == spec
