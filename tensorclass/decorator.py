@@ -6,13 +6,14 @@ both spellings give the same kind of class at run time.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
 from .errors import SchemaError
-from .fields import field
+from .fields import FieldSpec, field
 from .typed import TensorClass, TensorClassMeta
 
 __all__ = ["is_tensorclass", "tensorclass"]
@@ -37,6 +38,13 @@ def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> No
                 cell.cell_contents = new
 
 
+def _generated(key: str, value: Any) -> bool:
+    """Whether a class attribute was made for the old class (schema, caches, ``__init__``)."""
+    if key.startswith("__tensorclass_"):
+        return True
+    return key == "__init__" and getattr(value, "__tensorclass_generated__", False)
+
+
 def _rebuild(cls: type, frozen: bool | None, validate: bool | None = None) -> type:
     if isinstance(cls, TensorClassMeta):
         schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
@@ -47,8 +55,15 @@ def _rebuild(cls: type, frozen: bool | None, validate: bool | None = None) -> ty
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
     namespace = {
-        key: value for key, value in cls.__dict__.items() if key not in ("__dict__", "__weakref__")
+        key: value
+        for key, value in cls.__dict__.items()
+        if key not in ("__dict__", "__weakref__") and not _generated(key, value)
     }
+    if isinstance(cls, TensorClassMeta):  # its defaults live in its schema: put them back
+        own = inspect.get_annotations(cls)
+        for f in cls.__tensorclass_schema__.fields:  # type: ignore[attr-defined]
+            if f.name in own:
+                namespace[f.name] = FieldSpec(f.default, f.default_factory, f.kw_only, f.metadata)
     bases = tuple(base for base in cls.__bases__ if base is not object)
     if not any(issubclass(base, TensorClass) for base in bases):
         bases = (*bases, TensorClass)

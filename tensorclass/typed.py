@@ -215,6 +215,7 @@ def _make_init(cls: type, schema: Schema) -> Any:
         lines.append("    _tc_self_.__post_init__()")
     exec("\n".join(lines), namespace)  # generated once per class, like dataclasses
     init = namespace["__init__"]
+    init.__tensorclass_generated__ = True  # rebuilt classes (@tensorclass(...)) make a new one
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = (
