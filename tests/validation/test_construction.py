@@ -114,3 +114,17 @@ def test_validate_is_a_reserved_field_name() -> None:
 
         class Clash(TensorClass):
             validate: int  # type: ignore[assignment]
+
+
+def test_redecorating_a_class_turns_checks_on() -> None:
+    class Plain(TensorClass):
+        x: Annotated[Tensor, "*B 3"]
+
+    Plain(torch.zeros(2, 4), batch_size=[2])
+    Plain.json_schema()  # fills the class's caches
+    checked = tensorclass(validate=True)(Plain)
+    assert checked is not Plain and checked.__tensorclass_schema__.validate
+    with pytest.raises(ValidationError, match=r"dim 1 should be 3"):
+        checked(torch.zeros(2, 4), batch_size=[2])
+    assert type(checked.validate({"x": torch.zeros(2, 3)})) is checked
+    assert checked.json_schema()["x-tensorclass"]["class"].endswith("Plain")

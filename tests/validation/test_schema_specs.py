@@ -80,3 +80,21 @@ def test_validate_option_is_stored_and_inherited() -> None:
     assert Decorated.__tensorclass_schema__.validate
     assert tensorclass(validate=True)(Plain).__tensorclass_schema__.validate
     assert tensorclass(Checked) is Checked
+
+
+def test_redecorating_keeps_defaults() -> None:
+    from tensorclass import field
+
+    class Base(TensorClass):
+        x: Tensor
+        n: int = 3
+        tags: list[str] = field(default_factory=list, kw_only=True)
+
+    rebuilt = tensorclass(validate=True)(Base)
+    assert [(f.name, f.default) for f in rebuilt.fields()][:2] == [
+        ("x", Base.fields()[0].default),
+        ("n", 3),
+    ]
+    value = rebuilt(torch.zeros(2))
+    assert value.n == 3 and value.tags == []
+    assert tensorclass(frozen=True)(Base)(torch.zeros(2)).n == 3
