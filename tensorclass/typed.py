@@ -472,12 +472,14 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """As a pydantic field: validated with :meth:`validate`; JSON dumps are refused."""
         from .validation.pydantic_schema import class_core_schema
 
         return class_core_schema(cls, handler)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> Any:
+        """The class's JSON Schema inside pydantic models (see :meth:`json_schema`)."""
         from .validation.pydantic_schema import class_json_schema
 
         return class_json_schema(cls, schema, handler)
