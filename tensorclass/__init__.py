@@ -19,6 +19,7 @@ from .errors import (
 )
 from .fields import field
 from .schema import Field, FieldKind, Schema
+from .specs import Spec
 from .tensordict_core import (
     NestedKey,
     NonTensorData,
@@ -48,6 +49,7 @@ __all__ = [
     "NonTensorStack",
     "Schema",
     "SchemaError",
+    "Spec",
     "StructureMismatchError",
     "TensorClass",
     "TensorClassError",

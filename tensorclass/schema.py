@@ -26,8 +26,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .errors import FieldTypeError
+from .errors import FieldTypeError, SchemaError
 from .fields import MISSING
+from .specs import Spec, has_spec_metadata, spec_from_annotation
 from .tensordict_core._core import TensorCore, nested_from_mapping
 from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
@@ -60,6 +61,16 @@ class Field:
     nested_class: type[TensorCore] | None = None
     metadata: Mapping[str, Any] = dataclass_field(default_factory=dict)
     owner: str = ""
+    spec: Spec | None = dataclass_field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.kind is FieldKind.TENSOR:
+            object.__setattr__(self, "spec", spec_from_annotation(self.annotation))
+        elif self.kind is not FieldKind.UNRESOLVED and has_spec_metadata(self.annotation):
+            raise SchemaError(
+                f"{self.owner}.{self.name}: a Spec describes a tensor, but the field holds "
+                f"{self.kind.value} values"
+            )
 
     @property
     def required(self) -> bool:
@@ -192,6 +203,8 @@ class Schema:
         by_name: the same fields by name.
         frozen: whether fields may be reassigned.
         owner: the class this schema describes.
+        validate: whether the constructor checks specs and annotations
+            (``class X(TensorClass, validate=True)``).
     """
 
     name: str
@@ -199,6 +212,7 @@ class Schema:
     frozen: bool
     owner: Any
     by_name: Mapping[str, Field] = dataclass_field(default_factory=dict)
+    validate: bool = False
 
     def __post_init__(self) -> None:
         # A plain dict typed as a read-only Mapping: torch.compile stops tracing at any
@@ -239,6 +253,6 @@ class Schema:
                     f.owner,
                 )
             fields.append(f)
-        schema = Schema(self.name, tuple(fields), self.frozen, self.owner)
+        schema = Schema(self.name, tuple(fields), self.frozen, self.owner, validate=self.validate)
         install_schema(self.owner, schema)
         return schema

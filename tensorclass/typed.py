@@ -213,10 +213,16 @@ def _make_init(cls: type, schema: Schema) -> Any:
         f"def __init__({params}):",
         f"    _init(_tc_self_, ({values}), batch_size, device, names)",
     ]
+    if schema.validate:  # only validating classes pay for the check
+        from .validation import check_instance
+
+        namespace["_check"] = check_instance
+        lines.append("    _check(_tc_self_)")
     if hasattr(cls, "__post_init__"):
         lines.append("    _tc_self_.__post_init__()")
     exec("\n".join(lines), namespace)  # generated once per class, like dataclasses
     init = namespace["__init__"]
+    init.__tensorclass_generated__ = True  # rebuilt classes (@tensorclass(...)) make a new one
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = (
@@ -286,14 +292,17 @@ def _defining_namespace() -> dict[str, Any]:
     return {**frame.f_globals, **frame.f_locals}
 
 
-def _build_class(cls: type, frozen: bool | None, namespace: dict[str, Any]) -> None:
+def _build_class(
+    cls: type, frozen: bool | None, validate: bool | None, namespace: dict[str, Any]
+) -> None:
     inherited: dict[str, Field] = {}
-    parent_frozen = False
+    parent_frozen = parent_validate = False
     for base in reversed(cls.__mro__[1:]):
         schema = vars(base).get("__tensorclass_schema__")
         if schema is not None:
             inherited.update(schema.by_name)
             parent_frozen = parent_frozen or schema.frozen
+            parent_validate = parent_validate or schema.validate
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
     fields = dict(inherited)
@@ -316,7 +325,13 @@ def _build_class(cls: type, frozen: bool | None, namespace: dict[str, Any]) -> N
         type.__setattr__(cls, "__tensorclass_namespace__", namespace)
     ordered = tuple(fields.values())
     _check_order(cls, ordered)
-    schema = Schema(cls.__name__, ordered, parent_frozen if frozen is None else frozen, cls)
+    schema = Schema(
+        cls.__name__,
+        ordered,
+        parent_frozen if frozen is None else frozen,
+        cls,
+        validate=parent_validate if validate is None else validate,
+    )
     install_schema(cls, schema)
     if "__init__" not in cls.__dict__:
         type.__setattr__(cls, "__init__", _make_init(cls, schema))
@@ -334,11 +349,12 @@ class TensorClassMeta(type):
         namespace: dict[str, Any],
         *,
         frozen: bool | None = None,
+        validate: bool | None = None,
         **kwargs: Any,
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
-            _build_class(cls, frozen, _defining_namespace())
+            _build_class(cls, frozen, validate, _defining_namespace())
         return cls
 
     def __init__(
@@ -361,7 +377,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     >>> batch.reshape(2, 4).labels.shape
     torch.Size([2, 4])
 
-    ``class X(TensorClass, frozen=True)`` forbids reassigning fields.
+    ``class X(TensorClass, frozen=True)`` forbids reassigning fields;
+    ``class X(TensorClass, validate=True)`` checks specs and annotations on construction.
     """
 
     _dynamic_keys: ClassVar[bool] = False
@@ -483,6 +500,41 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def to_tensordict(self) -> Any:
         """A :class:`TensorDict` with the same leaves (shared, not copied)."""
         return self._as_dynamic()
+
+    # -- validation (tensorclass.validation) -------------------------------------------------
+
+    @classmethod
+    def validate(cls, data: Any, *, batch_size: Any = None) -> Self:
+        """Check ``data`` against this class and return it as an instance (tensors shared).
+
+        ``data`` is an instance of any tensor class, a ``TensorDict`` or a nested mapping;
+        the batch size defaults to the instance's, or to what the ``*B`` dims imply.
+        Raises ``pydantic.ValidationError`` listing every problem with its location.
+        """
+        from .validation import validate
+
+        return validate(data, cls, batch_size=batch_size)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of this class: fields, nested classes, tensor dtypes and shapes."""
+        from .validation.pydantic_schema import json_schema
+
+        return json_schema(cls)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """As a pydantic field: validated with :meth:`validate`; JSON dumps are refused."""
+        from .validation.pydantic_schema import class_core_schema
+
+        return class_core_schema(cls, handler)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> Any:
+        """The class's JSON Schema inside pydantic models (see :meth:`json_schema`)."""
+        from .validation.pydantic_schema import class_json_schema
+
+        return class_json_schema(cls, schema, handler)
 
 
 # Frames of these files are skipped when looking for the scope that defines a class.
