@@ -10,7 +10,7 @@ from ..tensordict_core._core import TensorCore
 from ..tensordict_core.keys import NestedKey, unravel_key
 from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
-__all__ = ["Key", "KeysLike", "as_keys", "call_name", "read_input", "structure_copy"]
+__all__ = ["Key", "KeysLike", "as_keys", "call_name", "read_input", "show_keys", "structure_copy"]
 
 Key: TypeAlias = "str | tuple[str, ...]"
 """A normalised key: a string, or a flat tuple of at least two strings."""
