@@ -20,6 +20,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from functools import partial
 from typing import Any, Union
 
 import numpy as np
@@ -62,8 +63,13 @@ class Field:
     metadata: Mapping[str, Any] = dataclass_field(default_factory=dict)
     owner: str = ""
     spec: Spec | None = dataclass_field(default=None, init=False)
+    #: whether a plain tensor can be stored as it is (the fast path of attribute writes)
+    holds_tensors: bool = dataclass_field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # The converter is looked up once here: hashing an enum member costs a Python call.
+        object.__setattr__(self, "convert", partial(_CONVERTERS[self.kind], self))
+        object.__setattr__(self, "holds_tensors", self.kind is FieldKind.TENSOR)
         if self.kind is FieldKind.TENSOR:
             object.__setattr__(self, "spec", spec_from_annotation(self.annotation))
         elif self.kind is not FieldKind.UNRESOLVED and has_spec_metadata(self.annotation):
@@ -78,7 +84,10 @@ class Field:
         return self.default is MISSING and self.default_factory is MISSING
 
     def convert(self, owner: TensorCore, value: Any, where: object = None) -> Any:
-        """Turn ``value`` into a checked leaf of ``owner`` for this field."""
+        """Turn ``value`` into a checked leaf of ``owner`` for this field.
+
+        (Replaced per instance by the converter of the field's kind, bound once.)
+        """
         return _CONVERTERS[self.kind](self, owner, value, where)
 
 
@@ -132,7 +141,7 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
-def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     if isinstance(value, Tensor):
         return owner._check_leaf(field.name, value, where)
     if isinstance(value, _NUMERIC):
@@ -148,7 +157,7 @@ def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object) 
     )
 
 
-def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     cls = field.nested_class
     assert cls is not None
     if isinstance(value, cls):
@@ -165,7 +174,7 @@ def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object) 
     )
 
 
-def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     cls = type(value)
     if cls is NonTensorData:
         return value
@@ -174,11 +183,11 @@ def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: obje
     return NonTensorData(value)
 
 
-def _convert_any(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_any(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     return TensorCore._convert(owner, field.name, value, where)
 
 
-def _convert_unresolved(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_unresolved(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     schema: Schema = type(owner).__tensorclass_schema__  # type: ignore[attr-defined]
     resolved = schema.resolve()
     return resolved.by_name[field.name].convert(owner, value, where)

@@ -468,7 +468,20 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self._set_str(name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in type(self).__tensorclass_schema__.by_name:
+        found = type(self).__tensorclass_schema__.by_name.get(name)
+        if found is not None:
+            # Fast path: a plain tensor into a tensor field of an unlocked instance with no
+            # device; the only check left is the batch-size prefix.
+            if (
+                value.__class__ is Tensor
+                and found.holds_tensors
+                and not self._locked
+                and self._device is None
+            ):
+                batch_size = self._batch_size
+                if value.shape[: len(batch_size)] == batch_size:
+                    self._data[name] = value
+                    return
             self._set_field(name, value)
         elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
             object.__setattr__(self, name, value)
