@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 import torch
@@ -188,7 +188,13 @@ class TensorCore:
         """The number of batch dimensions."""
         return len(self._batch_size)
 
-    def size(self, dim: int | None = None) -> Any:
+    @overload
+    def size(self, dim: None = None) -> torch.Size: ...
+
+    @overload
+    def size(self, dim: int) -> int: ...
+
+    def size(self, dim: int | None = None) -> torch.Size | int:
         """The batch size, or the size of one batch dim."""
         return self._batch_size if dim is None else self._batch_size[dim]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import torch
@@ -472,13 +472,25 @@ class Arithmetic(DtypeCasts):
         """Minimum of every tensor."""
         return self._reduce(torch.amin, dim, keepdim)
 
-    def all(self, dim: int | None = None) -> Any:
+    @overload
+    def all(self, dim: None = None) -> bool: ...
+
+    @overload
+    def all(self, dim: int) -> Self: ...
+
+    def all(self, dim: int | None = None) -> bool | Self:
         """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
         if dim is None:
             return all(bool(leaf.all()) for leaf in tensor_leaves(self))
         return self._reduce(_single_dim(torch.all), dim, False)
 
-    def any(self, dim: int | None = None) -> Any:
+    @overload
+    def any(self, dim: None = None) -> bool: ...
+
+    @overload
+    def any(self, dim: int) -> Self: ...
+
+    def any(self, dim: int | None = None) -> bool | Self:
         """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
         if dim is None:
             return any(bool(leaf.any()) for leaf in tensor_leaves(self))
