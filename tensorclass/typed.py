@@ -15,8 +15,8 @@ import os
 import sys
 import types
 import typing
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -28,6 +28,11 @@ from .schema import Field, FieldKind, Schema, classify_annotation
 from .tensordict_core._core import TensorCore, as_batch_size, as_device, check_names
 from .tensordict_core.base import TensorDictBase
 from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
+
+if TYPE_CHECKING:
+    from ._typing import InitAttr, ReadOnlyAfterInit
+    from .tensordict_core._core import BatchSizeLike, DeviceLike
+    from .tensordict_core.tensordict import TensorDict
 
 __all__ = ["TensorClass", "TensorClassMeta", "install_schema", "resolve_annotations"]
 
@@ -42,6 +47,7 @@ _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _SLOT_NAMES = frozenset((*TensorCore.__slots__, "__dict__"))
 _FACTORY: Any = type("_Factory", (), {"__repr__": lambda self: "<factory>"})()
 _MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
+_NO_DEFAULT: Any = None  # the declared default of batch_size/device/names (typing only)
 
 
 class _NonTensorField:
@@ -385,6 +391,21 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     _frozen: ClassVar[bool] = False
     __tensorclass_schema__: ClassVar[Schema]
 
+    if TYPE_CHECKING:
+        # For type checkers only (dataclass_transform): keyword-only ``__init__`` arguments
+        # of every tensor class, read back with their engine types. At run time these are
+        # the engine's properties and the generated ``__init__``'s keyword-only parameters,
+        # never fields (this block does not run, so the metaclass never sees them).
+        batch_size: InitAttr[torch.Size, BatchSizeLike] = field(  # type: ignore[override]
+            default=_NO_DEFAULT, kw_only=True
+        )
+        device: ReadOnlyAfterInit[torch.device | None, DeviceLike] = field(
+            default=_NO_DEFAULT, kw_only=True
+        )
+        names: InitAttr[list[str | None], Sequence[str | None] | None] = field(  # type: ignore[override]
+            default=_NO_DEFAULT, kw_only=True
+        )
+
     @classmethod
     def _new(
         cls,
@@ -416,7 +437,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 kwargs.setdefault(key[0], {})[key[1:]] = value
             else:
                 kwargs[key if type(key) is str else key[0]] = value
-        return cls(**kwargs, batch_size=batch_size, device=device)  # type: ignore[call-arg]
+        return cls(**kwargs, batch_size=batch_size, device=device)
 
     @classmethod
     def _field_names(cls) -> tuple[str, ...]:
@@ -510,7 +531,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             raise FrozenInstanceError(f"{type(self).__name__} is frozen: it cannot be unlocked")
         return super().unlock_()
 
-    def to_tensordict(self) -> Any:
+    def to_tensordict(self) -> TensorDict:
         """A :class:`TensorDict` with the same leaves (shared, not copied)."""
         return self._as_dynamic()
 
