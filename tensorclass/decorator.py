@@ -81,7 +81,8 @@ def tensorclass(cls: C, /) -> C: ...
 def tensorclass(*, frozen: bool = False, validate: bool = False) -> Callable[[C], C]: ...
 
 
-@dataclass_transform(field_specifiers=(field,))
+# eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
 def tensorclass(
     cls: Any = None, /, *, frozen: bool | None = None, validate: bool | None = None
 ) -> Any:

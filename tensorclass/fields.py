@@ -42,9 +42,7 @@ class FieldSpec:
 
 
 @overload
-def field(
-    *, default: T, kw_only: bool = False, metadata: Mapping[str, Any] | None = None
-) -> T: ...
+def field(*, default: T, kw_only: bool = False, metadata: Mapping[str, Any] | None = None) -> T: ...
 
 
 @overload

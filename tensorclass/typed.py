@@ -344,7 +344,8 @@ def _build_class(
     type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
 
 
-@dataclass_transform(field_specifiers=(field,))
+# eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
 class TensorClassMeta(type):
     """Compiles the schema and ``__init__`` of each tensor class when it is defined."""
 
@@ -488,42 +489,46 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             )
         self._set_str(name, value)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        found = type(self).__tensorclass_schema__.by_name.get(name)
-        if found is not None:
-            # Fast path: a plain tensor into a tensor field of an unlocked instance with no
-            # device; the only check left is the batch-size prefix.
-            if (
-                value.__class__ is Tensor
-                and found.holds_tensors
-                and not self._locked
-                and self._device is None
-            ):
-                batch_size = self._batch_size
-                if value.shape[: len(batch_size)] == batch_size:
-                    self._data[name] = value
-                    return
-            self._set_field(name, value)
-        elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
-            object.__setattr__(self, name, value)
-        else:
-            raise AttributeError(
-                f"{type(self).__name__} has no field {name!r}; tensor classes store only "
-                f"their declared fields ({', '.join(self._field_names()) or 'none'}); "
-                f"declare it as a field or a ClassVar"
-            )
+    if not TYPE_CHECKING:
+        # Hidden from type checkers: a __getattr__/__setattr__ would make every unknown
+        # attribute of a tensor class type-check (as Any). Fields are declared instead.
 
-    def __delattr__(self, name: str) -> None:
-        if name in type(self).__tensorclass_schema__.by_name:
-            self._set_field(name, None)
-        else:
-            object.__delattr__(self, name)
+        def __setattr__(self, name: str, value: Any) -> None:
+            found = type(self).__tensorclass_schema__.by_name.get(name)
+            if found is not None:
+                # Fast path: a plain tensor into a tensor field of an unlocked instance with no
+                # device; the only check left is the batch-size prefix.
+                if (
+                    value.__class__ is Tensor
+                    and found.holds_tensors
+                    and not self._locked
+                    and self._device is None
+                ):
+                    batch_size = self._batch_size
+                    if value.shape[: len(batch_size)] == batch_size:
+                        self._data[name] = value
+                        return
+                self._set_field(name, value)
+            elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
+                object.__setattr__(self, name, value)
+            else:
+                raise AttributeError(
+                    f"{type(self).__name__} has no field {name!r}; tensor classes store only "
+                    f"their declared fields ({', '.join(self._field_names()) or 'none'}); "
+                    f"declare it as a field or a ClassVar"
+                )
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when normal lookup fails: an absent (None) field, or a typo.
-        if name in type(self).__tensorclass_schema__.by_name:
-            return None
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        def __delattr__(self, name: str) -> None:
+            if name in type(self).__tensorclass_schema__.by_name:
+                self._set_field(name, None)
+            else:
+                object.__delattr__(self, name)
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup fails: an absent (None) field, or a typo.
+            if name in type(self).__tensorclass_schema__.by_name:
+                return None
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def unlock_(self) -> Self:
         """Undo :meth:`lock_` (instances of frozen classes stay locked)."""
