@@ -31,11 +31,13 @@ from mypy import api as mypy_api
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 CASES = HERE / "cases"
+DOCS_PAGE = REPO / "docs" / "typing.md"
 CHECKERS = ("plugin", "mypy", "pyright")
 
 _MARKER = re.compile(r"^E(?:\[(?P<only>[a-z,]+)\])?(?::(?P<codes>[\w\- ]*))?$")
 _MYPY_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<level>error|note): (?P<msg>.*)$")
 _MYPY_CODE = re.compile(r"\s+\[(?P<code>[\w\-]+)\]$")
+_FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,21 @@ def state_dir() -> Path:
     tag = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
     path = Path(tempfile.gettempdir()) / f"tensorclass-typing-{tag}"
     path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def docs_snippet() -> Path:
+    """The python blocks of ``docs/typing.md`` as one snippet file (checked with the plugin).
+
+    The page's ``# E: code`` comments are markers like in the snippet files. The file is only
+    rewritten when the page changed, so mypy's cache stays warm.
+    """
+    blocks = _FENCE.findall(DOCS_PAGE.read_text(encoding="utf-8"))
+    text = "# checkers: plugin\n" + "\n".join(blocks)
+    path = state_dir() / "docs" / "typing_md.py"
+    path.parent.mkdir(exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
     return path
 
 

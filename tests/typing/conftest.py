@@ -9,6 +9,7 @@ import pytest
 from .checkers import (
     CASES,
     Diagnostic,
+    docs_snippet,
     mypy_config,
     package_root,
     parse_expectations,
@@ -20,10 +21,12 @@ from .checkers import (
 
 
 def case_files() -> list[Path]:
-    """Every snippet file (``cases/**/*.py`` with a ``# checkers:`` header)."""
-    return sorted(
+    """Every snippet file (``cases/**/*.py`` with a ``# checkers:`` header), and the python
+    blocks of ``docs/typing.md``."""
+    cases = sorted(
         path for path in CASES.rglob("*.py") if path.read_text().startswith("# checkers:")
     )
+    return [*cases, docs_snippet()]
 
 
 def files_for(checker: str) -> list[Path]:
