@@ -111,6 +111,9 @@ y: str = tensorclass.stack([b, b])  # E: assignment
 z: str = b.images  # E: assignment
 b.reshape(2, 2).no_such_method()  # E: attr-defined
 b[0].typo  # E: attr-defined
+b.apply(lambda t: t.no_such_method())  # E[pyright]  # mypy: the general overload accepts it
+assert_type(b.apply(lambda t, o: t + o, b), Batch)
+assert_type(b.apply(lambda t: None), Batch)
 
 # -- TensorDict: indexing keeps the class, keys are dynamic (Any) ---------------------------
 td = TensorDict({"a": torch.zeros(4)}, batch_size=[4])
