@@ -400,7 +400,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         batch_size: InitAttr[torch.Size, BatchSizeLike] = field(  # type: ignore[override]
             default=_NO_DEFAULT, kw_only=True
         )
-        device: ReadOnlyAfterInit[torch.device | None, DeviceLike] = field(
+        device: ReadOnlyAfterInit[torch.device | None, DeviceLike] = field(  # pyright: ignore[reportIncompatibleMethodOverride]
             default=_NO_DEFAULT, kw_only=True
         )
         names: InitAttr[list[str | None], Sequence[str | None] | None] = field(  # type: ignore[override]

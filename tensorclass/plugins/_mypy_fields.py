@@ -38,7 +38,7 @@ __all__ = [
     "TENSORCLASS_KEY",
     "TENSOR_CLASS",
     "TENSOR_CORE",
-    "KeyError_",
+    "UnknownKey",
     "class_of",
     "field_names",
     "field_type",
@@ -170,7 +170,7 @@ def keys_of_expression(expr: Expression) -> list[tuple[Key, Expression]]:
     return found
 
 
-class KeyError_(Exception):
+class UnknownKey(Exception):
     """A key that does not exist on a tensor class; ``str()`` is the message."""
 
 
@@ -188,7 +188,7 @@ def _spell(key: Key) -> str:
 
 
 def resolve_key(instance: Instance, key: Key) -> Type:
-    """The type of ``instance[key]``; raises :class:`KeyError_` for an unknown key.
+    """The type of ``instance[key]``; raises :class:`UnknownKey` for an unknown key.
 
     Nested keys follow nested tensor-class fields; a dynamic level (a ``TensorDict``
     field, ``Any``, a union) ends the check and gives ``Any``.
@@ -204,7 +204,7 @@ def resolve_key(instance: Instance, key: Key) -> Type:
                 return AnyType(TypeOfAny.special_form)
             holder = ".".join((instance.type.name, *key[:depth]))
             held = current.type.name if isinstance(current, Instance) else str(current)
-            raise KeyError_(
+            raise UnknownKey(
                 f'Key {_spell(key)} does not exist: {holder} holds "{held}", '
                 f'not a tensor class, so it has no key "{part}"'
             )
@@ -212,7 +212,7 @@ def resolve_key(instance: Instance, key: Key) -> Type:
         if part not in names:
             valid = ", ".join(f'"{n}"' for n in names) or "(none)"
             where = "" if depth == 0 else f" (in {_spell(key)})"
-            raise KeyError_(
+            raise UnknownKey(
                 f'"{part}" is not a field of {current.type.name}{where}; valid keys: {valid}'
             )
         found = field_type(current, part)

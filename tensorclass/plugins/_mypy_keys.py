@@ -16,7 +16,7 @@ from mypy.plugin import MethodContext
 from mypy.typeops import make_simplified_union
 from mypy.types import Instance, Type, get_proper_type
 
-from ._mypy_fields import TENSORCLASS_KEY, KeyError_, is_tensor_class, literal_key, resolve_key
+from ._mypy_fields import TENSORCLASS_KEY, UnknownKey, is_tensor_class, literal_key, resolve_key
 
 __all__ = ["KEY_METHODS", "key_method_hook"]
 
@@ -51,7 +51,7 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
         return ctx.default_return_type
     try:
         value = resolve_key(receiver, key)
-    except KeyError_ as err:
+    except UnknownKey as err:
         ctx.api.fail(str(err), expr or ctx.context, code=TENSORCLASS_KEY)
         return ctx.default_return_type
     if not reads:

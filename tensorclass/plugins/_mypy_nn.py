@@ -15,7 +15,7 @@ from mypy.types import Instance, Type
 
 from ._mypy_fields import (
     TENSORCLASS_KEY,
-    KeyError_,
+    UnknownKey,
     class_of,
     is_tensor_class,
     keys_of_expression,
@@ -50,7 +50,7 @@ def _check(ctx: FunctionContext, schema: Instance, what: str, expr: Expression) 
             continue
         try:
             resolve_key(schema, key)
-        except KeyError_ as err:
+        except UnknownKey as err:
             ctx.api.fail(f"{what} of schema {schema.type.name}: {err}", node, code=TENSORCLASS_KEY)
 
 
