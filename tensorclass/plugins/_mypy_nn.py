@@ -1,15 +1,26 @@
 """Module keys checked against a schema: ``TensorDictModule(..., schema=X)``.
 
 Given ``schema=X`` (a typed tensor class), the literal ``in_keys``/``out_keys`` of a
-``TensorDictModule`` are checked against X's fields, following nested tensor classes. A
-``TensorDictSequential(*modules, schema=X)`` checks the literal keys of the modules
-written inline in the call (those without a schema of their own) and its
-``selected_out_keys``. Keys held in variables cannot be seen and are not checked.
+key-reading module (``TensorDictModule``, ``ProbabilisticTensorDictModule``, any
+``TensorDictModuleBase`` whose constructor takes them) are checked against X's fields,
+following nested tensor classes. A ``TensorDictSequential(*modules, schema=X)`` checks the
+literal keys of the modules written inline in the call (those without a schema of their
+own, nested sequentials included) and its ``selected_out_keys``. Keys held in variables
+cannot be seen and are not checked.
 """
 
 from __future__ import annotations
 
-from mypy.nodes import ARG_POS, CallExpr, Expression, RefExpr, TypeInfo
+from mypy.nodes import (
+    ARG_POS,
+    CallExpr,
+    Decorator,
+    Expression,
+    FuncDef,
+    OverloadedFuncDef,
+    RefExpr,
+    TypeInfo,
+)
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, Type
 
@@ -22,10 +33,11 @@ from ._mypy_fields import (
     resolve_key,
 )
 
-__all__ = ["MODULE", "SEQUENTIAL", "module_hook", "sequential_hook"]
+__all__ = ["MODULE_BASE", "SEQUENTIAL", "module_hook", "sequential_hook"]
 
-MODULE = "tensorclass.nn.module.TensorDictModule"
+MODULE_BASE = "tensorclass.nn.base.TensorDictModuleBase"
 SEQUENTIAL = "tensorclass.nn.sequential.TensorDictSequential"
+_KEY_ARGUMENTS = ("in_keys", "out_keys")
 _DROP = "_"  # an out key that drops the output
 
 
@@ -54,13 +66,27 @@ def _check(ctx: FunctionContext, schema: Instance, what: str, expr: Expression) 
             ctx.api.fail(f"{what} of schema {schema.type.name}: {err}", node, code=TENSORCLASS_KEY)
 
 
-def _call_argument(call: CallExpr, name: str, position: int | None) -> Expression | None:
-    positional = [arg for arg, kind in zip(call.args, call.arg_kinds) if kind == ARG_POS]
+def _init_parameters(info: TypeInfo) -> list[str | None]:
+    """The parameter names of a class's ``__init__``, without ``self``."""
+    sym = info.get("__init__")
+    node = sym.node if sym is not None else None
+    if isinstance(node, Decorator):
+        node = node.func
+    if isinstance(node, OverloadedFuncDef) and node.items:
+        first = node.items[0]
+        node = first.func if isinstance(first, Decorator) else first
+    if not isinstance(node, FuncDef):
+        return []
+    return list(node.arg_names[1:])
+
+
+def _call_argument(call: CallExpr, name: str, parameters: list[str | None]) -> Expression | None:
     for arg, arg_name in zip(call.args, call.arg_names):
         if arg_name == name:
             return arg
-    if position is not None and position < len(positional):
-        return positional[position]
+    positional = [arg for arg, kind in zip(call.args, call.arg_kinds) if kind == ARG_POS]
+    if name in parameters and parameters.index(name) < len(positional):
+        return positional[parameters.index(name)]
     return None
 
 
@@ -77,15 +103,16 @@ def _check_inline(ctx: FunctionContext, schema: Instance, expr: Expression) -> N
     info = _called_class(expr)
     if info is None or not isinstance(expr, CallExpr):
         return
-    if _call_argument(expr, "schema", None) is not None:
+    if any(name == "schema" for name in expr.arg_names):
         return  # it has its own schema: its own call is checked against it
-    if info.has_base(SEQUENTIAL):  # first: a sequential may also be a module
+    if info.has_base(SEQUENTIAL):
         for arg, kind in zip(expr.args, expr.arg_kinds):
             if kind == ARG_POS:
                 _check_inline(ctx, schema, arg)
-    elif info.has_base(MODULE):
-        for what, position in (("in_keys", 1), ("out_keys", 2)):
-            keys = _call_argument(expr, what, position)
+    elif info.has_base(MODULE_BASE):
+        parameters = _init_parameters(info)
+        for what in _KEY_ARGUMENTS:
+            keys = _call_argument(expr, what, parameters)
             if keys is not None:
                 _check(ctx, schema, what, keys)
 
@@ -94,7 +121,7 @@ def module_hook(ctx: FunctionContext) -> Type:
     """Check the literal ``in_keys``/``out_keys`` of a module built with ``schema=X``."""
     schema = _schema(ctx)
     if schema is not None:
-        for what in ("in_keys", "out_keys"):
+        for what in _KEY_ARGUMENTS:
             for expr, _ in _formal(ctx, what):
                 _check(ctx, schema, what, expr)
     return ctx.default_return_type

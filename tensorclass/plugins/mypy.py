@@ -38,7 +38,7 @@ from mypy.types import FunctionLike, Type
 from ._mypy_classes import DECORATOR, add_tensor_class_base, finish_decorated_class
 from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
 from ._mypy_keys import KEY_METHODS, key_method_hook
-from ._mypy_nn import MODULE, SEQUENTIAL, module_hook, sequential_hook
+from ._mypy_nn import MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
 from ._mypy_torch import TORCH_JOINS, torch_join_signature
 
 __all__ = ["TENSORCLASS_KEY", "TensorClassPlugin", "plugin"]
@@ -92,15 +92,15 @@ class TensorClassPlugin(Plugin):
         return torch_join_signature if fullname in TORCH_JOINS else None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """``TensorDictModule``/``TensorDictSequential`` built with ``schema=``."""
+        """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``."""
         if fullname.startswith(_NEVER_MODULES) and not fullname.startswith("tensorclass.nn."):
             return None  # cheap exit for the calls that are never tensorclass modules
         info = self._class(fullname)
         if info is None:
             return None
-        if info.has_base(SEQUENTIAL):  # first: a sequential may also be a module
+        if info.has_base(SEQUENTIAL):
             return sequential_hook
-        if info.has_base(MODULE):
+        if info.has_base(MODULE_BASE):
             return module_hook
         return None
 
