@@ -135,31 +135,6 @@ def docs_snippet() -> Path:
     return path
 
 
-def real_nn_present() -> bool:
-    """Whether the package has its own ``tensorclass.nn`` (then it is used, not the stand-in)."""
-    return (REPO / "tensorclass" / "nn" / "module.py").exists()
-
-
-def package_root() -> Path:
-    """A directory from which ``import tensorclass`` finds the package with an ``nn``.
-
-    Without a real ``tensorclass/nn``, a shadow package is built: symlinks to every entry
-    of the real package plus the stand-in ``nn`` from ``tests/typing/fake_nn``.
-    """
-    if real_nn_present():
-        return REPO
-    root = state_dir() / "shadow"
-    package = root / "tensorclass"
-    if package.exists():
-        shutil.rmtree(package)
-    package.mkdir(parents=True)
-    for entry in (REPO / "tensorclass").iterdir():
-        if entry.name not in ("nn", "__pycache__"):
-            (package / entry.name).symlink_to(entry)
-    shutil.copytree(HERE / "fake_nn", package / "nn", ignore=shutil.ignore_patterns("__pycache__"))
-    return root
-
-
 # -- mypy ------------------------------------------------------------------------------------
 
 

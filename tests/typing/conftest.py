@@ -8,10 +8,10 @@ import pytest
 
 from .checkers import (
     CASES,
+    REPO,
     Diagnostic,
     docs_snippet,
     mypy_config,
-    package_root,
     parse_expectations,
     pyright_command,
     run_mypy,
@@ -36,8 +36,8 @@ def files_for(checker: str) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def root() -> Path:
-    """Where ``import tensorclass`` resolves for the checkers (with an ``nn``)."""
-    return package_root()
+    """Where ``import tensorclass`` resolves for the checkers: this checkout."""
+    return REPO
 
 
 @pytest.fixture(scope="session")

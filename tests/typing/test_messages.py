@@ -39,7 +39,7 @@ def _messages(found: list[Diagnostic], case: str, line_text: str) -> list[str]:
             "nn_keys.py",
             'TensorDictModule(policy, in_keys=["stat"]',
             'in_keys of schema Obs: "stat" is not a field of Obs; valid keys: "pixels", '
-            '"state", "hidden", "action", "value", "info"',
+            '"state", "hidden", "action", "value", "info", "loc", "scale"',
         ),
         (
             "nn_keys.py",
@@ -51,7 +51,7 @@ def _messages(found: list[Diagnostic], case: str, line_text: str) -> list[str]:
             "nn_keys.py",
             'selected_out_keys=["values"]',
             'selected_out_keys of schema Obs: "values" is not a field of Obs; valid keys: '
-            '"pixels", "state", "hidden", "action", "value", "info"',
+            '"pixels", "state", "hidden", "action", "value", "info", "loc", "scale"',
         ),
     ],
 )

@@ -27,6 +27,12 @@ class Frozen(TensorClass, frozen=True):
     value: torch.Tensor
 
 
+class Checked(TensorClass, validate=True, frozen=False):
+    """Class keywords of the metaclass are accepted."""
+
+    value: torch.Tensor
+
+
 xy = torch.zeros(4, 2)
 
 # -- valid constructions -------------------------------------------------------------------
@@ -39,6 +45,7 @@ p = Point(xy, batch_size=(4,), device=None, names=None)
 child = Labelled(xy, "c", None, [], torch.zeros(4), batch_size=[4])
 child = Labelled(xy, score=torch.ones(4), scale=0.5)
 frozen = Frozen(torch.zeros(3), batch_size=[3])
+checked = Checked(torch.zeros(3), batch_size=[3])
 
 # -- invalid constructions -----------------------------------------------------------------
 Point()  # E: call-arg

@@ -24,7 +24,7 @@ class Pair:
         return self.split(self.batch_size[0] // 2)
 
 
-@tensorclass.tensorclass(frozen=True)
+@tensorclass.tensorclass(frozen=True, validate=True)
 class Const:
     value: torch.Tensor
 

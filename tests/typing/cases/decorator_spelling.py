@@ -28,6 +28,11 @@ class Const:
     value: torch.Tensor
 
 
+@tensorclass(validate=True)
+class Checked:
+    value: torch.Tensor
+
+
 left, right = torch.zeros(4, 2), torch.ones(4)
 
 # -- every checker: the fields and a typed constructor of the fields ------------------------
@@ -43,6 +48,7 @@ Pair(left, right, nome="p")  # E: call-arg
 Pair(left, 1.5)  # E: arg-type
 pair.name = 1  # E: assignment
 const = Const(torch.zeros(2))
+checked = Checked(torch.zeros(2))
 const.value = torch.ones(2)  # E: misc
 
 # -- the mypy plugin only: keyword-only batch_size/device/names and every method -----------

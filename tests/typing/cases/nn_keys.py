@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 import torch
-from tensorclass.nn import TensorDictModule, TensorDictSequential
 from torch import nn
 
 from tensorclass import TensorClass, TensorDict
+from tensorclass.nn import (
+    ProbabilisticTensorDictModule,
+    ProbabilisticTensorDictSequential,
+    TensorDictModule,
+    TensorDictSequential,
+)
 
 
 class Pixels(TensorClass):
@@ -21,6 +26,8 @@ class Obs(TensorClass):
     action: torch.Tensor | None = None
     value: torch.Tensor | None = None
     info: TensorDict | None = None
+    loc: torch.Tensor | None = None
+    scale: torch.Tensor | None = None
 
 
 def policy(state: torch.Tensor) -> torch.Tensor:
@@ -84,4 +91,21 @@ TensorDictSequential(
 )
 untyped: TensorDictSequential[TensorDict] = TensorDictSequential(
     TensorDictModule(policy, ["a"], ["b"])
+)
+
+# -- probabilistic modules: in_keys come first ----------------------------------------------
+Normal = torch.distributions.Normal
+dist = ProbabilisticTensorDictModule(["loc", "scale"], "action", distribution_class=Normal, schema=Obs)
+dist = ProbabilisticTensorDictModule(in_keys={"loc": "loc"}, out_keys=["action"], distribution_class=Normal, schema=Obs)
+ProbabilisticTensorDictModule(["loc", "scal"], "action", distribution_class=Normal, schema=Obs)  # E: tensorclass-key
+ProbabilisticTensorDictModule(["loc"], out_keys="actions", distribution_class=Normal, schema=Obs)  # E: tensorclass-key
+ProbabilisticTensorDictSequential(
+    TensorDictModule(policy, ["state"], ["loc"]),
+    ProbabilisticTensorDictModule(["loc", "scale"], "action", distribution_class=Normal),
+    schema=Obs,
+)
+ProbabilisticTensorDictSequential(
+    TensorDictModule(policy, ["state"], ["loc"]),
+    ProbabilisticTensorDictModule(["loc", "sigma"], "action", distribution_class=Normal),  # E: tensorclass-key
+    schema=Obs,
 )
