@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
-import quickstart  # noqa: E402
-import rollout_buffer  # noqa: E402
-import supervised  # noqa: E402
+import quickstart
+import rollout_buffer
+import supervised
 
 
 def test_quickstart_runs(capsys) -> None:  # type: ignore[no-untyped-def]
