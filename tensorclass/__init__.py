@@ -22,6 +22,7 @@ from .errors import (
 )
 from .fields import field
 from .schema import Field, FieldKind, Schema
+from .specs import Spec
 from .tensordict_core import (
     NestedKey,
     NonTensorData,
@@ -29,6 +30,7 @@ from .tensordict_core import (
     TensorDict,
     TensorDictBase,
     cat,
+    from_modules,
     is_tensor_collection,
     stack,
     unravel_key,
@@ -65,6 +67,7 @@ __all__ = [
     "RecordedClassError",
     "Schema",
     "SchemaError",
+    "Spec",
     "StructureMismatchError",
     "TensorClass",
     "TensorClassError",
@@ -72,6 +75,7 @@ __all__ = [
     "TensorDictBase",
     "cat",
     "field",
+    "from_modules",
     "is_tensor_collection",
     "is_tensorclass",
     "lazy_stack",

@@ -6,13 +6,14 @@ both spellings give the same kind of class at run time.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
 from .errors import SchemaError
-from .fields import field
+from .fields import FieldSpec, field
 from .typed import TensorClass, TensorClassMeta
 
 __all__ = ["is_tensorclass", "tensorclass"]
@@ -37,19 +38,36 @@ def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> No
                 cell.cell_contents = new
 
 
-def _rebuild(cls: type, frozen: bool | None) -> type:
+def _generated(key: str, value: Any) -> bool:
+    """Whether a class attribute was made for the old class (schema, caches, ``__init__``)."""
+    if key.startswith("__tensorclass_"):
+        return True
+    return key == "__init__" and getattr(value, "__tensorclass_generated__", False)
+
+
+def _rebuild(cls: type, frozen: bool | None, validate: bool | None = None) -> type:
     if isinstance(cls, TensorClassMeta):
-        if frozen is None or frozen == cls._frozen:  # type: ignore[attr-defined]
+        schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
+        if (frozen is None or frozen == schema.frozen) and (
+            validate is None or validate == schema.validate
+        ):
             return cls
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
     namespace = {
-        key: value for key, value in cls.__dict__.items() if key not in ("__dict__", "__weakref__")
+        key: value
+        for key, value in cls.__dict__.items()
+        if key not in ("__dict__", "__weakref__") and not _generated(key, value)
     }
+    if isinstance(cls, TensorClassMeta):  # its defaults live in its schema: put them back
+        own = inspect.get_annotations(cls)
+        for f in cls.__tensorclass_schema__.fields:  # type: ignore[attr-defined]
+            if f.name in own:
+                namespace[f.name] = FieldSpec(f.default, f.default_factory, f.kw_only, f.metadata)
     bases = tuple(base for base in cls.__bases__ if base is not object)
     if not any(issubclass(base, TensorClass) for base in bases):
         bases = (*bases, TensorClass)
-    new = TensorClassMeta(cls.__name__, bases, namespace, frozen=frozen)
+    new = TensorClassMeta(cls.__name__, bases, namespace, frozen=frozen, validate=validate)
     new.__qualname__ = cls.__qualname__
     _retarget_class_cells(namespace, cls, new)
     return new
@@ -60,11 +78,14 @@ def tensorclass(cls: C, /) -> C: ...
 
 
 @overload
-def tensorclass(*, frozen: bool = False) -> Callable[[C], C]: ...
+def tensorclass(*, frozen: bool = False, validate: bool = False) -> Callable[[C], C]: ...
 
 
-@dataclass_transform(field_specifiers=(field,))
-def tensorclass(cls: Any = None, /, *, frozen: bool | None = None) -> Any:
+# eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
+def tensorclass(
+    cls: Any = None, /, *, frozen: bool | None = None, validate: bool | None = None
+) -> Any:
     """Turn a class with annotated fields into a tensor class.
 
     >>> import torch
@@ -77,14 +98,15 @@ def tensorclass(cls: Any = None, /, *, frozen: bool | None = None) -> Any:
     >>> torch.stack([pair, pair]).batch_size
     torch.Size([2, 4])
 
-    ``@tensorclass(frozen=True)`` forbids reassigning fields. Applied to a class that
-    already derives from :class:`TensorClass`, the decorator changes nothing.
+    ``@tensorclass(frozen=True)`` forbids reassigning fields; ``@tensorclass(validate=True)``
+    checks specs and annotations on construction. Applied to a class that already derives
+    from :class:`TensorClass`, the decorator changes nothing unless an option differs.
     """
     if cls is None:
-        return lambda klass: _rebuild(klass, frozen)
+        return lambda klass: _rebuild(klass, frozen, validate)
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
-    return _rebuild(cls, frozen)
+    return _rebuild(cls, frozen, validate)
 
 
 def is_tensorclass(obj: object) -> bool:

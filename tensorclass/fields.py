@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
 
 __all__ = ["MISSING", "FieldSpec", "field"]
+
+T = TypeVar("T")
 
 
 class _MissingType:
@@ -37,6 +39,23 @@ class FieldSpec:
         self.default_factory = default_factory
         self.kw_only = kw_only
         self.metadata = dict(metadata or {})
+
+
+@overload
+def field(*, default: T, kw_only: bool = False, metadata: Mapping[str, Any] | None = None) -> T: ...
+
+
+@overload
+def field(
+    *,
+    default_factory: Callable[[], T],
+    kw_only: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> T: ...
+
+
+@overload
+def field(*, kw_only: bool = False, metadata: Mapping[str, Any] | None = None) -> Any: ...
 
 
 def field(

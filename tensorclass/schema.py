@@ -20,14 +20,16 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from functools import partial
 from typing import Any, Union
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .errors import FieldTypeError
+from .errors import FieldTypeError, SchemaError
 from .fields import MISSING
+from .specs import Spec, has_spec_metadata, spec_from_annotation
 from .tensordict_core._core import TensorCore, nested_from_mapping
 from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
@@ -60,6 +62,21 @@ class Field:
     nested_class: type[TensorCore] | None = None
     metadata: Mapping[str, Any] = dataclass_field(default_factory=dict)
     owner: str = ""
+    spec: Spec | None = dataclass_field(default=None, init=False)
+    #: whether a plain tensor can be stored as it is (the fast path of attribute writes)
+    holds_tensors: bool = dataclass_field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The converter is looked up once here: hashing an enum member costs a Python call.
+        object.__setattr__(self, "convert", partial(_CONVERTERS[self.kind], self))
+        object.__setattr__(self, "holds_tensors", self.kind is FieldKind.TENSOR)
+        if self.kind is FieldKind.TENSOR:
+            object.__setattr__(self, "spec", spec_from_annotation(self.annotation))
+        elif self.kind is not FieldKind.UNRESOLVED and has_spec_metadata(self.annotation):
+            raise SchemaError(
+                f"{self.owner}.{self.name}: a Spec describes a tensor, but the field holds "
+                f"{self.kind.value} values"
+            )
 
     @property
     def required(self) -> bool:
@@ -67,7 +84,10 @@ class Field:
         return self.default is MISSING and self.default_factory is MISSING
 
     def convert(self, owner: TensorCore, value: Any, where: object = None) -> Any:
-        """Turn ``value`` into a checked leaf of ``owner`` for this field."""
+        """Turn ``value`` into a checked leaf of ``owner`` for this field.
+
+        (Replaced per instance by the converter of the field's kind, bound once.)
+        """
         return _CONVERTERS[self.kind](self, owner, value, where)
 
 
@@ -121,7 +141,7 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
-def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     if isinstance(value, Tensor):
         return owner._check_leaf(field.name, value, where)
     if isinstance(value, _NUMERIC):
@@ -137,7 +157,7 @@ def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object) 
     )
 
 
-def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     cls = field.nested_class
     assert cls is not None
     if isinstance(value, cls):
@@ -154,7 +174,7 @@ def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object) 
     )
 
 
-def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     cls = type(value)
     if cls is NonTensorData:
         return value
@@ -163,11 +183,11 @@ def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: obje
     return NonTensorData(value)
 
 
-def _convert_any(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_any(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     return TensorCore._convert(owner, field.name, value, where)
 
 
-def _convert_unresolved(field: Field, owner: TensorCore, value: Any, where: object) -> Any:
+def _convert_unresolved(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
     schema: Schema = type(owner).__tensorclass_schema__  # type: ignore[attr-defined]
     resolved = schema.resolve()
     return resolved.by_name[field.name].convert(owner, value, where)
@@ -192,6 +212,8 @@ class Schema:
         by_name: the same fields by name.
         frozen: whether fields may be reassigned.
         owner: the class this schema describes.
+        validate: whether the constructor checks specs and annotations
+            (``class X(TensorClass, validate=True)``).
     """
 
     name: str
@@ -199,11 +221,12 @@ class Schema:
     frozen: bool
     owner: Any
     by_name: Mapping[str, Field] = dataclass_field(default_factory=dict)
+    validate: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "by_name", types.MappingProxyType({f.name: f for f in self.fields})
-        )
+        # A plain dict typed as a read-only Mapping: torch.compile stops tracing at any
+        # read of a mappingproxy once a dict was mutated (every field write mutates one).
+        object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -239,6 +262,6 @@ class Schema:
                     f.owner,
                 )
             fields.append(f)
-        schema = Schema(self.name, tuple(fields), self.frozen, self.owner)
+        schema = Schema(self.name, tuple(fields), self.frozen, self.owner, validate=self.validate)
         install_schema(self.owner, schema)
         return schema

@@ -15,8 +15,8 @@ import os
 import sys
 import types
 import typing
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -29,6 +29,11 @@ from .tensordict_core._core import TensorCore, as_batch_size, as_device, check_n
 from .tensordict_core.base import TensorDictBase
 from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
+if TYPE_CHECKING:
+    from ._typing import InitAttr, ReadOnlyAfterInit
+    from .tensordict_core._core import BatchSizeLike, DeviceLike
+    from .tensordict_core.tensordict import TensorDict
+
 __all__ = ["TensorClass", "TensorClassMeta", "install_schema", "resolve_annotations"]
 
 _object_new = object.__new__
@@ -37,9 +42,12 @@ _set_batch_size = TensorCore.__dict__["_batch_size"].__set__
 _set_device = TensorCore.__dict__["_device"].__set__
 _set_names = TensorCore.__dict__["_names"].__set__
 _set_locked = TensorCore.__dict__["_locked"].__set__
-_SLOT_NAMES = frozenset(TensorCore.__slots__)
+_set = object.__setattr__
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_SLOT_NAMES = frozenset((*TensorCore.__slots__, "__dict__"))
 _FACTORY: Any = type("_Factory", (), {"__repr__": lambda self: "<factory>"})()
 _MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
+_NO_DEFAULT: Any = None  # the declared default of batch_size/device/names (typing only)
 
 
 class _NonTensorField:
@@ -211,16 +219,43 @@ def _make_init(cls: type, schema: Schema) -> Any:
         f"def __init__({params}):",
         f"    _init(_tc_self_, ({values}), batch_size, device, names)",
     ]
+    if schema.validate:  # only validating classes pay for the check
+        from .validation import check_instance
+
+        namespace["_check"] = check_instance
+        lines.append("    _check(_tc_self_)")
     if hasattr(cls, "__post_init__"):
         lines.append("    _tc_self_.__post_init__()")
     exec("\n".join(lines), namespace)  # generated once per class, like dataclasses
     init = namespace["__init__"]
+    init.__tensorclass_generated__ = True  # rebuilt classes (@tensorclass(...)) make a new one
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = (
         f"Create a {cls.__name__}: fields ({', '.join(schema.names)}), batch_size, device, names."
     )
     return init
+
+
+def _set_slots(
+    self: Any,
+    data: dict[str, Any],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    names: Any,
+    locked: bool,
+) -> None:
+    """Set the slots and the storage dict with ``object.__setattr__``.
+
+    Slower than the slot descriptors ``_new`` uses, but torch.compile can trace it (it
+    cannot trace a descriptor's ``__set__``).
+    """
+    _set(self, "_data", data)
+    _set(self, "__dict__", data)
+    _set(self, "_batch_size", batch_size)
+    _set(self, "_device", device)
+    _set(self, "_names", names)
+    _set(self, "_locked", locked)
 
 
 def _init_fields(
@@ -232,11 +267,7 @@ def _init_fields(
         schema = schema.resolve()
     data = self.__dict__
     size = as_batch_size(batch_size)
-    _set_data(self, data)
-    _set_batch_size(self, size)
-    _set_device(self, as_device(device))
-    _set_names(self, None)
-    _set_locked(self, False)
+    _set_slots(self, data, size, as_device(device), None, False)
     for f, value in zip(schema.fields, values):
         if value is _FACTORY:
             value = f.default_factory()
@@ -267,14 +298,17 @@ def _defining_namespace() -> dict[str, Any]:
     return {**frame.f_globals, **frame.f_locals}
 
 
-def _build_class(cls: type, frozen: bool | None, namespace: dict[str, Any]) -> None:
+def _build_class(
+    cls: type, frozen: bool | None, validate: bool | None, namespace: dict[str, Any]
+) -> None:
     inherited: dict[str, Field] = {}
-    parent_frozen = False
+    parent_frozen = parent_validate = False
     for base in reversed(cls.__mro__[1:]):
         schema = vars(base).get("__tensorclass_schema__")
         if schema is not None:
             inherited.update(schema.by_name)
             parent_frozen = parent_frozen or schema.frozen
+            parent_validate = parent_validate or schema.validate
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
     fields = dict(inherited)
@@ -297,14 +331,21 @@ def _build_class(cls: type, frozen: bool | None, namespace: dict[str, Any]) -> N
         type.__setattr__(cls, "__tensorclass_namespace__", namespace)
     ordered = tuple(fields.values())
     _check_order(cls, ordered)
-    schema = Schema(cls.__name__, ordered, parent_frozen if frozen is None else frozen, cls)
+    schema = Schema(
+        cls.__name__,
+        ordered,
+        parent_frozen if frozen is None else frozen,
+        cls,
+        validate=parent_validate if validate is None else validate,
+    )
     install_schema(cls, schema)
     if "__init__" not in cls.__dict__:
         type.__setattr__(cls, "__init__", _make_init(cls, schema))
     type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
 
 
-@dataclass_transform(field_specifiers=(field,))
+# eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
 class TensorClassMeta(type):
     """Compiles the schema and ``__init__`` of each tensor class when it is defined."""
 
@@ -315,11 +356,12 @@ class TensorClassMeta(type):
         namespace: dict[str, Any],
         *,
         frozen: bool | None = None,
+        validate: bool | None = None,
         **kwargs: Any,
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
-            _build_class(cls, frozen, _defining_namespace())
+            _build_class(cls, frozen, validate, _defining_namespace())
         return cls
 
     def __init__(
@@ -342,12 +384,28 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     >>> batch.reshape(2, 4).labels.shape
     torch.Size([2, 4])
 
-    ``class X(TensorClass, frozen=True)`` forbids reassigning fields.
+    ``class X(TensorClass, frozen=True)`` forbids reassigning fields;
+    ``class X(TensorClass, validate=True)`` checks specs and annotations on construction.
     """
 
     _dynamic_keys: ClassVar[bool] = False
     _frozen: ClassVar[bool] = False
     __tensorclass_schema__: ClassVar[Schema]
+
+    if TYPE_CHECKING:
+        # For type checkers only (dataclass_transform): keyword-only ``__init__`` arguments
+        # of every tensor class, read back with their engine types. At run time these are
+        # the engine's properties and the generated ``__init__``'s keyword-only parameters,
+        # never fields (this block does not run, so the metaclass never sees them).
+        batch_size: InitAttr[torch.Size, BatchSizeLike] = field(  # type: ignore[override]
+            default=_NO_DEFAULT, kw_only=True
+        )
+        device: ReadOnlyAfterInit[torch.device | None, DeviceLike] = field(  # pyright: ignore[reportIncompatibleMethodOverride]
+            default=_NO_DEFAULT, kw_only=True
+        )
+        names: InitAttr[list[str | None], Sequence[str | None] | None] = field(  # type: ignore[override]
+            default=_NO_DEFAULT, kw_only=True
+        )
 
     @classmethod
     def _new(
@@ -358,6 +416,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         names: Any = None,
     ) -> Self:
         self = _object_new(cls)
+        if _is_dynamo_compiling():
+            _set_slots(self, data, batch_size, device, names, cls._frozen)
+            return self
         # Slots and the storage dict are set directly: __setattr__ is for fields.
         _set_data(self, data)
         _set_instance_dict(self, data)
@@ -377,7 +438,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 kwargs.setdefault(key[0], {})[key[1:]] = value
             else:
                 kwargs[key if type(key) is str else key[0]] = value
-        return cls(**kwargs, batch_size=batch_size, device=device)  # type: ignore[call-arg]
+        return cls(**kwargs, batch_size=batch_size, device=device)
 
     @classmethod
     def _field_names(cls) -> tuple[str, ...]:
@@ -428,29 +489,46 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             )
         self._set_str(name, value)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in type(self).__tensorclass_schema__.by_name:
-            self._set_field(name, value)
-        elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
-            object.__setattr__(self, name, value)
-        else:
-            raise AttributeError(
-                f"{type(self).__name__} has no field {name!r}; tensor classes store only "
-                f"their declared fields ({', '.join(self._field_names()) or 'none'}); "
-                f"declare it as a field or a ClassVar"
-            )
+    if not TYPE_CHECKING:
+        # Hidden from type checkers: a __getattr__/__setattr__ would make every unknown
+        # attribute of a tensor class type-check (as Any). Fields are declared instead.
 
-    def __delattr__(self, name: str) -> None:
-        if name in type(self).__tensorclass_schema__.by_name:
-            self._set_field(name, None)
-        else:
-            object.__delattr__(self, name)
+        def __setattr__(self, name: str, value: Any) -> None:
+            found = type(self).__tensorclass_schema__.by_name.get(name)
+            if found is not None:
+                # Fast path: a plain tensor into a tensor field of an unlocked instance with no
+                # device; the only check left is the batch-size prefix.
+                if (
+                    value.__class__ is Tensor
+                    and found.holds_tensors
+                    and not self._locked
+                    and self._device is None
+                ):
+                    batch_size = self._batch_size
+                    if value.shape[: len(batch_size)] == batch_size:
+                        self._data[name] = value
+                        return
+                self._set_field(name, value)
+            elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
+                object.__setattr__(self, name, value)
+            else:
+                raise AttributeError(
+                    f"{type(self).__name__} has no field {name!r}; tensor classes store only "
+                    f"their declared fields ({', '.join(self._field_names()) or 'none'}); "
+                    f"declare it as a field or a ClassVar"
+                )
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when normal lookup fails: an absent (None) field, or a typo.
-        if name in type(self).__tensorclass_schema__.by_name:
-            return None
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        def __delattr__(self, name: str) -> None:
+            if name in type(self).__tensorclass_schema__.by_name:
+                self._set_field(name, None)
+            else:
+                object.__delattr__(self, name)
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup fails: an absent (None) field, or a typo.
+            if name in type(self).__tensorclass_schema__.by_name:
+                return None
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def unlock_(self) -> Self:
         """Undo :meth:`lock_` (instances of frozen classes stay locked)."""
@@ -458,9 +536,44 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             raise FrozenInstanceError(f"{type(self).__name__} is frozen: it cannot be unlocked")
         return super().unlock_()
 
-    def to_tensordict(self) -> Any:
+    def to_tensordict(self) -> TensorDict:
         """A :class:`TensorDict` with the same leaves (shared, not copied)."""
         return self._as_dynamic()
+
+    # -- validation (tensorclass.validation) -------------------------------------------------
+
+    @classmethod
+    def validate(cls, data: Any, *, batch_size: Any = None) -> Self:
+        """Check ``data`` against this class and return it as an instance (tensors shared).
+
+        ``data`` is an instance of any tensor class, a ``TensorDict`` or a nested mapping;
+        the batch size defaults to the instance's, or to what the ``*B`` dims imply.
+        Raises ``pydantic.ValidationError`` listing every problem with its location.
+        """
+        from .validation import validate
+
+        return validate(data, cls, batch_size=batch_size)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of this class: fields, nested classes, tensor dtypes and shapes."""
+        from .validation.pydantic_schema import json_schema
+
+        return json_schema(cls)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """As a pydantic field: validated with :meth:`validate`; JSON dumps are refused."""
+        from .validation.pydantic_schema import class_core_schema
+
+        return class_core_schema(cls, handler)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> Any:
+        """The class's JSON Schema inside pydantic models (see :meth:`json_schema`)."""
+        from .validation.pydantic_schema import class_json_schema
+
+        return class_json_schema(cls, schema, handler)
 
 
 # Frames of these files are skipped when looking for the scope that defines a class.

@@ -8,8 +8,9 @@ batch-size prefix and the device, and says which key was wrong.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 import torch
@@ -26,7 +27,18 @@ __all__ = ["TensorCore", "as_batch_size", "as_device"]
 
 _object_new = object.__new__
 _TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
-MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+
+class _Missing(enum.Enum):
+    """The "no value given" sentinel (an enum member, so torch.compile can trace it)."""
+
+    MISSING = "missing"
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing.MISSING
 
 BatchSizeLike = int | Sequence[int] | torch.Size | None
 DeviceLike = torch.device | str | int | None
@@ -176,7 +188,13 @@ class TensorCore:
         """The number of batch dimensions."""
         return len(self._batch_size)
 
-    def size(self, dim: int | None = None) -> Any:
+    @overload
+    def size(self, dim: None = None) -> torch.Size: ...
+
+    @overload
+    def size(self, dim: int) -> int: ...
+
+    def size(self, dim: int | None = None) -> torch.Size | int:
         """The batch size, or the size of one batch dim."""
         return self._batch_size if dim is None else self._batch_size[dim]
 

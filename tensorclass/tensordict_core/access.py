@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 from typing_extensions import Self
@@ -12,6 +12,9 @@ from ..errors import KeyNotFoundError, StructureMismatchError
 from ._core import MISSING, TensorCore
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
+
+if TYPE_CHECKING:
+    from .tensordict import TensorDict
 
 __all__ = ["KeyAccess", "KeysView"]
 
@@ -338,7 +341,7 @@ class KeyAccess(TensorCore):
         }
         return self._like(data)
 
-    def flatten_keys(self, separator: str = ".") -> Any:
+    def flatten_keys(self, separator: str = ".") -> TensorDict:
         """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``."""
         flat: dict[str, Any] = {}
         for key, leaf in _walk(self, (), True, True):
@@ -350,7 +353,7 @@ class KeyAccess(TensorCore):
             flat[name] = leaf
         return self._as_dynamic()._like(flat)
 
-    def unflatten_keys(self, separator: str = ".") -> Any:
+    def unflatten_keys(self, separator: str = ".") -> TensorDict:
         """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``."""
         result = self._as_dynamic()._like({})
         for key, leaf in self._data.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import torch
@@ -25,6 +25,9 @@ from .shape import batch_dim
 __all__ = ["Arithmetic"]
 
 _SCALARS = (int, float, bool, complex)
+# torch.func transforms (vmap) have no batching rules for the fused kernels: fall back to
+# one op per tensor while one is active (a ~30 ns check).
+_transforms_active = torch._C._are_functorch_transforms_active
 _FOREACH: dict[Any, Any] = {
     operator.add: torch._foreach_add,
     operator.sub: torch._foreach_sub,
@@ -103,7 +106,12 @@ class Arithmetic(DtypeCasts):
         fused = _FOREACH.get(op)
         if reflected:
             results = [op(other, t) for t in tensors]
-        elif fused is not None and isinstance(other, _SCALARS) and tensors:
+        elif (
+            fused is not None
+            and isinstance(other, _SCALARS)
+            and tensors
+            and not _transforms_active()
+        ):
             results = fused(tensors, other)
         else:
             results = [op(t, other) for t in tensors]
@@ -141,7 +149,12 @@ class Arithmetic(DtypeCasts):
         if reflected:
             lefts, rights = rights, lefts
         fused = _FOREACH.get(op)
-        if fused is not None and lefts and all(isinstance(r, Tensor) for r in rights):
+        if (
+            fused is not None
+            and lefts
+            and all(isinstance(r, Tensor) for r in rights)
+            and not _transforms_active()
+        ):
             results = fused(lefts, rights)
         else:
             results = [op(a, b) for a, b in zip(lefts, rights)]
@@ -163,7 +176,12 @@ class Arithmetic(DtypeCasts):
         else:
             others = None
         fused = _FOREACH_INPLACE.get(op)
-        if fused is not None and leaves and (others is not None or isinstance(other, _SCALARS)):
+        if (
+            fused is not None
+            and leaves
+            and (others is not None or isinstance(other, _SCALARS))
+            and not _transforms_active()
+        ):
             fused(leaves, others if others is not None else other)
             return self
         inplace_op = _INPLACE_OPS[op]
@@ -373,7 +391,11 @@ class Arithmetic(DtypeCasts):
         """Move every tensor towards ``end`` by ``weight``, in place."""
         leaves = tensor_leaves(self)
         ends = tensor_leaves(end) if isinstance(end, TensorCore) else [end] * len(leaves)
-        torch._foreach_lerp_(leaves, ends, weight)
+        if _transforms_active():
+            for leaf, target in zip(leaves, ends):
+                leaf.lerp_(target, weight)
+        else:
+            torch._foreach_lerp_(leaves, ends, weight)
         return self
 
     # -- reductions ----------------------------------------------------------------------------
@@ -450,13 +472,25 @@ class Arithmetic(DtypeCasts):
         """Minimum of every tensor."""
         return self._reduce(torch.amin, dim, keepdim)
 
-    def all(self, dim: int | None = None) -> Any:
+    @overload
+    def all(self, dim: None = None) -> bool: ...
+
+    @overload
+    def all(self, dim: int) -> Self: ...
+
+    def all(self, dim: int | None = None) -> bool | Self:
         """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
         if dim is None:
             return all(bool(leaf.all()) for leaf in tensor_leaves(self))
         return self._reduce(_single_dim(torch.all), dim, False)
 
-    def any(self, dim: int | None = None) -> Any:
+    @overload
+    def any(self, dim: None = None) -> bool: ...
+
+    @overload
+    def any(self, dim: int) -> Self: ...
+
+    def any(self, dim: int | None = None) -> bool | Self:
         """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
         if dim is None:
             return any(bool(leaf.any()) for leaf in tensor_leaves(self))

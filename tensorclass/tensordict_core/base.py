@@ -15,6 +15,8 @@ from typing_extensions import Self
 
 from ._core import Names, TensorCore
 from .arithmetic import Arithmetic
+from .functional_params import FunctionalParams
+from .pytree import register_pytree
 from .repr import format_instance
 from .storage_methods import StorageMethods
 from .torch_functions import HANDLED_FUNCTIONS
@@ -36,7 +38,7 @@ def _rebuild(
     return obj
 
 
-class TensorDictBase(Arithmetic, StorageMethods):
+class TensorDictBase(Arithmetic, FunctionalParams, StorageMethods):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
@@ -44,6 +46,10 @@ class TensorDictBase(Arithmetic, StorageMethods):
     """
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
 
     @classmethod
     def __torch_function__(

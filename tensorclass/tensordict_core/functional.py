@@ -6,7 +6,7 @@ Tensor leaves (at every depth) are transformed; non-tensor leaves are kept as th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
 import torch
 from torch import Tensor
@@ -71,6 +71,30 @@ class Functional(ShapeOps):
         return type(self)._new(
             data, self._batch_size, self._device if device is MISSING else device, self._names
         )
+
+    @overload
+    def apply(
+        self,
+        fn: Callable[[Tensor], Tensor | None],
+        *,
+        batch_size: Any = ...,
+        names: Any = ...,
+        inplace: bool = ...,
+        default: Any = ...,
+        call_on_nested: Literal[False] = ...,
+    ) -> Self: ...
+
+    @overload
+    def apply(
+        self,
+        fn: Callable[..., Any],
+        *others: TensorCore,
+        batch_size: Any = ...,
+        names: Any = ...,
+        inplace: bool = ...,
+        default: Any = ...,
+        call_on_nested: bool = ...,
+    ) -> Self: ...
 
     def apply(
         self,
@@ -269,7 +293,10 @@ class Functional(ShapeOps):
     def zero_(self) -> Self:
         """Set every tensor to zero, in place."""
         leaves = tensor_leaves(self)
-        if leaves:
+        if torch._C._are_functorch_transforms_active():  # no batching rule for the fused op
+            for leaf in leaves:
+                leaf.zero_()
+        elif leaves:
             torch._foreach_zero_(leaves)
         return self
 

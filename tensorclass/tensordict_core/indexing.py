@@ -9,7 +9,8 @@ allocates it for the whole batch first (lazy pre-allocation).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from types import EllipsisType
+from typing import Any, TypeAlias, overload
 
 import numpy as np
 import torch
@@ -19,10 +20,18 @@ from typing_extensions import Self
 from ..errors import BatchSizeError, StructureMismatchError
 from ._core import MISSING, Names, TensorCore
 from .access import KeyAccess, read_value
-from .keys import unravel_key_tuple
+from .keys import NestedKey, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack, same_value
 
-__all__ = ["Indexing", "normalize_index"]
+__all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
+
+IndexPart: TypeAlias = (
+    int | slice | EllipsisType | Tensor | range | list[int] | list[bool] | np.ndarray | None
+)
+"""One part of a batch index: what ``td[part]`` accepts along one batch dim (or more)."""
+
+BatchIndex: TypeAlias = IndexPart | tuple[IndexPart, ...]
+"""A batch index: one part or a tuple of parts (``td[0]``, ``td[:, None, mask]``)."""
 
 
 def _is_key_tuple(index: tuple[Any, ...]) -> bool:
@@ -137,6 +146,15 @@ class Indexing(KeyAccess):
     """``[]`` for keys and for batch indices."""
 
     __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: str) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: tuple[NestedKey, ...]) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
 
     def __getitem__(self, index: Any) -> Any:
         """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""

@@ -113,6 +113,43 @@ class TensorDict(TensorDictBase):
             result.auto_batch_size_(batch_dims)
         return result
 
+    @classmethod
+    def from_module(
+        cls,
+        module: torch.nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+    ) -> Any:
+        """The parameters and buffers of ``module``, nested by submodule name (shared, not
+        copied); see :mod:`tensorclass.tensordict_core.module_params`."""
+        from .module_params import from_module
+
+        return from_module(module, as_module=as_module, lock=lock, use_state_dict=use_state_dict)
+
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: torch.nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+        lazy_stack: bool = False,
+        expand_identical: bool = False,
+    ) -> Any:
+        """The parameters of several modules stacked along a new batch dim (for ensembles
+        with ``torch.vmap``); see :func:`tensorclass.from_modules`."""
+        from .module_params import from_modules
+
+        return from_modules(
+            *modules,
+            as_module=as_module,
+            lock=lock,
+            use_state_dict=use_state_dict,
+            lazy_stack=lazy_stack,
+            expand_identical=expand_identical,
+        )
+
     def auto_batch_size_(self, batch_dims: int | None = None) -> Self:
         """Set the batch size to the longest prefix every leaf shares (recursively)."""
         for leaf in self._data.values():

@@ -28,14 +28,15 @@ from .shape import batch_dim
 __all__ = ["HANDLED_FUNCTIONS", "cat", "stack"]
 
 T = TypeVar("T", bound=TensorCore)
+F = TypeVar("F", bound=Callable[..., Any])
 
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
-def implements(*functions: Callable[..., Any]) -> Callable[[Callable[..., Any]], Any]:
+def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
     """Register an implementation for the given torch functions."""
 
-    def register(impl: Callable[..., Any]) -> Callable[..., Any]:
+    def register(impl: F) -> F:
         for function in functions:
             HANDLED_FUNCTIONS[function] = impl
         return impl

@@ -390,34 +390,36 @@ def test_recorded_name_must_be_a_tensor_class(saved: Path) -> None:
         load_memmap(saved)
 
 
-def _save_point(tmp_path: Path) -> None:
-    import importlib
-
-    module = importlib.import_module("recorded_cls_mod")
-    module.Point(torch.zeros(2, 2), batch_size=[2]).memmap(tmp_path / "pt")
-
-
-def test_import_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gc
+def test_import_only_when_asked(tmp_path: Path) -> None:
+    import subprocess
     import sys
-
-    from tensorclass.tensordict_core.storage_methods import defined_classes
 
     (tmp_path / "recorded_cls_mod.py").write_text(
         "import torch\nfrom tensorclass import TensorClass\n"
         "class Point(TensorClass):\n    xy: torch.Tensor\n"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _save_point(tmp_path)
-    del sys.modules["recorded_cls_mod"]
-    gc.collect()  # the class is gone from this process
-    assert "recorded_cls_mod" not in [c.__module__ for c in defined_classes()]
-    with pytest.raises(RecordedClassError, match="not imported"):
-        load_memmap(tmp_path / "pt")
-    assert "recorded_cls_mod" not in sys.modules  # nothing was imported
-    loaded = load_memmap(tmp_path / "pt", classes="import")
-    assert type(loaded).__name__ == "Point" and "recorded_cls_mod" in sys.modules
-    del sys.modules["recorded_cls_mod"]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{tmp_path}"}
+
+    def run(code: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    run(
+        "import torch, recorded_cls_mod as m; m.Point(torch.zeros(2, 2), batch_size=[2]).memmap('pt')"
+    )
+    # a fresh process that never imported the module: nothing is imported by default
+    out = run(
+        "import sys\nfrom tensorclass import load_memmap, RecordedClassError\n"
+        "try:\n    load_memmap('pt')\nexcept RecordedClassError as err:\n    print('refused:', err)\n"
+        "print('imported:', 'recorded_cls_mod' in sys.modules)\n"
+        "print('asked:', type(load_memmap('pt', classes='import')).__name__)\n"
+    )
+    assert "refused:" in out and "not imported" in out
+    assert "imported: False" in out and "asked: Point" in out
 
 
 def test_classes_defined_outside_a_module_are_found(tmp_path: Path) -> None:

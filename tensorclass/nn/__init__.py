@@ -1,0 +1,28 @@
+"""Modules that read and write tensor classes by key.
+
+``TensorDictModule`` wraps a module or callable so that it reads ``in_keys`` from a tensor
+class and writes ``out_keys`` back; ``TensorDictSequential`` chains such modules; the
+probabilistic modules sample from distributions built from keys; ``TensorDictParams``
+registers the leaves of a tensor class as the parameters of a module.
+"""
+
+from .base import TensorDictModuleBase
+from .distributions import NormalParamExtractor
+from .interaction import InteractionType, interaction_type, set_interaction_type
+from .module import TensorDictModule
+from .params import TensorDictParams
+from .probabilistic import ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential
+from .sequential import TensorDictSequential
+
+__all__ = [
+    "InteractionType",
+    "NormalParamExtractor",
+    "ProbabilisticTensorDictModule",
+    "ProbabilisticTensorDictSequential",
+    "TensorDictModule",
+    "TensorDictModuleBase",
+    "TensorDictParams",
+    "TensorDictSequential",
+    "interaction_type",
+    "set_interaction_type",
+]

@@ -1,0 +1,214 @@
+"""``TensorDictModuleBase``: what every module that reads and writes by key shares.
+
+A module has ``in_keys`` (what it reads) and ``out_keys`` (what it writes). Called with a
+tensor class, it reads the inputs from it, writes the outputs into it (or into
+``tensordict_out``) and returns it. Called with tensors (positionally, in ``in_keys``
+order, or by keyword), it builds a ``TensorDict`` from them and returns the output tensors:
+one tensor for one out key, else a tuple.
+
+``select_out_keys`` narrows what is written; ``reset_out_keys`` undoes it;
+``out_keys_source`` keeps every key the module can write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Generic, overload
+
+from torch import Tensor, nn
+from typing_extensions import Self, TypeVar
+
+from ..errors import KeyNotFoundError, SchemaError
+from ..tensordict_core._core import TensorCore
+from ..tensordict_core.base import TensorDictBase
+from ..tensordict_core.tensordict import TensorDict
+from .keys import Key, as_keys, call_name, show_keys
+
+__all__ = ["TensorDictModuleBase"]
+
+T = TypeVar("T", bound=TensorDictBase, default=TensorDictBase)
+S = TypeVar("S", bound=TensorDictBase)
+
+
+def indent(text: str, by: int) -> str:
+    """Indent every line of ``text`` but the first (for nested reprs)."""
+    return text.replace("\n", "\n" + " " * by)
+
+
+class TensorDictModuleBase(nn.Module, Generic[T]):
+    """Base class of the modules that read ``in_keys`` and write ``out_keys``.
+
+    Subclasses implement ``in_keys``, ``out_keys_source`` and ``_forward_td``. With a
+    schema (``schema=X``), calling the module with an instance of another class is an
+    error.
+    """
+
+    _schema: type[T] | None
+    _selected: list[Key] | None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._schema = None
+        self._selected = None
+
+    # -- keys ------------------------------------------------------------------------------
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The keys read from the input."""
+        raise NotImplementedError
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """Every key this module can write (``select_out_keys`` does not change it)."""
+        raise NotImplementedError
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys written to the output (all of ``out_keys_source`` unless selected)."""
+        selected = self._selected
+        return list(selected) if selected is not None else self.out_keys_source
+
+    @property
+    def schema(self) -> type[T] | None:
+        """The tensor class this module reads and writes, if it was given one."""
+        return self._schema
+
+    def select_out_keys(self, *out_keys: Any) -> Self:
+        """Write only ``out_keys`` (a subset of ``out_keys_source``); returns this module.
+
+        Undo with :meth:`reset_out_keys`.
+        """
+        keys = as_keys(list(out_keys), "select_out_keys")
+        source = self.out_keys_source
+        for key in keys:
+            if key not in source:
+                raise KeyNotFoundError(
+                    f"{type(self).__name__}.select_out_keys: {key!r} is not one of its out "
+                    f"keys {show_keys(source)}",
+                    key=key,
+                )
+        self._selected = [key for key in source if key in keys]
+        self._out_keys_changed()
+        return self
+
+    def reset_out_keys(self) -> Self:
+        """Write every key of ``out_keys_source`` again; returns this module."""
+        self._selected = None
+        self._out_keys_changed()
+        return self
+
+    def _out_keys_changed(self) -> None:
+        """Hook: the selected out keys changed (modules recompute what they write)."""
+
+    def _call_names(self) -> dict[str, Key]:
+        """Keyword names accepted by a call with tensors, and the key each one fills."""
+        return {call_name(key): key for key in self.in_keys}
+
+    # -- calling ---------------------------------------------------------------------------
+
+    if TYPE_CHECKING:
+
+        @overload
+        def __call__(
+            self: TensorDictModuleBase[TensorDictBase],
+            tensordict: S,
+            /,
+            *,
+            tensordict_out: None = None,
+        ) -> S: ...
+
+        @overload
+        def __call__(self, tensordict: T, /, *, tensordict_out: T | None = None) -> T: ...
+
+        @overload
+        def __call__(self, *tensors: Tensor, **named: Tensor) -> Any: ...
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def forward(
+        self,
+        tensordict: Any = None,
+        *args: Any,
+        tensordict_out: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run on a tensor class (returned, with the outputs written), or on tensors.
+
+        With tensors (positional in ``in_keys`` order, or keywords named after the keys,
+        nested keys joined by ``_``), the outputs are returned: one tensor, or a tuple.
+        """
+        if isinstance(tensordict, TensorCore):
+            schema = self._schema
+            if schema is not None and not isinstance(tensordict, schema):
+                raise self._wrong_class(tensordict)
+            if args or kwargs:
+                raise TypeError(
+                    f"{type(self).__name__}: pass either a tensor class or tensors, not both"
+                )
+            return self._forward_td(tensordict, tensordict_out)
+        values = args if tensordict is None else (tensordict, *args)
+        return self._forward_tensors(values, kwargs)
+
+    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+        raise NotImplementedError
+
+    def _forward_tensors(self, values: tuple[Any, ...], named: dict[str, Any]) -> Any:
+        in_keys = self.in_keys
+        if len(values) > len(in_keys):
+            raise TypeError(
+                f"{type(self).__name__} takes {len(in_keys)} input(s) {show_keys(in_keys)}; "
+                f"got {len(values)}"
+            )
+        data: dict[Any, Any] = dict(zip(in_keys, values))
+        if named:
+            names = self._call_names()
+            for name, value in named.items():
+                key = names.get(name)
+                if key is None:
+                    raise TypeError(
+                        f"{type(self).__name__} got an unexpected keyword {name!r}; it accepts "
+                        f"{', '.join(map(repr, names)) or 'none'}"
+                    )
+                if key in data:
+                    raise TypeError(f"{type(self).__name__} got {key!r} twice")
+                data[key] = value
+        result = self._forward_td(TensorDict(data), None)
+        outputs = tuple(result.get(key) for key in self.out_keys)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _wrong_class(self, tensordict: Any) -> SchemaError:
+        name = self._schema.__name__ if self._schema is not None else "?"
+        return SchemaError(
+            f"{type(self).__name__}(schema={name}) was called with a "
+            f"{type(tensordict).__name__}; pass a {name} (or build the module without schema=)"
+        )
+
+    def _missing_input(self, tensordict: Any, key: Key) -> KeyNotFoundError:
+        held = [k for k in tensordict.keys(include_nested=True, leaves_only=True)]
+        return KeyNotFoundError(
+            f"{type(self).__name__} reads {key!r}, which the input {type(tensordict).__name__} "
+            f"does not hold (in_keys={show_keys(self.in_keys)}; the input holds "
+            f"{show_keys(held)})",
+            key=key,
+        )
+
+    # -- repr ------------------------------------------------------------------------------
+
+    def _repr_fields(self) -> list[tuple[str, str]]:
+        return [("in_keys", show_keys(self.in_keys)), ("out_keys", show_keys(self.out_keys))]
+
+    def __repr__(self) -> str:
+        fields = self._repr_fields()
+        if self._schema is not None:
+            fields.append(("schema", self._schema.__name__))
+        body = ",\n".join(f"    {name}={indent(text, 4)}" for name, text in fields)
+        return f"{type(self).__name__}(\n{body})"
+
+
+def first_missing(tensordict: Any, keys: Iterable[Key]) -> Key | None:
+    """The first of ``keys`` that ``tensordict`` does not hold, or ``None``."""
+    for key in keys:
+        if key not in tensordict:
+            return key
+    return None

@@ -1,0 +1,93 @@
+"""How probabilistic modules turn a distribution into a value: the interaction type.
+
+``set_interaction_type`` sets it for a block (or a function, as a decorator); outside
+any block each module uses its ``default_interaction_type``.
+
+>>> from tensorclass.nn import InteractionType, interaction_type, set_interaction_type
+>>> with set_interaction_type("mode"):
+...     interaction_type()
+<InteractionType.MODE: 'mode'>
+>>> interaction_type() is None
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from contextvars import ContextVar, Token
+from types import TracebackType
+from typing import Any
+
+from torch import Tensor
+from torch.distributions import Distribution
+
+__all__ = ["InteractionType", "interaction_type", "sample", "set_interaction_type"]
+
+
+class InteractionType(enum.Enum):
+    """Which value a distribution gives: its mode, its mean, a random sample, or the
+    deterministic value (the mean, or the mode where the mean is not defined)."""
+
+    MODE = "mode"
+    MEAN = "mean"
+    RANDOM = "random"
+    DETERMINISTIC = "deterministic"
+
+    @classmethod
+    def from_str(cls, value: str | InteractionType) -> InteractionType:
+        """``"mode"``, ``"MODE"`` or ``InteractionType.MODE`` as an ``InteractionType``."""
+        if isinstance(value, InteractionType):
+            return value
+        try:
+            return cls(value.lower())
+        except ValueError:
+            choices = ", ".join(repr(member.value) for member in cls)
+            raise ValueError(
+                f"unknown interaction type {value!r}; choose one of {choices}"
+            ) from None
+
+
+_CURRENT: ContextVar[InteractionType | None] = ContextVar("interaction_type", default=None)
+
+
+def interaction_type() -> InteractionType | None:
+    """The interaction type set by the innermost ``set_interaction_type``, or ``None``."""
+    return _CURRENT.get()
+
+
+class set_interaction_type(contextlib.ContextDecorator):
+    """Set the interaction type of probabilistic modules inside a block (or a function)."""
+
+    def __init__(self, type: InteractionType | str | None = InteractionType.DETERMINISTIC) -> None:
+        self.type = None if type is None else InteractionType.from_str(type)
+        self._tokens: list[Token[InteractionType | None]] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append(_CURRENT.set(self.type))
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        _CURRENT.reset(self._tokens.pop())
+
+
+def _mean_or_mode(dist: Distribution) -> Tensor:
+    try:
+        return dist.mean
+    except NotImplementedError:
+        return dist.mode
+
+
+def sample(dist: Distribution, kind: InteractionType) -> Any:
+    """The value ``dist`` gives for the interaction type ``kind``."""
+    if kind is InteractionType.RANDOM:
+        return dist.rsample() if dist.has_rsample else dist.sample()
+    if kind is InteractionType.MODE:
+        return dist.mode
+    if kind is InteractionType.MEAN:
+        return dist.mean
+    return _mean_or_mode(dist)

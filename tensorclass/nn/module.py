@@ -1,0 +1,214 @@
+"""``TensorDictModule``: a module (or any callable) that reads and writes by key.
+
+>>> import torch
+>>> from torch import nn
+>>> from tensorclass import TensorDict
+>>> from tensorclass.nn import TensorDictModule
+>>> linear = TensorDictModule(nn.Linear(3, 4), in_keys=["x"], out_keys=["y"])
+>>> td = linear(TensorDict({"x": torch.zeros(8, 3)}, batch_size=[8]))
+>>> td["y"].shape
+torch.Size([8, 4])
+>>> linear(torch.zeros(3)).shape  # tensors in, tensors out
+torch.Size([4])
+
+Dict ``in_keys`` map input keys to keyword arguments:
+
+>>> add = TensorDictModule(lambda x, *, y: x + y, in_keys={"a": "x", "b": "y"}, out_keys=["z"])
+>>> add(TensorDict({"a": torch.ones(()), "b": torch.ones(()) * 2}))["z"]
+tensor(3.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from torch import Tensor
+
+from ..errors import InvalidKeyError, StructureMismatchError
+from ..tensordict_core.keys import NestedKey, unravel_key
+from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
+from .base import T, TensorDictModuleBase, first_missing
+from .keys import Key, KeysLike, as_keys
+from .schema_check import check_keys, check_schema_class
+
+__all__ = ["TensorDictModule"]
+
+DROP = "_"
+"""The out key that drops an output."""
+
+
+def _describe_output(result: Any) -> str:
+    if isinstance(result, (tuple, list)):
+        return f"a {type(result).__name__} of {len(result)}"
+    return f"one {type(result).__name__}"
+
+
+class TensorDictModule(TensorDictModuleBase[T]):
+    """Wrap a module or callable so that it reads ``in_keys`` and writes ``out_keys``.
+
+    Args:
+        module: an ``nn.Module`` or any callable (a lambda, a function; with
+            ``in_keys=[]``, a factory called without arguments). It may return a tensor,
+            a tuple of values (one per out key), or a dict holding the out keys.
+        in_keys: the keys read and passed to ``module`` positionally, in order; or a dict
+            mapping each key to the name of the keyword argument it is passed as.
+        out_keys: where the outputs are written, in order; ``"_"`` drops an output. Nested
+            keys create nested levels. The number of outputs must match.
+        schema: a tensor class; every key must be one of its (nested) fields, and calling
+            the module with an instance of another class is an error.
+        inplace: write into the input (default) or into a new, empty instance of its class.
+    """
+
+    _fn: Callable[..., Any]
+
+    def __init__(
+        self,
+        module: Callable[..., Any],
+        in_keys: KeysLike | Mapping[NestedKey, str],
+        out_keys: KeysLike,
+        *,
+        schema: type[T] | None = None,
+        inplace: bool = True,
+    ) -> None:
+        super().__init__()
+        if not callable(module):
+            raise TypeError(f"TensorDictModule needs a callable; got {type(module).__name__}")
+        self.module = module
+        if isinstance(in_keys, Mapping):
+            self._in_keys = [unravel_key(key) for key in in_keys]
+            names = list(in_keys.values())
+            if not all(isinstance(name, str) for name in names):
+                raise InvalidKeyError(
+                    f"dict in_keys map input keys to keyword-argument names (strings); "
+                    f"got {dict(in_keys)!r}"
+                )
+            self._kwargs: list[str] | None = names
+        else:
+            self._in_keys = as_keys(in_keys, "in_keys")
+            self._kwargs = None
+        source = as_keys(out_keys, "out_keys")
+        written = [key for key in source if key != DROP]
+        if len(set(written)) != len(written):
+            raise ValueError(f"out_keys has a key twice: {source!r}")
+        self._out_source = source
+        self.inplace = inplace
+        if schema is not None:
+            check_schema_class(schema)
+            owner = f"TensorDictModule(schema={schema.__name__})"
+            check_keys(schema, self._in_keys, owner, "in key")
+            check_keys(schema, written, owner, "out key")
+            self._schema = schema
+        self._out_keys_changed()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "module":
+            # A plain attribute for the forward pass (nn.Module keeps submodules in
+            # _modules, reached through the slower __getattr__).
+            object.__setattr__(self, "_fn", value)
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The keys read from the input, in the order they are passed."""
+        return list(self._in_keys)
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """Every key the module writes (``"_"`` entries, which are dropped, left out)."""
+        return [key for key in self._out_source if key != DROP]
+
+    def _out_keys_changed(self) -> None:
+        wanted = set(self.out_keys)
+        self._writes = tuple(
+            (index, key)
+            for index, key in enumerate(self._out_source)
+            if key != DROP and key in wanted
+        )
+
+    def _call_names(self) -> dict[str, Key]:
+        names = super()._call_names()
+        if self._kwargs is not None:
+            for key, name in zip(self._in_keys, self._kwargs):
+                names.setdefault(name, key)
+        return names
+
+    # -- the forward pass ------------------------------------------------------------------
+
+    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+        data = tensordict._data
+        args = []
+        try:
+            for key in self._in_keys:
+                leaf = data[key] if key.__class__ is str else tensordict._leaf(key)
+                if leaf.__class__ is NonTensorData or leaf.__class__ is NonTensorStack:
+                    leaf = leaf.value()
+                args.append(leaf)
+        except KeyError:
+            missing = first_missing(tensordict, self._in_keys)
+            if missing is None:
+                raise
+            raise self._missing_input(tensordict, missing) from None
+        names = self._kwargs
+        if names is None:
+            result = self._fn(*args)
+        else:
+            result = self._fn(**dict(zip(names, args)))
+        if tensordict_out is None:
+            tensordict_out = tensordict if self.inplace else tensordict.empty()
+        self._write(result, tensordict_out)
+        return tensordict_out
+
+    def _write(self, result: Any, target: Any) -> None:
+        # Writes go through _set_str/_set_path: the boundary checks (batch size, device,
+        # typed fields) without the dispatch of set().
+        if isinstance(result, Tensor):
+            if len(self._out_source) != 1:
+                raise self._count_error(result)
+            for _, key in self._writes:
+                if key.__class__ is str:
+                    target._set_str(key, result)
+                else:
+                    target._set_path(key, result)
+            return
+        if isinstance(result, (tuple, list)):
+            if len(result) != len(self._out_source):
+                raise self._count_error(result)
+            for index, key in self._writes:
+                if key.__class__ is str:
+                    target._set_str(key, result[index])
+                else:
+                    target._set_path(key, result[index])
+            return
+        if isinstance(result, Mapping):
+            for _, key in self._writes:
+                try:
+                    value = result[key]
+                except KeyError:
+                    raise StructureMismatchError(
+                        f"TensorDictModule: the module returned a dict without the out key "
+                        f"{key!r} (it has {list(result)!r})"
+                    ) from None
+                target.set(key, value)
+            return
+        if len(self._out_source) != 1:
+            raise self._count_error(result)
+        for _, key in self._writes:
+            target.set(key, result)  # one value of another kind (a tensor class, a number...)
+
+    def _count_error(self, result: Any) -> StructureMismatchError:
+        return StructureMismatchError(
+            f"TensorDictModule with out_keys={self._out_source!r} expects {len(self._out_source)} "
+            f"output(s) from its module; it returned {_describe_output(result)}"
+        )
+
+    # -- repr ------------------------------------------------------------------------------
+
+    def _repr_fields(self) -> list[tuple[str, str]]:
+        fields = [("module", repr(self.module))]
+        if self._kwargs is not None:
+            mapping = {key: name for key, name in zip(self._in_keys, self._kwargs)}
+            fields.append(("in_keys", repr(mapping)))
+            fields.append(("out_keys", repr(self.out_keys)))
+            return fields
+        return fields + super()._repr_fields()

@@ -1,0 +1,170 @@
+"""``TensorDictParams``: a tensor class of parameters, registered in an ``nn.Module``.
+
+Put one in a module and its leaves are the module's parameters: ``.parameters()``,
+optimizers, ``state_dict()`` and ``.to(device)`` see them.
+
+>>> import torch
+>>> from torch import nn
+>>> from tensorclass import TensorDict
+>>> from tensorclass.nn import TensorDictParams
+>>> params = TensorDictParams(TensorDict({"w": torch.ones(3), "inner": {"b": torch.zeros(2)}}))
+>>> [name for name, _ in params.named_parameters()]
+['w', 'inner.b']
+>>> params["inner", "b"] is params.inner.b
+True
+>>> sorted(params.keys())  # other attributes are the tensor class's
+['inner', 'w']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch.utils._pytree as pytree
+from torch import Tensor, nn
+
+from ..tensordict_core._core import TensorCore
+from ..tensordict_core.keys import NestedKey, unravel_key_tuple
+from ..tensordict_core.pytree import flatten_node, unflatten_node
+from ..tensordict_core.tensordict import TensorDict
+
+__all__ = ["TensorDictParams"]
+
+
+def _registered(leaf: Tensor, no_convert: bool) -> Tensor:
+    """The tensor to register: a parameter, unless ``no_convert`` or not differentiable."""
+    if isinstance(leaf, nn.Parameter) or no_convert:
+        return leaf
+    if leaf.is_floating_point() or leaf.is_complex():
+        return nn.Parameter(leaf)
+    return leaf
+
+
+class TensorDictParams(nn.Module):
+    """An ``nn.Module`` whose parameters (and buffers) are the leaves of a tensor class.
+
+    Floating-point tensors become ``nn.Parameter`` s (sharing storage with the tensors
+    given); other tensors are registered as buffers. Nested instances become nested
+    ``TensorDictParams`` modules, so names follow the keys (``"inner.b"``).
+
+    Reading keys (``params["a", "b"]``) and every tensor-class method
+    (``params.to_module(m)``, ``params.expand(4)``, ``params.keys()``...) act on the
+    tensor class (:meth:`to_tensordict`), whose leaves *are* the registered parameters.
+
+    Args:
+        parameters: a tensor class or a (nested) mapping of tensors.
+        no_convert: register tensors as they are (parameters stay parameters, everything
+            else is a buffer).
+        lock: lock the tensor class (no keys added or removed).
+    """
+
+    _td: TensorCore
+
+    def __init__(
+        self,
+        parameters: TensorCore | Mapping[Any, Any] | None = None,
+        *,
+        no_convert: bool = False,
+        lock: bool = False,
+    ) -> None:
+        super().__init__()
+        source = parameters if isinstance(parameters, TensorCore) else TensorDict(parameters)
+        data: dict[str, Any] = {}
+        for key, leaf in source._data.items():
+            if "." in key or not key:
+                raise ValueError(
+                    f"TensorDictParams: the key {key!r} cannot name a parameter (keys must be "
+                    f"non-empty and must not contain '.')"
+                )
+            data[key] = self._register(key, leaf, no_convert)
+        td = type(source)._new(data, source._batch_size, source._device, source._names)
+        object.__setattr__(self, "_td", td)
+        if lock:
+            td.lock_()
+
+    def _register(self, key: str, leaf: Any, no_convert: bool) -> Any:
+        if isinstance(leaf, TensorCore):
+            child = TensorDictParams(leaf, no_convert=no_convert)
+            self._modules[key] = child
+            return child._td
+        if isinstance(leaf, Tensor):
+            leaf = _registered(leaf, no_convert)
+            if isinstance(leaf, nn.Parameter):
+                self._parameters[key] = leaf
+            else:
+                self._buffers[key] = leaf
+        return leaf
+
+    def to_tensordict(self) -> Any:
+        """The tensor class itself (its leaves are the registered parameters)."""
+        return self._td
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._td[key]  # type: ignore[index]
+
+    def __setitem__(self, key: NestedKey, value: Any) -> None:
+        """Write ``value`` under ``key`` and register it (as a parameter if it can be one)."""
+        self.set(key, value)
+
+    def set(self, key: NestedKey, value: Any, *, no_convert: bool = False) -> TensorDictParams:
+        """Write ``value`` under ``key`` and register it; returns this module."""
+        path = unravel_key_tuple(key)
+        owner: TensorDictParams = self
+        for part in path[:-1]:
+            child = owner._modules.get(part)
+            if not isinstance(child, TensorDictParams):
+                raise KeyError(f"TensorDictParams: no nested level {part!r} in {key!r}")
+            owner = child
+        name = path[-1]
+        owner._parameters.pop(name, None)
+        owner._buffers.pop(name, None)
+        owner._modules.pop(name, None)
+        if isinstance(value, Mapping):
+            value = TensorDict(value, owner._td._batch_size)
+        owner._td.set(name, owner._register(name, value, no_convert))  # type: ignore[attr-defined]
+        return self
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._td  # type: ignore[operator]
+
+    def __len__(self) -> int:
+        return len(self._td)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name.startswith("__") or "_td" not in self.__dict__:
+                raise
+            return getattr(self.__dict__["_td"], name)
+
+    def _apply(self, fn: Callable[..., Any], recurse: bool = True) -> TensorDictParams:
+        super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
+        # Conversions may replace the registered tensors: point the leaves at them again.
+        data = self._td._data
+        for registry in (self._parameters, self._buffers):
+            for key, tensor in registry.items():
+                data[key] = tensor
+        tensors = [
+            t for t in (*self._parameters.values(), *self._buffers.values()) if t is not None
+        ]
+        if self._td._device is not None and tensors:
+            self._td._device = tensors[0].device
+        return self
+
+    def extra_repr(self) -> str:
+        return f"params={self._td!r}"
+
+
+def _flatten(params: TensorDictParams) -> tuple[list[Any], Any]:
+    children, context = flatten_node(params._td)
+    return children, (type(params._td), context)
+
+
+def _unflatten(values: Any, context: Any) -> Any:
+    cls, inner = context
+    return unflatten_node(cls, values, inner)
+
+
+pytree.register_pytree_node(TensorDictParams, _flatten, _unflatten)

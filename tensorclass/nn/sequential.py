@@ -1,0 +1,236 @@
+"""``TensorDictSequential``: modules run one after the other on the same tensor class.
+
+Each module reads what it needs (inputs, or what an earlier module wrote) and writes its
+outputs, so a chain can branch and merge by key:
+
+>>> import torch
+>>> from tensorclass import TensorDict
+>>> from tensorclass.nn import TensorDictModule as Mod, TensorDictSequential as Seq
+>>> seq = Seq(Mod(lambda x: x + 1, ["x"], ["y"]), Mod(lambda x, y: x * y, ["x", "y"], ["z"]))
+>>> seq.in_keys, seq.out_keys
+(['x'], ['y', 'z'])
+>>> seq(TensorDict({"x": torch.ones(2)}, [2]))["z"]
+tensor([2., 2.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, cast, overload
+
+from torch import nn
+
+from ..errors import KeyNotFoundError, SchemaError
+from .base import T, TensorDictModuleBase, first_missing
+from .keys import Key, KeysLike, as_keys, show_keys, structure_copy
+from .schema_check import available_keys, check_keys, check_schema_class, is_available
+
+__all__ = ["TensorDictSequential"]
+
+
+def leaf_modules(modules: Iterable[nn.Module]) -> Iterator[TensorDictModuleBase[Any]]:
+    """The modules of a chain, nested sequentials flattened."""
+    for module in modules:
+        if isinstance(module, TensorDictSequential):
+            yield from leaf_modules(module.module)
+        else:
+            yield module  # type: ignore[misc]
+
+
+class TensorDictSequential(TensorDictModuleBase[T]):
+    """Run key-reading modules in order on one tensor class.
+
+    ``in_keys`` are the keys some module reads before any module writes them;
+    ``out_keys`` are every key a module writes, in order.
+
+    Args:
+        *modules: the modules (``TensorDictModule``, nested sequentials, probabilistic
+            modules...).
+        partial_tolerant: skip a module whose inputs are missing instead of failing.
+        selected_out_keys: write only these keys into the input (intermediate results
+            stay out of it); see :meth:`select_out_keys`.
+        schema: a tensor class; every key of every module must be one of its fields, and
+            each module's inputs must be available: a field ``schema`` always holds (not
+            defaulting to ``None``) or written by an earlier module (not checked when
+            ``partial_tolerant``).
+    """
+
+    _list: nn.ModuleList
+
+    def __init__(
+        self,
+        *modules: TensorDictModuleBase[Any],
+        partial_tolerant: bool = False,
+        selected_out_keys: KeysLike | None = None,
+        schema: type[T] | None = None,
+    ) -> None:
+        super().__init__()
+        for index, module in enumerate(modules):
+            if not isinstance(module, TensorDictModuleBase):
+                raise TypeError(
+                    f"TensorDictSequential: module {index} is a {type(module).__name__}; wrap "
+                    f"it as TensorDictModule(module, in_keys=..., out_keys=...)"
+                )
+        self.module = nn.ModuleList(modules)
+        self.partial_tolerant = partial_tolerant
+        if schema is not None:
+            check_schema_class(schema)
+            self._check_schema(schema)
+            self._schema = schema
+        if selected_out_keys is not None:
+            self.select_out_keys(*as_keys(selected_out_keys, "selected_out_keys"))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "module":
+            object.__setattr__(self, "_list", value)  # plain attribute: fast to reach
+
+    def _chain(self) -> list[TensorDictModuleBase[Any]]:
+        return cast("list[TensorDictModuleBase[Any]]", list(self._list))
+
+    # -- keys ------------------------------------------------------------------------------
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The keys some module reads before any module writes them."""
+        keys: list[Key] = []
+        written: set[Key] = set()
+        for module in self._chain():
+            keys.extend(k for k in module.in_keys if k not in written and k not in keys)
+            written.update(module.out_keys)
+        return keys
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """Every key some module writes, in order."""
+        keys: list[Key] = []
+        for module in self._chain():
+            keys.extend(k for k in module.out_keys if k not in keys)
+        return keys
+
+    def _check_schema(self, schema: type) -> None:
+        owner = f"TensorDictSequential(schema={schema.__name__})"
+        provided, open_levels = available_keys(schema)
+        written: set[Key] = set()
+        for index, module in enumerate(self._chain()):
+            other = module.schema
+            if other is not None and other is not schema:
+                raise SchemaError(
+                    f"{owner}: module {index} has schema={other.__name__}; the modules of a "
+                    f"sequential share its schema"
+                )
+            for leaf in leaf_modules([module]):
+                check_keys(schema, leaf.in_keys, owner, f"module {index} reads the key")
+                check_keys(schema, leaf.out_keys_source, owner, f"module {index} writes the key")
+            if not self.partial_tolerant:
+                for key in module.in_keys:
+                    if key not in written and not is_available(key, provided, open_levels):
+                        raise KeyNotFoundError(
+                            f"{owner}: module {index} reads {key!r}, which {schema.__name__} "
+                            f"does not always hold (it is not a field, or it defaults to None) "
+                            f"and no earlier module writes; available at that point: "
+                            f"{show_keys(sorted(provided | written, key=str))}",
+                            key=key,
+                        )
+            written.update(module.out_keys)
+
+    # -- the forward pass ------------------------------------------------------------------
+
+    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+        selected = self._selected
+        if selected is None and tensordict_out is None:
+            return self._run(tensordict)
+        # Intermediate keys go to a copy of the structure; only the out keys come back.
+        work = self._run(structure_copy(tensordict))
+        target = tensordict if tensordict_out is None else tensordict_out
+        for key in self.out_keys:
+            if key in work:
+                target.set(key, work._leaf(key))
+        return target
+
+    def _run(self, tensordict: Any) -> Any:
+        if self.partial_tolerant:
+            for module in self._chain():
+                if first_missing(tensordict, module.in_keys) is None:
+                    tensordict = module(tensordict)
+            return tensordict
+        for step in self._list:
+            tensordict = step(tensordict)
+        return tensordict
+
+    # -- sub-chains ------------------------------------------------------------------------
+
+    @overload
+    def __getitem__(self, index: int) -> TensorDictModuleBase[Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> TensorDictSequential[T]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        """A module of the chain (``seq[i]``) or a new sequential of a slice (``seq[1:]``)."""
+        if isinstance(index, slice):
+            return self._with_modules(list(self._list)[index])
+        return self._list[index]
+
+    def __len__(self) -> int:
+        """The number of modules in the chain (nested sequentials count as one)."""
+        return len(self._list)
+
+    def _with_modules(self, modules: list[Any]) -> TensorDictSequential[T]:
+        """A sequential of ``modules`` with this one's settings (keys already checked)."""
+        new: TensorDictSequential[T] = TensorDictSequential(
+            *modules, partial_tolerant=self.partial_tolerant
+        )
+        new._schema = self._schema
+        if self._selected is not None:
+            kept = [key for key in self._selected if key in new.out_keys_source]
+            new._selected = kept
+        return new
+
+    def select_subsequence(
+        self, in_keys: KeysLike | None = None, out_keys: KeysLike | None = None
+    ) -> TensorDictSequential[T]:
+        """A new sequential with only the modules needed between ``in_keys`` and ``out_keys``.
+
+        With ``in_keys``, a module is kept when it reads one of them or an output of a kept
+        module (its result depends on ``in_keys``). With ``out_keys``, a module is kept when
+        it writes one of them or an input of a later kept module. Nested sequentials are
+        pruned the same way. The modules themselves are shared, not copied.
+        """
+        modules: list[Any] = list(self._list)
+        if in_keys is not None:
+            modules = _keep_dependents(modules, set(as_keys(in_keys, "in_keys")))
+        if out_keys is not None:
+            modules = _keep_dependencies(modules, set(as_keys(out_keys, "out_keys")))
+        return self._with_modules(modules)
+
+    # -- repr ------------------------------------------------------------------------------
+
+    def _repr_fields(self) -> list[tuple[str, str]]:
+        return [("module", repr(self.module)), *super()._repr_fields()]
+
+
+def _keep_dependents(modules: list[Any], affected: set[Key]) -> list[Any]:
+    kept: list[Any] = []
+    for module in modules:
+        if isinstance(module, TensorDictSequential):
+            inner = _keep_dependents(list(module.module), affected)
+            if inner:
+                kept.append(module._with_modules(inner))
+        elif affected.intersection(module.in_keys):
+            kept.append(module)
+            affected.update(module.out_keys)
+    return kept
+
+
+def _keep_dependencies(modules: list[Any], needed: set[Key]) -> list[Any]:
+    kept: list[Any] = []
+    for module in reversed(modules):
+        if isinstance(module, TensorDictSequential):
+            inner = _keep_dependencies(list(module.module), needed)
+            if inner:
+                kept.append(module._with_modules(inner))
+        elif needed.intersection(module.out_keys):
+            kept.append(module)
+            needed.update(module.in_keys)
+    return kept[::-1]

@@ -1,0 +1,110 @@
+"""The mypy plugin of tensorclass: what standard typing cannot say about tensor classes.
+
+Enable it in your mypy configuration::
+
+    [tool.mypy]
+    plugins = ["tensorclass.plugins.mypy"]
+
+It adds, on top of what ``dataclass_transform`` and the ``Self`` annotations give every
+checker:
+
+- ``@tensorclass class X``: ``TensorClass`` becomes a base of ``X``, so the decorator
+  spelling has the full constructor (``batch_size``/``device``/``names``) and every method;
+- ``x["field"]``, ``x["a", "b"]``, ``x.get("field")``, ``x.pop(...)``: the field's type;
+  unknown keys (also in writes) are errors with the code ``tensorclass-key``;
+- ``torch.stack``/``torch.cat`` of tensor classes return the class;
+- ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
+  keys are checked against X's fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mypy.nodes import TypeInfo
+from mypy.plugin import (
+    ClassDefContext,
+    FunctionContext,
+    FunctionSigContext,
+    MethodContext,
+    Plugin,
+    ReportConfigContext,
+)
+from mypy.types import FunctionLike, Type
+
+from ._mypy_classes import DECORATOR, add_tensor_class_base, finish_decorated_class
+from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
+from ._mypy_keys import KEY_METHODS, key_method_hook
+from ._mypy_nn import MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
+from ._mypy_torch import TORCH_JOINS, torch_join_signature
+
+__all__ = ["TENSORCLASS_KEY", "TensorClassPlugin", "plugin"]
+
+_NEVER_MODULES = ("builtins.", "typing.", "torch.", "numpy.", "tensorclass.")
+
+
+def _source_digest() -> str:
+    """A digest of the plugin's own modules (mypy's cache only tracks this entry module)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*mypy*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class TensorClassPlugin(Plugin):
+    """The mypy plugin (see the module docstring)."""
+
+    _digest = _source_digest()
+
+    def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        """The plugin version, so a changed plugin invalidates mypy's incremental cache."""
+        return self._digest
+
+    def _class(self, fullname: str) -> TypeInfo | None:
+        sym = self.lookup_fully_qualified(fullname)
+        return sym.node if sym is not None and isinstance(sym.node, TypeInfo) else None
+
+    def get_class_decorator_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
+        """``@tensorclass``: add ``TensorClass`` to the bases (every semantic pass)."""
+        return add_tensor_class_base if fullname == DECORATOR else None
+
+    def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
+        """``@tensorclass``: the metaclass builds the constructor, not the decorator."""
+        return finish_decorated_class if fullname == DECORATOR else None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        """Key methods of typed tensor classes (``__getitem__``, ``get``...)."""
+        owner, _, method = fullname.rpartition(".")
+        if method not in KEY_METHODS:
+            return None
+        info = self._class(owner)
+        if info is not None and not info.has_base(TENSOR_CLASS):
+            return None  # not a tensor class (a local class is looked at in the hook)
+        return key_method_hook(method)
+
+    def get_function_signature_hook(
+        self, fullname: str
+    ) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        """``torch.stack``/``torch.cat`` of tensor classes."""
+        return torch_join_signature if fullname in TORCH_JOINS else None
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``."""
+        if fullname.startswith(_NEVER_MODULES) and not fullname.startswith("tensorclass.nn."):
+            return None  # cheap exit for the calls that are never tensorclass modules
+        info = self._class(fullname)
+        if info is None:
+            return None
+        if info.has_base(SEQUENTIAL):
+            return sequential_hook
+        if info.has_base(MODULE_BASE):
+            return module_hook
+        return None
+
+
+def plugin(version: str) -> type[Plugin]:
+    """The entry point mypy calls (``plugins = tensorclass.plugins.mypy``)."""
+    return TensorClassPlugin

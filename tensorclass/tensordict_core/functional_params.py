@@ -1,0 +1,152 @@
+"""Loading parameters into modules: ``to_module`` and the swap it returns.
+
+``params.to_module(module)`` puts every leaf of ``params`` into ``module`` (nested keys
+follow submodule names) in place of the module's parameters and buffers, and returns the
+values it replaced. Used as a context manager, it puts them back on exit, also when the
+block raises:
+
+>>> import torch
+>>> from torch import nn
+>>> from tensorclass import TensorDict
+>>> layer = nn.Linear(3, 1)
+>>> zeros = TensorDict.from_module(layer).detach().clone().zero_()
+>>> with zeros.to_module(layer):
+...     layer(torch.ones(3))
+tensor([0.])
+>>> bool(layer.weight.abs().sum() > 0)  # the original parameters are back
+True
+
+The values are written into the module's parameter and buffer dicts directly (not through
+``setattr``), so any tensor can stand in for a parameter: a plain tensor, a tensor with a
+graph, or a batched tensor inside ``torch.vmap``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+import torch
+from torch import Tensor, nn
+from typing_extensions import Self
+
+from ..errors import KeyNotFoundError
+from ._core import TensorCore
+
+if TYPE_CHECKING:
+    from .module_params import ParamSwap
+
+__all__ = ["FunctionalParams", "swap_into"]
+
+_NO_BATCH = torch.Size(())
+
+
+def _no_entry(module: nn.Module, key: str, path: tuple[str, ...]) -> KeyNotFoundError:
+    names = [*module._parameters, *module._buffers, *module._modules]
+    return KeyNotFoundError(
+        f"cannot load {path if len(path) > 1 else key!r} into {type(module).__name__}: it has "
+        f"no parameter, buffer or submodule {key!r} (it has: "
+        f"{', '.join(map(repr, names)) or 'nothing'})",
+        key=path,
+    )
+
+
+def swap_into(
+    node: TensorCore,
+    module: nn.Module,
+    inplace: bool,
+    old: dict[str, Any] | None,
+    path: tuple[str, ...] = (),
+) -> None:
+    """Put the leaves of ``node`` into ``module``; record replaced values in ``old``."""
+    from .tensordict import TensorDict
+
+    params: dict[str, Any] = module._parameters
+    buffers: dict[str, Any] = module._buffers
+    children = module._modules
+    for key, leaf in node._data.items():
+        where = (*path, key)
+        if isinstance(leaf, TensorCore):
+            child = children.get(key)
+            if child is None:
+                raise _no_entry(module, key, where)
+            sub: dict[str, Any] | None = {} if old is not None else None
+            swap_into(leaf, child, inplace, sub, where)
+            if sub is not None and old is not None:
+                old[key] = TensorDict._new(sub, _NO_BATCH)
+            continue
+        if not isinstance(leaf, Tensor):
+            continue  # non-tensor entries have no place in a module
+        store: dict[str, Any]
+        if key in params:
+            store = params
+        elif key in buffers:
+            store = buffers
+        else:
+            raise _no_entry(module, key, where)
+        current = store[key]
+        if inplace and current is not None:
+            if old is not None:
+                old[key] = current.detach().clone()
+            with torch.no_grad():
+                current.copy_(leaf)
+            continue
+        if old is not None and current is not None:
+            old[key] = current
+        store[key] = leaf
+
+
+class FunctionalParams(TensorCore):
+    """``to_module``: load the leaves into a module, as a call or a context manager."""
+
+    __slots__ = ()
+
+    @overload
+    def to_module(
+        self,
+        module: nn.Module,
+        *,
+        inplace: bool = False,
+        return_swap: Literal[True] = True,
+        use_state_dict: bool = False,
+    ) -> ParamSwap: ...
+
+    @overload
+    def to_module(
+        self,
+        module: nn.Module,
+        *,
+        inplace: bool = False,
+        return_swap: Literal[False],
+        use_state_dict: bool = False,
+    ) -> Self: ...
+
+    def to_module(
+        self,
+        module: nn.Module,
+        *,
+        inplace: bool = False,
+        return_swap: bool = True,
+        use_state_dict: bool = False,
+    ) -> Any:
+        """Put these values into ``module`` in place of its parameters and buffers.
+
+        Nested keys follow submodule names (the layout :meth:`TensorDict.from_module`
+        produces); a key the module does not have is an error. By default the module's
+        entries are *replaced* by these tensors (which may be plain tensors, tensors with a
+        graph, or batched tensors under ``torch.vmap``); ``inplace=True`` copies the values
+        into the existing tensors instead. ``use_state_dict=True`` goes through
+        ``load_state_dict`` (so state-dict hooks run).
+
+        Returns the replaced values (a TensorDict that is also a context manager: on exit
+        it puts them back), or this instance when ``return_swap=False``.
+        """
+        from .module_params import ParamSwap, load_state_dict
+
+        if use_state_dict:
+            old_data = load_state_dict(self, module, inplace, return_swap)
+        else:
+            old_data = {} if return_swap else None
+            swap_into(self, module, inplace, old_data)
+        if old_data is None:
+            return self
+        return ParamSwap._for(old_data, module, inplace, use_state_dict)

@@ -1,0 +1,223 @@
+"""Parameters as tensor classes: ``from_module``, ``from_modules`` and the swap context.
+
+``TensorDict.from_module(m)`` holds ``m``'s parameters and buffers (the tensors
+themselves, not copies), nested by submodule name. ``from_modules(*ms)`` stacks the
+parameters of several modules of the same structure along a new batch dim, for ensembles
+run with ``torch.vmap``:
+
+>>> import torch
+>>> from torch import nn
+>>> from tensorclass import TensorDict, from_modules
+>>> model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+>>> params = TensorDict.from_module(model)
+>>> sorted(params.keys(include_nested=True, leaves_only=True))
+[('0', 'bias'), ('0', 'weight'), ('2', 'bias'), ('2', 'weight')]
+>>> params["0", "weight"] is model[0].weight
+True
+>>> ensemble = from_modules(*[nn.Linear(3, 1) for _ in range(5)])
+>>> ensemble.batch_size, ensemble["weight"].shape
+(torch.Size([5]), torch.Size([5, 1, 3]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from typing_extensions import Self
+
+from ..errors import StructureMismatchError
+from ._core import TensorCore
+from .tensordict import TensorDict
+
+__all__ = ["ParamSwap", "from_module", "from_modules", "load_state_dict"]
+
+_NO_BATCH = torch.Size(())
+
+
+class ParamSwap(TensorDict):
+    """The values ``to_module`` replaced; as a context manager, it puts them back on exit.
+
+    >>> import torch
+    >>> from torch import nn
+    >>> from tensorclass import TensorDict
+    >>> layer = nn.Linear(2, 2)
+    >>> original = layer.weight
+    >>> with TensorDict({"weight": torch.zeros(2, 2)}).to_module(layer) as swapped:
+    ...     bool(layer.weight.eq(0).all()), swapped["weight"] is original
+    (True, True)
+    >>> layer.weight is original
+    True
+    """
+
+    __slots__ = ("_swap_inplace", "_swap_state_dict", "_swap_target")
+
+    _swap_target: nn.Module | None
+    _swap_inplace: bool
+    _swap_state_dict: bool
+
+    @classmethod
+    def _for(
+        cls, data: dict[str, Any], module: nn.Module, inplace: bool, use_state_dict: bool
+    ) -> ParamSwap:
+        swap = cls._new(data, _NO_BATCH)
+        swap._swap_target = module
+        swap._swap_inplace = inplace
+        swap._swap_state_dict = use_state_dict
+        return swap
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        target = getattr(self, "_swap_target", None)
+        if target is None:
+            raise RuntimeError(
+                "this ParamSwap was not returned by to_module(), so there is nothing to restore"
+            )
+        self.to_module(
+            target,
+            inplace=self._swap_inplace,
+            return_swap=False,
+            use_state_dict=self._swap_state_dict,
+        )
+
+
+def _collect(module: nn.Module) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for name, param in module._parameters.items():
+        if param is not None:
+            data[name] = param
+    for name, buffer in module._buffers.items():
+        if buffer is not None:
+            data[name] = buffer
+    for name, child in module._modules.items():
+        if child is not None:
+            sub = _collect(child)
+            if sub:
+                data[name] = TensorDict._new(sub, _NO_BATCH)
+    return data
+
+
+def _as_module(params: TensorDict) -> Any:
+    from ..nn.params import TensorDictParams
+
+    return TensorDictParams(params, no_convert=True, lock=params.is_locked)
+
+
+def from_module(
+    module: nn.Module, as_module: bool = False, lock: bool = True, use_state_dict: bool = False
+) -> Any:
+    """The parameters and buffers of ``module`` as a TensorDict, nested by submodule name.
+
+    The leaves *are* the module's tensors (storage and identity shared). Submodules without
+    parameters or buffers are left out. ``use_state_dict=True`` reads ``state_dict()``
+    instead (state-dict hooks run; non-persistent buffers are left out).
+    ``as_module=True`` returns a :class:`~tensorclass.nn.TensorDictParams`.
+    """
+    if use_state_dict:
+        flat = TensorDict(dict(module.state_dict(keep_vars=True)))
+        params: TensorDict = flat.unflatten_keys(".")
+    else:
+        params = TensorDict._new(_collect(module), _NO_BATCH)
+    if lock:
+        params.lock_()
+    return _as_module(params) if as_module else params
+
+
+def _stack_level(items: list[TensorCore], expand_identical: bool, path: tuple[str, ...]) -> Any:
+    keys = list(items[0]._data)
+    for index, item in enumerate(items[1:], 1):
+        if list(item._data) != keys:
+            where = f" under {path!r}" if path else ""
+            raise StructureMismatchError(
+                f"from_modules: module {index} has the keys {sorted(item._data)}{where}, "
+                f"module 0 has {sorted(keys)}; modules of different structure need "
+                f"lazy_stack=True"
+            )
+    n = len(items)
+    data: dict[str, Any] = {}
+    for key in keys:
+        leaves = [item._data[key] for item in items]
+        first = leaves[0]
+        if isinstance(first, TensorCore):
+            data[key] = TensorDict._new(
+                _stack_level(leaves, expand_identical, (*path, key)), torch.Size([n])
+            )
+        elif expand_identical and all(leaf is first for leaf in leaves):
+            data[key] = first.expand(n, *first.shape)
+        else:
+            data[key] = _stack_leaves(leaves, (*path, key))
+    return data
+
+
+def _stack_leaves(leaves: list[Tensor], path: tuple[str, ...]) -> Tensor:
+    try:
+        stacked = torch.stack([leaf.detach() for leaf in leaves])
+    except RuntimeError:
+        shapes = [list(leaf.shape) for leaf in leaves]
+        raise StructureMismatchError(
+            f"from_modules: {path!r} has the shapes {shapes}; modules with different "
+            f"shapes need lazy_stack=True"
+        ) from None
+    first = leaves[0]
+    if isinstance(first, nn.Parameter):
+        return nn.Parameter(stacked, requires_grad=first.requires_grad)
+    return stacked
+
+
+def from_modules(
+    *modules: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    lazy_stack: bool = False,
+    expand_identical: bool = False,
+) -> Any:
+    """The parameters of several modules, stacked along a new batch dim (for ``vmap``).
+
+    The dense stack (default) holds *new* tensors: parameters are new leaf
+    ``nn.Parameter`` s, so gradients land on them and the modules' own parameters are left
+    untouched (give these to the optimizer). ``expand_identical=True`` expands a tensor
+    that every module shares (the same object) instead of copying it; its gradient then
+    reaches the shared tensor. ``as_module=True`` returns a
+    :class:`~tensorclass.nn.TensorDictParams`. ``lazy_stack=True`` (keep the modules' own
+    tensors, stacked on each read) is not available yet.
+    """
+    if not modules:
+        raise ValueError("from_modules needs at least one module")
+    if lazy_stack:
+        if as_module:
+            raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
+        raise NotImplementedError(
+            "from_modules(lazy_stack=True) needs lazy stacks, which are not available yet; "
+            "use the dense stack (the default)"
+        )
+    tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
+    stacked = TensorDict._new(_stack_level(tds, expand_identical, ()), torch.Size([len(modules)]))
+    if lock:
+        stacked.lock_()
+    return _as_module(stacked) if as_module else stacked
+
+
+def load_state_dict(
+    params: TensorCore, module: nn.Module, inplace: bool, return_swap: bool
+) -> dict[str, Any] | None:
+    """``to_module(use_state_dict=True)``: load through ``module.load_state_dict``."""
+    old = dict(module.state_dict(keep_vars=True)) if return_swap else None
+    flat: Mapping[str, Any] = TensorDict._new(params._data, _NO_BATCH).flatten_keys(".").to_dict()
+    module.load_state_dict(flat, assign=not inplace)
+    if old is None:
+        return None
+    if inplace:
+        old = {k: v.detach().clone() for k, v in old.items()}
+    result: TensorDict = TensorDict(old).unflatten_keys(".")
+    return result._data

@@ -1,0 +1,1 @@
+"""Snippets spread over modules: classes defined in one module, used in another."""

@@ -1,0 +1,83 @@
+"""The plugin in mypy's incremental mode: classes loaded from the cache keep everything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .checkers import Diagnostic, mypy_config, run_mypy, state_dir
+
+MODELS = """
+from __future__ import annotations
+
+import torch
+
+from tensorclass import TensorClass, tensorclass
+
+
+@tensorclass
+class IncrInner:
+    x: torch.Tensor
+
+
+class IncrOuter(TensorClass):
+    inner: IncrInner
+    y: torch.Tensor
+"""
+
+USE = """
+from __future__ import annotations
+
+import torch
+from typing_extensions import assert_type
+
+from incr_models import IncrInner, IncrOuter
+
+inner = IncrInner(torch.zeros(2), batch_size=[2])
+outer = IncrOuter(inner, torch.zeros(2), batch_size=[2])
+assert_type(inner.reshape(1, 2), IncrInner)
+assert_type(outer["inner", "x"], torch.Tensor)
+assert_type(torch.stack([inner, inner]), IncrInner)
+outer["inner", "nope"]
+"""
+
+
+def _errors(found: list[Diagnostic], path: Path) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in found if d.path == path.resolve())
+
+
+@pytest.fixture()
+def project(tmp_path: Path, root: Path) -> tuple[Path, Path, Path]:
+    (tmp_path / "incr_models.py").write_text(MODELS)
+    (tmp_path / "incr_use.py").write_text(USE)
+    config = mypy_config(tmp_path, root, plugin=True)
+    text = config.read_text().replace("mypy_path = ", f"mypy_path = {tmp_path}:")
+    config.write_text(text)
+    return tmp_path, tmp_path / "incr_models.py", tmp_path / "incr_use.py"
+
+
+def test_cached_classes_keep_constructor_methods_and_keys(
+    project: tuple[Path, Path, Path],
+) -> None:
+    workdir, models, use = project
+    config, cache = workdir / "mypy-plugin.ini", state_dir() / "cache-plugin"
+    unknown_key = USE.splitlines().index('outer["inner", "nope"]') + 1
+
+    found, _ = run_mypy([models, use], config, cache)
+    assert _errors(found, use) == [(unknown_key, "tensorclass-key")]
+    assert _errors(found, models) == []
+
+    # Change only the user: the models come from the cache, and still work.
+    use.write_text(USE + 'outer["nope"]\n')
+    found, log = run_mypy([models, use], config, cache, extra=("--verbose",), allow_log=True)
+    assert "Metadata fresh for incr_models" in log
+    last = len(USE.splitlines()) + 1
+    assert _errors(found, use) == [(unknown_key, "tensorclass-key"), (last, "tensorclass-key")]
+
+    # Change the models: the user is re-checked against the new fields.
+    models.write_text(
+        MODELS.replace("    x: torch.Tensor", "    x: torch.Tensor\n    nope: int = 0")
+    )
+    found, _ = run_mypy([models, use], config, cache)
+    assert _errors(found, use) == [(last, "tensorclass-key")]

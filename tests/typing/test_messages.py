@@ -1,0 +1,66 @@
+"""The plugin's messages name the bad key and list the valid ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from .checkers import CASES, Diagnostic
+
+
+def _messages(found: list[Diagnostic], case: str, line_text: str) -> list[str]:
+    path = (CASES / case).resolve()
+    lines = path.read_text().splitlines()
+    numbers = [n for n, text in enumerate(lines, 1) if text.strip().startswith(line_text)]
+    assert len(numbers) == 1, f"{line_text!r} should be on exactly one line of {case}"
+    return [d.message for d in found if d.path == path and d.line == numbers[0]]
+
+
+@pytest.mark.parametrize(
+    ("case", "line_text", "message"),
+    [
+        (
+            "keys.py",
+            'ep["rewards"]',
+            '"rewards" is not a field of Episode; valid keys: "obs", "reward", "done"',
+        ),
+        (
+            "keys.py",
+            'ep["obs", "stp"]',
+            '"stp" is not a field of Observation (in ("obs", "stp")); '
+            'valid keys: "pixels", "step", "note", "extras"',
+        ),
+        (
+            "keys.py",
+            'ep["reward", "x"]',
+            'Key ("reward", "x") does not exist: Episode.reward holds "Tensor", '
+            'not a tensor class, so it has no key "x"',
+        ),
+        (
+            "nn_keys.py",
+            'TensorDictModule(policy, in_keys=["stat"]',
+            'in_keys of schema Obs: "stat" is not a field of Obs; valid keys: "pixels", '
+            '"state", "hidden", "action", "value", "info", "loc", "scale"',
+        ),
+        (
+            "nn_keys.py",
+            '("pixels", "rgba"),',
+            'in_keys of schema Obs: "rgba" is not a field of Pixels (in ("pixels", "rgba")); '
+            'valid keys: "rgb"',
+        ),
+        (
+            "nn_keys.py",
+            'selected_out_keys=["values"]',
+            'selected_out_keys of schema Obs: "values" is not a field of Obs; valid keys: '
+            '"pixels", "state", "hidden", "action", "value", "info", "loc", "scale"',
+        ),
+    ],
+)
+def test_key_error_message(
+    plugin_results: list[Diagnostic], case: str, line_text: str, message: str
+) -> None:
+    assert message in _messages(plugin_results, case, line_text)
+
+
+def test_unknown_key_error_code_can_be_ignored(plugin_results: list[Diagnostic]) -> None:
+    """``# type: ignore[tensorclass-key]`` silences it (strict mypy flags unused ignores)."""
+    assert _messages(plugin_results, "keys.py", 'ep["ignored"]') == []

@@ -1,0 +1,73 @@
+"""jaxtyping annotations are read as specs (optional dependency)."""
+
+# ruff: noqa: F722 - jaxtyping shape strings are not forward references
+
+from typing import Optional
+
+import pytest
+import torch
+from pydantic import ValidationError
+from torch import Tensor
+
+from tensorclass import FieldKind, Spec, TensorClass
+
+jaxtyping = pytest.importorskip("jaxtyping")
+Float, Shaped, UInt8 = jaxtyping.Float, jaxtyping.Shaped, jaxtyping.UInt8
+
+
+class Frames(TensorClass):
+    pixels: UInt8[Tensor, "*B 3 H W"]
+    depth: Float[Tensor, "*B H W"]
+    extra: Optional[Shaped[Tensor, "*B H-1 _"]] = None  # noqa: UP045
+    anything: Float[Tensor, "..."] | None = None
+
+
+def test_jaxtyping_fields_are_tensor_fields_with_specs() -> None:
+    fields = {f.name: f for f in Frames.fields()}
+    assert all(f.kind is FieldKind.TENSOR for f in fields.values())
+    assert fields["pixels"].spec == Spec("*B 3 H W", torch.uint8)
+    depth = fields["depth"].spec
+    assert depth is not None and depth.shape == "*B H W"
+    assert depth.dtype is not None and {torch.float16, torch.float32, torch.bfloat16} <= set(
+        depth.dtype
+    )
+    extra = fields["extra"].spec
+    assert extra is not None and extra.dtype is None  # Shaped: any dtype
+    assert fields["extra"].optional
+
+
+def test_valid_jaxtyping_data() -> None:
+    frames = Frames.validate(
+        {
+            "pixels": torch.zeros(2, 3, 8, 9, dtype=torch.uint8),
+            "depth": torch.zeros(2, 8, 9, dtype=torch.float16),
+            "extra": torch.zeros(2, 7, 5, dtype=torch.int32),  # H-1 is not checked
+            "anything": torch.zeros(2, 5),
+        }
+    )
+    assert frames.batch_size == torch.Size([2])
+
+
+def test_jaxtyping_problems_are_reported() -> None:
+    with pytest.raises(ValidationError) as info:
+        Frames.validate(
+            {
+                "pixels": torch.zeros(2, 3, 8, 9),
+                "depth": torch.zeros(2, 6, 9, dtype=torch.int64),
+                "anything": torch.zeros(2, dtype=torch.int64),
+            }
+        )
+    found = [(e["loc"], e["type"]) for e in info.value.errors()]
+    assert found == [
+        (("pixels",), "tensor_dtype"),
+        (("depth",), "tensor_dtype"),
+        (("depth",), "tensor_binding"),
+        (("anything",), "tensor_dtype"),
+    ]
+    assert "H=8 from pixels, 6 here" in str(info.value)
+
+
+def test_jaxtyping_json_schema() -> None:
+    props = Frames.json_schema()["properties"]
+    assert props["pixels"]["x-tensor"] == {"shape": "*B 3 H W", "dtype": "uint8"}
+    assert props["extra"]["x-tensor"] == {"shape": "*B H-1 _"}
