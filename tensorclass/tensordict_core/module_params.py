@@ -189,19 +189,19 @@ def from_modules(
     untouched (give these to the optimizer). ``expand_identical=True`` expands a tensor
     that every module shares (the same object) instead of copying it; its gradient then
     reaches the shared tensor. ``as_module=True`` returns a
-    :class:`~tensorclass.nn.TensorDictParams`. ``lazy_stack=True`` (keep the modules' own
-    tensors, stacked on each read) is not available yet.
+    :class:`~tensorclass.nn.TensorDictParams`. ``lazy_stack=True`` keeps the modules' own
+    tensors in a lazy stack (stacked on each read), so gradients reach the modules.
     """
     if not modules:
         raise ValueError("from_modules needs at least one module")
-    if lazy_stack:
-        if as_module:
-            raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
-        raise NotImplementedError(
-            "from_modules(lazy_stack=True) needs lazy stacks, which are not available yet; "
-            "use the dense stack (the default)"
-        )
+    if lazy_stack and as_module:
+        raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
     tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
+    if lazy_stack:
+        from .lazy_stack import lazy_stack as stack_lazily
+
+        params = stack_lazily(tds, 0)
+        return params.lock_() if lock else params
     stacked = TensorDict._new(_stack_level(tds, expand_identical, ()), torch.Size([len(modules)]))
     if lock:
         stacked.lock_()

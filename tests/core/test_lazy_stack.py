@@ -361,3 +361,27 @@ def test_vmap_over_a_lazy_stack_of_parameters() -> None:
     assert torch.allclose(y, expected)
     y.sum().backward()
     assert modules[0].weight.grad is not None and modules[1].bias.grad is not None
+
+
+def test_seed_004_from_modules_lazy_stack() -> None:
+    from tensorclass import from_modules
+
+    empty_module = nn.Linear(3, 4, device="meta")
+    modules = [nn.Linear(3, 4) for _ in range(2)]
+    params = TensorDict.from_modules(*modules, lazy_stack=True)
+    assert isinstance(params, LazyStackedTensorDict) and params.is_locked
+    assert params["weight"].shape == (2, 4, 3)
+    assert params.members[0]["weight"] is modules[0].weight  # the modules' own tensors
+
+    def exec_module(params: TensorDict, x: torch.Tensor) -> torch.Tensor:
+        with params.to_module(empty_module):
+            return empty_module(x)
+
+    x = torch.randn(3)
+    y = torch.vmap(exec_module, (0, None))(params, x)
+    assert y.shape == (2, 4)
+    assert torch.allclose(y, torch.stack([m(x) for m in modules]))
+    y.sum().backward()
+    assert modules[0].weight.grad is not None and modules[1].bias.grad is not None
+    unlocked = from_modules(*modules, lazy_stack=True, lock=False)
+    assert not unlocked.is_locked
