@@ -103,6 +103,19 @@ def test_loading_a_sub_folder_loads_that_branch(tmp_path: Path) -> None:
     assert type(info) is Info and torch.equal(info.step, episode.info.step)
 
 
+def test_seed_003_parameter_serialization(tmp_path: Path) -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 3))
+    expected = model(torch.ones(2, 3))
+    params = TensorDict.from_module(model)
+    params.memmap(tmp_path / "folder", num_threads=16)
+    params = TensorDict.load_memmap(tmp_path / "folder", num_threads=16)
+    params.to_module(model)  # load onto model
+    params["0"].to_module(model[0])  # load on a slice of the model
+    params0 = TensorDict.load_memmap(tmp_path / "folder" / "0", num_threads=16)
+    params0.to_module(model[0])
+    assert torch.allclose(model(torch.ones(2, 3)), expected)
+
+
 def test_memmap_in_place(tmp_path: Path) -> None:
     episode = make_episode()
     obs = episode.obs.clone()
