@@ -39,7 +39,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--repeat",
         type=int,
         metavar="N",
-        help="repeats per implementation (min kept; default 7, 2 with --quick)",
+        help="repeats per implementation (min kept; default 10, 2 with --quick)",
     )
     parser.add_argument(
         "--target-ms",
@@ -56,7 +56,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def settings_for(args: argparse.Namespace) -> Settings:
     """Timing settings from the options (``--quick`` shortens everything)."""
-    repeat = args.repeat if args.repeat is not None else (2 if args.quick else 7)
+    repeat = args.repeat if args.repeat is not None else (2 if args.quick else 10)
     target_ms = args.target_ms if args.target_ms is not None else (1.0 if args.quick else 30.0)
     return Settings(
         repeat=max(1, repeat), target_seconds=target_ms / 1e3, warmup=1 if args.quick else 3

@@ -181,7 +181,7 @@ class Result:
 class Settings:
     """How long and how often to measure."""
 
-    repeat: int = 7
+    repeat: int = 10
     target_seconds: float = 0.03  # one measurement (inner loop) lasts about this long
     max_loops: int = 1_000_000
     warmup: int = 3
