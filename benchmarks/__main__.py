@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from .environment import environment
-from .harness import Result, Scale, Settings, run_workload, select
+from .harness import CLOCKS, Result, Scale, Settings, run_workload, select
 from .report import format_report, print_flush, to_json
 from .workloads import all_workloads
 from .workloads._libs import remove_scratch
@@ -47,6 +47,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         metavar="MS",
         help="length of one measurement (default 30 ms, 1 ms with --quick)",
     )
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="cpu: CPU time of the measuring thread (default; robust to other processes on "
+        "the machine); wall: elapsed time",
+    )
     parser.add_argument("--list", action="store_true", help="list the selected workloads and exit")
     parser.add_argument(
         "--debug", action="store_true", help="print tracebacks of failing workloads"
@@ -59,7 +66,10 @@ def settings_for(args: argparse.Namespace) -> Settings:
     repeat = args.repeat if args.repeat is not None else (2 if args.quick else 10)
     target_ms = args.target_ms if args.target_ms is not None else (1.0 if args.quick else 30.0)
     return Settings(
-        repeat=max(1, repeat), target_seconds=target_ms / 1e3, warmup=1 if args.quick else 3
+        clock=args.clock,
+        repeat=max(1, repeat),
+        target_seconds=target_ms / 1e3,
+        warmup=1 if args.quick else 3,
     )
 
 

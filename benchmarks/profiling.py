@@ -13,6 +13,7 @@ import cProfile
 import io
 import pstats
 import sys
+import time
 from collections.abc import Sequence
 
 import torch
@@ -38,14 +39,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         case = _as_case(builder(Scale()))
         loops = calibrate(case, Settings(target_seconds=args.seconds / 5))
-        per_call = _timed(case, loops) / loops
+        per_call = _timed(case, loops, time.thread_time) / loops
         profiler = cProfile.Profile()
         profiler.runcall(_timed, case, loops * 5)
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("tottime")
         stats.print_stats(args.top)
         print(
-            f"=== {workload.name} [{args.impl}]: {per_call * 1e6:.2f} us per call unprofiled, {loops * 5} calls"
+            f"=== {workload.name} [{args.impl}]: {per_call * 1e6:.2f} us (CPU) per call unprofiled, {loops * 5} calls"
         )
         print(f"    {case.text}")
         print("\n".join(line for line in out.getvalue().splitlines()[4:] if line.strip()))

@@ -181,7 +181,7 @@ def format_report(results: Sequence[Result], env: dict[str, Any], settings: Sett
         f"command:  {env['command']}",
         f"machine:  {machine['cpu']}, {machine['cores']} cores ({machine['platform']})",
         "versions: " + ", ".join(f"{name} {value}" for name, value in versions.items()),
-        f"timing:   torch threads={env['torch_threads']}, repeats={settings.repeat}, "
+        f"timing:   {settings.clock} clock, torch threads={env['torch_threads']}, repeats={settings.repeat}, "
         f"~{settings.target_seconds * 1e3:g} ms per measurement, min over repeats, "
         f"implementations interleaved",
         "units:    microseconds per call (tc = tensorclass, td = tensordict 'peer'); "
@@ -223,7 +223,11 @@ def to_json(results: Sequence[Result], env: dict[str, Any], settings: Settings) 
         )
     payload = {
         **env,
-        "settings": {"repeat": settings.repeat, "target_seconds": settings.target_seconds},
+        "settings": {
+            "repeat": settings.repeat,
+            "target_seconds": settings.target_seconds,
+            "clock": settings.clock,
+        },
         "geomean": {key: {"value": value, "rows": n} for key, (value, n) in means.items()},
         "results": rows,
     }
