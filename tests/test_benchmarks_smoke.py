@@ -62,6 +62,11 @@ def test_unavailable_and_failing_cells_are_reported() -> None:
     assert "n/a" in format_table([result])
 
 
+def test_workload_names_are_unique() -> None:
+    names = [w.name for w in all_workloads()]
+    assert len(names) == len(set(names))
+
+
 def test_filter_and_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--list", "--filter", "stack"]) == 0
     listed = capsys.readouterr().out.splitlines()

@@ -119,14 +119,14 @@ _STACK_PLAIN = "Batch(torch.stack([x.obs for x in bs]), torch.stack([x.action fo
 
 # fmt: off
 WORKLOADS = [
-    _typed("construct (3 fields, batch [64])", "small", "Batch(obs=obs, action=action, reward=reward, batch_size=[64])", "Batch(obs=obs, action=action, reward=reward)"),
-    _typed("construct (10 fields)", "small", "Many(**many, batch_size=[64])", "Many(**many)"),
-    _typed("getattr tensor field", "small", "b.obs", "b.obs"),
-    _typed("getattr nested field", "small", "s.next.obs", "s.next.obs"),
-    _typed("getattr non-tensor field", "small", "l.tag", "l.tag"),
-    _typed("setattr tensor field", "small", "b.obs = value", "b.obs = value"),
-    _typed("index [int]", "batch", "b[3]", "Batch(b.obs[3], b.action[3], b.reward[3])"),
-    _typed("index [slice]", "batch", "b[8:40]", "Batch(b.obs[8:40], b.action[8:40], b.reward[8:40])"),
-    _typed("torch.stack of 10", "batch", "torch.stack(bs)", _STACK_PLAIN),
+    _typed("class construct (3 fields, batch [64])", "small", "Batch(obs=obs, action=action, reward=reward, batch_size=[64])", "Batch(obs=obs, action=action, reward=reward)"),
+    _typed("class construct (10 fields)", "small", "Many(**many, batch_size=[64])", "Many(**many)"),
+    _typed("class getattr tensor field", "small", "b.obs", "b.obs"),
+    _typed("class getattr nested field", "small", "s.next.obs", "s.next.obs"),
+    _typed("class getattr non-tensor field", "small", "l.tag", "l.tag"),
+    _typed("class setattr tensor field", "small", "b.obs = value", "b.obs = value"),
+    _typed("class[int]", "batch", "b[3]", "Batch(b.obs[3], b.action[3], b.reward[3])"),
+    _typed("class[slice]", "batch", "b[8:40]", "Batch(b.obs[8:40], b.action[8:40], b.reward[8:40])"),
+    _typed("torch.stack of 10 class instances", "batch", "torch.stack(bs)", _STACK_PLAIN),
 ]
 # fmt: on
