@@ -153,6 +153,7 @@ class Measurement:
 
     seconds: float | None = None  # per call (min over repeats)
     loops: int = 0  # calls per repeat
+    repeats: int = 0  # measurements taken
     status: str = "ok"  # ok | n/a | missing | error
     reason: str = ""
     code: str = ""  # what was timed
@@ -193,6 +194,8 @@ class Settings:
     max_loops: int = 1_000_000
     warmup: int = 3
     clock: str = "cpu"
+    max_repeat: int = 30  # more rounds while a minimum is not confirmed...
+    tolerance: float = 0.05  # ...by a second sample within this fraction
 
     @property
     def timer(self) -> Callable[[], float]:
@@ -279,6 +282,37 @@ def _build(workload: Workload, scale: Scale) -> tuple[dict[str, Case], dict[str,
     return cases, cells
 
 
+def _confirmed(values: list[float], tolerance: float) -> bool:
+    """Whether the minimum is confirmed: the second-best sample is within ``tolerance``."""
+    if len(values) < 2:
+        return True
+    first, second = sorted(values)[:2]
+    return second <= first * (1 + tolerance)
+
+
+def _interleaved(
+    cases: dict[str, Case], cells: dict[str, Measurement], settings: Settings
+) -> dict[str, list[float]]:
+    """Per-call samples of every case, measured round-robin (the order rotates).
+
+    After ``settings.repeat`` rounds, rounds go on (up to ``settings.max_repeat``) while
+    some implementation's minimum is not confirmed by a second sample within
+    ``settings.tolerance``: a minimum hit by a burst of load elsewhere on the machine
+    is not trusted until a second measurement agrees with it.
+    """
+    samples: dict[str, list[float]] = {impl: [] for impl in cases}
+    order = list(cases)
+    for rep in range(max(settings.repeat, settings.max_repeat)):
+        if rep >= settings.repeat and all(
+            _confirmed(values, settings.tolerance) for values in samples.values()
+        ):
+            break
+        shift = rep % len(order) if order else 0
+        for impl in order[shift:] + order[:shift]:
+            samples[impl].append(_measure(cases[impl], cells[impl].loops, settings.timer))
+    return samples
+
+
 def run_workload(
     workload: Workload, scale: Scale, settings: Settings, debug: bool = False
 ) -> Result:
@@ -294,15 +328,10 @@ def run_workload(
                     traceback.print_exc()
                 cells[impl] = Measurement(status="error", reason=_describe(err), code=case.text)
                 del cases[impl]
-        best: dict[str, float] = {impl: math.inf for impl in cases}
-        order = list(cases)
-        for rep in range(settings.repeat):
-            shift = rep % len(order) if order else 0
-            for impl in order[shift:] + order[:shift]:
-                per_call = _measure(cases[impl], cells[impl].loops, settings.timer)
-                best[impl] = min(best[impl], per_call)
-        for impl, seconds in best.items():
-            cells[impl].seconds = seconds
+        samples = _interleaved(cases, cells, settings)
+        for impl, values in samples.items():
+            cells[impl].seconds = min(values)
+            cells[impl].repeats = len(values)
     finally:
         for case in built.values():
             if case.cleanup is not None:

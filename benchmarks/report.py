@@ -181,9 +181,10 @@ def format_report(results: Sequence[Result], env: dict[str, Any], settings: Sett
         f"command:  {env['command']}",
         f"machine:  {machine['cpu']}, {machine['cores']} cores ({machine['platform']})",
         "versions: " + ", ".join(f"{name} {value}" for name, value in versions.items()),
-        f"timing:   {settings.clock} clock, torch threads={env['torch_threads']}, repeats={settings.repeat}, "
-        f"~{settings.target_seconds * 1e3:g} ms per measurement, min over repeats, "
-        f"implementations interleaved",
+        f"timing:   {settings.clock} clock, torch threads={env['torch_threads']}, "
+        f"~{settings.target_seconds * 1e3:g} ms per measurement, min over {settings.repeat} "
+        f"to {settings.max_repeat} repeats (until a second sample is within "
+        f"{settings.tolerance:.0%}), implementations interleaved",
         "units:    microseconds per call (tc = tensorclass, td = tensordict 'peer'); "
         "target = tc/plain limit; misses: td = slower than tensordict, plain = over target",
         "",
@@ -211,6 +212,7 @@ def to_json(results: Sequence[Result], env: dict[str, Any], settings: Settings) 
                 "in_peer_geomean": w.peer_geomean,
                 "us": {impl: _json_us(res.seconds(impl)) for impl in IMPLS},
                 "loops": {impl: res.cells[impl].loops for impl in IMPLS},
+                "repeats": {impl: res.cells[impl].repeats for impl in IMPLS},
                 "status": {impl: res.cells[impl].status for impl in IMPLS},
                 "reasons": {
                     impl: res.cells[impl].reason for impl in IMPLS if res.cells[impl].reason
@@ -227,6 +229,8 @@ def to_json(results: Sequence[Result], env: dict[str, Any], settings: Settings) 
             "repeat": settings.repeat,
             "target_seconds": settings.target_seconds,
             "clock": settings.clock,
+            "max_repeat": settings.max_repeat,
+            "tolerance": settings.tolerance,
         },
         "geomean": {key: {"value": value, "rows": n} for key, (value, n) in means.items()},
         "results": rows,
