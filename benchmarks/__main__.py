@@ -80,6 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     workloads = select(all_workloads(), args.filter, args.quick)
+    skipped = len(select(all_workloads(), args.filter, False)) - len(workloads)
+    if skipped:
+        print_flush(
+            f"--quick: skipping {skipped} slow workloads (torch.compile); --filter names them"
+        )
     if args.list:
         for workload in workloads:
             print(f"{workload.group:10} {workload.name}")
