@@ -214,6 +214,15 @@ class Indexing(KeyAccess):
     # -- writing batch elements ------------------------------------------------------------
 
     def _set_at(self, index: Any, value: Any) -> None:
+        if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):
+            pairs: list[tuple[Tensor, Tensor]] = []
+            if self._batch_size and _collect_exact(self, value, index, pairs):
+                if torch._C._are_functorch_transforms_active():  # no batching rule for foreach
+                    for target, source in pairs:
+                        target[index] = source
+                elif pairs:  # one fused copy into the selected views
+                    torch._foreach_copy_([t[index] for t, _ in pairs], [s for _, s in pairs])
+                return
         normalized = normalize_index(index, self._batch_size)
         target_size = indexed_batch_size(self._batch_size, normalized)
         if isinstance(value, Mapping):
@@ -324,6 +333,45 @@ class Indexing(KeyAccess):
         owner._data[path[-1]] = leaf
         attach.append((owner, path[-1], leaf))
         return owner, leaf
+
+
+def _collect_exact(
+    target: TensorCore, source: TensorCore, index: int | slice, pairs: list[tuple[Tensor, Tensor]]
+) -> bool:
+    """The fast path of ``target[index] = source`` for an int or a slice.
+
+    Succeeds (collecting ``(target leaf, source leaf)`` pairs, writing nothing) only when both
+    hold the same keys, every leaf is a tensor, and every source shape is exactly the
+    selected part of its target; anything else goes through the general, checked path.
+    """
+    data, other = target._data, source._data
+    if data.keys() != other.keys():
+        return False
+    size = target._batch_size[0]
+    if type(index) is int:
+        if not -size <= index < size:
+            return False
+        selected = None
+    else:
+        selected = len(range(*index.indices(size)))  # type: ignore[union-attr]
+    for key, leaf in data.items():
+        value = other[key]
+        if isinstance(leaf, Tensor):
+            if not isinstance(value, Tensor):
+                return False
+            shape = leaf.shape
+            if selected is None:
+                if value.shape != shape[1:]:
+                    return False
+            elif value.shape[0] != selected or value.shape[1:] != shape[1:]:
+                return False
+            pairs.append((leaf, value))
+        elif isinstance(leaf, TensorCore) and isinstance(value, TensorCore):
+            if not leaf._batch_size or not _collect_exact(leaf, value, index, pairs):
+                return False
+        else:
+            return False
+    return True
 
 
 def _leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
