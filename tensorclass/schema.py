@@ -222,27 +222,24 @@ class Schema:
     owner: Any
     by_name: Mapping[str, Field] = dataclass_field(default_factory=dict)
     validate: bool = False
+    #: the field names, in order
+    names: tuple[str, ...] = dataclass_field(default=(), init=False)
+    #: whether every annotation has been resolved (forward references included)
+    resolved: bool = dataclass_field(default=True, init=False)
 
     def __post_init__(self) -> None:
         # A plain dict typed as a read-only Mapping: torch.compile stops tracing at any
         # read of a mappingproxy once a dict was mutated (every field write mutates one).
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The field names, in order."""
-        return tuple(f.name for f in self.fields)
-
-    @property
-    def resolved(self) -> bool:
-        """Whether every annotation has been resolved (forward references included)."""
-        return all(f.kind is not FieldKind.UNRESOLVED for f in self.fields)
+        object.__setattr__(self, "names", tuple(f.name for f in self.fields))
+        resolved = all(f.kind is not FieldKind.UNRESOLVED for f in self.fields)
+        object.__setattr__(self, "resolved", resolved)
 
     def resolve(self) -> Schema:
         """Resolve forward references; installs and returns the resolved schema."""
         if self.resolved:
             return self
-        from .typed import install_schema, resolve_annotations
+        from .typed import install_schema, regenerate_init, resolve_annotations
 
         hints = resolve_annotations(self.owner, strict=True)
         fields = []
@@ -264,4 +261,5 @@ class Schema:
             fields.append(f)
         schema = Schema(self.name, tuple(fields), self.frozen, self.owner, validate=self.validate)
         install_schema(self.owner, schema)
+        regenerate_init(self.owner, schema)  # its converters were bound to the old fields
         return schema

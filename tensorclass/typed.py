@@ -34,7 +34,13 @@ if TYPE_CHECKING:
     from .tensordict_core._core import BatchSizeLike, DeviceLike
     from .tensordict_core.tensordict import TensorDict
 
-__all__ = ["TensorClass", "TensorClassMeta", "install_schema", "resolve_annotations"]
+__all__ = [
+    "TensorClass",
+    "TensorClassMeta",
+    "install_schema",
+    "regenerate_init",
+    "resolve_annotations",
+]
 
 _object_new = object.__new__
 _set_data = TensorCore.__dict__["_data"].__set__
@@ -192,32 +198,64 @@ def install_schema(cls: type, schema: Schema) -> None:
     for f in schema.fields:
         current = cls.__dict__.get(f.name)
         if f.kind in (FieldKind.TENSOR, FieldKind.NESTED):
-            if isinstance(current, _NonTensorField):
-                delattr(cls, f.name)  # tensor fields read straight from the instance dict
-        elif current is None:
+            # Tensor fields read straight from the instance dict; an absent field finds this
+            # class-level None (no __getattr__: it would slow every attribute read).
+            type.__setattr__(cls, f.name, None)
+        elif not isinstance(current, _NonTensorField):
             type.__setattr__(cls, f.name, _NonTensorField(f.name))
 
 
 def _make_init(cls: type, schema: Schema) -> Any:
-    namespace: dict[str, Any] = {"_init": _init_fields, "_FACTORY": _FACTORY}
+    """Generate ``__init__``: per field, an inline fast path for plain tensors, else the
+    field's converter (bound once)."""
+    namespace: dict[str, Any] = {
+        "_start": _start_instance,
+        "_finish": _finish_instance,
+        "_FACTORY": _FACTORY,
+        "_Tensor": Tensor,
+        "_Size": torch.Size,
+        "_as_batch_size": as_batch_size,
+        "_as_device": as_device,
+    }
     positional: list[str] = []
     keyword: list[str] = []
+    body: list[str] = []
     for index, f in enumerate(schema.fields):
+        name = f.name
+        namespace[f"_convert_{index}"] = f.convert
         if f.default is not MISSING:
             namespace[f"_default_{index}"] = f.default
-            param = f"{f.name}=_default_{index}"
+            param = f"{name}=_default_{index}"
         elif f.default_factory is not MISSING:
-            param = f"{f.name}=_FACTORY"
+            namespace[f"_factory_{index}"] = f.default_factory
+            param = f"{name}=_FACTORY"
+            body.append(f"    if {name} is _FACTORY: {name} = _factory_{index}()")
         else:
-            param = f.name
+            param = name
         (keyword if f.kw_only else positional).append(param)
+        if f.holds_tensors:
+            body.append(
+                f"    if {name}.__class__ is _Tensor and _device is None"
+                f" and {name}.shape[:_n] == _size: _data[{name!r}] = {name}"
+            )
+            body.append(
+                f"    elif {name} is not None: _data[{name!r}] = _convert_{index}(_tc_self_, {name})"
+            )
+        else:
+            body.append(
+                f"    if {name} is not None: _data[{name!r}] = _convert_{index}(_tc_self_, {name})"
+            )
     params = ", ".join(
         ["_tc_self_", *positional, "*", *keyword, "batch_size=None", "device=None", "names=None"]
     )
-    values = "".join(f"{f.name}, " for f in schema.fields)
     lines = [
         f"def __init__({params}):",
-        f"    _init(_tc_self_, ({values}), batch_size, device, names)",
+        "    _size = batch_size if batch_size.__class__ is _Size else _as_batch_size(batch_size)",
+        "    _device = None if device is None else _as_device(device)",
+        "    _n = len(_size)",
+        "    _data = _start(_tc_self_, _size, _device)",
+        *body,
+        "    _finish(_tc_self_, names)",
     ]
     if schema.validate:  # only validating classes pay for the check
         from .validation import check_instance
@@ -235,6 +273,52 @@ def _make_init(cls: type, schema: Schema) -> Any:
         f"Create a {cls.__name__}: fields ({', '.join(schema.names)}), batch_size, device, names."
     )
     return init
+
+
+def regenerate_init(cls: type, schema: Schema) -> None:
+    """Replace a generated ``__init__`` after the schema changed (forward refs resolved)."""
+    if getattr(cls.__dict__.get("__init__"), "__tensorclass_generated__", False):
+        type.__setattr__(cls, "__init__", _make_init(cls, schema))
+
+
+def _start_instance(self: Any, size: torch.Size, device: torch.device | None) -> dict[str, Any]:
+    """Set up an instance's state before its fields are converted (they read it); return
+    the storage dict to fill."""
+    schema = type(self).__tensorclass_schema__
+    if not schema.resolved:
+        schema.resolve()
+    # A fresh dict keeps attribute reads fast; under torch.compile the instance's own dict
+    # is used, since Dynamo does not follow a replaced __dict__ of a new object.
+    data = self.__dict__ if _is_dynamo_compiling() else {}
+    _init_state(self, data, size, device, None, False)
+    return data
+
+
+def _finish_instance(self: Any, names: Any) -> None:
+    if names is not None:
+        _set_names(self, check_names(names, len(self._batch_size)))
+    if type(self)._frozen:
+        self.lock_()
+
+
+def _init_state(
+    self: Any,
+    data: dict[str, Any],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    names: Any,
+    locked: bool,
+) -> None:
+    """Set the slots and the storage dict (a fresh dict, which keeps attribute reads fast)."""
+    if _is_dynamo_compiling():
+        _set_slots(self, data, batch_size, device, names, locked)
+        return
+    _set_data(self, data)
+    _set_instance_dict(self, data)
+    _set_batch_size(self, batch_size)
+    _set_device(self, device)
+    _set_names(self, names)
+    _set_locked(self, locked)
 
 
 def _set_slots(
@@ -256,27 +340,6 @@ def _set_slots(
     _set(self, "_device", device)
     _set(self, "_names", names)
     _set(self, "_locked", locked)
-
-
-def _init_fields(
-    self: TensorClass, values: tuple[Any, ...], batch_size: Any, device: Any, names: Any
-) -> None:
-    cls = type(self)
-    schema = cls.__tensorclass_schema__
-    if not schema.resolved:
-        schema = schema.resolve()
-    data = self.__dict__
-    size = as_batch_size(batch_size)
-    _set_slots(self, data, size, as_device(device), None, False)
-    for f, value in zip(schema.fields, values):
-        if value is _FACTORY:
-            value = f.default_factory()
-        if value is not None:
-            data[f.name] = f.convert(self, value)
-    if names is not None:
-        _set_names(self, check_names(names, len(size)))
-    if schema.frozen:
-        self.lock_()
 
 
 def _module_namespace(cls: type) -> dict[str, Any]:
@@ -416,16 +479,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         names: Any = None,
     ) -> Self:
         self = _object_new(cls)
-        if _is_dynamo_compiling():
-            _set_slots(self, data, batch_size, device, names, cls._frozen)
-            return self
-        # Slots and the storage dict are set directly: __setattr__ is for fields.
-        _set_data(self, data)
-        _set_instance_dict(self, data)
-        _set_batch_size(self, batch_size)
-        _set_device(self, device)
-        _set_names(self, names)
-        _set_locked(self, cls._frozen)
+        _init_state(self, data, batch_size, device, names, cls._frozen)
         return self
 
     @classmethod
@@ -523,12 +577,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 self._set_field(name, None)
             else:
                 object.__delattr__(self, name)
-
-        def __getattr__(self, name: str) -> Any:
-            # Only reached when normal lookup fails: an absent (None) field, or a typo.
-            if name in type(self).__tensorclass_schema__.by_name:
-                return None
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def unlock_(self) -> Self:
         """Undo :meth:`lock_` (instances of frozen classes stay locked)."""

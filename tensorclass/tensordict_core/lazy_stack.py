@@ -123,16 +123,12 @@ class LazyStackedTensorDict(LazyShapeOps):
     def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
         return missing_key_error(self._lazy, key, where)
 
-    def __getattr__(self, name: str) -> Any:
-        # Typed members: fields are read (stacked) from the members.
-        if not name.startswith("_"):
-            schema = getattr(type(self), "__tensorclass_schema__", None)
-            if schema is not None and name in schema.by_name:
-                leaves = self._lazy
-                if len(leaves.missing_from(name)) == len(leaves.members):
-                    return None
-                return read_value(leaves[name])
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def _read_field(self, name: str) -> Any:
+        """A typed field, stacked from the members (``None`` if no member has it)."""
+        leaves = self._lazy
+        if len(leaves.missing_from(name)) == len(leaves.members):
+            return None
+        return read_value(leaves[name])
 
     def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
         """The keys every member has (see ``TensorDict.keys``)."""
@@ -460,18 +456,38 @@ def _unflatten(children: Any, context: Any) -> Any:
     return next(iter(children))
 
 
+class _StackedField:
+    """Reads a typed field of a lazy stack: the members' values, stacked."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj._read_field(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj._set_field(self.name, value)
+
+
 def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
     """The lazy-stack class whose instances are also instances of ``member_cls``."""
     found = LazyStackedTensorDict._variants.get(member_cls)
     if found is None:
         name = f"LazyStackedTensorDict[{member_cls.__name__}]"
-        namespace = {
+        namespace: dict[str, Any] = {
             "__slots__": (),
             "__module__": __name__,
             "__qualname__": name,
             "_member_cls": member_cls,
             "__doc__": f"A lazy stack of {member_cls.__name__} instances.",
         }
+        schema = getattr(member_cls, "__tensorclass_schema__", None)
+        for field_name in schema.names if schema is not None else ():
+            namespace[field_name] = _StackedField(field_name)
         # type.__new__ with the members' metaclass: a typed class gets no schema rebuild.
         found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
         if found not in pytree.SUPPORTED_NODES:  # another layer may register every class
