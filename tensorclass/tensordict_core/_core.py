@@ -290,11 +290,12 @@ class TensorCore:
             leaf = leaf.to(device)
         return leaf
 
+    #: the class nested mappings become (TensorDict; set when that module loads)
+    _mapping_class: ClassVar[type[TensorCore]]
+
     def _nested_class(self, key: str) -> type[TensorCore]:
         """The class a nested mapping under ``key`` becomes."""
-        from .tensordict import TensorDict
-
-        return TensorDict
+        return self._mapping_class
 
     def _nested_from_mapping(self, key: str, value: Mapping[Any, Any], where: object) -> Any:
         return nested_from_mapping(self._nested_class(key), key, value, self)

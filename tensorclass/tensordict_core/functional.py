@@ -234,6 +234,9 @@ class Functional(ShapeOps):
 
         Also accepts a tensor or another tensor class to take the device from.
         """
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.dtype):
+            dtype = args[0]  # the common cast: skip the general argument parser
+            return self._map_tensors(lambda t: t.to(dtype=dtype))
         if args and isinstance(args[0], TensorCore):
             args = (args[0].device, *args[1:]) if args[0].device is not None else args[1:]
         parsed: Any = torch._C._nn._parse_to(*args, **kwargs)

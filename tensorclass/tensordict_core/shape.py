@@ -66,13 +66,13 @@ class ShapeOps(Indexing):
         """View the batch dims with a new shape (``-1`` infers one dim); shares storage."""
         new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
         n = len(self._batch_size)
-        return self._map_shape(lambda leaf: leaf.view(new + leaf.shape[n:]), new)
+        return self._map_shape(lambda leaf: leaf.view(*new, *leaf.shape[n:]), new)
 
     def reshape(self, *shape: Any) -> Self:
         """Reshape the batch dims (``-1`` infers one dim); copies only when needed."""
         new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
         n = len(self._batch_size)
-        return self._map_shape(lambda leaf: leaf.reshape(new + leaf.shape[n:]), new)
+        return self._map_shape(lambda leaf: leaf.reshape(*new, *leaf.shape[n:]), new)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Merge the batch dims ``start_dim..end_dim`` into one."""
@@ -104,7 +104,7 @@ class ShapeOps(Indexing):
             dims = [d] if bs[d] == 1 else []
         if not dims:
             return self._map_shape(lambda leaf: leaf, bs, self._names)
-        new = torch.Size(size for d, size in enumerate(bs) if d not in dims)
+        new = torch.Size([size for d, size in enumerate(bs) if d not in dims])
         names = self._names
         if names is not None:
             names = tuple(name for d, name in enumerate(names) if d not in dims)
@@ -126,19 +126,28 @@ class ShapeOps(Indexing):
     def permute(self, *dims: Any) -> Self:
         """Reorder the batch dims (feature dims stay where they are)."""
         n = len(self._batch_size)
-        order = [batch_dim(d, n) for d in _sizes(dims)]
-        if sorted(order) != list(range(n)):
-            raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
+        order = list(_sizes(dims))
+        if sorted(order) != list(range(n)):  # negative dims, or not a permutation
+            order = [batch_dim(d, n) for d in order]
+            if sorted(order) != list(range(n)):
+                raise IndexError(
+                    f"permute needs each of the {n} batch dims once; got {list(dims)}"
+                )
         bs = self._batch_size
-        new = torch.Size(bs[d] for d in order)
+        new = torch.Size([bs[d] for d in order])
         names = self._names
         if names is not None:
             names = tuple(names[d] for d in order)
 
-        def permute_leaf(leaf: Any) -> Any:
-            return leaf.permute(*order, *range(n, len(leaf.shape)))
-
-        return self._map_shape(permute_leaf, new, names)
+        orders: dict[int, tuple[int, ...]] = {}  # the full permutation, per leaf rank
+        data = {}
+        for key, leaf in self._data.items():
+            rank = len(leaf.shape)
+            full = orders.get(rank)
+            if full is None:
+                full = orders[rank] = (*order, *range(n, rank))
+            data[key] = leaf.permute(full)
+        return type(self)._new(data, new, self._device, names)
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         """Swap two batch dims."""
@@ -167,7 +176,7 @@ class ShapeOps(Indexing):
             new_list.append(size)
         new = torch.Size(new_list)
         n = len(bs)
-        return self._map_shape(lambda leaf: leaf.expand(new + leaf.shape[n:]), new)
+        return self._map_shape(lambda leaf: leaf.expand(*new, *leaf.shape[n:]), new)
 
     def expand_as(self, other: Any) -> Self:
         """Expand to the batch shape of ``other`` (a tensor class or a tensor)."""
@@ -180,7 +189,7 @@ class ShapeOps(Indexing):
         if len(reps) < len(bs):
             raise BatchSizeError(f"repeat needs at least {len(bs)} counts; got {list(reps)}")
         padded = (1,) * (len(reps) - len(bs)) + tuple(bs)
-        new = torch.Size(a * b for a, b in zip(padded, reps))
+        new = torch.Size([a * b for a, b in zip(padded, reps)])
         n = len(bs)
 
         def repeat_leaf(leaf: Any) -> Any:

@@ -167,3 +167,6 @@ class TensorDict(TensorDictBase):
             common.append(dims[0])
         self._set_batch_size(torch.Size(common))
         return self
+
+
+TensorCore._mapping_class = TensorDict
