@@ -69,16 +69,30 @@ def _check_keys(items: Sequence[TensorCore], path: tuple[str, ...], what: str) -
             )
 
 
+def _columns(
+    items: Sequence[TensorCore], path: tuple[str, ...], what: str
+) -> list[tuple[str, list[Any]]]:
+    """Each key with the leaves of every item under it (the items' keys must match)."""
+    first = items[0]._data
+    order = tuple(first)
+    if all(tuple(item._data) == order for item in items):  # same order: zip the values
+        return list(zip(order, map(list, zip(*(item._data.values() for item in items)))))
+    _check_keys(items, path, what)
+    return [(key, [item._data[key] for item in items]) for key in order]
+
+
 def _common_device(items: Sequence[TensorCore]) -> torch.device | None:
     device = items[0]._device
-    return device if all(item._device == device for item in items) else None
+    for item in items:
+        if item._device is not device and item._device != device:
+            return None
+    return device
 
 
 def _stack_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> dict[str, Any]:
-    _check_keys(items, path, "stack")
     out: dict[str, Any] = {}
-    for key, first in items[0]._data.items():
-        leaves = [item._data[key] for item in items]
+    for key, leaves in _columns(items, path, "stack"):
+        first = leaves[0]
         where = (*path, key) if path else key
         if isinstance(first, Tensor):
             try:
@@ -136,10 +150,9 @@ def stack(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
 
 
 def _cat_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> dict[str, Any]:
-    _check_keys(items, path, "cat")
     out: dict[str, Any] = {}
-    for key, first in items[0]._data.items():
-        leaves = [item._data[key] for item in items]
+    for key, leaves in _columns(items, path, "cat"):
+        first = leaves[0]
         where = (*path, key) if path else key
         if isinstance(first, Tensor):
             try:
@@ -162,6 +175,8 @@ def _cat(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
     batch_size = first._batch_size
     for item in items[1:]:
         other = item._batch_size
+        if other == batch_size:
+            continue
         if len(other) != len(batch_size) or any(
             a != b for d, (a, b) in enumerate(zip(batch_size, other)) if d != dim
         ):
@@ -170,7 +185,7 @@ def _cat(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
                 f"cannot cat along dim {dim}: batch sizes {sizes} differ in another dim"
             )
     data = _cat_level(items, dim, path)
-    total = sum(item._batch_size[dim] for item in items)
+    total = sum([item._batch_size[dim] for item in items])
     new = torch.Size((*batch_size[:dim], total, *batch_size[dim + 1 :]))
     return type(first)._new(data, new, _common_device(items), first._names)
 
