@@ -1,9 +1,9 @@
 """Tensor classes as pytree nodes, so ``torch.vmap``, ``torch.func`` and tree utilities see
 through them.
 
-A node's children are its tensor leaves and nested instances, in key order (whatever a
-``tree_map`` puts there is kept as it is); non-tensor leaves, the device, the names and the
-lock travel in the context. The context does not
+A node's children are its tensor leaves at every depth, in key order (whatever a
+``tree_map`` puts there is kept as it is); nested levels, non-tensor leaves, the device, the
+names and the lock travel in the context. The context does not
 store the batch size: ``vmap`` hides the mapped dim from every leaf inside the function and
 adds it back outside, so the batch size is read off a child on unflatten. The context keeps
 the number of dims each child has after the batch dims, and the batch size is the child's
@@ -33,20 +33,19 @@ import torch.utils._pytree as pytree
 from ._core import Names, TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
+_set_locked = TensorCore.__dict__["_locked"].__set__
+
 __all__ = ["NodeContext", "flatten_node", "register_pytree", "unflatten_node"]
 
 
 class NodeContext(NamedTuple):
-    """What a flattened instance keeps besides its children."""
+    """What a flattened instance keeps besides its children (nested levels included)."""
 
-    order: tuple[str, ...]
-    """Every key, in storage order."""
-    children: tuple[str, ...]
-    """The keys whose values are children (tensors and nested instances)."""
-    trailing: tuple[int, ...]
-    """For each child, its number of dims after the batch dims."""
-    fixed: tuple[tuple[str, Any], ...]
-    """Non-tensor leaves, kept as they are."""
+    entries: tuple[tuple[Any, ...], ...]
+    """Per key, in storage order: ``("leaf", key, trailing)`` for a child (``trailing`` =
+    its dims after this level's batch dims), ``("fixed", key, leaf)`` for a non-tensor
+    leaf, ``("node", key, cls, context, extra)`` for a nested instance (``extra`` = its
+    batch dims beyond this level's), whose children follow in the flat list."""
     batch_size: torch.Size
     """The batch size, used only when no child carries it."""
     device: torch.device | None
@@ -54,64 +53,84 @@ class NodeContext(NamedTuple):
     locked: bool
 
 
-def flatten_node(node: TensorCore) -> tuple[list[Any], NodeContext]:
-    """The children of ``node`` and the context that rebuilds it."""
+def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
     n = len(node._batch_size)
-    keys: list[str] = []
-    children: list[Any] = []
-    trailing: list[int] = []
-    fixed: list[tuple[str, Any]] = []
+    entries: list[tuple[Any, ...]] = []
     for key, leaf in node._data.items():
         cls = type(leaf)
         if cls is NonTensorData or cls is NonTensorStack:
-            fixed.append((key, leaf))
-            continue
-        keys.append(key)
-        children.append(leaf)
-        # Tensors and nested instances; anything else is a leaf a tree_map put there.
-        trailing.append(len(leaf.shape) - n if hasattr(leaf, "shape") else 0)
-    context = NodeContext(
-        tuple(node._data) if fixed else tuple(keys),
-        tuple(keys),
-        tuple(trailing),
-        tuple(fixed),
-        node._batch_size,
-        node._device,
-        node._names,
-        node._locked,
-    )
-    return children, context
+            entries.append(("fixed", key, leaf))
+        elif isinstance(leaf, TensorCore):
+            sub = _flatten_into(leaf, children)
+            entries.append(("node", key, cls, sub, len(leaf._batch_size) - n))
+        else:
+            children.append(leaf)
+            # Tensors; anything else is a leaf a tree_map put there.
+            entries.append(("leaf", key, len(leaf.shape) - n if hasattr(leaf, "shape") else 0))
+    return NodeContext(tuple(entries), node._batch_size, node._device, node._names, node._locked)
+
+
+def flatten_node(node: TensorCore) -> tuple[list[Any], NodeContext]:
+    """Every leaf of ``node`` (nested levels included, depth first) and the context that
+    rebuilds it. One node for the whole tree keeps ``vmap``'s per-node work small."""
+    children: list[Any] = []
+    return children, _flatten_into(node, children)
 
 
 def _flatten_with_keys(node: TensorCore) -> tuple[list[tuple[Any, Any]], NodeContext]:
     children, context = flatten_node(node)
-    return [(pytree.MappingKey(k), c) for k, c in zip(context.children, children)], context
+    return [(pytree.MappingKey(path), c) for path, c in zip(_paths(context, ()), children)], context
 
 
-def _batch_size_of(values: list[Any], context: NodeContext) -> torch.Size:
-    for value, extra in zip(values, context.trailing):
-        shape = getattr(value, "shape", None)
-        if shape is not None:
-            return torch.Size(shape[: len(shape) - extra])
-    return context.batch_size
+def _paths(context: NodeContext, prefix: tuple[str, ...]) -> list[Any]:
+    out: list[Any] = []
+    for entry in context.entries:
+        if entry[0] == "leaf":
+            out.append((*prefix, entry[1]) if prefix else entry[1])
+        elif entry[0] == "node":
+            out.extend(_paths(entry[3], (*prefix, entry[1])))
+    return out
 
 
-def unflatten_node(cls: type[TensorCore], values: Iterable[Any], context: NodeContext) -> Any:
-    """Rebuild an instance of ``cls`` from children and a context (batch size from a child)."""
-    values = list(values)
-    batch_size = _batch_size_of(values, context)
-    by_key = dict(zip(context.children, values))
-    if context.fixed:
-        by_key.update(context.fixed)
-        data = {k: by_key[k] for k in context.order if k in by_key}
-    else:
-        data = by_key
+def _build(
+    cls: type[TensorCore], values: list[Any], position: int, context: NodeContext
+) -> tuple[Any, int]:
+    """Rebuild one level from ``values[position:]``; returns it and the next position."""
+    data: dict[str, Any] = {}
+    batch_size: torch.Size | None = None
+    for entry in context.entries:
+        kind = entry[0]
+        if kind == "leaf":
+            value = values[position]
+            position += 1
+            data[entry[1]] = value
+            if batch_size is None:
+                shape = getattr(value, "shape", None)
+                if shape is not None:
+                    batch_size = torch.Size(shape[: len(shape) - entry[2]])
+        elif kind == "node":
+            nested, position = _build(entry[2], values, position, entry[3])
+            data[entry[1]] = nested
+            if batch_size is None and entry[3].entries:
+                nested_size = nested._batch_size
+                batch_size = nested_size[: len(nested_size) - entry[4]]
+        else:
+            data[entry[1]] = entry[2]
+    if batch_size is None:
+        batch_size = context.batch_size
     names = context.names
     if names is not None and len(names) != len(batch_size):
         names = None
     node = cls._new(data, batch_size, context.device, names)
-    if context.locked and not node._locked:
-        node.lock_()
+    if context.locked:
+        _set_locked(node, True)  # this level only: nested levels restore their own flag
+    return node, position
+
+
+def unflatten_node(cls: type[TensorCore], values: Iterable[Any], context: NodeContext) -> Any:
+    """Rebuild an instance of ``cls`` from its leaves and a context (batch sizes read off
+    the leaves)."""
+    node, _ = _build(cls, list(values), 0, context)
     return node
 
 

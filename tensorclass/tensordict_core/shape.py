@@ -130,9 +130,7 @@ class ShapeOps(Indexing):
         if sorted(order) != list(range(n)):  # negative dims, or not a permutation
             order = [batch_dim(d, n) for d in order]
             if sorted(order) != list(range(n)):
-                raise IndexError(
-                    f"permute needs each of the {n} batch dims once; got {list(dims)}"
-                )
+                raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
         bs = self._batch_size
         new = torch.Size([bs[d] for d in order])
         names = self._names
