@@ -202,6 +202,16 @@ class Indexing(KeyAccess):
             data = {key: leaf[index] for key, leaf in self._data.items()}
             new_size = torch.Size((len(range(*index.indices(batch_size[0]))), *batch_size[1:]))
             return type(self)._new(data, new_size, self._device, self._names)
+        if (
+            isinstance(index, Tensor)
+            and batch_size
+            and not index.dtype.is_floating_point
+            and index.dtype is not torch.bool
+        ):
+            # An integer tensor picks along dim 0: the batch size is known without a leaf.
+            data = {key: leaf[index] for key, leaf in self._data.items()}
+            new_size = torch.Size((*index.shape, *batch_size[1:]))
+            return type(self)._new(data, new_size, self._device, None)
         normalized = normalize_index(index, batch_size)
         data = {key: leaf[normalized] for key, leaf in self._data.items()}
         return type(self)._new(

@@ -185,6 +185,9 @@ def _rebuild(
     return MemoryMappedTensor._wrap(plain, filename)
 
 
+_run_plain = torch._C._disabled_torch_function_impl
+
+
 class MemoryMappedTensor(Tensor):
     """A tensor stored in a file mapped into memory (see the module documentation).
 
@@ -210,8 +213,9 @@ class MemoryMappedTensor(Tensor):
         args: Sequence[Any] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        with DisableTorchFunctionSubclass():
-            out = func(*args, **(kwargs or {}))
+        # The C implementation runs ``func`` with subclass dispatch off, without the cost
+        # of a Python context manager on every call (attribute reads such as .shape too).
+        out = _run_plain(func, types, args, kwargs or {})
         if func in _VIEWS and args and isinstance(args[0], MemoryMappedTensor):
             return _views_of(out, args[0])
         return out
