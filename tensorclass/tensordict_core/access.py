@@ -21,6 +21,21 @@ __all__ = ["KeyAccess", "KeysView"]
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
 
+_WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
+
+
+def walk_strings(node: Any, key: tuple[Any, ...]) -> Any:
+    """The leaf under a tuple of plain strings, or ``MISSING`` (then the caller takes the
+    general path: nested tuples to flatten, a missing key to report)."""
+    for part in key:
+        if part.__class__ is not str or not isinstance(node, TensorCore):
+            return MISSING
+        node = node._data.get(part, MISSING)
+        if node is MISSING:
+            return MISSING
+    return node
+
+
 def read_value(leaf: Any) -> Any:
     """What a read returns for a stored leaf: non-tensor wrappers give their value."""
     cls = type(leaf)
@@ -121,13 +136,17 @@ class KeyAccess(TensorCore):
 
         Non-tensor values come back as themselves (a string, a number, an object).
         """
-        if type(key) is str:
+        if key.__class__ is str:
             leaf = self._data.get(key, MISSING)
             if leaf is MISSING:
                 if default is MISSING:
                     raise self._missing(key)
                 return default
-            return read_value(leaf)
+            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        if key.__class__ is tuple:
+            leaf = walk_strings(self, key)
+            if leaf is not MISSING:
+                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         flat = unravel_key_tuple(key)
         if default is not MISSING and not self._has(flat):
             return default

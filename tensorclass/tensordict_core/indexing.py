@@ -19,7 +19,7 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError, StructureMismatchError
 from ._core import MISSING, Names, TensorCore
-from .access import KeyAccess, read_value
+from .access import _WRAPPED, KeyAccess, read_value, walk_strings
 from .keys import NestedKey, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack, same_value
 
@@ -160,13 +160,15 @@ class Indexing(KeyAccess):
         """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
         cls = index.__class__
         if cls is str:
-            leaf = self._data.get(index, MISSING)
-            if leaf is MISSING:
-                raise self._missing(index)
-            leaf_cls = leaf.__class__
-            if leaf_cls is NonTensorData or leaf_cls is NonTensorStack:
-                return leaf.value()
-            return leaf
+            try:
+                leaf = self._data[index]
+            except KeyError:
+                raise self._missing(index) from None
+            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        if cls is tuple:
+            leaf = walk_strings(self, index)
+            if leaf is not MISSING:
+                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if cls is tuple and index and _is_key_tuple(index):
             flat = unravel_key_tuple(index)
             return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))

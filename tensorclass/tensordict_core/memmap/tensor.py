@@ -215,7 +215,7 @@ class MemoryMappedTensor(Tensor):
     ) -> Any:
         # The C implementation runs ``func`` with subclass dispatch off, without the cost
         # of a Python context manager on every call (attribute reads such as .shape too).
-        out = _run_plain(func, types, args, kwargs or {})
+        out = _run_plain(func, types, args, kwargs or {})  # type: ignore[arg-type]
         if func in _VIEWS and args and isinstance(args[0], MemoryMappedTensor):
             return _views_of(out, args[0])
         return out
