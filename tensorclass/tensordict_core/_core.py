@@ -350,6 +350,18 @@ class TensorCore:
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         """Set one key of this level: in place when asked and present, else replace."""
         data = self._data
+        if (
+            value.__class__ is Tensor
+            and not inplace
+            and not self._locked
+            and self._device is None
+            and self._dynamic_keys
+        ):
+            # Fast path: a plain tensor under any key; only the batch prefix to check.
+            batch_size = self._batch_size
+            if value.shape[: len(batch_size)] == batch_size:
+                data[key] = value
+                return
         if inplace and key in data:
             self._write_inplace(key, value, where)
             return
@@ -365,6 +377,14 @@ class TensorCore:
         where = where or key
         if len(key) == 1:
             self._set_str(key[0], value, inplace, where)
+            return
+        parent: Any = self
+        for part in key[:-1]:  # fast path: every level exists
+            parent = parent._data.get(part)
+            if not isinstance(parent, TensorCore):
+                break
+        else:
+            parent._set_str(key[-1], value, inplace, where)
             return
         head = key[0]
         sub = self._data.get(head, MISSING)

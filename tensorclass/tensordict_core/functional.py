@@ -118,7 +118,23 @@ class Functional(ShapeOps):
         >>> list(floats.keys())
         ['a']
         """
+        if not (others or inplace or call_on_nested) and batch_size is None and names is None:
+            return self._apply_plain(fn)
         return self._apply(fn, others, batch_size, names, inplace, default, call_on_nested, None)
+
+    def _apply_plain(self, fn: Callable[[Tensor], Any]) -> Self:
+        """``apply`` with one function and nothing else: the common case, kept lean."""
+        out: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                result = fn(leaf)
+            elif isinstance(leaf, Functional):
+                result = leaf._apply_plain(fn)
+            else:
+                result = leaf
+            if result is not None:
+                out[key] = result
+        return type(self)._new(out, self._batch_size, self._device, self._names)
 
     def named_apply(
         self,

@@ -42,6 +42,13 @@ def _is_key_tuple(index: tuple[Any, ...]) -> bool:
     return True
 
 
+def _all_strings(key: tuple[Any, ...]) -> bool:
+    for part in key:
+        if part.__class__ is not str:
+            return False
+    return True
+
+
 def normalize_index(index: Any, batch_size: torch.Size) -> tuple[Any, ...]:
     """Normalise an index against ``batch_size``: a tuple with ``...`` expanded.
 
@@ -180,7 +187,7 @@ class Indexing(KeyAccess):
         if cls is str:
             self._set_str(index, value)
         elif cls is tuple and index and _is_key_tuple(index):
-            self._set_path(unravel_key_tuple(index), value)
+            self._set_path(index if _all_strings(index) else unravel_key_tuple(index), value)
         else:
             self._set_at(index, value)
 
