@@ -59,7 +59,7 @@ def as_batch_size(batch_size: BatchSizeLike) -> torch.Size:
         raise BatchSizeError(
             f"batch_size must be an int or a sequence of ints; got {batch_size!r}"
         ) from None
-    if any(dim < 0 for dim in size):
+    if size and min(size) < 0:
         raise BatchSizeError(f"batch_size must not be negative; got {list(size)}")
     return size
 

@@ -51,18 +51,20 @@ class TensorDict(TensorDictBase):
         lock: bool = False,
         **kwargs: Any,
     ) -> None:
-        if isinstance(source, TensorCore):
+        if source.__class__ is not dict and isinstance(source, TensorCore):
             if batch_size is None:
                 batch_size = source._batch_size
             source = source._data
-        self._batch_size = size = as_batch_size(batch_size)
-        self._device = as_device(device)
+        self._batch_size = size = (
+            batch_size if batch_size.__class__ is torch.Size else as_batch_size(batch_size)
+        )
+        self._device = None if device is None else as_device(device)
         self._names = None
         self._locked = False
         data: dict[str, Any] = {}
         self._data = data
         if source is not None:
-            if not isinstance(source, Mapping):
+            if source.__class__ is not dict and not isinstance(source, Mapping):
                 raise TypeError(
                     f"TensorDict source must be a mapping or a tensor class; got "
                     f"{type(source).__name__}"
@@ -76,18 +78,21 @@ class TensorDict(TensorDictBase):
 
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
         n = len(size)
-        device = self._device
+        first = size[0] if n else 0
+        plain = self._device is None
         for key, value in entries:
-            if type(key) is str:
-                # Fast path for the common case: a tensor with the right prefix.
-                if (
-                    type(value) is Tensor
-                    and value.shape[:n] == size
-                    and (device is None or value.device == device)
-                ):
-                    data[key] = value
-                else:
-                    data[key] = self._convert(key, value)
+            if key.__class__ is str:
+                # Fast path for the common case: a tensor with the right prefix (for one
+                # batch dim, comparing one int is half the cost of a shape prefix).
+                if value.__class__ is Tensor and plain:
+                    if n == 1:
+                        if value.ndim and value.shape[0] == first:
+                            data[key] = value
+                            continue
+                    elif value.shape[:n] == size:
+                        data[key] = value
+                        continue
+                data[key] = self._convert(key, value)
             else:
                 self._set_path(unravel_key_tuple(key), value)
 
