@@ -66,7 +66,10 @@ def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
         else:
             children.append(leaf)
             # Tensors; anything else is a leaf a tree_map put there.
-            entries.append(("leaf", key, len(leaf.shape) - n if hasattr(leaf, "shape") else 0))
+            if isinstance(leaf, torch.Tensor):
+                entries.append(("leaf", key, leaf.dim() - n))
+            else:
+                entries.append(("leaf", key, len(leaf.shape) - n if hasattr(leaf, "shape") else 0))
     return NodeContext(tuple(entries), node._batch_size, node._device, node._names, node._locked)
 
 
@@ -107,7 +110,8 @@ def _build(
             if batch_size is None:
                 shape = getattr(value, "shape", None)
                 if shape is not None:
-                    batch_size = torch.Size(shape[: len(shape) - entry[2]])
+                    prefix = shape[: len(shape) - entry[2]]
+                    batch_size = prefix if prefix.__class__ is torch.Size else torch.Size(prefix)
         elif kind == "node":
             nested, position = _build(entry[2], values, position, entry[3])
             data[entry[1]] = nested
