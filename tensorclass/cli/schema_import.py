@@ -61,8 +61,10 @@ def _import_file(path: Path) -> ModuleType:
         raise UsageError(f"--schema: no such file {str(path)!r}")
     name = path.stem
     loaded = sys.modules.get(name)
-    if loaded is not None and getattr(loaded, "__file__", None) == str(path.resolve()):
-        return loaded
+    if loaded is not None:
+        if getattr(loaded, "__file__", None) == str(path.resolve()):
+            return loaded
+        name = f"_tensorclass_schema_{name}"  # never replace another module (json.py...)
     spec = importlib.util.spec_from_file_location(name, path.resolve())
     if spec is None or spec.loader is None:
         raise UsageError(f"--schema: cannot import {str(path)!r}")
