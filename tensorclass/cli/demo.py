@@ -101,16 +101,20 @@ def add_parser(commands: Any) -> None:
         metavar="DIR",
         help="write the dataset to DIR/dataset (default: a temporary directory)",
     )
-    parser.add_argument("--rows", type=_positive, default=32_768, help="images (default 32768)")
-    parser.add_argument("--steps", type=_positive, default=300, help="training steps (default 300)")
-    parser.add_argument("--members", type=_positive, default=4, help="ensemble size (default 4)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    counts = {"type": _positive, "metavar": "N"}
+    parser.add_argument("--rows", default=32_768, help="images (default 32768)", **counts)
+    parser.add_argument("--steps", default=300, help="training steps (default 300)", **counts)
+    parser.add_argument("--members", default=4, help="models in the ensemble (default 4)", **counts)
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument("--keep", action="store_true", help="keep the dataset on disk")
     parser.set_defaults(run=run)
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
     return value
