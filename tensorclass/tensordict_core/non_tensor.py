@@ -48,12 +48,13 @@ def object_array(shape: Sequence[int], value: object) -> np.ndarray:
 class NonTensorData:
     """One non-tensor value shared by every element of the batch.
 
-    >>> from tensorclass import TensorDict
-    >>> import torch
-    >>> td = TensorDict({"x": torch.zeros(4)}, batch_size=[4])
-    >>> td["name"] = "run-1"
-    >>> td[1:3]["name"]
-    'run-1'
+    Examples:
+        >>> from tensorclass import TensorDict
+        >>> import torch
+        >>> td = TensorDict({"x": torch.zeros(4)}, batch_size=[4])
+        >>> td["name"] = "run-1"
+        >>> td[1:3]["name"]
+        'run-1'
     """
 
     __slots__ = ("data",)
@@ -84,12 +85,13 @@ class NonTensorData:
 class NonTensorStack:
     """One non-tensor value per batch element, in an object array shaped like the batch.
 
-    >>> from tensorclass import TensorDict
-    >>> import torch
-    >>> a = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); a["name"] = "a"
-    >>> b = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); b["name"] = "b"
-    >>> torch.stack([a, b])["name"]
-    [['a', 'a'], ['b', 'b']]
+    Examples:
+        >>> from tensorclass import TensorDict
+        >>> import torch
+        >>> a = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); a["name"] = "a"
+        >>> b = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); b["name"] = "b"
+        >>> torch.stack([a, b])["name"]
+        [['a', 'a'], ['b', 'b']]
     """
 
     __slots__ = ("array",)

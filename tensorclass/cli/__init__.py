@@ -1,0 +1,80 @@
+"""The command line: ``python -m tensorclass COMMAND`` (also installed as ``tensorclass``).
+
+Commands:
+
+- ``inspect PATH [--json]``: what a save holds (class, batch size, keys, dtypes, shapes,
+  sizes on disk), read from its metadata only.
+- ``validate PATH --schema module:Class [--batch-size SIZES] [--json]``: whether a save
+  conforms to a tensor class, with every problem listed.
+- ``demo``: builds a memory-mapped image dataset, validates it, trains and ensembles small
+  models on it, and prints a report.
+
+Exit status: 0 success; 1 the data has problems (damaged save, or it does not conform);
+2 usage errors (bad arguments or path, not a save, unimportable schema).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import demo, inspect, validate
+from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError
+
+__all__ = ["build_parser", "main"]
+
+EXIT_INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m tensorclass``, with every command."""
+    parser = argparse.ArgumentParser(
+        prog=_program(),
+        description="Inspect and validate saved tensor classes, or run the demo.",
+        epilog="exit status: 0 success, 1 problems found in the data, 2 usage error",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    inspect.add_parser(commands)
+    validate.add_parser(commands)
+    demo.add_parser(commands)
+    return parser
+
+
+def _program() -> str:
+    """How the user called us: the installed ``tensorclass`` script, or ``python -m``."""
+    name = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else ""
+    return "tensorclass" if name == "tensorclass" else "python -m tensorclass"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command (``argv`` defaults to ``sys.argv[1:]``) and return its exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help (0) or bad arguments (2)
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    command: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return command(args)
+    except UsageError as err:
+        print(f"{parser.prog} {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly
+        _silence_stdout()
+        return EXIT_PROBLEMS
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured in tests)
+        pass

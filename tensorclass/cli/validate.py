@@ -1,0 +1,166 @@
+"""``python -m tensorclass validate PATH --schema module:Class``: does a save conform?
+
+The save is loaded with the safe loader as plain ``TensorDict``s (nothing named in the save
+is imported or unpickled, and keys the schema does not declare load too, so they are
+reported instead of stopping the load), then checked with
+:func:`tensorclass.validation.validate`, which reports every problem at once.
+
+Exit status: 0 when the data conforms; 1 when it does not, or when the save is damaged
+(missing or truncated files, bad metadata); 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import MemmapFormatError, TensorClassError
+from ..tensordict_core.memmap.load import load_memmap
+from ..tensordict_core.memmap.metadata import read_metadata
+from ..validation import validate
+from .common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    Problem,
+    count_tensors,
+    file_problems,
+    problem,
+    problem_lines,
+    save_path,
+)
+from .format import format_bytes, format_shape, plural
+from .schema_import import import_schema
+
+__all__ = ["Result", "add_parser", "check", "parse_batch_size", "run"]
+
+
+def add_parser(commands: Any) -> None:
+    """Declare the ``validate`` command on the ``main`` parser's sub-commands."""
+    parser = commands.add_parser(
+        "validate",
+        help="check a save against a tensor class",
+        description="Check that the save at PATH conforms to a tensor class: every key, "
+        "dtype, shape, symbolic dim and non-tensor value. Lists every problem at once. "
+        "Exit status: 0 conforms, 1 problems (or a damaged save), 2 usage error.",
+    )
+    parser.add_argument("path", metavar="PATH", help="a directory written by memmap/memmap_like")
+    parser.add_argument(
+        "--schema",
+        required=True,
+        metavar="MODULE:CLASS",
+        help="the tensor class to check against, e.g. mypkg.data:Batch or schema.py:Batch "
+        "(the module is imported; the current directory is searched first)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=parse_batch_size,
+        default=None,
+        metavar="SIZES",
+        help="the expected batch size, e.g. 1000 or 16,8 ('' for none); "
+        "default: the saved batch size",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(run=run)
+
+
+def parse_batch_size(text: str) -> list[int]:
+    """``"16,8"``, ``"16x8"``, ``"[16, 8]"`` or ``"16 8"`` as ``[16, 8]``; ``""`` or
+    ``"[]"`` as ``[]``."""
+    parts = [part for part in re.split(r"[\s,x]+", text.strip().strip("[]()")) if part]
+    if not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"not a batch size: {text!r} (e.g. 1000 or 16,8)")
+    return [int(part) for part in parts]
+
+
+class Result:
+    """The outcome of :func:`check`.
+
+    Attributes:
+        damaged: whether the save itself is damaged (files or metadata).
+        problems: every problem found: the file and metadata problems of a damaged save,
+            else every way the data fails the schema.
+        summary: ``batch_size``, ``tensors`` and ``total_bytes`` of the save (empty when
+            its metadata cannot be read).
+    """
+
+    def __init__(self, damaged: bool, problems: list[Problem], summary: dict[str, Any]) -> None:
+        self.damaged = damaged
+        self.problems = problems
+        self.summary = summary
+
+    @property
+    def ok(self) -> bool:
+        """Whether the save is readable and conforms."""
+        return not self.damaged and not self.problems
+
+
+def check(path: Path, cls: type[Any], batch_size: list[int] | None = None) -> Result:
+    """Check the save at ``path`` against the tensor class ``cls`` (see the module doc)."""
+    try:
+        info = read_metadata(path)
+    except MemmapFormatError as err:
+        return Result(True, [problem([], "metadata", str(err))], {})
+    summary = {
+        "batch_size": list(info.batch_size),
+        "tensors": count_tensors(info),
+        "total_bytes": info.total_bytes,
+    }
+    files = file_problems(info)
+    if files:
+        return Result(True, files, summary)
+    try:
+        data = load_memmap(path, classes="tensordict")
+        validate(data, cls, batch_size=batch_size)
+    except ValidationError as err:
+        return Result(False, [_problem(e, cls) for e in err.errors()], summary)
+    except MemmapFormatError as err:
+        return Result(True, [problem([], "metadata", str(err))], summary)
+    except TensorClassError as err:  # data that cannot even be read as the schema's levels
+        return Result(False, [problem([], type(err).__name__, str(err))], summary)
+    return Result(False, [], summary)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate ``args.path`` against ``args.schema`` and print the result."""
+    path = save_path(args.path)
+    cls = import_schema(args.schema)
+    result = check(path, cls, args.batch_size)
+    if args.json:
+        out = {"path": str(path), "schema": args.schema, "ok": result.ok}
+        out.update(damaged=result.damaged, problems=result.problems, **result.summary)
+        print(json.dumps(out, indent=2, default=str))
+    elif result.ok:
+        summary = result.summary
+        print(
+            f"OK: {path} conforms to {args.schema} (batch size "
+            f"{format_shape(summary['batch_size'])}, {plural(summary['tensors'], 'tensor')}, "
+            f"{format_bytes(summary['total_bytes'])})"
+        )
+    else:
+        count = plural(len(result.problems), "problem")
+        if result.damaged:
+            print(f"{path}: the save is damaged: {count}")
+        else:
+            print(f"{path} does not conform to {args.schema}: {count}")
+        print("\n".join(problem_lines(result.problems)))
+    return EXIT_OK if result.ok else EXIT_PROBLEMS
+
+
+def _problem(error: Any, cls: type[Any]) -> Problem:
+    """A pydantic error as a problem whose message says what was expected and found."""
+    kind, message, found = error["type"], str(error["msg"]), error.get("input")
+    if kind == "missing":
+        message = f"required by {cls.__name__}, not in the save"
+    elif kind == "extra_forbidden":
+        message = f"not a field of {cls.__name__}; the save holds {found!r}"
+    elif found is not None and not kind.startswith("tensor"):
+        message += f"; got {found!r}"
+    out = problem(list(error["loc"]), kind, message)
+    if "ctx" in error:
+        out["ctx"] = error["ctx"]
+    return out
