@@ -35,6 +35,7 @@ class Transition(TensorClass):
     sample_log_prob: torch.Tensor | None = None
     reward: torch.Tensor | None = None
     done: torch.Tensor | None = None
+    returns: torch.Tensor | None = None
     loc: torch.Tensor | None = None
     scale: torch.Tensor | None = None
     params: torch.Tensor | None = None
@@ -104,11 +105,13 @@ def run(envs: int = 8, steps: int = 64, updates: int = 20, seed: int = 0) -> dic
     for _ in range(updates):
         buffer = collect(env, policy, steps)
         returns = discounted_returns(buffer)
+        buffer.returns = returns  # stored with the transitions, shuffled with them below
         flat = buffer.reshape(-1)  # one batch dim: envs * steps transitions
-        advantage = (returns.reshape(-1) - returns.mean()) / (returns.std() + 1e-6)
-        for minibatch, adv in zip(flat.split(steps), advantage.split(steps)):
+        shuffled = flat[torch.randperm(flat.batch_size[0])]  # every key, the same order
+        for minibatch in shuffled.split(steps):
+            adv = (minibatch.returns - returns.mean()) / (returns.std() + 1e-6)
             # re-run the network on the stored observations; score the stored actions
-            log_prob = policy.log_prob(minibatch.clone(recurse=False))
+            log_prob = policy.log_prob(minibatch)
             loss = -(log_prob.sum(-1) * adv).mean()
             optimizer.zero_grad()
             loss.backward()

@@ -39,7 +39,14 @@ _NUMERIC = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
 
 class FieldKind(enum.Enum):
-    """How a field's values are stored (see the module docstring)."""
+    """How a field's values are stored, derived from its annotation.
+
+    - ``TENSOR``: a ``torch.Tensor`` (numbers, lists and arrays are converted);
+    - ``NESTED``: a nested tensor class or ``TensorDict`` (a mapping is converted);
+    - ``NON_TENSOR``: any other value, stored as it is and shared along the batch;
+    - ``ANY``: decided by the value, as in a ``TensorDict``;
+    - ``UNRESOLVED``: a forward reference not resolved yet (resolved on first use).
+    """
 
     TENSOR = "tensor"
     NESTED = "nested"

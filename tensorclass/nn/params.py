@@ -154,6 +154,7 @@ class TensorDictParams(nn.Module):
         return self
 
     def extra_repr(self) -> str:
+        """The held tensor class, shown in the module's repr."""
         return f"params={self._td!r}"
 
 

@@ -72,6 +72,7 @@ class NonTensorData:
 
     # The shape protocol: a broadcast value is unchanged by batch operations.
     def _same(self, *args: Any, **kwargs: Any) -> NonTensorData:
+        """This leaf, unchanged: a shared value has no dims for a batch operation to act on."""
         return self
 
     __getitem__ = view = reshape = flatten = unflatten = _same
@@ -79,6 +80,7 @@ class NonTensorData:
     contiguous = detach = to = cpu = _same
 
     def clone(self) -> NonTensorData:
+        """A new leaf holding the same value (the value itself is not copied)."""
         return NonTensorData(self.data)
 
 
@@ -106,6 +108,7 @@ class NonTensorStack:
 
     @property
     def shape(self) -> torch.Size:
+        """The batch shape the values are laid out in."""
         return torch.Size(self.array.shape)
 
     def value(self) -> list[Any]:
@@ -142,22 +145,26 @@ class NonTensorStack:
         self.array.fill(value)
 
     def reshape(self, *shape: Any) -> NonTensorStack:
+        """The values laid out in a new shape with as many elements (``view`` too)."""
         return NonTensorStack(self.array.reshape(_sizes(shape)))
 
     view = reshape
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> NonTensorStack:
+        """Merge the dims ``start_dim`` to ``end_dim`` into one."""
         dims = self.array.shape
         end = end_dim % len(dims) if dims else 0
         new = (*dims[:start_dim], -1, *dims[end + 1 :])
         return NonTensorStack(self.array.reshape(new))
 
     def unflatten(self, dim: int, sizes: Sequence[int]) -> NonTensorStack:
+        """Split the dim ``dim`` into dims of the given ``sizes``."""
         dims = self.array.shape
         dim = dim % len(dims)
         return NonTensorStack(self.array.reshape((*dims[:dim], *sizes, *dims[dim + 1 :])))
 
     def squeeze(self, dim: int | None = None) -> NonTensorStack:
+        """Remove the dim ``dim`` if its size is 1 (every size-1 dim without ``dim``)."""
         if dim is None:
             return NonTensorStack(self.array.squeeze())
         if self.array.shape[dim] != 1:
@@ -165,30 +172,38 @@ class NonTensorStack:
         return NonTensorStack(self.array.squeeze(dim))
 
     def unsqueeze(self, dim: int) -> NonTensorStack:
+        """Insert a dim of size 1 at ``dim``."""
         return NonTensorStack(np.expand_dims(self.array, dim))
 
     def permute(self, *dims: Any) -> NonTensorStack:
+        """Reorder the dims."""
         return NonTensorStack(self.array.transpose(_sizes(dims)))
 
     def transpose(self, dim0: int, dim1: int) -> NonTensorStack:
+        """Swap the dims ``dim0`` and ``dim1``."""
         return NonTensorStack(self.array.swapaxes(dim0, dim1))
 
     def expand(self, *shape: Any) -> NonTensorStack:
+        """Broadcast to ``shape`` (``-1`` keeps a dim), as a new array."""
         sizes = _sizes(shape)
         offset = len(sizes) - self.array.ndim
         target = tuple(self.array.shape[i - offset] if s == -1 else s for i, s in enumerate(sizes))
         return NonTensorStack(np.broadcast_to(self.array, target).copy())
 
     def repeat(self, *repeats: Any) -> NonTensorStack:
+        """Tile the values ``repeats`` times along each dim."""
         return NonTensorStack(np.tile(self.array, _sizes(repeats)))
 
     def flip(self, dims: Sequence[int]) -> NonTensorStack:
+        """Reverse the order of the values along ``dims``."""
         return NonTensorStack(np.flip(self.array, tuple(dims)).copy())
 
     def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int]) -> NonTensorStack:
+        """Shift the values cyclically by ``shifts`` along ``dims``."""
         return NonTensorStack(np.roll(self.array, shifts, dims))
 
     def unbind(self, dim: int = 0) -> tuple[NonTensorData | NonTensorStack, ...]:
+        """The slices along ``dim``, one leaf each."""
         moved = np.moveaxis(self.array, dim, 0)
         return tuple(self._wrap(part) for part in moved)
 
@@ -198,9 +213,11 @@ class NonTensorStack:
         return tuple(NonTensorStack(p) for p in np.split(self.array, bounds, axis=dim))
 
     def clone(self) -> NonTensorStack:
+        """A new stack with its own array (the values themselves are not copied)."""
         return NonTensorStack(self.array.copy())
 
     def _same(self, *args: Any, **kwargs: Any) -> NonTensorStack:
+        """This leaf, unchanged: device moves and casts do not apply to Python values."""
         return self
 
     contiguous = detach = to = cpu = _same

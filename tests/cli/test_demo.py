@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -50,7 +51,13 @@ def test_report_contents() -> None:
     assert "12 steps x 128 rows through TensorDictSequential(schema=ImageBatch)" in text
     assert re.search(r"loss \d\.\d{3} \(first 10 steps\) -> \d\.\d{3} \(last 10 steps\)", text)
     assert "2 models (from_modules + torch.vmap): members" in text
+    assert "trained together, one vmap call a step: 12 steps x 2 x 128 rows in" in text
+    assert report.ensemble_seconds > 0 and report.ensemble_rows_per_second > 0
     assert f"{report.dataset} (removed; --keep keeps it)" in text
+    slow_start = format_report(dataclasses.replace(report, setup_seconds=2.0, total_seconds=5.0))
+    assert "total      5.0 s, 2.0 s of it torch's one-time set-up of an optimizer" in slow_start
+    warm = format_report(dataclasses.replace(report, setup_seconds=0.0, total_seconds=5.0))
+    assert warm.endswith("total      5.0 s")
 
 
 def test_keep_and_out(cli: Run, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The example programs run end to end on small sizes and learn something."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -8,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import quickstart
 import rollout_buffer
 import supervised
+import torch
 
 
 def test_quickstart_runs(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -29,5 +31,24 @@ def test_rollout_buffer_collects_and_improves() -> None:
     assert buffer.sample_log_prob.shape == (3, 5, 2)
     returns = rollout_buffer.discounted_returns(buffer)
     assert returns.shape == (3, 5)
+    rewards, done = buffer.reward, buffer.done
+    last = rewards[:, -1]
+    assert torch.equal(returns[:, -1], last)  # the last step's return is its reward
+    expected = rewards[:, -2] + 0.99 * last * (~done[:, -2])
+    assert torch.allclose(returns[:, -2], expected)  # cut at episode ends
     result = rollout_buffer.run(envs=4, steps=16, updates=12)
     assert result["last_reward"] > result["first_reward"]
+
+
+def test_command_lines(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # what `python examples/<name>.py ...` runs, on small sizes
+    monkeypatch.setattr(sys, "argv", ["supervised.py", "--steps", "20", "--n", "256"])
+    supervised.main()
+    assert re.fullmatch(
+        r"loss \d+\.\d{3} -> \d+\.\d{3}, held-out accuracy \d+\.\d%\n", capsys.readouterr().out
+    )
+    monkeypatch.setattr(
+        sys, "argv", ["rollout_buffer.py", "--envs", "2", "--steps", "4", "--updates", "2"]
+    )
+    rollout_buffer.main()
+    assert capsys.readouterr().out.startswith("8 transitions per rollout; mean reward ")

@@ -1,0 +1,62 @@
+"""The README's two set-up commands are the CI script's install steps and test command."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from .fences import ROOT, blocks
+
+CI = ROOT / ".ci" / "run"
+
+
+Command = list[str]  # a command split into words as the shell does
+
+
+def ci_commands() -> tuple[list[Command], Command]:
+    """The CI script's install commands (without ``--quiet``) and its test command."""
+    lines = [shlex.split(line, comments=True) for line in CI.read_text().splitlines()]
+    installs = [
+        [word for word in line if word != "--quiet"]
+        for line in lines
+        if line[:4] == ["python", "-m", "pip", "install"]
+    ]
+    tests = [line for line in lines if line[:3] == ["python", "-m", "pytest"]]
+    assert installs and len(tests) == 1, "the CI script changed shape: update this test"
+    return installs, tests[0]
+
+
+def readme_commands() -> list[list[Command]]:
+    """Each bash block of the README as its ``&&``-separated commands."""
+    return [
+        [shlex.split(part) for part in block.source.strip().split(" && ")]
+        for block in blocks(ROOT / "README.md")
+        if block.language == "bash"
+    ]
+
+
+def test_setup_commands_match_the_ci_script() -> None:
+    installs, test = ci_commands()
+    demo, tests = readme_commands()
+    assert demo == [*installs, ["python", "-m", "tensorclass", "demo"]]
+    assert tests == [*installs, test]
+
+
+def test_the_tour_is_a_python_block_that_runs() -> None:
+    # test_docs.py runs it; here: it exists, is short, and shows what the README promises
+    (tour,) = [b.source for b in blocks(ROOT / "README.md") if b.language == "python"]
+    lines = [line for line in tour.splitlines() if line.strip()]
+    assert len(lines) <= 40
+    for shown in (
+        "class Batch(TensorClass)",
+        "[:2]",
+        ".reshape(",
+        "torch.stack(",
+        "TensorDictModule(",
+        ".memmap(",
+        "load_memmap(",
+    ):
+        assert shown in tour
+    text = (ROOT / "README.md").read_text()
+    assert 'plugins = ["tensorclass.plugins.mypy"]' in text
+    assert re.search(r"\]\(docs/getting-started\.md\)", text)
