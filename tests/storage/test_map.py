@@ -109,6 +109,20 @@ def test_worker_exception_is_raised_with_its_traceback() -> None:
     assert "fails_on_three" in cause.text and "ValueError: bad chunk" in cause.text
 
 
+def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    def dies_on_three(data: TensorDict) -> TensorDict:
+        if (data["x"] == 3).any():
+            os._exit(3)  # as if killed: the pool never hears back about this chunk
+        return data.clone()
+
+    data = TensorDict({"x": torch.arange(8)}, [8])
+    with pytest.raises(BrokenProcessPool, match=r"worker process \d+ exited with code 3"):
+        data.map(dies_on_three, num_workers=2, chunksize=2)  # fork: fn is inherited
+
+
 def test_unpicklable_worker_exception() -> None:
     data = TensorDict({"x": torch.arange(4)}, [4])
     with pytest.raises(RuntimeError, match="Unpicklable: 1"):

@@ -220,6 +220,17 @@ class MemoryMappedTensor(Tensor):
             return _views_of(out, args[0])
         return out
 
+    def __getitem__(self, index: Any) -> Any:
+        # Reading rows is the hot path of a dataset on disk: a method of the class is called
+        # directly, which skips the generic ``__torch_function__`` round trip (about half
+        # the cost of picking a few rows). Same results: views stay memory-mapped.
+        with DisableTorchFunctionSubclass():
+            out = _GETITEM(self, index)
+            if index.__class__ is Tensor and index.ndim:
+                return out  # advanced indexing always copies
+            same = out.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
+        return MemoryMappedTensor._wrap(out, self._filename) if same else out
+
     @classmethod
     def _open(cls, filename: str, dtype: torch.dtype, shape: tuple[int, ...]) -> MemoryMappedTensor:
         """Map a file whose size is known to be right (no checks)."""
@@ -352,6 +363,9 @@ class MemoryMappedTensor(Tensor):
         """The same data as a plain ``torch.Tensor`` (still backed by the file; no copy)."""
         with DisableTorchFunctionSubclass():
             return self.as_subclass(Tensor)
+
+
+_GETITEM = Tensor.__getitem__
 
 
 def _views_of(out: Any, source: MemoryMappedTensor) -> Any:
