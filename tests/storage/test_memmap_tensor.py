@@ -151,3 +151,26 @@ def test_existsok(tmp_path: Path) -> None:
     assert second.tolist() == [1.0] * 3
     assert first.tolist() == [0.0] * 3  # the old mapping keeps the old file's data
     assert sorted(os.listdir(tmp_path)) == ["x"]
+
+
+def test_bad_input_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match=r"cannot be negative; got \[2, -1\]"):
+        MemoryMappedTensor.empty(2, -1, filename=tmp_path / "neg")
+    with pytest.raises(TypeError, match="only dense tensors"):
+        MemoryMappedTensor.from_tensor(torch.eye(2).to_sparse(), filename=tmp_path / "sparse")
+    from tensorclass.tensordict_core.memmap import tensor as module
+
+    def fails(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(module, "_byte_view", fails)
+    with pytest.raises(OSError, match="disk full"):
+        MemoryMappedTensor.from_tensor(torch.zeros(3), filename=tmp_path / "half")
+    assert os.listdir(tmp_path) == []
+
+
+def test_unpickling_after_the_file_is_gone(tmp_path: Path) -> None:
+    payload = pickle.dumps(MemoryMappedTensor.zeros(3, filename=tmp_path / "gone"))
+    os.remove(tmp_path / "gone")
+    with pytest.raises(FileNotFoundError, match="no longer exists"):
+        pickle.loads(payload)

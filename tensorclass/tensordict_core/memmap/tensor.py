@@ -146,7 +146,12 @@ def _replace_file(filename: PathLike, existsok: bool, write: Callable[[str], Non
                 f"{target!r} exists; pass existsok=True to replace it (mappings of the old "
                 f"file stay valid)"
             )
-        write(target)
+        try:
+            write(target)
+        except BaseException:
+            if os.path.lexists(target):
+                os.unlink(target)  # nothing half-written is left behind
+            raise
         return
     temporary = f"{target}.tmp-{uuid.uuid4().hex[:12]}"
     try:
@@ -159,9 +164,12 @@ def _replace_file(filename: PathLike, existsok: bool, write: Callable[[str], Non
 
 
 def _sizes(size: tuple[Any, ...]) -> tuple[int, ...]:
-    if len(size) == 1 and not isinstance(size[0], int):
-        return tuple(int(s) for s in size[0])
-    return tuple(int(s) for s in size)
+    shape = tuple(
+        int(s) for s in (size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
+    )
+    if any(s < 0 for s in shape):
+        raise ValueError(f"a tensor size cannot be negative; got {list(shape)}")
+    return shape
 
 
 def _rebuild(
@@ -175,7 +183,13 @@ def _rebuild(
     """Unpickle: map the file again and take the same view of it."""
     if nbytes == 0:
         return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
-    actual = os.stat(filename).st_size
+    try:
+        actual = os.stat(filename).st_size
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"cannot map {filename!r} again (unpickling a MemoryMappedTensor): the file no "
+            f"longer exists"
+        ) from None
     if actual < nbytes:
         raise ValueError(
             f"cannot map {filename!r}: it holds {actual} bytes, the tensor needs {nbytes}"
