@@ -253,7 +253,7 @@ class LazyStackedTensorDict(LazyShapeOps):
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
-        first = next(iter(other.keys()), None)
+        first = next(iter(other._data), None)
         if not inplace and first is not None:
             self._check_members_unlocked(first, "write")
         for member, part in zip(self._lazy.members, parts):
