@@ -180,7 +180,7 @@ def _results(pool: Any, tasks: list[tuple[Any, ...]]) -> Iterator[tuple[bool, by
     for _ in tasks:
         while True:
             try:
-                yield outcomes.next(timeout=_POLL_SECONDS)
+                outcome: tuple[bool, bytes] = outcomes.next(timeout=_POLL_SECONDS)
                 break
             except multiprocessing.TimeoutError:
                 death = _died(workers, recycles)
@@ -189,6 +189,7 @@ def _results(pool: Any, tasks: list[tuple[Any, ...]]) -> Iterator[tuple[bool, by
                         f"map: {death} while running fn; its chunk is lost (out of memory? "
                         f"a crash in native code? os._exit in fn?)"
                     ) from None
+        yield outcome
 
 
 def _collect(pool: Any, tasks: list[tuple[Any, ...]], bar: Any) -> Iterator[Any]:
