@@ -5,11 +5,12 @@ themselves, a 64-bit *structure fingerprint* sent first, and the non-tensor valu
 JSON in a ``uint8`` tensor. Both sides hold an instance of the same structure (class, batch
 size, keys, dtypes, shapes); receivers write into theirs in place.
 
-The fingerprint is a hash of the structure's description. Before any data moves, point to
-point calls swap fingerprints (the sender sends first), and collectives gather them from
-every rank. When they differ, the descriptions are exchanged the same way and every rank
-raises :class:`~tensorclass.StructureMismatchError` saying what differs, instead of
-deadlocking or receiving garbage.
+The fingerprint is a hash of the structure's description. A sender posts its description
+ahead of the data, and the receiver checks it before writing anything (the protocol is
+described above :func:`send`); collectives gather the fingerprints from every rank first.
+When they differ, the ranks raise :class:`~tensorclass.StructureMismatchError` saying what
+differs, instead of deadlocking or receiving garbage (with ``isend``, only the receiver
+raises: nothing waits for its answer).
 
 Collectives (``broadcast``, ``all_reduce``) pack the tensors of each dtype into one flat
 buffer, so a model's parameters move in a few calls. Lazy stacks are exchanged member by
@@ -21,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -124,53 +125,150 @@ def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: st
 
 
 # -- point to point -----------------------------------------------------------------------
+#
+# What a sender posts, in order, on one tag (every message is posted without waiting, so
+# ``isend``/``irecv`` pairs in any order, e.g. two ranks swapping data, never deadlock):
+#
+#   header       int64[4]: structure fingerprint, description length, non-tensor payload
+#                length, whether the sender waits for a reply (``send``) or not (``isend``)
+#   description  uint8: the sender's structure (JSON), so a receiver can explain a mismatch
+#   payload      uint8: the non-tensor values as JSON (when there are any)
+#   tensors      one message per tensor, in leaf order
+#
+# A receiver reads the header and description first. When the structures agree it receives
+# the rest into its own tensors; when they differ it still receives the sender's messages
+# (into scratch buffers shaped from the description, so nothing is left pending on the
+# channel and nothing of its own is overwritten) and raises. A blocking ``send`` then gets
+# a reply (int64[2]: agreed, description length; the receiver's description when they
+# differ), so both sides raise; an ``isend`` gets none, and a mismatch is raised on the
+# receiving side only.
+
+_HEADER = 4
 
 
-def _send_bytes(data: bytes, peer: int, group: Any, tag: int, device: torch.device) -> None:
-    size = torch.tensor([len(data)], dtype=torch.int64, device=device)
-    dist.send(size, peer, group=group, tag=tag)
-    if data:
-        payload = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device)
-        dist.send(payload, peer, group=group, tag=tag)
+def _as_bytes(data: bytes, device: torch.device) -> Tensor:
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device)
 
 
-def _recv_bytes(peer: int, group: Any, tag: int, device: torch.device) -> bytes:
-    size = torch.zeros(1, dtype=torch.int64, device=device)
-    dist.recv(size, peer, group=group, tag=tag)
-    if not int(size.item()):
-        return b""
-    payload = torch.empty(int(size.item()), dtype=torch.uint8, device=device)
-    dist.recv(payload, peer, group=group, tag=tag)
-    return bytes(payload.cpu().numpy().tobytes())
+def _recv_tensor(size: int, peer: int, group: Any, tag: int, device: torch.device) -> Tensor:
+    buffer = torch.empty(size, dtype=torch.uint8, device=device)
+    dist.recv(buffer, peer, group=group, tag=tag)
+    return buffer
 
 
-def _handshake(node: TensorCore, peer: int, group: Any, tag: int, sending: bool) -> None:
-    """Swap fingerprints with ``peer``; on a mismatch swap descriptions and raise."""
-    device = _device(group)
-    description = describe(node)
-    encoded = _encode(description)
-    mine = torch.tensor([_fingerprint(encoded)], dtype=torch.int64, device=device)
-    theirs = torch.zeros(1, dtype=torch.int64, device=device)
-    if sending:
-        dist.send(mine, peer, group=group, tag=tag)
-        dist.recv(theirs, peer, group=group, tag=tag)
-    else:
-        dist.recv(theirs, peer, group=group, tag=tag)
-        dist.send(mine, peer, group=group, tag=tag)
-    if int(theirs.item()) == int(mine.item()):
-        return
-    if sending:
-        _send_bytes(encoded, peer, group, tag, device)
-        remote = _recv_bytes(peer, group, tag, device)
-    else:
-        remote = _recv_bytes(peer, group, tag, device)
-        _send_bytes(encoded, peer, group, tag, device)
-    role = "receiver" if sending else "sender"
-    other = f"on the {role} (rank {peer})"
-    raise StructureMismatchError(
-        f"cannot exchange a {type(node).__name__} with rank {peer}: the structures differ "
-        f"({_difference(description, json.loads(remote), 'here', other)})"
+def _text(buffer: Tensor) -> bytes:
+    return bytes(buffer.cpu().numpy().tobytes())
+
+
+def _mismatch(node: TensorCore, doing: str, peer: int, mine: bytes, theirs: bytes) -> Exception:
+    role = "sender" if doing == "receive" else "receiver"
+    where = f"on the {role} (rank {peer})"
+    difference = _difference(json.loads(mine), json.loads(theirs), "here", where)
+    preposition = "from" if doing == "receive" else "to"
+    return StructureMismatchError(
+        f"cannot {doing} a {type(node).__name__} {preposition} rank {peer}: the structures "
+        f"differ ({difference})"
     )
+
+
+def _post(node: TensorCore, dst: int, group: Any, tag: int, reply: bool) -> tuple[Transfer, bytes]:
+    """Post every message of a send without waiting (see the protocol above)."""
+    device = _device(group)
+    encoded = _encode(describe(node))
+    payload = _non_tensor_payload(node) if any(True for _ in _non_tensor_slots(node)) else b""
+    header = [_fingerprint(encoded), len(encoded), len(payload), int(reply)]
+    messages = [torch.tensor(header, dtype=torch.int64, device=device), _as_bytes(encoded, device)]
+    if payload:
+        messages.append(_as_bytes(payload, device))
+    messages += [_wire(tensor, device) for tensor in _tensors(node)]
+    works = [dist.isend(message, dst, group=group, tag=tag) for message in messages]
+    return Transfer(node, [w for w in works if w is not None], [], messages), encoded
+
+
+def send(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> None:
+    """Send ``node`` to rank ``dst``, which calls :func:`recv` or :func:`irecv` on an instance
+    of the same structure. Returns once the receiver has checked the structure and received
+    everything; a different structure raises :class:`~tensorclass.StructureMismatchError`
+    on both ranks."""
+    transfer, encoded = _post(node, dst, group, tag, reply=True)
+    transfer.wait()
+    device = _device(group)
+    verdict = torch.zeros(2, dtype=torch.int64, device=device)
+    dist.recv(verdict, dst, group=group, tag=tag)
+    agreed, length = (int(v) for v in verdict.tolist())
+    if not agreed:
+        theirs = _text(_recv_tensor(length, dst, group, tag, device))
+        raise _mismatch(node, "send", dst, encoded, theirs)
+
+
+def isend(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
+    """Start sending ``node`` to ``dst``; ``wait()`` on the result finishes. Nothing waits for
+    the receiver here, so ranks may ``isend`` to each other before they ``irecv``. A receiver
+    holding a different structure raises; the sending side does not hear of it."""
+    transfer, _ = _post(node, dst, group, tag, reply=False)
+    return transfer
+
+
+def recv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> int:
+    """Receive into ``node`` (in place) what rank ``src`` sends; returns ``src``."""
+    irecv(node, src, group=group, tag=tag).wait()
+    return src
+
+
+def irecv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
+    """Start receiving into ``node`` from ``src``; ``wait()`` on the result finishes it.
+
+    Waits for the sender's structure (it is posted first) and checks it before anything is
+    written: a different structure raises :class:`~tensorclass.StructureMismatchError`
+    here, with ``node`` unchanged.
+    """
+    device = _device(group)
+    header = torch.zeros(_HEADER, dtype=torch.int64, device=device)
+    dist.recv(header, src, group=group, tag=tag)
+    fingerprint, length, payload_length, reply = (int(v) for v in header.tolist())
+    theirs = _text(_recv_tensor(length, src, group, tag, device))
+    encoded = _encode(describe(node))
+    if fingerprint != _fingerprint(encoded) or theirs != encoded:
+        _drain(json.loads(theirs), payload_length, src, group, tag, device)
+        if reply:
+            dist.send(torch.tensor([0, len(encoded)], device=device), src, group=group, tag=tag)
+            dist.send(_as_bytes(encoded, device), src, group=group, tag=tag)
+        raise _mismatch(node, "receive", src, encoded, theirs)
+    if payload_length:
+        payload = _text(_recv_tensor(payload_length, src, group, tag, device))
+        _apply_non_tensor_payload(node, payload)
+    works, copies = [], []
+    for tensor in _tensors(node):
+        direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
+        buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
+        works.append(dist.irecv(buffer, src, group=group, tag=tag))
+        if not direct:
+            copies.append((tensor, buffer))
+    kept: list[Tensor] = []
+    if reply:
+        verdict = torch.tensor([1, 0], dtype=torch.int64, device=device)
+        works.append(dist.isend(verdict, src, group=group, tag=tag))
+        kept.append(verdict)
+    return Transfer(node, [w for w in works if w is not None], copies, kept)
+
+
+def _drain(
+    description: dict[str, Any],
+    payload_length: int,
+    src: int,
+    group: Any,
+    tag: int,
+    device: torch.device,
+) -> None:
+    """Receive (and drop) what the sender of a different structure posted after its header."""
+    from .memmap.metadata import DTYPES
+
+    if payload_length:
+        _recv_tensor(payload_length, src, group, tag, device)
+    for _, kind, dtype, shape in description["leaves"]:
+        if kind == "tensor":
+            scratch = torch.empty(shape, dtype=DTYPES[dtype], device=device)
+            dist.recv(scratch, src, group=group, tag=tag)
 
 
 def _non_tensor_payload(node: TensorCore) -> bytes:
@@ -201,25 +299,8 @@ def _wire(tensor: Tensor, device: torch.device) -> Tensor:
     return tensor.detach().to(device).contiguous()
 
 
-def send(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> None:
-    """Send ``node`` to rank ``dst``, which calls :func:`recv` on an instance of the same structure."""
-    _handshake(node, dst, group, tag, sending=True)
-    device = _device(group)
-    if any(True for _ in _non_tensor_slots(node)):
-        _send_bytes(_non_tensor_payload(node), dst, group, tag, device)
-    for tensor in _tensors(node):
-        dist.send(_wire(tensor, device), dst, group=group, tag=tag)
-
-
 def _non_tensor_slots(node: TensorCore) -> Iterator[Any]:
     return (s for s in _slots(node, ()) if type(s[3]) in (NonTensorData, NonTensorStack))
-
-
-def recv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> int:
-    """Receive into ``node`` (in place) what rank ``src`` sends with :func:`send`; returns ``src``."""
-    transfer = irecv(node, src, group=group, tag=tag)
-    transfer.wait()
-    return src
 
 
 @dataclass
@@ -229,48 +310,22 @@ class Transfer:
     node: Any
     works: list[Any]
     copies: list[tuple[Tensor, Tensor]]
+    buffers: list[Tensor] = field(default_factory=list)  # alive until the transfer is done
 
     def is_completed(self) -> bool:
-        """Whether every tensor has been transferred."""
+        """Whether every message has been transferred."""
         return all(work.is_completed() for work in self.works)
 
     def wait(self) -> Any:
-        """Wait for every tensor, then finish the in-place writes."""
+        """Wait for every message, then finish the in-place writes."""
         for work in self.works:
             work.wait()
         with torch.no_grad():
             for target, buffer in self.copies:
                 target.copy_(buffer)
         self.copies = []
+        self.buffers = []
         return self.node
-
-
-def isend(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
-    """Start sending ``node`` to ``dst`` (the structure check runs before this returns)."""
-    _handshake(node, dst, group, tag, sending=True)
-    device = _device(group)
-    if any(True for _ in _non_tensor_slots(node)):
-        _send_bytes(_non_tensor_payload(node), dst, group, tag, device)
-    works = [
-        dist.isend(_wire(tensor, device), dst, group=group, tag=tag) for tensor in _tensors(node)
-    ]
-    return Transfer(node, [w for w in works if w is not None], [])
-
-
-def irecv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
-    """Start receiving into ``node`` from ``src``; ``wait()`` on the result finishes it."""
-    _handshake(node, src, group, tag, sending=False)
-    device = _device(group)
-    if any(True for _ in _non_tensor_slots(node)):
-        _apply_non_tensor_payload(node, _recv_bytes(src, group, tag, device))
-    works, copies = [], []
-    for tensor in _tensors(node):
-        direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
-        buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
-        works.append(dist.irecv(buffer, src, group=group, tag=tag))
-        if not direct:
-            copies.append((tensor, buffer))
-    return Transfer(node, [w for w in works if w is not None], copies)
 
 
 # -- collectives ----------------------------------------------------------------------------

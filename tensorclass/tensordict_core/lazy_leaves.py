@@ -132,8 +132,9 @@ def missing_key_error(leaves: LazyLeaves, key: object, where: object = None) -> 
         lacking = leaves.missing_from(key)
         having = [i for i in range(len(leaves.members)) if i not in lacking]
         if having:
+            name = repr(key) if where in (None, key) else f"{where!r}: {key!r}"
             return KeyNotFoundError(
-                f"key {where or key!r} is only in members {having} of the {owner} (members "
+                f"key {name} is only in members {having} of the {owner} (members "
                 f"{lacking} lack it), so it cannot be stacked; read it from the members "
                 f"(stack.members[i]) or set it through the stack to give it to every member",
                 key=where or key,  # type: ignore[arg-type]

@@ -188,8 +188,16 @@ class LazyStackedTensorDict(LazyShapeOps):
         if key[0] in leaves:
             leaves[key[0]]._set_path(key[1:], value, inplace, where)  # a lazy nested stack
             return
-        for member, part in zip(leaves.members, self._split_value(value, where)):
+        parts = self._split_value(value, where)
+        if not inplace:
+            self._check_members_unlocked(where, "write")  # before any member is written
+        for member, part in zip(leaves.members, parts):
             member._set_path(key, part, inplace, where)
+
+    def _check_members_unlocked(self, key: object, action: str) -> None:
+        """Refuse a member-by-member write up front if a member is locked (no partial writes)."""
+        for member in self._lazy.members:
+            member._check_unlocked(key, action)
 
     def _split_value(self, value: Any, where: object) -> tuple[Any, ...]:
         """One part of a user value per member (checked against the stack's batch size)."""
@@ -245,6 +253,9 @@ class LazyStackedTensorDict(LazyShapeOps):
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
+        first = next(iter(other._data), None)
+        if not inplace and first is not None:
+            self._check_members_unlocked(first, "write")
         for member, part in zip(self._lazy.members, parts):
             member.update(part, inplace=inplace, keys_to_update=keys_to_update)
         return self

@@ -17,7 +17,10 @@ How the data reaches the workers:
   chunks and ``fn`` are pickled: ``fn`` must be importable (defined at module level).
 
 An exception raised by ``fn`` in a worker is raised again in the caller, with the worker's
-traceback as its cause; the pool is then terminated and joined, so no worker is left behind.
+traceback as its cause; a worker that dies (killed, out of memory, a crash in native code)
+raises ``concurrent.futures.process.BrokenProcessPool`` instead of leaving the caller
+waiting for a result that never comes. Either way the pool is then terminated and joined,
+so no worker is left behind.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import pickle
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
@@ -43,6 +47,7 @@ __all__ = ["RemoteTraceback", "map_chunks"]
 
 _INHERITED: dict[int, tuple[Any, Callable[..., Any]]] = {}
 _TOKENS = itertools.count()
+_POLL_SECONDS = 0.1  # how often a wait for results checks that the workers are alive
 
 
 class RemoteTraceback(Exception):
@@ -149,8 +154,46 @@ def _worker_count(num_workers: int | None) -> int:
         return os.cpu_count() or 1
 
 
+def _workers(pool: Any) -> list[Any]:
+    """The pool's worker processes, to watch for deaths (a ``multiprocessing`` pool only)."""
+    processes = getattr(pool, "_pool", None)
+    return list(processes) if isinstance(processes, list) else []
+
+
+def _died(workers: list[Any], recycles: bool) -> str | None:
+    """Which watched worker died, if one did (``recycles``: exit code 0 is a normal exit)."""
+    for worker in workers:
+        code = worker.exitcode
+        if code is not None and (code != 0 or not recycles):
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            return f"worker process {worker.pid} {how}"
+    return None
+
+
+def _results(pool: Any, tasks: list[tuple[Any, ...]]) -> Iterator[tuple[bool, bytes]]:
+    """The outcomes in task order. A worker that dies (killed, ``os._exit``, a crash in C)
+    loses its task, which a pool never reports: instead of waiting forever, this watches
+    the workers and raises ``BrokenProcessPool``."""
+    workers = _workers(pool)
+    recycles = getattr(pool, "_maxtasksperchild", None) is not None
+    outcomes = pool.imap(_run, tasks)
+    for _ in tasks:
+        while True:
+            try:
+                outcome: tuple[bool, bytes] = outcomes.next(timeout=_POLL_SECONDS)
+                break
+            except multiprocessing.TimeoutError:
+                death = _died(workers, recycles)
+                if death is not None:
+                    raise BrokenProcessPool(
+                        f"map: {death} while running fn; its chunk is lost (out of memory? "
+                        f"a crash in native code? os._exit in fn?)"
+                    ) from None
+        yield outcome
+
+
 def _collect(pool: Any, tasks: list[tuple[Any, ...]], bar: Any) -> Iterator[Any]:
-    for ok, payload in pool.imap(_run, tasks):
+    for ok, payload in _results(pool, tasks):
         if not ok:
             error_bytes, text = pickle.loads(payload)
             raise pickle.loads(error_bytes) from RemoteTraceback(text)

@@ -145,8 +145,8 @@ class StorageMethods(TensorCore):
         ``num_chunks`` chunks (default: one per worker); ``num_workers`` defaults to the CPUs
         available. ``fn`` returns a tensor class, a tensor, or ``None`` after writing into
         its chunk in place (then ``map`` returns ``out``). ``pbar=True`` shows a tqdm bar.
-        Worker exceptions are raised here with the worker's traceback. See
-        ``tensorclass.tensordict_core.parallel``.
+        Worker exceptions are raised here with the worker's traceback; a worker that dies
+        raises ``BrokenProcessPool``. See ``tensorclass.tensordict_core.parallel``.
         """
         from .parallel import map_chunks
 
@@ -179,7 +179,7 @@ class StorageMethods(TensorCore):
         return recv(self, src, group=group, tag=tag)
 
     def isend(self, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
-        """Start sending to ``dst``; ``wait()`` on the result finishes."""
+        """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes."""
         from .distributed import isend
 
         return isend(self, dst, group=group, tag=tag)

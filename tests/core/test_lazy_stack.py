@@ -60,6 +60,24 @@ def test_seed_002_lazy_evaluation() -> None:
     assert type(dense) is TensorDict and dense["b"].shape == (3, 10, 100, 100)
 
 
+def test_reading_a_key_stacks_only_that_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    members = tds()
+    members[1]["b"] = torch.zeros(4, 7)  # "b" cannot be stacked: it is read from members only
+    members[0]["b"] = members[2]["b"] = torch.zeros(4, 5)
+    stack = lazy_stack(members, 0)
+    stacked: list[list[tuple[int, ...]]] = []
+    real = torch.stack
+
+    def spy(tensors: list[torch.Tensor], dim: int = 0) -> torch.Tensor:
+        stacked.append([tuple(t.shape) for t in tensors])
+        return real(tensors, dim)
+
+    monkeypatch.setattr(torch, "stack", spy)
+    assert stack["a"].shape == (3, 4)
+    assert stacked == [[(4,)] * 3]  # one stack of the three "a" leaves, nothing else
+    assert stack[1]["b"].shape == (4, 7)
+
+
 def test_reading_stacks_one_key_and_shapes() -> None:
     members = tds()
     stack = lazy_stack(members, 1)
@@ -157,6 +175,8 @@ def test_different_keys_are_allowed_and_missing_reads_are_clear() -> None:
         stack["only0"]
     with pytest.raises(KeyError, match="keys every member has: 'a', 'n'"):
         stack["nowhere"]
+    with pytest.raises(KeyNotFoundError, match=r"key \('only0', 'x'\): 'only0' is only in"):
+        stack["only0", "x"]
     assert "exclusive_keys=['only0']" in repr(stack)
     assert list(stack.contiguous().keys()) == ["a", "n"]
     assert stack.get("only0", None) is None
@@ -214,6 +234,26 @@ def test_frozen_and_locked_members() -> None:
         locked["z"] = torch.zeros(2, 4)
     locked.unlock_()
     locked["z"] = torch.zeros(2, 4)
+
+
+def test_a_locked_member_refuses_the_write_before_any_member_changes() -> None:
+    members = tds()
+    members[2].lock_()  # the stack itself is not locked: only one member is
+    stack = lazy_stack(members, 0)
+    before = [list(m.keys(True, True)) for m in members]
+    values = [m["a"].tolist() for m in members]
+    for write in (
+        lambda: stack.__setitem__("new", torch.ones(3, 4)),
+        lambda: stack.__setitem__(("q", "new"), torch.ones(3, 4)),
+        lambda: stack.update({"a": torch.ones(3, 4), "zz": torch.ones(3, 4)}),
+    ):
+        with pytest.raises(LockedError):
+            write()
+        assert [list(m.keys(True, True)) for m in members] == before
+        assert [m["a"].tolist() for m in members] == values
+    stack.update({"a": torch.ones(3, 4)}, inplace=True)  # in place is allowed
+    assert members[2]["a"].tolist() == [1.0] * 4
+    assert stack.update({}) is stack
 
 
 def test_shape_ops_keep_the_members() -> None:

@@ -104,6 +104,42 @@ def _scenarios(rank: int) -> dict[str, Any]:
         bad.all_reduce()
     except StructureMismatchError as err:
         out["collective_mismatch"] = str(err)
+    # isend / irecv in either order: two ranks swap their data (nothing waits for the peer)
+    mine = episode(float(rank + 10))
+    theirs = episode(0.0)
+    sending = mine.isend(1 - rank)
+    receiving = theirs.irecv(1 - rank)
+    sending.wait()
+    out["swap"] = describe(receiving.wait())
+    # isend to a receiver of a different structure: the receiver raises, keeps its data,
+    # and the channel stays usable (the sender's messages were drained)
+    if rank == 0:
+        episode(1.0).isend(1).wait()
+    else:
+        other = Info(torch.full((3,), 5), note="kept", batch_size=[3])
+        try:
+            other.irecv(0)
+        except StructureMismatchError as err:
+            out["isend_mismatch"] = str(err)
+        out["isend_mismatch_kept"] = [other.step.tolist(), other.note]
+    # a different class or batch size through a blocking send: both sides raise
+    wrong: Any = episode(1.0) if rank == 0 else TensorDict({"obs": torch.zeros(3, 2)}, [3])
+    try:
+        wrong.send(1) if rank == 0 else wrong.recv(0)
+    except StructureMismatchError as err:
+        out["class_mismatch"] = str(err)
+    sized = TensorDict({"x": torch.zeros(2 + rank)}, [2 + rank])
+    try:
+        sized.send(1) if rank == 0 else sized.recv(0)
+    except StructureMismatchError as err:
+        out["size_mismatch"] = str(err)
+    # point to point still in step after the errors
+    ep = episode(4.0 if rank == 0 else 0.0)
+    if rank == 0:
+        ep.send(1)
+    else:
+        ep.recv(0)
+        out["p2p_after_errors"] = describe(ep)
     # still in step after the errors
     ok = TensorDict({"x": torch.full((2,), float(rank))}, [2])
     ok.all_reduce()
@@ -191,6 +227,32 @@ def test_collectives(results: dict[int, dict[str, Any]]) -> None:
 
 def test_lazy_stacks_are_received_into_the_members(results: dict[int, dict[str, Any]]) -> None:
     assert results[1]["lazy"] == [[0.0, 0.0], [1.0, 1.0]]
+
+
+def test_isend_and_irecv_in_either_order(results: dict[int, dict[str, Any]]) -> None:
+    for rank in (0, 1):
+        swapped = results[rank]["swap"]
+        other = 1 - rank
+        assert swapped["obs"] == [[other + 10.0] * 2] * 3 and swapped["note"] == f"v{other + 10.0}"
+        assert swapped["class"] == "Episode" and swapped["inner"] == "Info"
+
+
+def test_isend_mismatch_raised_by_the_receiver(results: dict[int, dict[str, Any]]) -> None:
+    message = results[1]["isend_mismatch"]
+    assert "cannot receive a Info from rank 0" in message
+    assert "class" in message and "Episode" in message
+    assert results[1]["isend_mismatch_kept"] == [[5, 5, 5], "kept"]  # nothing overwritten
+    assert "isend_mismatch" not in results[0]  # nothing waits for the receiver's answer
+    assert results[1]["p2p_after_errors"]["obs"] == [[4.0, 4.0]] * 3
+
+
+def test_other_mismatches_raise_on_both_sides(results: dict[int, dict[str, Any]]) -> None:
+    assert "cannot send a Episode to rank 1" in results[0]["class_mismatch"]
+    assert "cannot receive a TensorDict from rank 0" in results[1]["class_mismatch"]
+    for rank in (0, 1):
+        assert "keys only" in results[rank]["class_mismatch"]
+    assert "batch size [2] here, [3] on the receiver (rank 1)" in results[0]["size_mismatch"]
+    assert "batch size [3] here, [2] on the sender (rank 0)" in results[1]["size_mismatch"]
 
 
 def test_mismatched_structures_are_clear_errors(results: dict[int, dict[str, Any]]) -> None:

@@ -109,6 +109,20 @@ def test_worker_exception_is_raised_with_its_traceback() -> None:
     assert "fails_on_three" in cause.text and "ValueError: bad chunk" in cause.text
 
 
+def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    def dies_on_three(data: TensorDict) -> TensorDict:
+        if (data["x"] == 3).any():
+            os._exit(3)  # as if killed: the pool never hears back about this chunk
+        return data.clone()
+
+    data = TensorDict({"x": torch.arange(8)}, [8])
+    with pytest.raises(BrokenProcessPool, match=r"worker process \d+ exited with code 3"):
+        data.map(dies_on_three, num_workers=2, chunksize=2)  # fork: fn is inherited
+
+
 def test_unpicklable_worker_exception() -> None:
     data = TensorDict({"x": torch.arange(4)}, [4])
     with pytest.raises(RuntimeError, match="Unpicklable: 1"):
@@ -122,11 +136,15 @@ def test_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
     assert "6/6" in capsys.readouterr().err
 
 
+def process_and_report(data: TensorDict) -> TensorDict:
+    process_data(data)  # in place: through the file the worker mapped again
+    return data.select("labels").clone()  # and a result gathered by the caller
+
+
 def test_spawned_workers_get_memmaps_by_file_name(tmp_path: Path) -> None:
     data = dataset(12).memmap(tmp_path / "data")
-    result = data.map(double, num_workers=2, num_chunks=2, mp_start_method="spawn")
-    assert torch.equal(result["labels"], data["labels"] * 2)
-    data.map(process_data, num_workers=2, num_chunks=2, mp_start_method="spawn")
+    result = data.map(process_and_report, num_workers=2, num_chunks=2, mp_start_method="spawn")
+    assert torch.equal(result["labels"], torch.arange(12) * 3 // 10)
     assert torch.equal(data["labels"], torch.arange(12) * 3 // 10)
 
 

@@ -196,29 +196,64 @@ def test_memmap_like_never_materialises_the_template(tmp_path: Path) -> None:
     assert data["images"].shape == (1_000_000, 256) and data[123_456]["images"].sum() == 0
 
 
+def _resident_bytes(files: list[Path]) -> int:
+    """How much of ``files`` is mapped into this process's memory (Linux: /proc/self/smaps)."""
+    names = {str(file.resolve()) for file in files}
+    total, current = 0, None
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            parts = line.split()
+            if parts and "-" in parts[0] and ":" not in parts[0]:
+                current = parts[5] if len(parts) > 5 else None  # a mapping's first line
+            elif parts and parts[0] == "Rss:" and current in names:
+                total += int(parts[1]) * 1024
+    return total
+
+
 def test_dataset_of_a_million_rows(tmp_path: Path) -> None:
+    # seed 003: allocate on disk from a one-row template, fill in chunks, read a few rows
     data = TensorDict(
-        {"images": torch.zeros(4, dtype=torch.uint8), "labels": torch.zeros((), dtype=torch.int)},
+        {
+            "images": torch.zeros((8, 8), dtype=torch.uint8),
+            "labels": torch.zeros((), dtype=torch.int),
+        },
         batch_size=[],
     )
     data = data.expand(1_000_000)
     data = data.memmap_like(tmp_path / "dataset")
-    chunk = 100_000
+    chunk = 250_000
     for start in range(0, 1_000_000, chunk):  # fill the dataset in chunks
         rows = torch.arange(start, start + chunk)
         data[start : start + chunk] = TensorDict(
             {
-                "images": (rows % 251).to(torch.uint8)[:, None].expand(chunk, 4),
+                "images": (rows % 251).to(torch.uint8)[:, None, None].expand(chunk, 8, 8),
                 "labels": rows.int(),
             },
             [chunk],
         )
     picked = data[torch.tensor([1, 10000, 500000])]
-    assert type(picked["labels"]) is torch.Tensor  # three rows read, not the files
+    assert picked.batch_size == (3,) and picked["images"].shape == (3, 8, 8)
     assert picked["labels"].tolist() == [1, 10000, 500000]
-    assert picked["images"][:, 0].tolist() == [1, 10000 % 251, 500000 % 251]
+    assert picked["images"][:, 0, 0].tolist() == [1, 10000 % 251, 500000 % 251]
+    del data, picked
     reloaded = TensorDict.load_memmap(tmp_path / "dataset")
     assert reloaded[torch.tensor([999_999])]["labels"].item() == 999_999
+    del reloaded
+    if os.path.exists("/proc/self/smaps"):  # Linux: check what is mapped into memory
+        assert_reads_only_the_rows(tmp_path / "dataset")
+
+
+def assert_reads_only_the_rows(path: Path) -> None:
+    files = [path / "images.memmap", path / "labels.memmap"]
+    size = sum(os.path.getsize(file) for file in files)  # 68 MB
+    data = TensorDict.load_memmap(path)
+    assert _resident_bytes(files) == 0  # loading maps the files, reads nothing
+    picked = data[torch.tensor([1, 10000, 500000])]
+    assert picked["labels"].tolist() == [1, 10000, 500000]
+    # a few pages around each row (the kernel maps up to a 2 MB huge page at a time)
+    assert 0 < _resident_bytes(files) < size // 4
+    assert data["images"].sum().item() > 0 and data["labels"].sum().item() > 0
+    assert _resident_bytes(files) >= size - 4 * 4096  # reading everything maps everything
 
 
 # -- overwriting and crash safety ---------------------------------------------------------
@@ -268,6 +303,50 @@ def test_failure_mid_save_leaves_the_previous_save_intact(
     assert written  # the failure came after a file was written
     assert os.listdir(tmp_path) == ["ckpt"]
     assert_same(TensorDict.load_memmap(tmp_path / "ckpt"), old)
+
+
+def test_failure_in_a_writer_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorclass.tensordict_core.memmap import save
+
+    old = TensorDict({f"k{i}": torch.full((5,), float(i)) for i in range(8)}, [5])
+    old.memmap(tmp_path / "ckpt")
+    real_write = save.write_tensor_file
+
+    def failing_write(tensor: torch.Tensor, path: str, **kwargs: Any) -> None:
+        if path.endswith("k5.memmap"):
+            raise OSError("disk full")
+        real_write(tensor, path, **kwargs)
+
+    monkeypatch.setattr(save, "write_tensor_file", failing_write)
+    with pytest.raises(OSError, match="disk full"):
+        old.apply(lambda x: x + 1).memmap(tmp_path / "ckpt", existsok=True, num_threads=4)
+    assert os.listdir(tmp_path) == ["ckpt"]
+    assert_same(TensorDict.load_memmap(tmp_path / "ckpt"), old)
+
+
+def test_replacing_without_an_atomic_exchange(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where renameat2(RENAME_EXCHANGE) is missing (other systems, some file systems), the
+    # old save is renamed aside, the new one renamed in, then the old one removed.
+    from tensorclass.tensordict_core.memmap import save
+
+    monkeypatch.setattr(save, "_exchange", lambda first, second: False)
+    TensorDict({"x": torch.zeros(3)}, [3]).memmap(tmp_path / "s")
+    TensorDict({"y": torch.ones(2)}, [2]).memmap(tmp_path / "s", existsok=True)
+    assert list(TensorDict.load_memmap(tmp_path / "s").keys()) == ["y"]
+    assert os.listdir(tmp_path) == ["s"]
+
+
+def test_saving_a_loaded_save_onto_itself(tmp_path: Path) -> None:
+    episode = make_episode()
+    episode.memmap(tmp_path / "ep")
+    loaded = Episode.load_memmap(tmp_path / "ep")  # its tensors map the files being replaced
+    again = loaded.memmap(tmp_path / "ep", existsok=True)
+    assert_same(again, episode)
+    assert_same(Episode.load_memmap(tmp_path / "ep"), episode)
+    assert_same(loaded, episode)  # the old mapping still reads the old data
+    assert os.listdir(tmp_path) == ["ep"]
 
 
 def test_crash_mid_save_leaves_the_previous_save_intact(tmp_path: Path) -> None:
@@ -421,10 +500,16 @@ def test_import_only_when_asked(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    run(
-        "import torch, recorded_cls_mod as m; m.Point(torch.zeros(2, 2), batch_size=[2]).memmap('pt')"
-    )
-    # a fresh process that never imported the module: nothing is imported by default
+    import importlib
+
+    sys.path.insert(0, str(tmp_path))
+    try:  # saved here; loaded below by a fresh process that never imported the module
+        module = importlib.import_module("recorded_cls_mod")
+        module.Point(torch.zeros(2, 2), batch_size=[2]).memmap(tmp_path / "pt")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("recorded_cls_mod", None)
+    # nothing is imported by default
     out = run(
         "import sys\nfrom tensorclass import load_memmap, RecordedClassError\n"
         "try:\n    load_memmap('pt')\nexcept RecordedClassError as err:\n    print('refused:', err)\n"

@@ -93,6 +93,37 @@ def test_views_stay_mapped_and_results_do_not(tmp_path: Path) -> None:
     assert type(copy.deepcopy(mapped)) is torch.Tensor
 
 
+@pytest.mark.parametrize(
+    "index",
+    [
+        1,
+        -1,
+        slice(1, 3),
+        (slice(None), 2),
+        (..., None, 1),
+        torch.tensor(2),
+        torch.tensor([0, 2, 2]),
+        torch.tensor([True, False, True, False]),
+        (torch.tensor([0, 3]), slice(1, None)),
+        [0, 1],
+        (),
+    ],
+    ids=str,
+)
+def test_indexing_matches_plain_tensors(tmp_path: Path, index: object) -> None:
+    source = torch.arange(12.0).reshape(4, 3)
+    mapped = MemoryMappedTensor.from_tensor(source, filename=tmp_path / "i")
+    result = mapped[index]
+    expected = source[index]
+    assert torch.equal(
+        result.as_tensor() if isinstance(result, MemoryMappedTensor) else result, expected
+    )
+    shares = result.untyped_storage().data_ptr() == mapped.untyped_storage().data_ptr()
+    assert isinstance(result, MemoryMappedTensor) == shares  # views are file-backed, copies not
+    if shares:
+        assert result.filename == mapped.filename
+
+
 def test_pickles_the_file_name_not_the_data(tmp_path: Path) -> None:
     mapped = MemoryMappedTensor.zeros(1000, 1000, filename=tmp_path / "p")
     payload = pickle.dumps(mapped[10:20])
@@ -120,3 +151,26 @@ def test_existsok(tmp_path: Path) -> None:
     assert second.tolist() == [1.0] * 3
     assert first.tolist() == [0.0] * 3  # the old mapping keeps the old file's data
     assert sorted(os.listdir(tmp_path)) == ["x"]
+
+
+def test_bad_input_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match=r"cannot be negative; got \[2, -1\]"):
+        MemoryMappedTensor.empty(2, -1, filename=tmp_path / "neg")
+    with pytest.raises(TypeError, match="only dense tensors"):
+        MemoryMappedTensor.from_tensor(torch.eye(2).to_sparse(), filename=tmp_path / "sparse")
+    from tensorclass.tensordict_core.memmap import tensor as module
+
+    def fails(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(module, "_byte_view", fails)
+    with pytest.raises(OSError, match="disk full"):
+        MemoryMappedTensor.from_tensor(torch.zeros(3), filename=tmp_path / "half")
+    assert os.listdir(tmp_path) == []
+
+
+def test_unpickling_after_the_file_is_gone(tmp_path: Path) -> None:
+    payload = pickle.dumps(MemoryMappedTensor.zeros(3, filename=tmp_path / "gone"))
+    os.remove(tmp_path / "gone")
+    with pytest.raises(FileNotFoundError, match="no longer exists"):
+        pickle.loads(payload)
