@@ -140,8 +140,11 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         """
         if isinstance(tensordict, TensorCore):
             schema = self._schema
-            if schema is not None and not isinstance(tensordict, schema):
-                raise self._wrong_class(tensordict)
+            if schema is not None:
+                if not isinstance(tensordict, schema):
+                    raise self._wrong_class(tensordict, "")
+                if tensordict_out is not None and not isinstance(tensordict_out, schema):
+                    raise self._wrong_class(tensordict_out, " as tensordict_out")
             if args or kwargs:
                 raise TypeError(
                     f"{type(self).__name__}: pass either a tensor class or tensors, not both"
@@ -177,11 +180,12 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         outputs = tuple(result.get(key) for key in self.out_keys)
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _wrong_class(self, tensordict: Any) -> SchemaError:
+    def _wrong_class(self, tensordict: Any, role: str) -> SchemaError:
         name = self._schema.__name__ if self._schema is not None else "?"
         return SchemaError(
             f"{type(self).__name__}(schema={name}) was called with a "
-            f"{type(tensordict).__name__}; pass a {name} (or build the module without schema=)"
+            f"{type(tensordict).__name__}{role}; "
+            f"pass a {name} (or build the module without schema=)"
         )
 
     def _missing_input(self, tensordict: Any, key: Key) -> KeyNotFoundError:

@@ -145,3 +145,13 @@ def test_select_subsequence_keeps_the_schema() -> None:
     obs = make_obs()
     obs.hidden = torch.zeros(4, 5)
     assert sub(obs).y is not None
+
+
+def test_tensordict_out_of_another_class_is_an_error() -> None:
+    module = TensorDictModule(nn.Linear(3, 2), ["x"], ["y"], schema=Obs)
+    out = make_obs()
+    assert module(make_obs(), tensordict_out=out) is out and out.y is not None
+    target = TensorDict({}, [4])
+    with pytest.raises(SchemaError, match="called with a TensorDict as tensordict_out"):
+        module(make_obs(), tensordict_out=target)
+    assert "y" not in target
