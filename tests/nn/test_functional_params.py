@@ -233,3 +233,40 @@ def test_functional_call_through_a_tensordict_module() -> None:
     # zero weights: both gates are one half and the candidate is zero
     torch.testing.assert_close(out["output"], td["hidden"] / 2)
     assert not torch.allclose(td_module(td.clone())["output"], td["hidden"] / 2)
+
+
+def test_to_module_into_an_unset_entry_unsets_it_again_on_exit() -> None:
+    layer = nn.Linear(3, 2, bias=False)
+    params = TensorDict.from_module(nn.Linear(3, 2)).detach()
+    with params.to_module(layer) as swapped:
+        assert layer.bias is params["bias"]
+        torch.testing.assert_close(layer(torch.zeros(3)), params["bias"])
+        assert swapped["bias"] is None
+    assert layer.bias is None and "bias" in layer._parameters
+    with pytest.raises(RuntimeError, match="boom"), params.to_module(layer, inplace=True):
+        raise RuntimeError("boom")
+    assert layer.bias is None
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_a_failed_load_leaves_the_module_as_it_was(inplace: bool) -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    before = TensorDict.from_module(model)
+    values = before.detach().clone()
+    bad = TensorDict(
+        {
+            "0": {"weight": torch.zeros(2, 2), "bias": torch.zeros(2)},
+            "1": {"weight": torch.zeros(2, 2), "kernel": torch.zeros(2, 2)},
+        }
+    )
+    with pytest.raises(KeyNotFoundError, match=r"\('1', 'kernel'\)"):
+        bad.to_module(model, inplace=inplace)
+    for key in [("0", "weight"), ("0", "bias"), ("1", "weight"), ("1", "bias")]:
+        assert TensorDict.from_module(model)[key] is before[key]
+        torch.testing.assert_close(before[key].detach(), values[key])
+    if inplace:
+        with pytest.raises(RuntimeError):
+            TensorDict({"bias": torch.zeros(2), "weight": torch.zeros(3, 3)}).to_module(
+                model[0], inplace=True
+            )
+        torch.testing.assert_close(model[0].bias.detach(), values["0", "bias"])
