@@ -1,5 +1,7 @@
 """from_module / to_module / from_modules / TensorDictParams (seeds 000, 002, 003, 004)."""
 
+import copy
+
 import pytest
 import torch
 from torch import nn, vmap
@@ -270,3 +272,23 @@ def test_a_failed_load_leaves_the_module_as_it_was(inplace: bool) -> None:
                 model[0], inplace=True
             )
         torch.testing.assert_close(model[0].bias.detach(), values["0", "bias"])
+
+
+def test_a_deep_copy_of_tensordict_params_reads_its_own_parameters() -> None:
+    params = TensorDictParams(
+        TensorDict({"w": torch.ones(3), "n": {"b": torch.zeros(2), "i": torch.arange(2)}}),
+        lock=True,
+    )
+    holder = nn.Module()
+    holder.params = params
+    copied = copy.deepcopy(holder).params
+    assert isinstance(copied, TensorDictParams) and copied.is_locked
+    registered = dict(copied.named_parameters())
+    assert copied["w"] is registered["w"] and copied["n", "b"] is registered["n.b"]
+    assert copied["n", "i"] is dict(copied.named_buffers())["n.i"]
+    assert copied["w"] is not params["w"]
+    with torch.no_grad():
+        for p in copied.parameters():
+            p.add_(1)  # an optimizer step on the copy ...
+    assert copied["w"].tolist() == [2.0] * 3  # ... is what the copy reads
+    assert params["w"].tolist() == [1.0] * 3  # and the original is untouched
