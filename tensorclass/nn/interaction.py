@@ -1,7 +1,8 @@
 """How probabilistic modules turn a distribution into a value: the interaction type.
 
-``set_interaction_type`` sets it for a block (or a function, as a decorator); outside
-any block each module uses its ``default_interaction_type``.
+``set_interaction_type`` sets it for a block (or a function, as a decorator), for the
+thread that enters the block; outside any block each module uses its
+``default_interaction_type``. ``torch.compile`` traces both the setting and its reads.
 
 >>> from tensorclass.nn import InteractionType, interaction_type, set_interaction_type
 >>> with set_interaction_type("mode"):
