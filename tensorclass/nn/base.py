@@ -136,7 +136,8 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         """Run on a tensor class (returned, with the outputs written), or on tensors.
 
         With tensors (positional in ``in_keys`` order, or keywords named after the keys,
-        nested keys joined by ``_``), the outputs are returned: one tensor, or a tuple.
+        nested keys joined by ``_``), the outputs are returned: one tensor, or a tuple
+        (and also written into ``tensordict_out`` when one is given).
         """
         if isinstance(tensordict, TensorCore):
             schema = self._schema
@@ -151,12 +152,14 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
                 )
             return self._forward_td(tensordict, tensordict_out)
         values = args if tensordict is None else (tensordict, *args)
-        return self._forward_tensors(values, kwargs)
+        return self._forward_tensors(values, kwargs, tensordict_out)
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
         raise NotImplementedError
 
-    def _forward_tensors(self, values: tuple[Any, ...], named: dict[str, Any]) -> Any:
+    def _forward_tensors(
+        self, values: tuple[Any, ...], named: dict[str, Any], tensordict_out: Any = None
+    ) -> Any:
         in_keys = self.in_keys
         if len(values) > len(in_keys):
             raise TypeError(
@@ -176,7 +179,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
                 if key in data:
                     raise TypeError(f"{type(self).__name__} got {key!r} twice")
                 data[key] = value
-        result = self._forward_td(TensorDict(data), None)
+        result = self._forward_td(TensorDict(data), tensordict_out)
         outputs = tuple(result.get(key) for key in self.out_keys)
         return outputs[0] if len(outputs) == 1 else outputs
 

@@ -215,3 +215,13 @@ def test_dict_in_keys_with_nested_keys_and_a_dict_output() -> None:
     td = module(td)
     assert isinstance(td["metrics"], TensorDict) and td["metrics"].batch_size == (4,)
     torch.testing.assert_close(td["metrics", "dist"], torch.full((4,), 2.0).sqrt())
+
+
+def test_tensor_call_with_tensordict_out_writes_there_too() -> None:
+    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    out = TensorDict({}, [])
+    result = module(x=torch.zeros(()), tensordict_out=out)
+    assert isinstance(result, torch.Tensor) and result.item() == 1
+    assert list(out.keys()) == ["y"] and out["y"] is result
+    td = TensorDict({"x": torch.zeros(())})
+    assert module(tensordict=td) is td and "y" in td
