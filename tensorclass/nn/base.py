@@ -136,24 +136,30 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         """Run on a tensor class (returned, with the outputs written), or on tensors.
 
         With tensors (positional in ``in_keys`` order, or keywords named after the keys,
-        nested keys joined by ``_``), the outputs are returned: one tensor, or a tuple.
+        nested keys joined by ``_``), the outputs are returned: one tensor, or a tuple
+        (and also written into ``tensordict_out`` when one is given).
         """
         if isinstance(tensordict, TensorCore):
             schema = self._schema
-            if schema is not None and not isinstance(tensordict, schema):
-                raise self._wrong_class(tensordict)
+            if schema is not None:
+                if not isinstance(tensordict, schema):
+                    raise self._wrong_class(tensordict, "")
+                if tensordict_out is not None and not isinstance(tensordict_out, schema):
+                    raise self._wrong_class(tensordict_out, " as tensordict_out")
             if args or kwargs:
                 raise TypeError(
                     f"{type(self).__name__}: pass either a tensor class or tensors, not both"
                 )
             return self._forward_td(tensordict, tensordict_out)
         values = args if tensordict is None else (tensordict, *args)
-        return self._forward_tensors(values, kwargs)
+        return self._forward_tensors(values, kwargs, tensordict_out)
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
         raise NotImplementedError
 
-    def _forward_tensors(self, values: tuple[Any, ...], named: dict[str, Any]) -> Any:
+    def _forward_tensors(
+        self, values: tuple[Any, ...], named: dict[str, Any], tensordict_out: Any = None
+    ) -> Any:
         in_keys = self.in_keys
         if len(values) > len(in_keys):
             raise TypeError(
@@ -173,15 +179,16 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
                 if key in data:
                     raise TypeError(f"{type(self).__name__} got {key!r} twice")
                 data[key] = value
-        result = self._forward_td(TensorDict(data), None)
+        result = self._forward_td(TensorDict(data), tensordict_out)
         outputs = tuple(result.get(key) for key in self.out_keys)
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _wrong_class(self, tensordict: Any) -> SchemaError:
+    def _wrong_class(self, tensordict: Any, role: str) -> SchemaError:
         name = self._schema.__name__ if self._schema is not None else "?"
         return SchemaError(
             f"{type(self).__name__}(schema={name}) was called with a "
-            f"{type(tensordict).__name__}; pass a {name} (or build the module without schema=)"
+            f"{type(tensordict).__name__}{role}; "
+            f"pass a {name} (or build the module without schema=)"
         )
 
     def _missing_input(self, tensordict: Any, key: Key) -> KeyNotFoundError:

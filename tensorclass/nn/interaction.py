@@ -1,7 +1,8 @@
 """How probabilistic modules turn a distribution into a value: the interaction type.
 
-``set_interaction_type`` sets it for a block (or a function, as a decorator); outside
-any block each module uses its ``default_interaction_type``.
+``set_interaction_type`` sets it for a block (or a function, as a decorator), for the
+thread that enters the block; outside any block each module uses its
+``default_interaction_type``. ``torch.compile`` traces both the setting and its reads.
 
 >>> from tensorclass.nn import InteractionType, interaction_type, set_interaction_type
 >>> with set_interaction_type("mode"):
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from contextvars import ContextVar, Token
+import threading
 from types import TracebackType
 from typing import Any
 
@@ -48,12 +49,21 @@ class InteractionType(enum.Enum):
             ) from None
 
 
-_CURRENT: ContextVar[InteractionType | None] = ContextVar("interaction_type", default=None)
+class _Current(threading.local):
+    """The interaction type in force, per thread. A ``threading.local`` rather than a
+    ``ContextVar`` because ``torch.compile`` traces its reads and writes: a compiled call
+    guards on the value, and a ``set_interaction_type`` block inside one is traced."""
+
+    def __init__(self) -> None:
+        self.type: InteractionType | None = None
+
+
+_CURRENT = _Current()
 
 
 def interaction_type() -> InteractionType | None:
     """The interaction type set by the innermost ``set_interaction_type``, or ``None``."""
-    return _CURRENT.get()
+    return _CURRENT.type
 
 
 class set_interaction_type(contextlib.ContextDecorator):
@@ -61,10 +71,11 @@ class set_interaction_type(contextlib.ContextDecorator):
 
     def __init__(self, type: InteractionType | str | None = InteractionType.DETERMINISTIC) -> None:
         self.type = None if type is None else InteractionType.from_str(type)
-        self._tokens: list[Token[InteractionType | None]] = []
+        self._previous: list[InteractionType | None] = []
 
     def __enter__(self) -> None:
-        self._tokens.append(_CURRENT.set(self.type))
+        self._previous.append(_CURRENT.type)
+        _CURRENT.type = self.type
 
     def __exit__(
         self,
@@ -72,7 +83,7 @@ class set_interaction_type(contextlib.ContextDecorator):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        _CURRENT.reset(self._tokens.pop())
+        _CURRENT.type = self._previous.pop()
 
 
 def _mean_or_mode(dist: Distribution) -> Tensor:

@@ -191,6 +191,8 @@ class TensorDictModule(TensorDictModuleBase[T]):
                     ) from None
                 target.set(key, value)
             return
+        if result is None and not self._out_source:
+            return  # a callable run for its effect, with nothing to write
         if len(self._out_source) != 1:
             raise self._count_error(result)
         for _, key in self._writes:

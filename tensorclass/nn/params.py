@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -152,6 +153,30 @@ class TensorDictParams(nn.Module):
         if self._td._device is not None and tensors:
             self._td._device = tensors[0].device
         return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TensorDictParams:
+        """A deep copy whose tensor class holds the copy's own registered parameters."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            if name != "_td":
+                object.__setattr__(new, name, copy.deepcopy(value, memo))
+        td = self._td
+        data: dict[str, Any] = {}
+        for key, leaf in td._data.items():
+            if key in new._parameters:
+                data[key] = new._parameters[key]
+            elif key in new._buffers:
+                data[key] = new._buffers[key]
+            elif isinstance(new._modules.get(key), TensorDictParams):
+                data[key] = new._modules[key]._td  # type: ignore[union-attr]
+            else:
+                data[key] = copy.deepcopy(leaf, memo)
+        copied = type(td)._new(data, td._batch_size, td._device, td._names)
+        object.__setattr__(new, "_td", copied)
+        if td.is_locked:
+            copied.lock_()
+        return new
 
     def extra_repr(self) -> str:
         """The held tensor class, shown in the module's repr."""

@@ -164,6 +164,12 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
             schema=schema,
         )
 
+    def _class_for(self, modules: list[Any]) -> type[TensorDictSequential[Any]]:
+        # A cut that still ends with the probabilistic module keeps get_dist and log_prob.
+        if modules and isinstance(modules[-1], ProbabilisticTensorDictModule):
+            return ProbabilisticTensorDictSequential
+        return TensorDictSequential
+
     @property
     def last(self) -> ProbabilisticTensorDictModule[Any]:
         """The probabilistic module the chain ends with."""

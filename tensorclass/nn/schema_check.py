@@ -99,7 +99,7 @@ def available_keys(cls: type, prefix: tuple[str, ...] = ()) -> tuple[set[Key], s
     """
     schema = _schema_of(cls)
     if schema is None:
-        return set(), {prefix} if prefix else set()
+        return set(), {prefix}  # a dynamic class (``TensorDict``): any key may be there
     keys: set[Key] = set()
     open_levels: set[Key] = set()
     for f in schema.fields:
@@ -121,4 +121,4 @@ def is_available(key: Key, keys: set[Key], open_levels: set[Key]) -> bool:
     if key in keys:
         return True
     parts = (key,) if type(key) is str else key
-    return any(parts[:depth] in open_levels for depth in range(1, len(parts)))
+    return any(parts[:depth] in open_levels for depth in range(len(parts)))

@@ -21,6 +21,7 @@ from typing import Any, cast, overload
 from torch import nn
 
 from ..errors import KeyNotFoundError, SchemaError
+from ..tensordict_core.lazy_stack import LazyStackedTensorDict
 from .base import T, TensorDictModuleBase, first_missing
 from .keys import Key, KeysLike, as_keys, show_keys, structure_copy
 from .schema_check import available_keys, check_keys, check_schema_class, is_available
@@ -46,7 +47,9 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     Args:
         *modules: the modules (``TensorDictModule``, nested sequentials, probabilistic
             modules...).
-        partial_tolerant: skip a module whose inputs are missing instead of failing.
+        partial_tolerant: skip a module whose inputs are missing instead of failing. On a
+            lazy stack whose members hold different keys, such a module runs on each
+            member that holds its inputs.
         selected_out_keys: write only these keys into the input (intermediate results
             stay out of it); see :meth:`select_out_keys`.
         schema: a tensor class; every key of every module must be one of its fields, and
@@ -151,8 +154,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     def _run(self, tensordict: Any) -> Any:
         if self.partial_tolerant:
             for module in self._chain():
-                if first_missing(tensordict, module.in_keys) is None:
-                    tensordict = module(tensordict)
+                tensordict = _run_where_possible(module, tensordict)
             return tensordict
         for step in self._list:
             tensordict = step(tensordict)
@@ -178,7 +180,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
 
     def _with_modules(self, modules: list[Any]) -> TensorDictSequential[T]:
         """A sequential of ``modules`` with this one's settings (keys already checked)."""
-        new: TensorDictSequential[T] = TensorDictSequential(
+        new: TensorDictSequential[T] = self._class_for(modules)(
             *modules, partial_tolerant=self.partial_tolerant
         )
         new._schema = self._schema
@@ -186,6 +188,10 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             kept = [key for key in self._selected if key in new.out_keys_source]
             new._selected = kept
         return new
+
+    def _class_for(self, modules: list[Any]) -> type[TensorDictSequential[Any]]:
+        """The class of a sequential of ``modules`` cut from this one."""
+        return TensorDictSequential
 
     def select_subsequence(
         self, in_keys: KeysLike | None = None, out_keys: KeysLike | None = None
@@ -208,6 +214,17 @@ class TensorDictSequential(TensorDictModuleBase[T]):
 
     def _repr_fields(self) -> list[tuple[str, str]]:
         return [("module", repr(self.module)), *super()._repr_fields()]
+
+
+def _run_where_possible(module: TensorDictModuleBase[Any], tensordict: Any) -> Any:
+    """Run ``module`` on ``tensordict`` if it holds the inputs; else, on a lazy stack, on
+    each member that holds them (members of nested stacks included)."""
+    if first_missing(tensordict, module.in_keys) is None:
+        return module(tensordict)
+    if isinstance(tensordict, LazyStackedTensorDict):
+        for member in tensordict.members:
+            _run_where_possible(module, member)  # writes reach the stack through its members
+    return tensordict
 
 
 def _keep_dependents(modules: list[Any], affected: set[Key]) -> list[Any]:

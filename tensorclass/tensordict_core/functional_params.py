@@ -69,12 +69,13 @@ def swap_into(
             child = children.get(key)
             if child is None:
                 raise _no_entry(module, key, where)
-            sub: dict[str, Any] | None = {} if old is not None else None
-            swap_into(leaf, child, inplace, sub, where)
-            if sub is not None and old is not None:
+            sub: dict[str, Any] | None = None
+            if old is not None:
+                sub = {}  # recorded before the recursion fills it: a failure can roll back
                 old[key] = TensorDict._new(sub, _NO_BATCH)
+            swap_into(leaf, child, inplace, sub, where)
             continue
-        if not isinstance(leaf, Tensor):
+        if leaf is not None and not isinstance(leaf, Tensor):
             continue  # non-tensor entries have no place in a module
         store: dict[str, Any]
         if key in params:
@@ -84,14 +85,17 @@ def swap_into(
         else:
             raise _no_entry(module, key, where)
         current = store[key]
+        if leaf is None:  # putting back an entry that was unset (a Linear's bias=False)
+            store[key] = None
+            continue
         if inplace and current is not None:
             if old is not None:
                 old[key] = current.detach().clone()
             with torch.no_grad():
                 current.copy_(leaf)
             continue
-        if old is not None and current is not None:
-            old[key] = current
+        if old is not None:
+            old[key] = current  # None too: leaving the block unsets the entry again
         store[key] = leaf
 
 
@@ -135,18 +139,27 @@ class FunctionalParams(TensorCore):
         entries are *replaced* by these tensors (which may be plain tensors, tensors with a
         graph, or batched tensors under ``torch.vmap``); ``inplace=True`` copies the values
         into the existing tensors instead. ``use_state_dict=True`` goes through
-        ``load_state_dict`` (so state-dict hooks run).
+        ``load_state_dict`` (so state-dict hooks run). When loading fails (a key the module
+        does not have, a value ``copy_`` rejects), the entries loaded before the failure are
+        put back, so the module is left as it was.
 
         Returns the replaced values (a TensorDict that is also a context manager: on exit
         it puts them back), or this instance when ``return_swap=False``.
         """
         from .module_params import ParamSwap, load_state_dict
+        from .tensordict import TensorDict
 
+        old_data: dict[str, Any] | None
         if use_state_dict:
             old_data = load_state_dict(self, module, inplace, return_swap)
         else:
-            old_data = {} if return_swap else None
-            swap_into(self, module, inplace, old_data)
-        if old_data is None:
+            old_data = {}
+            try:
+                swap_into(self, module, inplace, old_data)
+            except BaseException:
+                # Nothing half-loaded: put back what was replaced before the failure.
+                swap_into(TensorDict._new(old_data, _NO_BATCH), module, inplace, None)
+                raise
+        if old_data is None or not return_swap:
             return self
         return ParamSwap._for(old_data, module, inplace, use_state_dict)

@@ -31,6 +31,7 @@ from typing_extensions import Self
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
+from .functional_params import swap_into
 from .tensordict import TensorDict
 
 __all__ = ["ParamSwap", "from_module", "from_modules", "load_state_dict"]
@@ -83,12 +84,13 @@ class ParamSwap(TensorDict):
             raise RuntimeError(
                 "this ParamSwap was not returned by to_module(), so there is nothing to restore"
             )
-        self.to_module(
-            target,
-            inplace=self._swap_inplace,
-            return_swap=False,
-            use_state_dict=self._swap_state_dict,
-        )
+        if self._swap_state_dict:
+            self.to_module(
+                target, inplace=self._swap_inplace, return_swap=False, use_state_dict=True
+            )
+        else:
+            # The keys were just loaded from this module, so putting them back cannot fail.
+            swap_into(self, target, self._swap_inplace, None)
 
 
 def _collect(module: nn.Module) -> dict[str, Any]:

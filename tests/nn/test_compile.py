@@ -1,8 +1,8 @@
 """torch.compile: tensor-class code and module forward passes trace as one graph.
 
 Each test compiles with ``fullgraph=True`` (any graph break is an error), calls three
-times with same-shaped inputs, and checks with dynamo's counters that one graph was
-built (no recompilation).
+times with same-shaped inputs under ``error_on_recompile`` (a recompilation is an error),
+and checks with dynamo's counters that one graph was built.
 """
 
 from collections.abc import Callable, Iterator
@@ -13,9 +13,17 @@ import torch
 import torch._dynamo
 from torch import nn
 from torch._dynamo.utils import counters
+from torch.distributions import Normal
 
 from tensorclass import TensorClass, TensorDict
-from tensorclass.nn import TensorDictModule, TensorDictSequential
+from tensorclass.nn import (
+    NormalParamExtractor,
+    ProbabilisticTensorDictModule,
+    ProbabilisticTensorDictSequential,
+    TensorDictModule,
+    TensorDictSequential,
+    set_interaction_type,
+)
 
 
 class Inner(TensorClass):
@@ -40,10 +48,10 @@ def _fresh_dynamo() -> Iterator[None]:
 def compiled_runs(fn: Callable[..., Any], *make_args: Callable[[], Any]) -> list[Any]:
     """Run ``fn`` compiled (fullgraph) three times; assert a single graph, return results."""
     compiled = torch.compile(fn, backend="eager", fullgraph=True)
-    results = [compiled(*(make() for make in make_args)) for _ in range(3)]
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        results = [compiled(*(make() for make in make_args)) for _ in range(3)]
     assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
     assert not counters["graph_break"]
-    assert not counters["recompiles"]
     return results
 
 
@@ -130,3 +138,94 @@ def test_training_step_compiles() -> None:
     losses = compiled_runs(loss_fn, lambda: torch.randn(4, 3), lambda: torch.randn(4))
     losses[0].backward()
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_the_harness_catches_recompiles() -> None:
+    ranks = iter([1, 1, 2])
+
+    def fn(td: TensorDict) -> torch.Tensor:
+        return td["x"] + 1
+
+    def make() -> TensorDict:
+        return TensorDict({"x": torch.zeros((4,) * next(ranks))}, [4])
+
+    with pytest.raises(torch._dynamo.exc.RecompileError):
+        compiled_runs(fn, make)
+
+
+def test_module_call_forms() -> None:
+    keyword = TensorDictModule(lambda x, *, y: x - y, in_keys={"a": "x", "b": "y"}, out_keys=["z"])
+    (td, *_) = compiled_runs(
+        keyword, lambda: TensorDict({"a": torch.ones(4), "b": torch.ones(4) * 3}, [4])
+    )
+    assert td["z"].tolist() == [-2.0] * 4
+    torch._dynamo.reset()
+    counters.clear()
+    as_dict = TensorDictModule(lambda x: {("n", "a"): x, "b": x + 1}, ["x"], ["b", ("n", "a")])
+    (td, *_) = compiled_runs(as_dict, lambda: TensorDict({"x": torch.zeros(4)}, [4]))
+    assert td["n", "a"].shape == (4,) and td["b"].tolist() == [1.0] * 4
+    torch._dynamo.reset()
+    counters.clear()
+    linear = TensorDictModule(nn.Linear(3, 2), ["x"], ["y"])
+    (out, *_) = compiled_runs(linear, lambda: torch.randn(4, 3))
+    assert isinstance(out, torch.Tensor) and out.shape == (4, 2)
+    torch._dynamo.reset()
+    counters.clear()
+    (out, *_) = compiled_runs(
+        lambda td, dest: linear(td, tensordict_out=dest),
+        lambda: TensorDict({"x": torch.randn(4, 3)}, [4]),
+        lambda: TensorDict({}, [4]),
+    )
+    assert list(out.keys()) == ["y"]
+
+
+def test_partial_tolerant_sequential() -> None:
+    seq = TensorDictSequential(
+        TensorDictModule(lambda x: x + 1, ["x"], ["y"]),
+        TensorDictModule(lambda w: w + 1, ["w"], ["v"]),
+        partial_tolerant=True,
+    )
+    (td, *_) = compiled_runs(seq, lambda: TensorDict({"x": torch.zeros(4)}, [4]))
+    assert sorted(td.keys()) == ["x", "y"]
+
+
+def test_functional_call_with_to_module() -> None:
+    layer = nn.Linear(3, 2)
+    params = TensorDict.from_module(layer).detach().clone().zero_()
+
+    def fn(p: TensorDict, x: torch.Tensor) -> torch.Tensor:
+        with p.to_module(layer):
+            return layer(x)
+
+    (out, *_) = compiled_runs(fn, lambda: params, lambda: torch.randn(4, 3))
+    assert out.eq(0).all()
+    assert isinstance(layer.weight, nn.Parameter) and not layer.weight.eq(0).all()
+
+
+def test_probabilistic_sequential_and_interaction_types() -> None:
+    actor = ProbabilisticTensorDictSequential(
+        TensorDictModule(NormalParamExtractor(), ["p"], ["loc", "scale"]),
+        ProbabilisticTensorDictModule(
+            ["loc", "scale"], ["a"], distribution_class=Normal, return_log_prob=True
+        ),
+    )
+    inputs = torch.randn(4, 6)
+    (td, *_) = compiled_runs(actor, lambda: TensorDict({"p": inputs}, [4]))
+    torch.testing.assert_close(td["a"], inputs[:, :3])  # deterministic: the mean
+    torch._dynamo.reset()
+    counters.clear()
+
+    def sampled(td: TensorDict) -> TensorDict:
+        with set_interaction_type("random"):
+            return actor(td)
+
+    (td, *_) = compiled_runs(sampled, lambda: TensorDict({"p": inputs}, [4]))
+    assert not torch.equal(td["a"], inputs[:, :3])
+    torch.testing.assert_close(td["sample_log_prob"], actor.log_prob(td))
+    # the interaction type set outside a compiled call is honoured (dynamo guards on it)
+    compiled = torch.compile(actor, backend="eager", fullgraph=True)
+    with set_interaction_type("random"):
+        drawn = compiled(TensorDict({"p": inputs}, [4]))["a"]
+    assert not torch.equal(drawn, inputs[:, :3])
+    with set_interaction_type("mode"):
+        torch.testing.assert_close(compiled(TensorDict({"p": inputs}, [4]))["a"], inputs[:, :3])

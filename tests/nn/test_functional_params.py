@@ -1,5 +1,7 @@
 """from_module / to_module / from_modules / TensorDictParams (seeds 000, 002, 003, 004)."""
 
+import copy
+
 import pytest
 import torch
 from torch import nn, vmap
@@ -233,3 +235,60 @@ def test_functional_call_through_a_tensordict_module() -> None:
     # zero weights: both gates are one half and the candidate is zero
     torch.testing.assert_close(out["output"], td["hidden"] / 2)
     assert not torch.allclose(td_module(td.clone())["output"], td["hidden"] / 2)
+
+
+def test_to_module_into_an_unset_entry_unsets_it_again_on_exit() -> None:
+    layer = nn.Linear(3, 2, bias=False)
+    params = TensorDict.from_module(nn.Linear(3, 2)).detach()
+    with params.to_module(layer) as swapped:
+        assert layer.bias is params["bias"]
+        torch.testing.assert_close(layer(torch.zeros(3)), params["bias"])
+        assert swapped["bias"] is None
+    assert layer.bias is None and "bias" in layer._parameters
+    with pytest.raises(RuntimeError, match="boom"), params.to_module(layer, inplace=True):
+        raise RuntimeError("boom")
+    assert layer.bias is None
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_a_failed_load_leaves_the_module_as_it_was(inplace: bool) -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    before = TensorDict.from_module(model)
+    values = before.detach().clone()
+    bad = TensorDict(
+        {
+            "0": {"weight": torch.zeros(2, 2), "bias": torch.zeros(2)},
+            "1": {"weight": torch.zeros(2, 2), "kernel": torch.zeros(2, 2)},
+        }
+    )
+    with pytest.raises(KeyNotFoundError, match=r"\('1', 'kernel'\)"):
+        bad.to_module(model, inplace=inplace)
+    for key in [("0", "weight"), ("0", "bias"), ("1", "weight"), ("1", "bias")]:
+        assert TensorDict.from_module(model)[key] is before[key]
+        torch.testing.assert_close(before[key].detach(), values[key])
+    if inplace:
+        with pytest.raises(RuntimeError):
+            TensorDict({"bias": torch.zeros(2), "weight": torch.zeros(3, 3)}).to_module(
+                model[0], inplace=True
+            )
+        torch.testing.assert_close(model[0].bias.detach(), values["0", "bias"])
+
+
+def test_a_deep_copy_of_tensordict_params_reads_its_own_parameters() -> None:
+    params = TensorDictParams(
+        TensorDict({"w": torch.ones(3), "n": {"b": torch.zeros(2), "i": torch.arange(2)}}),
+        lock=True,
+    )
+    holder = nn.Module()
+    holder.params = params
+    copied = copy.deepcopy(holder).params
+    assert isinstance(copied, TensorDictParams) and copied.is_locked
+    registered = dict(copied.named_parameters())
+    assert copied["w"] is registered["w"] and copied["n", "b"] is registered["n.b"]
+    assert copied["n", "i"] is dict(copied.named_buffers())["n.i"]
+    assert copied["w"] is not params["w"]
+    with torch.no_grad():
+        for p in copied.parameters():
+            p.add_(1)  # an optimizer step on the copy ...
+    assert copied["w"].tolist() == [2.0] * 3  # ... is what the copy reads
+    assert params["w"].tolist() == [1.0] * 3  # and the original is untouched

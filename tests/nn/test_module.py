@@ -186,3 +186,42 @@ def test_parameters_and_state_dict_come_from_the_wrapped_module() -> None:
     replacement = nn.Linear(3, 2)
     module.module = replacement
     assert module(torch.zeros(3)).shape == (2,)
+
+
+def test_a_callable_without_outputs_writes_nothing() -> None:
+    seen: list[torch.Tensor] = []
+    module = TensorDictModule(lambda x: seen.append(x), ["x"], [])
+    td = TensorDict({"x": torch.ones(2)}, [2])
+    assert module(td) is td and list(td.keys()) == ["x"] and len(seen) == 1
+    with pytest.raises(StructureMismatchError, match="expects 0 output"):
+        TensorDictModule(lambda x: x, ["x"], [])(td)
+
+
+def test_dict_in_keys_with_nested_keys_and_a_dict_output() -> None:
+    module = TensorDictModule(
+        lambda *, obs, goal: {"dist": (obs - goal).norm(dim=-1), "unused": obs},
+        in_keys={("env", "obs"): "obs", ("env", "goal"): "goal"},
+        out_keys=[("metrics", "dist")],
+    )
+    assert module.in_keys == [("env", "obs"), ("env", "goal")]
+    td = TensorDict({"env": {"obs": torch.ones(4, 2), "goal": torch.zeros(4, 2)}}, [4])
+    with pytest.raises(StructureMismatchError, match=r"without the out key \('metrics', 'dist'\)"):
+        module(td)
+    module = TensorDictModule(
+        lambda *, obs, goal: {("metrics", "dist"): (obs - goal).norm(dim=-1)},
+        in_keys={("env", "obs"): "obs", ("env", "goal"): "goal"},
+        out_keys=[("metrics", "dist")],
+    )
+    td = module(td)
+    assert isinstance(td["metrics"], TensorDict) and td["metrics"].batch_size == (4,)
+    torch.testing.assert_close(td["metrics", "dist"], torch.full((4,), 2.0).sqrt())
+
+
+def test_tensor_call_with_tensordict_out_writes_there_too() -> None:
+    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    out = TensorDict({}, [])
+    result = module(x=torch.zeros(()), tensordict_out=out)
+    assert isinstance(result, torch.Tensor) and result.item() == 1
+    assert list(out.keys()) == ["y"] and out["y"] is result
+    td = TensorDict({"x": torch.zeros(())})
+    assert module(tensordict=td) is td and "y" in td

@@ -1,5 +1,7 @@
 """Probabilistic modules, interaction types and NormalParamExtractor (seed 001)."""
 
+import threading
+
 import pytest
 import torch
 from torch import vmap
@@ -164,3 +166,64 @@ def test_normal_param_extractor() -> None:
     assert scale.tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="unknown scale mapping"):
         NormalParamExtractor("cube")
+
+
+def test_interaction_type_is_restored_on_error_nests_and_stays_in_its_thread() -> None:
+    with pytest.raises(RuntimeError, match="boom"), set_interaction_type("mode"):
+        raise RuntimeError("boom")
+    assert interaction_type() is None
+    seen: list[object] = []
+    with set_interaction_type("mode"):
+        with set_interaction_type(InteractionType.RANDOM):
+            assert interaction_type() is InteractionType.RANDOM
+        assert interaction_type() is InteractionType.MODE
+        worker = threading.Thread(target=lambda: seen.append(interaction_type()))
+        worker.start()
+        worker.join()
+    assert seen == [None]  # another thread does not see this thread's setting
+
+
+def test_log_prob_key_and_selected_out_keys() -> None:
+    module = ProbabilisticTensorDictModule(
+        ["loc", "scale"],
+        ["a"],
+        distribution_class=Normal,
+        return_log_prob=True,
+        log_prob_key=("lp", "a"),
+    )
+    assert module.out_keys == ["a", ("lp", "a")]
+    td = module(TensorDict({"loc": torch.zeros(2), "scale": torch.ones(2)}, [2]))
+    torch.testing.assert_close(td["lp", "a"], Normal(0.0, 1.0).log_prob(torch.zeros(2)))
+    module.select_out_keys("a")
+    td = module(TensorDict({"loc": torch.zeros(2), "scale": torch.ones(2)}, [2]))
+    assert sorted(td.keys()) == ["a", "loc", "scale"]
+    module.reset_out_keys()
+    # tensors in, tensors out: the sample and its log-probability
+    sample, log_prob = module(torch.zeros(2), scale=torch.ones(2))
+    assert sample.tolist() == [0.0, 0.0]
+    torch.testing.assert_close(log_prob, Normal(0.0, 1.0).log_prob(sample))
+
+
+def test_missing_distribution_parameter_is_a_key_error() -> None:
+    module = ProbabilisticTensorDictModule(["loc", "scale"], ["a"], distribution_class=Normal)
+    with pytest.raises(KeyError, match="reads 'scale'"):
+        module(TensorDict({"loc": torch.zeros(2)}, [2]))
+
+
+def test_cuts_of_a_probabilistic_sequential_keep_its_class_while_they_end_with_the_sample() -> None:
+    seq = ProbabilisticTensorDictSequential(
+        TensorDictModule(lambda x: x * 2, ["x"], ["p"]),
+        TensorDictModule(NormalParamExtractor(), ["p"], ["loc", "scale"]),
+        ProbabilisticTensorDictModule(["loc", "scale"], ["a"], distribution_class=Normal),
+    )
+    sub = seq.select_subsequence(in_keys=["p"])
+    assert isinstance(sub, ProbabilisticTensorDictSequential) and len(sub) == 2
+    assert isinstance(sub.get_dist(TensorDict({"p": torch.zeros(3, 4)}, [3])), Normal)
+    assert isinstance(seq[1:], ProbabilisticTensorDictSequential)
+    head = seq[:2]
+    assert type(head) is TensorDictSequential and head.out_keys == ["p", "loc", "scale"]
+    cut = seq.select_subsequence(out_keys=["loc"])
+    assert type(cut) is TensorDictSequential and len(cut) == 2
+    nested = TensorDictSequential(seq, TensorDictModule(lambda a: a + 1, ["a"], ["b"]))
+    inner = nested.select_subsequence(in_keys=["p"], out_keys=["a"])[0]
+    assert isinstance(inner, ProbabilisticTensorDictSequential) and len(inner) == 2

@@ -145,3 +145,28 @@ def test_select_subsequence_keeps_the_schema() -> None:
     obs = make_obs()
     obs.hidden = torch.zeros(4, 5)
     assert sub(obs).y is not None
+
+
+def test_tensordict_out_of_another_class_is_an_error() -> None:
+    module = TensorDictModule(nn.Linear(3, 2), ["x"], ["y"], schema=Obs)
+    out = make_obs()
+    assert module(make_obs(), tensordict_out=out) is out and out.y is not None
+    target = TensorDict({}, [4])
+    with pytest.raises(SchemaError, match="called with a TensorDict as tensordict_out"):
+        module(make_obs(), tensordict_out=target)
+    assert "y" not in target
+
+
+def test_dynamic_schemas_accept_any_key_and_take_it_to_be_available() -> None:
+    seq = TensorDictSequential(TensorDictModule(lambda x: x + 1, ["x"], ["y"]), schema=TensorDict)
+    assert seq(TensorDict({"x": torch.ones(2)}, [2]))["y"].tolist() == [2.0, 2.0]
+    with pytest.raises(SchemaError):
+        seq(make_obs())
+
+    class Holder(TensorClass):
+        x: torch.Tensor
+        bag: TensorDict
+
+    TensorDictSequential(TensorDictModule(lambda a: a, [("bag", "anything")], ["x"]), schema=Holder)
+    with pytest.raises(KeyError, match="'nothing' is not a field of Holder"):
+        TensorDictSequential(TensorDictModule(lambda a: a, ["nothing"], ["x"]), schema=Holder)

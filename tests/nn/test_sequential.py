@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from tensorclass import TensorDict
+from tensorclass import TensorDict, lazy_stack
 from tensorclass.nn import TensorDictModule, TensorDictSequential
 from tensorclass.nn import TensorDictModule as Mod
 from tensorclass.nn import TensorDictSequential as Seq
@@ -253,3 +253,41 @@ def test_training_step_through_a_sequential() -> None:
         losses.append(loss.item())
     assert losses[-1] < losses[0] / 2
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_seed_partial_tolerant_scans_the_members_of_a_lazy_stack() -> None:
+    seq = Seq(
+        Mod(lambda x: x + 1, ["x"], ["y"]),
+        Mod(lambda y: y * 5, ["y"], ["z"]),
+        Mod(lambda w: w * 10, ["w"], ["v"]),
+        partial_tolerant=True,
+    )
+    members = [
+        TensorDict({"x": torch.ones(3)}, [3]),
+        TensorDict({"w": torch.ones(3)}, [3]),
+        TensorDict({"x": torch.zeros(3), "w": torch.zeros(3)}, [3]),
+    ]
+    stack = lazy_stack(members, 0)
+    assert seq(stack) is stack
+    assert sorted(members[0].keys()) == ["x", "y", "z"]
+    assert members[0]["z"].tolist() == [10.0] * 3
+    assert sorted(members[1].keys()) == ["v", "w"]
+    assert sorted(members[2].keys()) == ["v", "w", "x", "y", "z"]
+    # keys every member holds are computed on the whole stack at once
+    common = lazy_stack([TensorDict({"x": torch.ones(2)}, [2]) for _ in range(2)], 0)
+    seq(common)
+    assert common["z"].shape == (2, 2)
+    # members of nested stacks are scanned too
+    inner = [TensorDict({"x": torch.ones(())}, []), TensorDict({"w": torch.ones(())}, [])]
+    other = [TensorDict({"w": torch.ones(())}, []) for _ in range(2)]
+    outer = lazy_stack([lazy_stack(inner, 0), lazy_stack(other, 0)], 0)
+    seq(outer)
+    assert "z" in inner[0] and "v" in inner[1] and "y" not in inner[1]
+    assert all("v" in member and "y" not in member for member in other)
+
+
+def test_lazy_stack_input_without_tolerance_is_a_key_error() -> None:
+    members = [TensorDict({"x": torch.ones(3)}, [3]), TensorDict({"w": torch.ones(3)}, [3])]
+    with pytest.raises(KeyError):
+        Seq(Mod(lambda x: x + 1, ["x"], ["y"]))(lazy_stack(members, 0))
+    assert "y" not in members[0]

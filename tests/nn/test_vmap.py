@@ -8,6 +8,7 @@ import torch.utils._pytree as pytree
 from torch import nn
 
 from tensorclass import TensorClass, TensorDict, from_modules
+from tensorclass.nn import TensorDictModule
 
 
 class Inner(TensorClass):
@@ -142,3 +143,78 @@ def test_lock_is_kept(locked: bool) -> None:
     td = TensorDict({"x": torch.zeros(2, 3)}, [2], lock=locked)
     out = pytree.tree_map(lambda t: t, td)
     assert out.is_locked is locked
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+def test_seed_vmap_over_expanded_params_of_a_tensordict_module() -> None:
+    td = TensorDict({"input": torch.randn(3, 4), "hidden": torch.randn(3, 8)}, [3])
+    td_module = TensorDictModule(nn.GRUCell(4, 8), in_keys=["input", "hidden"], out_keys=["output"])
+    params = TensorDict.from_module(td_module)
+    params_repeat = params.expand(4)
+    assert params_repeat.batch_size == (4,) and params_repeat["module"].batch_size == (4,)
+    assert params_repeat["module", "weight_ih"].shape == (4, 24, 4)
+    assert params_repeat["module", "bias_hh"].shape == (4, 24)
+
+    def func(td: TensorDict, params: TensorDict) -> TensorDict:
+        with params.to_module(td_module):
+            return td_module(td)
+
+    td_vmap = torch.vmap(func, (None, 0))(td.clone(), params_repeat)
+    assert td_vmap.batch_size == (4, 3)
+    assert [td_vmap[key].shape for key in ("hidden", "input", "output")] == [
+        (4, 3, 8),
+        (4, 3, 4),
+        (4, 3, 8),
+    ]
+    expected = td_module(td.clone())["output"]
+    torch.testing.assert_close(td_vmap["output"], expected.expand(4, 3, 8))
+    assert isinstance(td_module.module.weight_ih, nn.Parameter)
+
+
+def test_vmap_over_a_tensordict_module() -> None:
+    module = TensorDictModule(nn.Linear(3, 2), ["x"], ["y"])
+    td = TensorDict({"x": torch.randn(4, 5, 3)}, [4, 5])
+    out = torch.vmap(module)(td.clone())
+    assert out.batch_size == (4, 5)
+    torch.testing.assert_close(out["y"], module.module(td["x"]))
+    by_column = torch.vmap(module, in_dims=1)(td.clone())
+    assert by_column.batch_size == (5, 4) and by_column["y"].shape == (5, 4, 2)
+    kept = torch.vmap(module, in_dims=1, out_dims=1)(td.clone())
+    assert kept.batch_size == (4, 5)
+    torch.testing.assert_close(kept["y"], out["y"])
+    typed = TensorDictModule(lambda a: a[:2] * 10, ["a"], [("inner", "c")], schema=Sample)
+    sample = make_sample()
+    mapped = torch.vmap(typed)(sample)
+    assert type(mapped) is Sample and type(mapped.inner) is Inner
+    assert mapped.inner.batch_size == (5, 2)
+    torch.testing.assert_close(mapped.inner.c, sample.a[:, :2] * 10)
+
+
+def test_seed_004_dense_then_lazy_gradients() -> None:
+    torch.manual_seed(0)
+    empty_module = nn.Linear(3, 4, device="meta")
+    n_models = 2
+    modules = [nn.Linear(3, 4) for _ in range(n_models)]
+    params = from_modules(*modules)
+    assert params.batch_size == (2,)
+    assert [params[k].shape for k in ("weight", "bias")] == [(2, 4, 3), (2, 4)]
+    assert all(isinstance(params[k], nn.Parameter) for k in ("weight", "bias"))
+
+    def exec_module(params: TensorDict, x: torch.Tensor) -> torch.Tensor:
+        with params.to_module(empty_module):
+            return empty_module(x)
+
+    x = torch.randn(3)
+    y = torch.vmap(exec_module, (0, None))(params, x)
+    assert y.shape == (n_models, 4)
+    # since lazy_stack = False, backprop leaves the original params untouched
+    y.sum().backward()
+    assert params["weight"].grad.norm() > 0
+    assert modules[0].weight.grad is None
+    lazy = TensorDict.from_modules(*modules, lazy_stack=True)
+    assert [lazy[k].shape for k in ("weight", "bias")] == [(2, 4, 3), (2, 4)]
+    y = torch.vmap(exec_module, (0, None))(lazy, x)
+    assert y.shape == (n_models, 4)
+    y.sum().backward()
+    assert modules[0].weight.grad is not None
+    torch.testing.assert_close(modules[1].weight.grad, params["weight"].grad[1])
