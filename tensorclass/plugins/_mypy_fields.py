@@ -38,6 +38,7 @@ __all__ = [
     "TENSORCLASS_KEY",
     "TENSOR_CLASS",
     "TENSOR_CORE",
+    "Key",
     "UnknownKey",
     "class_of",
     "field_names",
@@ -46,6 +47,7 @@ __all__ = [
     "keys_of_expression",
     "literal_key",
     "resolve_key",
+    "strip_none",
 ]
 
 TENSOR_CLASS = "tensorclass.typed.TensorClass"
@@ -174,7 +176,8 @@ class UnknownKey(Exception):
     """A key that does not exist on a tensor class; ``str()`` is the message."""
 
 
-def _strip_none(typ: Type) -> ProperType:
+def strip_none(typ: Type) -> ProperType:
+    """``X`` for ``X | None``; any other type unchanged."""
     proper = get_proper_type(typ)
     if isinstance(proper, UnionType):
         items = [i for i in proper.items if not isinstance(get_proper_type(i), NoneType)]
@@ -218,5 +221,5 @@ def resolve_key(instance: Instance, key: Key) -> Type:
         found = field_type(current, part)
         if depth == len(key) - 1:
             return found
-        current = _strip_none(found)
+        current = strip_none(found)
     return AnyType(TypeOfAny.special_form)
