@@ -46,6 +46,7 @@ __all__ = [
     "is_tensor_class",
     "keys_of_expression",
     "literal_key",
+    "literal_keys",
     "resolve_key",
     "strip_none",
 ]
@@ -127,6 +128,20 @@ def literal_key(expr: Expression | None, typ: Type | None) -> Key | None:
             parts.extend(sub)
         return tuple(parts) if parts else None
     return _literal_key_type(typ) if typ is not None else None
+
+
+def literal_keys(expr: Expression | None, typ: Type | None) -> list[Key] | None:
+    """The keys a value may be: one literal key (see :func:`literal_key`), or each member of
+    a union of literal keys (``Literal["a", "b"]``). ``None`` if any member is not literal."""
+    key = literal_key(expr, typ)
+    if key is not None:
+        return [key]
+    proper = get_proper_type(typ) if typ is not None else None
+    if not isinstance(proper, UnionType):
+        return None
+    keys = [_literal_key_type(item) for item in proper.items]
+    found = [key for key in keys if key is not None]
+    return found if found and len(found) == len(keys) else None
 
 
 def _literal_key_type(typ: Type) -> Key | None:

@@ -24,6 +24,7 @@ from ._mypy_fields import (
     UnknownKey,
     is_tensor_class,
     literal_key,
+    literal_keys,
     resolve_key,
     strip_none,
 )
@@ -84,8 +85,7 @@ def _check_arguments(ctx: MethodContext, receiver: Instance, index: int) -> None
     """Check every literal key given for one parameter (one, or all of a ``*keys``)."""
     if index < len(ctx.args):
         for expr, typ in zip(ctx.args[index], ctx.arg_types[index]):
-            key = literal_key(expr, typ)
-            if key is not None:
+            for key in literal_keys(expr, typ) or ():
                 _check(ctx, receiver, key, expr)
 
 
@@ -104,12 +104,14 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
             _check_arguments(ctx, receiver, index)
         return ctx.default_return_type
     expr, typ = _first(ctx, indices[0])
-    key = literal_key(expr, typ)
-    if key is None or expr is None:
+    keys = literal_keys(expr, typ)
+    if keys is None or expr is None:
         return ctx.default_return_type
-    value = _check(ctx, receiver, key, expr)
-    if value is None:
+    values = [_check(ctx, receiver, key, expr) for key in keys]
+    known = [value for value in values if value is not None]
+    if len(known) < len(values):
         return ctx.default_return_type
+    value = make_simplified_union(known)
     if method in ("get", "pop", "setdefault"):
         _, default = _first(ctx, 1)
         if default is not None:
