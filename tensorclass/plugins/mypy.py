@@ -10,8 +10,10 @@ checker:
 
 - ``@tensorclass class X``: ``TensorClass`` becomes a base of ``X``, so the decorator
   spelling has the full constructor (``batch_size``/``device``/``names``) and every method;
+- a subclass of a frozen tensor class is frozen (as at run time);
 - ``x["field"]``, ``x["a", "b"]``, ``x.get("field")``, ``x.pop(...)``: the field's type;
-  unknown keys (also in writes) are errors with the code ``tensorclass-key``;
+  unknown keys (also in writes, ``select``/``exclude``/``update``/``rename_key_``...) are
+  errors with the code ``tensorclass-key``;
 - ``torch.stack``/``torch.cat`` of tensor classes return the class;
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
   keys are checked against X's fields.

@@ -66,6 +66,17 @@ grand.z = t  # E: misc
 grand["w"]  # E: tensorclass-key
 
 
+# -- a function using a module variable bound later: mypy checks it in a deferred pass ------------
+def uses_later() -> None:
+    assert_type(later["y"], torch.Tensor)
+    assert_type(torch.stack([later, later])["back"], "Node | None")
+    later["nope"]  # E: tensorclass-key
+    later.select("y", "nope")  # E: tensorclass-key
+
+
+later = Later(t, batch_size=[2])
+
+
 # -- local and nested classes --------------------------------------------------------------------
 def local() -> None:
     @tensorclass
