@@ -38,6 +38,7 @@ __all__ = [
     "TENSORCLASS_KEY",
     "TENSOR_CLASS",
     "TENSOR_CORE",
+    "Key",
     "UnknownKey",
     "class_of",
     "field_names",
@@ -45,7 +46,9 @@ __all__ = [
     "is_tensor_class",
     "keys_of_expression",
     "literal_key",
+    "literal_keys",
     "resolve_key",
+    "strip_none",
 ]
 
 TENSOR_CLASS = "tensorclass.typed.TensorClass"
@@ -127,6 +130,20 @@ def literal_key(expr: Expression | None, typ: Type | None) -> Key | None:
     return _literal_key_type(typ) if typ is not None else None
 
 
+def literal_keys(expr: Expression | None, typ: Type | None) -> list[Key] | None:
+    """The keys a value may be: one literal key (see :func:`literal_key`), or each member of
+    a union of literal keys (``Literal["a", "b"]``). ``None`` if any member is not literal."""
+    key = literal_key(expr, typ)
+    if key is not None:
+        return [key]
+    proper = get_proper_type(typ) if typ is not None else None
+    if not isinstance(proper, UnionType):
+        return None
+    keys = [_literal_key_type(item) for item in proper.items]
+    found = [key for key in keys if key is not None]
+    return found if found and len(found) == len(keys) else None
+
+
 def _literal_key_type(typ: Type) -> Key | None:
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and proper.last_known_value is not None:
@@ -174,7 +191,8 @@ class UnknownKey(Exception):
     """A key that does not exist on a tensor class; ``str()`` is the message."""
 
 
-def _strip_none(typ: Type) -> ProperType:
+def strip_none(typ: Type) -> ProperType:
+    """``X`` for ``X | None``; any other type unchanged."""
     proper = get_proper_type(typ)
     if isinstance(proper, UnionType):
         items = [i for i in proper.items if not isinstance(get_proper_type(i), NoneType)]
@@ -218,5 +236,5 @@ def resolve_key(instance: Instance, key: Key) -> Type:
         found = field_type(current, part)
         if depth == len(key) - 1:
             return found
-        current = _strip_none(found)
+        current = strip_none(found)
     return AnyType(TypeOfAny.special_form)

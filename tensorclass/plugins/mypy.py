@@ -10,8 +10,10 @@ checker:
 
 - ``@tensorclass class X``: ``TensorClass`` becomes a base of ``X``, so the decorator
   spelling has the full constructor (``batch_size``/``device``/``names``) and every method;
+- a subclass of a frozen tensor class is frozen (as at run time);
 - ``x["field"]``, ``x["a", "b"]``, ``x.get("field")``, ``x.pop(...)``: the field's type;
-  unknown keys (also in writes) are errors with the code ``tensorclass-key``;
+  unknown keys (also in writes, ``select``/``exclude``/``update``/``rename_key_``...) are
+  errors with the code ``tensorclass-key``;
 - ``torch.stack``/``torch.cat`` of tensor classes return the class;
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
   keys are checked against X's fields.
@@ -35,7 +37,12 @@ from mypy.plugin import (
 )
 from mypy.types import FunctionLike, Type
 
-from ._mypy_classes import DECORATOR, add_tensor_class_base, finish_decorated_class
+from ._mypy_classes import (
+    DECORATOR,
+    add_tensor_class_base,
+    finish_decorated_class,
+    inherit_frozen,
+)
 from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
 from ._mypy_keys import KEY_METHODS, key_method_hook
 from ._mypy_nn import MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
@@ -74,6 +81,15 @@ class TensorClassPlugin(Plugin):
     def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
         """``@tensorclass``: the metaclass builds the constructor, not the decorator."""
         return finish_decorated_class if fullname == DECORATOR else None
+
+    def get_base_class_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
+        """A subclass of a frozen tensor class is frozen (as at run time)."""
+        if fullname.startswith(_NEVER_MODULES):
+            return None
+        info = self._class(fullname)
+        if info is not None and not info.has_base(TENSOR_CLASS):
+            return None  # not a tensor class (a local class is looked at in the hook)
+        return inherit_frozen
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         """Key methods of typed tensor classes (``__getitem__``, ``get``...)."""

@@ -13,7 +13,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import StructureMismatchError
-from ._core import MISSING, TensorCore, as_batch_size, check_names
+from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, check_names
 from .shape import ShapeOps
 
 __all__ = ["Functional", "tensor_leaves"]
@@ -245,6 +245,26 @@ class Functional(ShapeOps):
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self.clone()
 
+    @overload
+    def to(
+        self, device: DeviceLike, dtype: torch.dtype | None = None, non_blocking: bool = False
+    ) -> Self: ...
+
+    @overload
+    def to(self, dtype: torch.dtype, non_blocking: bool = False) -> Self: ...
+
+    @overload
+    def to(self, other: Tensor | TensorCore, non_blocking: bool = False) -> Self: ...
+
+    @overload
+    def to(
+        self,
+        *,
+        device: DeviceLike = None,
+        dtype: torch.dtype | None = None,
+        non_blocking: bool = False,
+    ) -> Self: ...
+
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Move to a device and/or cast to a dtype (like ``Tensor.to``).
 
@@ -319,7 +339,7 @@ class Functional(ShapeOps):
             torch._foreach_zero_(leaves)
         return self
 
-    def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
+    def fill_(self, key: str | tuple[str, ...], value: float | bool | Tensor) -> Self:
         """Fill the tensor under ``key`` with ``value``, in place."""
         flat = key if type(key) is str else tuple(key)
         leaf = self._leaf(flat)

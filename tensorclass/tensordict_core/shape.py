@@ -15,7 +15,7 @@ import torch
 from typing_extensions import Self
 
 from ..errors import BatchSizeError
-from ._core import Names, as_batch_size
+from ._core import BatchSizeLike, Names, as_batch_size
 from .indexing import Indexing
 from .non_tensor import NonTensorData
 
@@ -62,13 +62,13 @@ class ShapeOps(Indexing):
         data = {key: fn(leaf) for key, leaf in self._data.items()}
         return type(self)._new(data, batch_size, self._device, names)
 
-    def view(self, *shape: Any) -> Self:
+    def view(self, *shape: int | Sequence[int]) -> Self:
         """View the batch dims with a new shape (``-1`` infers one dim); shares storage."""
         new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
         n = len(self._batch_size)
         return self._map_shape(lambda leaf: leaf.view(*new, *leaf.shape[n:]), new)
 
-    def reshape(self, *shape: Any) -> Self:
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
         """Reshape the batch dims (``-1`` infers one dim); copies only when needed."""
         new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
         n = len(self._batch_size)
@@ -123,7 +123,7 @@ class ShapeOps(Indexing):
             names = (*names[:d], None, *names[d:])
         return self._map_shape(lambda leaf: leaf.unsqueeze(d), new, names)
 
-    def permute(self, *dims: Any) -> Self:
+    def permute(self, *dims: int | Sequence[int]) -> Self:
         """Reorder the batch dims (feature dims stay where they are)."""
         n = len(self._batch_size)
         order = list(_sizes(dims))
@@ -155,7 +155,7 @@ class ShapeOps(Indexing):
         order[d0], order[d1] = order[d1], order[d0]
         return self.permute(order)
 
-    def expand(self, *shape: Any) -> Self:
+    def expand(self, *shape: int | Sequence[int]) -> Self:
         """Broadcast the batch dims to ``shape`` (new leading dims allowed); no copy."""
         sizes = _sizes(shape)
         bs = self._batch_size
@@ -180,7 +180,7 @@ class ShapeOps(Indexing):
         """Expand to the batch shape of ``other`` (a tensor class or a tensor)."""
         return self.expand(other.shape)
 
-    def repeat(self, *repeats: Any) -> Self:
+    def repeat(self, *repeats: int | Sequence[int]) -> Self:
         """Tile the batch dims ``repeats`` times (copies)."""
         reps = _sizes(repeats)
         bs = self._batch_size
@@ -276,7 +276,7 @@ class ShapeOps(Indexing):
             for size, row in zip(sections, zip(*columns) if columns else [()] * len(sections))
         )
 
-    def set_batch_size(self, batch_size: Any) -> Self:
+    def set_batch_size(self, batch_size: BatchSizeLike) -> Self:
         """Set a new batch size (checked against every leaf) and return this instance."""
         self._set_batch_size(as_batch_size(batch_size))
         return self

@@ -24,6 +24,11 @@ class IncrInner:
 class IncrOuter(TensorClass):
     inner: IncrInner
     y: torch.Tensor
+
+
+@tensorclass(frozen=True)
+class IncrFrozen:
+    z: torch.Tensor
 """
 
 USE = """
@@ -32,13 +37,22 @@ from __future__ import annotations
 import torch
 from typing_extensions import assert_type
 
-from incr_models import IncrInner, IncrOuter
+from incr_models import IncrFrozen, IncrInner, IncrOuter
+
+
+class IncrFrozenChild(IncrFrozen):
+    w: torch.Tensor | None = None
+
 
 inner = IncrInner(torch.zeros(2), batch_size=[2])
 outer = IncrOuter(inner, torch.zeros(2), batch_size=[2])
+child = IncrFrozenChild(torch.zeros(2), batch_size=[2])
 assert_type(inner.reshape(1, 2), IncrInner)
 assert_type(outer["inner", "x"], torch.Tensor)
 assert_type(torch.stack([inner, inner]), IncrInner)
+assert_type(child[0], IncrFrozenChild)
+child.w = None
+outer.select(("inner", "x"), "y")
 outer["inner", "nope"]
 """
 
@@ -62,22 +76,34 @@ def test_cached_classes_keep_constructor_methods_and_keys(
 ) -> None:
     workdir, models, use = project
     config, cache = workdir / "mypy-plugin.ini", state_dir() / "cache-plugin"
-    unknown_key = USE.splitlines().index('outer["inner", "nope"]') + 1
+    lines = USE.splitlines()
+    unknown_key = lines.index('outer["inner", "nope"]') + 1
+    frozen = lines.index("child.w = None") + 1
 
     found, _ = run_mypy([models, use], config, cache)
-    assert _errors(found, use) == [(unknown_key, "tensorclass-key")]
+    assert _errors(found, use) == [(frozen, "misc"), (unknown_key, "tensorclass-key")]
     assert _errors(found, models) == []
 
-    # Change only the user: the models come from the cache, and still work.
-    use.write_text(USE + 'outer["nope"]\n')
+    # Change only the user: the models come from the cache, and still work (the decorated
+    # classes, keys, and frozen read from the cached dataclass metadata).
+    use.write_text(USE + 'outer["nope"]\nouter.select("y", "nope")\n')
     found, log = run_mypy([models, use], config, cache, extra=("--verbose",), allow_log=True)
     assert "Metadata fresh for incr_models" in log
-    last = len(USE.splitlines()) + 1
-    assert _errors(found, use) == [(unknown_key, "tensorclass-key"), (last, "tensorclass-key")]
+    last = len(lines) + 1
+    assert _errors(found, use) == [
+        (frozen, "misc"),
+        (unknown_key, "tensorclass-key"),
+        (last, "tensorclass-key"),
+        (last + 1, "tensorclass-key"),
+    ]
 
     # Change the models: the user is re-checked against the new fields.
     models.write_text(
         MODELS.replace("    x: torch.Tensor", "    x: torch.Tensor\n    nope: int = 0")
     )
     found, _ = run_mypy([models, use], config, cache)
-    assert _errors(found, use) == [(last, "tensorclass-key")]
+    assert _errors(found, use) == [
+        (frozen, "misc"),
+        (last, "tensorclass-key"),
+        (last + 1, "tensorclass-key"),
+    ]

@@ -48,6 +48,27 @@ def _messages(found: list[Diagnostic], case: str, line_text: str) -> list[str]:
             'valid keys: "rgb"',
         ),
         (
+            "keys_methods.py",
+            'o.select("y", "nope")',
+            '"nope" is not a field of Outer; valid keys: "inner", "y", "meta", "free"',
+        ),
+        (
+            "keys_methods.py",
+            'o.update({"inner": {"xx": t}})',
+            '"xx" is not a field of Inner (in ("inner", "xx")); valid keys: "x"',
+        ),
+        (
+            "keys_methods.py",
+            'o.rename_key_("y", "nope")',
+            '"nope" is not a field of Outer; valid keys: "inner", "y", "meta", "free"',
+        ),
+        (
+            "nn_keys.py",
+            'TensorDictModule(policy, [("camera", "rbg")]',
+            'in_keys of schema Robot: "rbg" is not a field of Camera (in ("camera", "rbg")); '
+            'valid keys: "rgb"',
+        ),
+        (
             "nn_keys.py",
             'selected_out_keys=["values"]',
             'selected_out_keys of schema Obs: "values" is not a field of Obs; valid keys: '

@@ -73,6 +73,17 @@ assert_type(ep[REWARD], torch.Tensor)
 assert_type(ep[key], bool)
 assert_type(ep[path], torch.Tensor)
 
+
+
+def either_key(which: Literal["reward", "done"], typo: Literal["reward", "dones"]) -> None:
+    """A union of literal keys reads the union of their fields; each member is checked."""
+    assert_type(ep[which], torch.Tensor | bool)
+    assert_type(ep.get(which, None), torch.Tensor | bool | None)
+    ep.select(which)
+    ep[typo]  # E: tensorclass-key
+    ep.exclude(typo)  # E: tensorclass-key
+
+
 # -- dynamic levels and non-literal keys stay untyped, and are not flagged ------------------
 assert_type(ep["obs", "extras", "anything"], torch.Tensor)  # E: assert-type
 anything = ep["obs", "extras", "anything", "deeper"]

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
-from tensorclass import TensorClass, TensorDict
+from tensorclass import TensorClass, TensorDict, tensorclass
 from tensorclass.nn import (
     ProbabilisticTensorDictModule,
     ProbabilisticTensorDictSequential,
@@ -109,3 +111,33 @@ ProbabilisticTensorDictSequential(
     ProbabilisticTensorDictModule(["loc", "sigma"], "action", distribution_class=Normal),  # E: tensorclass-key
     schema=Obs,
 )
+
+
+# -- decorated schemas, optional nested classes, aliases and user subclasses -----------------------
+@tensorclass
+class Camera:
+    rgb: torch.Tensor
+
+
+@tensorclass
+class Robot:
+    camera: Camera | None
+    joints: torch.Tensor
+    command: torch.Tensor | None = None
+
+
+class MyModule(TensorDictModule[Any]):
+    """A user subclass keeps the keys check of its base."""
+
+
+RobotAlias = Robot
+ok_robot = TensorDictModule(policy, [("camera", "rgb")], ["command"], schema=Robot)
+ok_robot = TensorDictModule(module=policy, in_keys=["joints"], out_keys=["command"], schema=Robot)
+TensorDictModule(policy, [("camera", "rbg")], ["command"], schema=Robot)  # E: tensorclass-key
+TensorDictModule(policy, ["joints"], [("command", "x")], schema=Robot)  # E: tensorclass-key
+TensorDictModule(policy, ["joint"], ["command"], schema=RobotAlias)  # E: tensorclass-key
+MyModule(policy, in_keys=["joint"], out_keys=["command"], schema=Robot)  # E: tensorclass-key
+TensorDictSequential(MyModule(policy, ["joints"], ["comand"]), schema=Robot)  # E: tensorclass-key
+keys_in_a_variable = ["not", "checked"]
+TensorDictModule(policy, keys_in_a_variable, ["command"], schema=Robot)
+TensorDictModule(policy, ["joints"], ["command"], schema=TensorDict)  # dynamic: not checked

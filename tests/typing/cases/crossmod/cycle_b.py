@@ -27,3 +27,15 @@ assert_type(plus["beta", "c"], torch.Tensor)
 assert_type(plus["extra"], torch.Tensor | None)
 beta = Beta(plus, torch.zeros(2), batch_size=[2])
 plus["nope"]  # E: tensorclass-key
+
+
+class AlphaSub(Alpha):
+    """The base-class spelling under a decorated class of the other half of the cycle."""
+
+    more: torch.Tensor | None = None
+
+
+alpha_sub = AlphaSub(torch.zeros(2), None, torch.zeros(2), batch_size=[2])
+assert_type(alpha_sub.reshape(2), AlphaSub)
+assert_type(alpha_sub["beta", "alpha", "beta", "c"], torch.Tensor)
+alpha_sub["mores"]  # E: tensorclass-key

@@ -23,3 +23,7 @@ class Leaf:
 class Forest(TensorClass):
     trees: Tree
     count: int = 0
+
+
+class Settings(TensorClass, frozen=True):
+    scale: torch.Tensor

@@ -7,7 +7,7 @@ import torch
 from typing_extensions import assert_type
 
 from crossmod import models
-from crossmod.models import Forest, Leaf, Tree
+from crossmod.models import Forest, Leaf, Settings, Tree
 from tensorclass import TensorClass
 
 leaf = Leaf(torch.zeros(2), batch_size=[2])
@@ -39,3 +39,25 @@ def local_class() -> None:
     local = Local(torch.zeros(1), batch_size=[1])
     assert_type(local["a"], torch.Tensor)
     local["b"]  # E: tensorclass-key
+
+
+class TaggedLeaf(Leaf):
+    """The base-class spelling under a decorated class of another module."""
+
+    tag: torch.Tensor | None = None
+
+
+class LocalSettings(Settings):
+    """A subclass of a frozen class of another module is frozen too."""
+
+    offset: torch.Tensor | None = None
+
+
+tagged = TaggedLeaf(torch.zeros(2), None, torch.zeros(2), batch_size=[2])
+assert_type(tagged[0], TaggedLeaf)
+assert_type(tagged["owner", "leaf", "x"], torch.Tensor)
+assert_type(tagged["tag"], torch.Tensor | None)
+tagged["tags"]  # E: tensorclass-key
+TaggedLeaf(torch.zeros(2), tag="t")  # E: arg-type
+settings = LocalSettings(torch.ones(2), batch_size=[2])
+settings.offset = None  # E: misc
