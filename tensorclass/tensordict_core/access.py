@@ -139,18 +139,26 @@ class KeyAccess(TensorCore):
         if key.__class__ is str:
             leaf = self._data.get(key, MISSING)
             if leaf is MISSING:
-                if default is MISSING:
-                    raise self._missing(key)
-                return default
+                return self._absent(key) if default is MISSING else default
             return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if key.__class__ is tuple:
             leaf = walk_strings(self, key)
             if leaf is not MISSING:
                 return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         flat = unravel_key_tuple(key)
-        if default is not MISSING and not self._has(flat):
+        if self._has(flat if len(flat) > 1 else flat[0]):
+            return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+        if default is not MISSING:
             return default
-        return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+        return self._absent_path(flat, key)
+
+    def _absent_path(self, flat: tuple[str, ...], where: object) -> Any:
+        """Reading a missing (nested) key: ``None`` for a declared field of a typed class
+        that is not set, else a ``KeyError`` that names the level where the path breaks."""
+        owner = walk_strings(self, flat[:-1])
+        if isinstance(owner, TensorCore):
+            return owner._absent(flat[-1], where if len(flat) > 1 else None)
+        raise self._missing_at(flat, where)
 
     def __contains__(self, key: object) -> bool:
         flat = unravel_key_tuple(key)
@@ -201,9 +209,9 @@ class KeyAccess(TensorCore):
     def set_(self, key: NestedKey, value: Any) -> Self:
         """Write ``value`` into the existing entry ``key``, in place."""
         flat = unravel_key_tuple(key)
-        owner = self._leaf(flat[:-1]) if len(flat) > 1 else self
-        if flat[-1] not in owner._data:
-            raise owner._missing(flat[-1], key if len(flat) > 1 else None)
+        owner = walk_strings(self, flat[:-1])
+        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+            raise self._missing_at(flat, key)
         owner._write_inplace(flat[-1], value, key)
         return self
 
@@ -211,8 +219,8 @@ class KeyAccess(TensorCore):
         """The value under ``key``; if missing, ``default`` is set first and returned."""
         flat = unravel_key_tuple(key)
         if not self._has(flat if len(flat) > 1 else flat[0]):
-            self.set(flat, default)
-        return self.get(flat)
+            self.set(key, default)
+        return self.get(key)
 
     def update(
         self,
@@ -276,7 +284,7 @@ class KeyAccess(TensorCore):
         """Write every entry of ``other`` in place; every key must already exist."""
         for key, _ in _flat_entries(_entries(other)):
             if not self._has(key if len(key) > 1 else key[0]):
-                raise self._missing(key)
+                raise self._missing_at(key, key if len(key) > 1 else key[0])
         return self.update(other, inplace=True)
 
     # -- removing and renaming -----------------------------------------------------------
@@ -284,11 +292,11 @@ class KeyAccess(TensorCore):
     def pop(self, key: NestedKey, default: Any = MISSING) -> Any:
         """Remove ``key`` and return its value (or ``default`` if given and missing)."""
         flat = unravel_key_tuple(key)
-        owner: Any = self._leaf(flat[:-1]) if len(flat) > 1 else self
+        owner = walk_strings(self, flat[:-1])
         if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
             if default is not MISSING:
                 return default
-            raise self._missing(flat[-1], key if len(flat) > 1 else None)
+            raise self._missing_at(flat, key)
         owner._check_unlocked(key, "delete")
         return read_value(owner._data.pop(flat[-1]))
 

@@ -42,6 +42,13 @@ def _is_key_tuple(index: tuple[Any, ...]) -> bool:
     return True
 
 
+def _check_no_key_parts(index: tuple[Any, ...]) -> None:
+    """A tuple mixing strings with other parts is a bad key, not a batch index."""
+    for part in index:
+        if type(part) is str or (type(part) is tuple and part and _is_key_tuple(part)):
+            unravel_key_tuple(index)  # raises InvalidKeyError naming the bad part
+
+
 def _all_strings(key: tuple[Any, ...]) -> bool:
     for part in key:
         if part.__class__ is not str:
@@ -170,15 +177,15 @@ class Indexing(KeyAccess):
             try:
                 leaf = self._data[index]
             except KeyError:
-                raise self._missing(index) from None
+                return self._absent(index)
             return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if cls is tuple:
             leaf = walk_strings(self, index)
             if leaf is not MISSING:
                 return leaf.value() if leaf.__class__ in _WRAPPED else leaf
-        if cls is tuple and index and _is_key_tuple(index):
-            flat = unravel_key_tuple(index)
-            return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+            if index and _is_key_tuple(index):
+                return self.get(index)
+            _check_no_key_parts(index)
         return self._index(index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
@@ -189,6 +196,8 @@ class Indexing(KeyAccess):
         elif cls is tuple and index and _is_key_tuple(index):
             self._set_path(index if _all_strings(index) else unravel_key_tuple(index), value)
         else:
+            if cls is tuple:
+                _check_no_key_parts(index)
             self._set_at(index, value)
 
     # -- reading batch elements ------------------------------------------------------------

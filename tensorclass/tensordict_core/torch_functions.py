@@ -282,9 +282,10 @@ def _where(condition: Tensor, input: Any, other: Any) -> Any:
 def _allclose(
     input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> bool:
-    from .functional import tensor_leaves
+    from .functional import paired_tensor_leaves
 
-    left, right = tensor_leaves(input), tensor_leaves(other)
-    if len(left) != len(right):
-        return False
+    try:
+        left, right = paired_tensor_leaves(input, other, "allclose")
+    except StructureMismatchError:
+        return False  # different keys: not close
     return all(torch.allclose(a, b, rtol, atol, equal_nan) for a, b in zip(left, right))

@@ -179,3 +179,61 @@ def test_typed_class_keys() -> None:
     with pytest.raises(KeyError, match="has no field 'y'"):
         item["y"] = torch.ones(2)
     assert list(item.select("x").keys()) == ["x"] and item.select("x").label is None
+
+
+def test_pop_with_default_when_a_level_is_missing() -> None:
+    td = make()
+    assert td.pop(("zz", "yy"), "default") == "default"
+    assert td.pop(("a", "yy"), None) is None  # "a" holds a tensor, not nested keys
+    assert td.pop(("b", "d", "zz"), 0) == 0
+    with pytest.raises(KeyNotFoundError, match=r"\('zz', 'yy'\) not found.*'a', 'b'"):
+        td.pop(("zz", "yy"))
+    assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]
+
+
+def test_missing_nested_keys_name_the_whole_key_and_that_level() -> None:
+    td = make()
+    # the listed keys are those next to the missing part, not the top level's
+    for action in (
+        lambda: td.set_(("b", "zz"), torch.zeros(3)),
+        lambda: td.pop(("b", "zz")),
+        lambda: td.__delitem__(("b", "zz")),
+        lambda: td.update_({"b": {"zz": torch.zeros(3)}}),
+    ):
+        with pytest.raises(KeyNotFoundError, match=r"\('b', 'zz'\) not found.*'c', 'd'$"):
+            action()
+    with pytest.raises(KeyNotFoundError, match=r"\('q', 'c'\) not found.*'a', 'b'$"):
+        td.set_(("q", "c"), torch.zeros(3))
+    with pytest.raises(KeyNotFoundError, match=r"\('a', 'c'\) not found: \('a',\) holds a Tensor"):
+        td.set_(("a", "c"), torch.zeros(3))
+
+
+def test_typed_unset_field_reads_none_like_the_attribute() -> None:
+    class Inner(TensorClass):
+        z: torch.Tensor
+        w: torch.Tensor | None = None
+
+    class Outer(TensorClass):
+        x: torch.Tensor
+        inner: Inner | None = None
+
+    outer = Outer(torch.zeros(2), batch_size=[2])
+    assert outer.inner is None and outer["inner"] is None and outer.get("inner") is None
+    assert outer.get("inner", "fallback") == "fallback"  # an explicit default wins
+    assert "inner" not in outer and list(outer.keys()) == ["x"]
+    outer.inner = Inner(torch.ones(2), batch_size=[2])
+    assert outer["inner", "w"] is None and outer.get(("inner", "w")) is None
+    with pytest.raises(
+        KeyNotFoundError, match="Outer has no field 'y'; its fields are 'x', 'inner'"
+    ):
+        outer["y"]
+    with pytest.raises(
+        KeyNotFoundError, match=r"key \('inner', 'v'\): Inner has no field 'v'; its fields are"
+    ):
+        outer["inner", "v"]
+    with pytest.raises(KeyNotFoundError, match="Outer has no field 'y'"):
+        outer.get("y")
+    with pytest.raises(KeyError):
+        outer.pop("y")
+    with pytest.raises(KeyError):  # pop removes something: an unset field is an error
+        Outer(torch.zeros(2), batch_size=[2]).pop("inner")
