@@ -311,13 +311,23 @@ class KeyAccess(TensorCore):
     def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> Self:
         """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
         old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
+        owner = walk_strings(self, old[:-1])
+        if not isinstance(owner, TensorCore) or old[-1] not in owner._data:
+            raise self._missing_at(old, old_key)
+        if old == new:
+            return self
         if safe and self._has(new if len(new) > 1 else new[0]):
             raise KeyError(f"cannot rename {old_key!r} to {new_key!r}: the key exists")
-        leaf = self._leaf(old if len(old) > 1 else old[0])
-        self._check_unlocked(old_key, "rename")
-        self.set(new, leaf)
-        owner: Any = self._leaf(old[:-1]) if len(old) > 1 else self
-        del owner._data[old[-1]]
+        owner._check_unlocked(old_key, "rename")
+        # Take the entry out first (the new key may lie inside it), put it back on failure.
+        saved = dict(owner._data)
+        leaf = owner._data.pop(old[-1])
+        try:
+            self.set(new, leaf)
+        except BaseException:
+            owner._data.clear()
+            owner._data.update(saved)
+            raise
         return self
 
     # -- choosing keys ---------------------------------------------------------------------

@@ -95,8 +95,11 @@ def test_pop_del_rename() -> None:
     assert "dd" in td and "d" not in td["b"]
     td.del_("dd")
     assert list(td.keys()) == ["b"]
-    with pytest.raises(KeyError):
-        td.rename_key_("b", "b", safe=True)
+    td["z"] = torch.zeros(3)
+    with pytest.raises(KeyError, match="exists"):
+        td.rename_key_("b", "z", safe=True)
+    td.rename_key_("b", "b", safe=True)  # to itself: nothing to overwrite
+    assert list(td.keys()) == ["b", "z"]
 
 
 def test_keys_values_items_nested_and_leaves() -> None:
@@ -237,3 +240,27 @@ def test_typed_unset_field_reads_none_like_the_attribute() -> None:
         outer.pop("y")
     with pytest.raises(KeyError):  # pop removes something: an unset field is an error
         Outer(torch.zeros(2), batch_size=[2]).pop("inner")
+
+
+def test_rename_key_edge_cases() -> None:
+    td = make()
+    td.rename_key_("a", "a")  # to itself: nothing changes
+    td.rename_key_(("b", "c"), ("b", ("c",)))
+    assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]
+    td.rename_key_("b", ("b", "moved"))  # into its own subtree
+    assert list(td.keys(True, True)) == ["a", ("b", "moved", "c"), ("b", "moved", "d", "e")]
+    before = list(td.keys(True))
+    with pytest.raises(KeyError, match="'a' holds a Tensor"):
+        td.rename_key_(("b", "moved"), ("a", "x"))  # a failed rename loses nothing
+    sub = TensorDict({"big": torch.zeros(3, 2)}, [3, 2])
+    td["b", "sub"] = sub
+    before = list(td.keys(True))
+    with pytest.raises(ValueError, match=r"shape \[3, 4\].*batch size \[3, 2\]"):
+        td.rename_key_("a", ("b", "sub", "a"))  # "a" does not fit the batch size there
+    assert list(td.keys(True)) == before
+    with pytest.raises(KeyNotFoundError, match=r"\('b', 'zz'\) not found.*'moved'"):
+        td.rename_key_(("b", "zz"), "x")
+    td["b", "moved"].lock_()  # a locked level refuses to lose the key
+    with pytest.raises(LockedError):
+        td.rename_key_(("b", "moved", "c"), "c")
+    assert ("b", "moved", "c") in td.keys(True)
