@@ -290,7 +290,7 @@ class Indexing(KeyAccess):
         attach: list[tuple[TensorCore, str, Any]] = []
         try:
             return [
-                self._plan_leaf_write(path, source, target_size, skip, attach)
+                self._plan_leaf_write(value, path, source, target_size, skip, attach)
                 for path, source in _leaves(value, ())
             ]
         except BaseException:
@@ -300,13 +300,14 @@ class Indexing(KeyAccess):
 
     def _plan_leaf_write(
         self,
+        root: TensorCore,
         path: tuple[str, ...],
         source: Any,
         target_size: torch.Size,
         skip: int,
         attach: list[tuple[TensorCore, str, Any]],
     ) -> Any:
-        owner, target = self._target_for(path, source, skip, attach)
+        owner, target = self._target_for(root, path, source, skip, attach)
         if isinstance(source, Tensor):
             if not isinstance(target, Tensor):
                 raise StructureMismatchError(
@@ -328,22 +329,31 @@ class Indexing(KeyAccess):
 
     def _target_for(
         self,
+        root: TensorCore,
         path: tuple[str, ...],
         source: Any,
         skip: int,
         attach: list[tuple[TensorCore, str, Any]],
     ) -> tuple[TensorCore, Any]:
-        """The leaf at ``path`` here, allocated for the whole batch when missing."""
+        """The leaf at ``path`` here, allocated for the whole batch when missing.
+
+        A missing nested level takes the class and the extra batch dims of the level it
+        receives (``root`` is the value written), as stacking would.
+        """
         owner: TensorCore = self
+        source_owner: Any = root
         for part in path[:-1]:
+            source_sub = source_owner._data[part]
             sub = owner._data.get(part, MISSING)
             if sub is MISSING:
                 if owner._locked:
                     owner._check_unlocked(path, "add")
-                sub = owner._nested_class(part)._new({}, owner._batch_size, owner._device)
+                extra = source_sub._batch_size[len(source_owner._batch_size) :]
+                cls = type(source_sub) if owner._dynamic_keys else owner._nested_class(part)
+                sub = cls._new({}, owner._batch_size + extra, owner._device)
                 attach.append((owner, part, sub))
                 owner._data[part] = sub
-            owner = sub
+            owner, source_owner = sub, source_sub
         leaf = owner._data.get(path[-1], MISSING)
         if leaf is not MISSING:
             return owner, leaf
@@ -351,7 +361,7 @@ class Indexing(KeyAccess):
             owner._check_unlocked(path, "add")
         if isinstance(source, Tensor):
             device = owner._device if owner._device is not None else source.device
-            shape = owner._batch_size + source.shape[skip:]
+            shape = self._batch_size + source.shape[skip:]
             allocated: Any = torch.empty(shape, dtype=source.dtype, device=device)
         elif type(source) is NonTensorData:
             allocated = NonTensorData(source.data)

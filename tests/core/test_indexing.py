@@ -166,3 +166,22 @@ def test_ellipsis_with_a_mask_over_several_trailing_dims(cls: str) -> None:
     expected[:, mask] = -1.0
     assert torch.equal(obj["x"], expected)
     assert obj[None, ..., mask].batch_size == (1, 2, 4)
+
+
+def test_lazy_preallocation_keeps_nested_batch_dims_and_classes() -> None:
+    class Inner(TensorClass):
+        z: torch.Tensor
+
+    def item(i: int) -> TensorDict:
+        nested = TensorDict({"c": torch.full((2, 4), float(i)), "d": {"e": torch.ones(2, 5)}}, [2])
+        inner = Inner(torch.full((3,), float(i)), batch_size=[3])
+        return TensorDict({"a": torch.full((3,), float(i)), "b": nested, "inner": inner}, [])
+
+    buffer = TensorDict({}, batch_size=[4])
+    for i in (2, 0, 3, 1):
+        buffer[i] = item(i)
+    stacked = torch.stack([item(i) for i in range(4)])
+    for key in ("b", ("b", "d"), "inner"):
+        assert buffer[key].batch_size == stacked[key].batch_size, key  # [4, 2], [4, 3]
+        assert type(buffer[key]) is type(stacked[key]), key
+    assert (buffer == stacked).all()
