@@ -233,11 +233,16 @@ class KeyAccess(TensorCore):
 
         Nested mappings merge into existing nested instances. Every value is checked
         before anything is written, so a bad value leaves this instance unchanged.
+        ``keys_to_update`` limits the update to those keys (and the keys nested under them).
         """
         entries = _entries(other)
         if keys_to_update is not None:
             wanted = {unravel_key_tuple(k) for k in keys_to_update}
-            entries = [(k, v) for k, v in _flat_entries(entries) if k in wanted]
+            entries = [  # a wanted key selects itself and everything under it
+                (k, v)
+                for k, v in _flat_entries(entries)
+                if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
+            ]
         plan: list[tuple[TensorCore, str, Any, bool]] = []
         self._plan_update(entries, (), inplace, plan)
         for owner, key, leaf, write_in_place in plan:

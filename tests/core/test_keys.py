@@ -264,3 +264,13 @@ def test_rename_key_edge_cases() -> None:
     with pytest.raises(LockedError):
         td.rename_key_(("b", "moved", "c"), "c")
     assert ("b", "moved", "c") in td.keys(True)
+
+
+def test_update_keys_to_update_selects_nested_levels() -> None:
+    td = make()
+    new = {"a": torch.ones(3, 4), "b": {"c": torch.full((3,), 5.0), "d": {"e": torch.zeros(3, 2)}}}
+    td.update(new, keys_to_update=["b"])
+    assert (td["a"] == 0).all() and (td["b", "c"] == 5).all() and (td["b", "d", "e"] == 0).all()
+    td = make()
+    td.update(new, keys_to_update=[("b", "d")])
+    assert (td["b", "c"] == 1).all() and (td["b", "d", "e"] == 0).all()
