@@ -541,6 +541,11 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             return None
         raise self._missing(key, where)
 
+    def _none_unsets(self, key: str, where: object = None) -> bool:
+        if key not in type(self).__tensorclass_schema__.by_name:
+            raise self._missing(key, where if where != key else None)
+        return True
+
     def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
         schema = type(self).__tensorclass_schema__
         if type(key) is not str or key in schema.by_name:

@@ -341,6 +341,11 @@ class TensorCore:
         """
         raise self._missing(key, where)
 
+    def _none_unsets(self, key: str, where: object = None) -> bool:
+        """Whether writing ``None`` under ``key`` unsets it (typed fields) rather than
+        storing ``None`` as a value (a TensorDict)."""
+        return False
+
     def _missing_at(self, flat: tuple[str, ...], where: object) -> KeyNotFoundError:
         """The error for a missing nested key, raised at the level where the path breaks
         (so the keys it lists are the ones next to the missing part)."""

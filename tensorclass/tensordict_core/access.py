@@ -248,6 +248,8 @@ class KeyAccess(TensorCore):
         for owner, key, leaf, write_in_place in plan:
             if write_in_place:
                 owner._data[key].copy_(leaf)
+            elif leaf is MISSING:  # None unsets a field of a typed class
+                owner._data.pop(key, None)
             else:
                 owner._data[key] = leaf
         return self
@@ -266,6 +268,11 @@ class KeyAccess(TensorCore):
                 continue
             key = flat[0]
             where = (*prefix, key) if prefix else key
+            if value is None and self._none_unsets(key, where):
+                if self._locked and key in self._data:
+                    self._check_unlocked(where, "delete")
+                plan.append((self, key, MISSING, False))
+                continue
             current = self._data.get(key, MISSING)
             is_nested_value = isinstance(value, (Mapping, TensorCore))
             if isinstance(current, KeyAccess) and is_nested_value:
