@@ -352,7 +352,7 @@ class KeyAccess(TensorCore):
         tree = _key_tree(keys)
         data = _select(self, tree, strict, ())
         if inplace:
-            self._check_unlocked(keys, "select")
+            self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "select")
             self._data.clear()
             self._data.update(data)
             return self
@@ -363,7 +363,7 @@ class KeyAccess(TensorCore):
         tree = _key_tree(keys)
         data = _exclude(self, tree)
         if inplace:
-            self._check_unlocked(keys, "exclude")
+            self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "exclude")
             self._data.clear()
             self._data.update(data)
             return self
