@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
@@ -395,9 +396,10 @@ def read(obj: Any, key: Key) -> Any:
     return obj[key] if len(key) > 1 else obj[key[0]]
 
 
-@settings(max_examples=90, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), kind=st.sampled_from(["TensorDict", "Outer", "Decorated"]))
-def test_random_op_sequences_match_plain_tensors(data: st.DataObject, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["TensorDict", "Outer", "Decorated"])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_op_sequences_match_plain_tensors(kind: str, data: st.DataObject) -> None:
     batch = tuple(data.draw(st.lists(st.integers(1, 3), min_size=0, max_size=3)))
     obj, plain = build(kind, batch)
     cls = type(obj)
