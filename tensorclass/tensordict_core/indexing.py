@@ -105,6 +105,12 @@ def normalize_index(index: Any, batch_size: torch.Size) -> tuple[Any, ...]:
     return tuple(parts)
 
 
+def _batch_index_error(err: IndexError, batch_size: torch.Size) -> IndexError:
+    """An indexing error from a leaf, told in terms of the batch size (the leaf's own
+    feature dims would only confuse)."""
+    return IndexError(f"{err} (indexing batch_size={list(batch_size)})")
+
+
 def _probe(batch_size: torch.Size) -> Tensor:
     """A tensor of the batch shape that costs no memory (for shape arithmetic)."""
     return torch.zeros(()).expand(batch_size)
@@ -227,11 +233,17 @@ class Indexing(KeyAccess):
             and index.dtype is not torch.bool
         ):
             # An integer tensor picks along dim 0: the batch size is known without a leaf.
-            data = {key: leaf[index] for key, leaf in self._data.items()}
+            try:
+                data = {key: leaf[index] for key, leaf in self._data.items()}
+            except IndexError as err:
+                raise _batch_index_error(err, batch_size) from None
             new_size = torch.Size((*index.shape, *batch_size[1:]))
             return type(self)._new(data, new_size, self._device, None)
         normalized = normalize_index(index, batch_size)
-        data = {key: leaf[normalized] for key, leaf in self._data.items()}
+        try:
+            data = {key: leaf[normalized] for key, leaf in self._data.items()}
+        except IndexError as err:
+            raise _batch_index_error(err, batch_size) from None
         return type(self)._new(
             data,
             _result_batch_size(self._data, data, batch_size, normalized),

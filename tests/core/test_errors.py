@@ -197,3 +197,13 @@ def test_failed_setdefault_and_pop_on_locked_change_nothing() -> None:
     with pytest.raises(tensorclass.LockedError, match="cannot delete key 'a'"):
         td.pop("a")
     assert list(td.keys()) == ["a"]
+
+
+def test_bad_batch_indices_name_the_batch_size() -> None:
+    sample = Sample(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])
+    for index in (torch.tensor([0, 3]), [5], torch.tensor([True, False]), (slice(None), [0])):
+        with pytest.raises(IndexError, match=r"batch.size=? ?\[3\]"):
+            sample[index]
+    with pytest.raises(IndexError, match=r"batch_size=\[3\]"):
+        sample[[0, 3]] = 1.0
+    assert (sample.image == 0).all()
