@@ -335,7 +335,7 @@ class KeyAccess(TensorCore):
         saved = dict(owner._data)
         leaf = owner._data.pop(old[-1])
         try:
-            self.set(new, leaf)
+            self.set(new_key, leaf)
         except BaseException:
             owner._data.clear()
             owner._data.update(saved)

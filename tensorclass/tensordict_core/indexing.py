@@ -285,7 +285,7 @@ class Indexing(KeyAccess):
             target = target_size + leaf.shape[n:]
             if not _fits(source.shape, target):
                 raise BatchSizeError(
-                    f"cannot write a value of shape {list(source.shape)} into key {key!r} "
+                    f"cannot write a value of shape {list(source.shape)} into key {_shown(key)!r} "
                     f"at the index: the selected elements have shape {list(target)}"
                 )
             writes.append(_tensor_write(leaf, source))
@@ -323,19 +323,19 @@ class Indexing(KeyAccess):
         if isinstance(source, Tensor):
             if not isinstance(target, Tensor):
                 raise StructureMismatchError(
-                    f"cannot write a tensor into key {path!r}: it holds "
+                    f"cannot write a tensor into key {_shown(path)!r}: it holds "
                     f"{type(read_value(target)).__name__} values"
                 )
             shape = target_size + target.shape[len(self._batch_size) :]
             if not _fits(source.shape, shape):
                 raise BatchSizeError(
-                    f"cannot write key {path!r} at the index: value shape "
+                    f"cannot write key {_shown(path)!r} at the index: value shape "
                     f"{list(source.shape)} does not fit the selected shape {list(shape)}"
                 )
             return _tensor_write(target, source)
         if isinstance(target, Tensor):
             raise StructureMismatchError(
-                f"cannot write a non-tensor value into key {path!r}: it holds tensors"
+                f"cannot write a non-tensor value into key {_shown(path)!r}: it holds tensors"
             )
         return _non_tensor_write(owner, path[-1], source)
 
@@ -359,7 +359,7 @@ class Indexing(KeyAccess):
             sub = owner._data.get(part, MISSING)
             if sub is MISSING:
                 if owner._locked:
-                    owner._check_unlocked(path, "add")
+                    owner._check_unlocked(_shown(path), "add")
                 extra = source_sub._batch_size[len(source_owner._batch_size) :]
                 cls = type(source_sub) if owner._dynamic_keys else owner._nested_class(part)
                 sub = cls._new({}, owner._batch_size + extra, owner._device)
@@ -370,7 +370,7 @@ class Indexing(KeyAccess):
         if leaf is not MISSING:
             return owner, leaf
         if owner._locked:
-            owner._check_unlocked(path, "add")
+            owner._check_unlocked(_shown(path), "add")
         if isinstance(source, Tensor):
             device = owner._device if owner._device is not None else source.device
             shape = self._batch_size + source.shape[skip:]
@@ -379,7 +379,7 @@ class Indexing(KeyAccess):
             allocated = NonTensorData(source.data)
         else:
             allocated = NonTensorStack.full(owner._batch_size, None)
-        leaf = owner._convert(path[-1], allocated, path)
+        leaf = owner._convert(path[-1], allocated, _shown(path))
         owner._data[path[-1]] = leaf
         attach.append((owner, path[-1], leaf))
         return owner, leaf
@@ -422,6 +422,11 @@ def _collect_exact(
         else:
             return False
     return True
+
+
+def _shown(path: tuple[str, ...]) -> str | tuple[str, ...]:
+    """A key path as messages show it: ``'a'`` or ``('a', 'b')``."""
+    return path[0] if len(path) == 1 else path
 
 
 def _leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:

@@ -207,3 +207,22 @@ def test_bad_batch_indices_name_the_batch_size() -> None:
     with pytest.raises(IndexError, match=r"batch_size=\[3\]"):
         sample[[0, 3]] = 1.0
     assert (sample.image == 0).all()
+
+
+def test_structure_errors_name_the_key() -> None:
+    a = TensorDict({"n": {"a": torch.zeros(3)}}, [3])
+    with pytest.raises(StructureMismatchError, match="cannot stack key 'n': a TensorDict with a"):
+        torch.stack([a, TensorDict({"n": torch.zeros(3)}, [3])])
+    with pytest.raises(
+        StructureMismatchError, match=r"different keys under 'n': item 0 has \['a'\]"
+    ):
+        torch.cat([a, TensorDict({"n": {"b": torch.zeros(3)}}, [3])])
+    td = TensorDict({"x": torch.zeros(3, 5), "n": {"y": torch.zeros(3)}}, [3])
+    with pytest.raises(
+        BatchSizeError, match=r"cannot write key 'x' at the index: value shape \[6\]"
+    ):
+        td[0] = {"x": torch.zeros(6)}
+    with pytest.raises(StructureMismatchError, match="cannot write a tensor into key 'n'"):
+        td[0] = {"n": torch.zeros(())}
+    with pytest.raises(KeyNotFoundError, match="Sample has no field 'q'; its fields are 'image'"):
+        Sample(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])[0] = {"q": torch.zeros(())}
