@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 from typing_extensions import Self, dataclass_transform
 
-from .errors import FrozenInstanceError, KeyNotFoundError, SchemaError
+from .errors import FieldTypeError, FrozenInstanceError, KeyNotFoundError, SchemaError
 from .fields import MISSING, FieldSpec, field
 from .schema import Field, FieldKind, Schema, classify_annotation
 from .tensordict_core._core import TensorCore, as_batch_size, as_device, check_names
@@ -492,6 +492,21 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 kwargs.setdefault(key[0], {})[key[1:]] = value
             else:
                 kwargs[key if type(key) is str else key[0]] = value
+        schema = cls.__tensorclass_schema__
+        fields = ", ".join(repr(n) for n in schema.names) or "(none)"
+        for name in kwargs:
+            if name not in schema.by_name:
+                raise KeyNotFoundError(
+                    f"key {name!r}: {cls.__name__} has no field {name!r}; its fields are {fields}",
+                    key=name,
+                )
+        for f in schema.fields:
+            if f.required and f.name not in kwargs:
+                raise FieldTypeError(
+                    f"key {f.name!r}: the field {f.name!r} of {cls.__name__} is required; the "
+                    f"mapping has {', '.join(repr(k) for k in kwargs) or 'no keys'}",
+                    key=f.name,
+                )
         return cls(**kwargs, batch_size=batch_size, device=device)
 
     @classmethod
@@ -515,7 +530,32 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return found
 
     def _convert(self, key: str, value: Any, where: object = None) -> Any:
-        return self._field(key).convert(self, value, where)
+        found = type(self).__tensorclass_schema__.by_name.get(key)
+        if found is None:
+            raise self._missing(key, where if where != key else None)
+        return found.convert(self, value, where)
+
+    def _absent(self, key: str, where: object = None) -> Any:
+        # A declared field that is not set reads as None, as the attribute does.
+        if key in type(self).__tensorclass_schema__.by_name:
+            return None
+        raise self._missing(key, where)
+
+    def _none_unsets(self, key: str, where: object = None) -> bool:
+        if key not in type(self).__tensorclass_schema__.by_name:
+            raise self._missing(key, where if where != key else None)
+        return True
+
+    def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
+        schema = type(self).__tensorclass_schema__
+        if type(key) is not str or key in schema.by_name:
+            return super()._missing(key, where)
+        fields = ", ".join(repr(n) for n in schema.names) or "(none)"
+        prefix = f"key {where!r}: " if where is not None else ""
+        return KeyNotFoundError(
+            f"{prefix}{type(self).__name__} has no field {key!r}; its fields are {fields}",
+            key=key,
+        )
 
     def _nested_class(self, key: str) -> type[TensorCore]:
         found = self._field(key)

@@ -115,7 +115,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
 
     def log_prob(self, tensordict: Any) -> Any:
         """The log-probability of the value under the sample key."""
-        return self.get_dist(tensordict).log_prob(tensordict.get(self.sample_key))
+        return self.get_dist(tensordict).log_prob(tensordict._leaf(self.sample_key))
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
         dist = self.get_dist(tensordict)
@@ -184,4 +184,4 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     def log_prob(self, tensordict: Any) -> Any:
         """The log-probability of the value under the last module's sample key."""
-        return self.get_dist(tensordict).log_prob(tensordict.get(self.last.sample_key))
+        return self.get_dist(tensordict).log_prob(tensordict._leaf(self.last.sample_key))

@@ -148,22 +148,39 @@ class TensorCore:
         self._set_batch_size(as_batch_size(value))
 
     def _set_batch_size(self, new: torch.Size) -> None:
+        # Check every leaf first, then change: a failed assignment changes nothing.
+        grown: list[TensorCore] = []
+        self._check_batch_size(new, (), grown)
+        for node in (*grown, self):
+            if node is not self and type(node)._set_batch_size is not _own_set_batch_size:
+                node._set_batch_size(new)  # a lazy stack checks and updates its members
+                continue
+            if len(new) != len(node._batch_size):
+                node._names = None
+            node._batch_size = new
+
+    def _check_batch_size(
+        self, new: torch.Size, path: tuple[str, ...], grown: list[TensorCore]
+    ) -> None:
+        """Check ``new`` against every leaf; collect the nested instances whose batch size
+        must grow to ``new`` (those shorter than it)."""
         n = len(new)
         for key, leaf in self._data.items():
             if type(leaf) is NonTensorData:
                 continue
             if isinstance(leaf, TensorCore) and leaf._batch_size[:n] != new:
                 if new[: leaf.batch_dims] == leaf._batch_size:
-                    leaf._set_batch_size(new)
+                    if type(leaf)._set_batch_size is _own_set_batch_size:
+                        leaf._check_batch_size(new, (*path, key), grown)
+                    grown.append(leaf)
                     continue
             if leaf.shape[:n] != new:
+                where = (*path, key) if path else key
                 raise BatchSizeError(
                     f"cannot set batch_size={list(new)} on {type(self).__name__}: key "
-                    f"{key!r} has shape {list(leaf.shape)}"
+                    f"{where!r} has shape {list(leaf.shape)}",
+                    key=where,
                 )
-        if n != len(self._batch_size):
-            self._names = None
-        self._batch_size = new
 
     @property
     def shape(self) -> torch.Size:
@@ -317,6 +334,34 @@ class TensorCore:
             f"key {where or key!r} not found in {type(self).__name__}; {available}"
         )
 
+    def _absent(self, key: str, where: object = None) -> Any:
+        """What reading ``key`` gives when it is not stored: a clear ``KeyError``.
+
+        (A typed class reads a declared field that is not set as ``None``.)
+        """
+        raise self._missing(key, where)
+
+    def _none_unsets(self, key: str, where: object = None) -> bool:
+        """Whether writing ``None`` under ``key`` unsets it (typed fields) rather than
+        storing ``None`` as a value (a TensorDict)."""
+        return False
+
+    def _missing_at(self, flat: tuple[str, ...], where: object) -> KeyNotFoundError:
+        """The error for a missing nested key, raised at the level where the path breaks
+        (so the keys it lists are the ones next to the missing part)."""
+        node: Any = self
+        for depth, part in enumerate(flat):
+            if not isinstance(node, TensorCore):
+                return KeyNotFoundError(
+                    f"key {where!r} not found: {flat[:depth]!r} holds a "
+                    f"{type(node).__name__}, not a nested tensor class",
+                    key=flat,
+                )
+            if part not in node._data:
+                return node._missing(part, where if len(flat) > 1 else None)
+            node = node._data[part]
+        return KeyNotFoundError(f"key {where!r} not found", key=flat)
+
     def _leaf(self, key: str | tuple[str, ...]) -> Any:
         """The stored leaf for a normalised key (raises a clear KeyError when missing)."""
         if type(key) is str:
@@ -426,3 +471,6 @@ class TensorCore:
         from .tensordict import TensorDict
 
         return TensorDict._new(self._data.copy(), self._batch_size, self._device, self._names)
+
+
+_own_set_batch_size = TensorCore._set_batch_size

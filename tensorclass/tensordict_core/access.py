@@ -139,18 +139,26 @@ class KeyAccess(TensorCore):
         if key.__class__ is str:
             leaf = self._data.get(key, MISSING)
             if leaf is MISSING:
-                if default is MISSING:
-                    raise self._missing(key)
-                return default
+                return self._absent(key) if default is MISSING else default
             return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if key.__class__ is tuple:
             leaf = walk_strings(self, key)
             if leaf is not MISSING:
                 return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         flat = unravel_key_tuple(key)
-        if default is not MISSING and not self._has(flat):
+        if self._has(flat if len(flat) > 1 else flat[0]):
+            return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+        if default is not MISSING:
             return default
-        return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+        return self._absent_path(flat, key)
+
+    def _absent_path(self, flat: tuple[str, ...], where: object) -> Any:
+        """Reading a missing (nested) key: ``None`` for a declared field of a typed class
+        that is not set, else a ``KeyError`` that names the level where the path breaks."""
+        owner = walk_strings(self, flat[:-1])
+        if isinstance(owner, TensorCore):
+            return owner._absent(flat[-1], where if len(flat) > 1 else None)
+        raise self._missing_at(flat, where)
 
     def __contains__(self, key: object) -> bool:
         flat = unravel_key_tuple(key)
@@ -201,9 +209,9 @@ class KeyAccess(TensorCore):
     def set_(self, key: NestedKey, value: Any) -> Self:
         """Write ``value`` into the existing entry ``key``, in place."""
         flat = unravel_key_tuple(key)
-        owner = self._leaf(flat[:-1]) if len(flat) > 1 else self
-        if flat[-1] not in owner._data:
-            raise owner._missing(flat[-1], key if len(flat) > 1 else None)
+        owner = walk_strings(self, flat[:-1])
+        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+            raise self._missing_at(flat, key)
         owner._write_inplace(flat[-1], value, key)
         return self
 
@@ -211,8 +219,8 @@ class KeyAccess(TensorCore):
         """The value under ``key``; if missing, ``default`` is set first and returned."""
         flat = unravel_key_tuple(key)
         if not self._has(flat if len(flat) > 1 else flat[0]):
-            self.set(flat, default)
-        return self.get(flat)
+            self.set(key, default)
+        return self.get(key)
 
     def update(
         self,
@@ -225,16 +233,23 @@ class KeyAccess(TensorCore):
 
         Nested mappings merge into existing nested instances. Every value is checked
         before anything is written, so a bad value leaves this instance unchanged.
+        ``keys_to_update`` limits the update to those keys (and the keys nested under them).
         """
         entries = _entries(other)
         if keys_to_update is not None:
             wanted = {unravel_key_tuple(k) for k in keys_to_update}
-            entries = [(k, v) for k, v in _flat_entries(entries) if k in wanted]
+            entries = [  # a wanted key selects itself and everything under it
+                (k, v)
+                for k, v in _flat_entries(entries)
+                if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
+            ]
         plan: list[tuple[TensorCore, str, Any, bool]] = []
         self._plan_update(entries, (), inplace, plan)
         for owner, key, leaf, write_in_place in plan:
             if write_in_place:
                 owner._data[key].copy_(leaf)
+            elif leaf is MISSING:  # None unsets a field of a typed class
+                owner._data.pop(key, None)
             else:
                 owner._data[key] = leaf
         return self
@@ -253,6 +268,11 @@ class KeyAccess(TensorCore):
                 continue
             key = flat[0]
             where = (*prefix, key) if prefix else key
+            if value is None and self._none_unsets(key, where):
+                if self._locked and key in self._data:
+                    self._check_unlocked(where, "delete")
+                plan.append((self, key, MISSING, False))
+                continue
             current = self._data.get(key, MISSING)
             is_nested_value = isinstance(value, (Mapping, TensorCore))
             if isinstance(current, KeyAccess) and is_nested_value:
@@ -276,7 +296,7 @@ class KeyAccess(TensorCore):
         """Write every entry of ``other`` in place; every key must already exist."""
         for key, _ in _flat_entries(_entries(other)):
             if not self._has(key if len(key) > 1 else key[0]):
-                raise self._missing(key)
+                raise self._missing_at(key, key if len(key) > 1 else key[0])
         return self.update(other, inplace=True)
 
     # -- removing and renaming -----------------------------------------------------------
@@ -284,11 +304,11 @@ class KeyAccess(TensorCore):
     def pop(self, key: NestedKey, default: Any = MISSING) -> Any:
         """Remove ``key`` and return its value (or ``default`` if given and missing)."""
         flat = unravel_key_tuple(key)
-        owner: Any = self._leaf(flat[:-1]) if len(flat) > 1 else self
+        owner = walk_strings(self, flat[:-1])
         if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
             if default is not MISSING:
                 return default
-            raise self._missing(flat[-1], key if len(flat) > 1 else None)
+            raise self._missing_at(flat, key)
         owner._check_unlocked(key, "delete")
         return read_value(owner._data.pop(flat[-1]))
 
@@ -303,13 +323,23 @@ class KeyAccess(TensorCore):
     def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> Self:
         """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
         old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
+        owner = walk_strings(self, old[:-1])
+        if not isinstance(owner, TensorCore) or old[-1] not in owner._data:
+            raise self._missing_at(old, old_key)
+        if old == new:
+            return self
         if safe and self._has(new if len(new) > 1 else new[0]):
             raise KeyError(f"cannot rename {old_key!r} to {new_key!r}: the key exists")
-        leaf = self._leaf(old if len(old) > 1 else old[0])
-        self._check_unlocked(old_key, "rename")
-        self.set(new, leaf)
-        owner: Any = self._leaf(old[:-1]) if len(old) > 1 else self
-        del owner._data[old[-1]]
+        owner._check_unlocked(old_key, "rename")
+        # Take the entry out first (the new key may lie inside it), put it back on failure.
+        saved = dict(owner._data)
+        leaf = owner._data.pop(old[-1])
+        try:
+            self.set(new_key, leaf)
+        except BaseException:
+            owner._data.clear()
+            owner._data.update(saved)
+            raise
         return self
 
     # -- choosing keys ---------------------------------------------------------------------
@@ -322,7 +352,7 @@ class KeyAccess(TensorCore):
         tree = _key_tree(keys)
         data = _select(self, tree, strict, ())
         if inplace:
-            self._check_unlocked(keys, "select")
+            self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "select")
             self._data.clear()
             self._data.update(data)
             return self
@@ -333,7 +363,7 @@ class KeyAccess(TensorCore):
         tree = _key_tree(keys)
         data = _exclude(self, tree)
         if inplace:
-            self._check_unlocked(keys, "exclude")
+            self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "exclude")
             self._data.clear()
             self._data.update(data)
             return self

@@ -18,7 +18,7 @@ from typing_extensions import Self
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
-from .functional import DtypeCasts, tensor_leaves
+from .functional import DtypeCasts, paired_tensor_leaves, tensor_leaves
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .shape import batch_dim
 
@@ -162,19 +162,15 @@ class Arithmetic(DtypeCasts):
         return out
 
     def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
-        leaves = tensor_leaves(self)
+        others: list[Tensor] | None
         if isinstance(other, TensorCore):
             if not isinstance(other, Arithmetic):
                 return NotImplemented
-            others = tensor_leaves(other)
-            if len(others) != len(leaves):
-                raise StructureMismatchError(
-                    f"in-place operands have {len(leaves)} and {len(others)} tensors"
-                )
+            leaves, others = paired_tensor_leaves(self, other, "in-place operator")
         elif not isinstance(other, (Tensor, *_SCALARS)):
             return NotImplemented
         else:
-            others = None
+            leaves, others = tensor_leaves(self), None
         fused = _FOREACH_INPLACE.get(op)
         if (
             fused is not None
@@ -389,8 +385,11 @@ class Arithmetic(DtypeCasts):
 
     def lerp_(self, end: Any, weight: float) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in place."""
-        leaves = tensor_leaves(self)
-        ends = tensor_leaves(end) if isinstance(end, TensorCore) else [end] * len(leaves)
+        if isinstance(end, TensorCore):
+            leaves, ends = paired_tensor_leaves(self, end, "lerp_")
+        else:
+            leaves = tensor_leaves(self)
+            ends = [end] * len(leaves)
         if _transforms_active():
             for leaf, target in zip(leaves, ends):
                 leaf.lerp_(target, weight)

@@ -30,6 +30,55 @@ def tensor_leaves(node: TensorCore) -> list[Tensor]:
     return out
 
 
+def paired_tensor_leaves(
+    node: TensorCore, other: TensorCore, what: str
+) -> tuple[list[Tensor], list[Tensor]]:
+    """The tensor leaves of ``node`` and the leaves of ``other`` under the same keys.
+
+    Pairs go by key, never by position (two instances may list their keys in different
+    orders); different keys are a :class:`StructureMismatchError` naming the level.
+    """
+    lefts: list[Tensor] = []
+    rights: list[Tensor] = []
+    _pair_into(node, other, (), what, lefts, rights)
+    return lefts, rights
+
+
+def _pair_into(
+    node: TensorCore,
+    other: TensorCore,
+    path: tuple[str, ...],
+    what: str,
+    lefts: list[Tensor],
+    rights: list[Tensor],
+) -> None:
+    data, other_data = node._data, other._data
+    if len(data) != len(other_data) or any(key not in other_data for key in data):
+        where = repr(path) if path else "the top level"
+        raise StructureMismatchError(
+            f"{what}: the operands have different keys at {where}: {sorted(data)} and "
+            f"{sorted(other_data)}"
+        )
+    for key, leaf in data.items():
+        right = other_data[key]
+        if isinstance(leaf, Tensor):
+            if not isinstance(right, Tensor):
+                raise StructureMismatchError(
+                    f"{what}: key {(*path, key) if path else key!r} holds a tensor in one "
+                    f"operand and a {type(right).__name__} in the other"
+                )
+            lefts.append(leaf)
+            rights.append(right)
+        elif isinstance(leaf, TensorCore):
+            if not isinstance(right, TensorCore):
+                raise StructureMismatchError(
+                    f"{what}: key {(*path, key) if path else key!r} holds a "
+                    f"{type(leaf).__name__} in one operand and a {type(right).__name__} in "
+                    f"the other"
+                )
+            _pair_into(leaf, right, (*path, key), what, lefts, rights)
+
+
 def _other_leaf(other: Any, key: str, default: Any, path: tuple[str, ...]) -> Any:
     if not isinstance(other, TensorCore):
         return other  # a default standing in for a missing nested instance

@@ -42,6 +42,13 @@ def _is_key_tuple(index: tuple[Any, ...]) -> bool:
     return True
 
 
+def _check_no_key_parts(index: tuple[Any, ...]) -> None:
+    """A tuple mixing strings with other parts is a bad key, not a batch index."""
+    for part in index:
+        if type(part) is str or (type(part) is tuple and part and _is_key_tuple(part)):
+            unravel_key_tuple(index)  # raises InvalidKeyError naming the bad part
+
+
 def _all_strings(key: tuple[Any, ...]) -> bool:
     for part in key:
         if part.__class__ is not str:
@@ -96,6 +103,12 @@ def normalize_index(index: Any, batch_size: torch.Size) -> tuple[Any, ...]:
     if ellipsis_at >= 0:
         parts[ellipsis_at : ellipsis_at + 1] = [slice(None)] * (len(batch_size) - consumed)
     return tuple(parts)
+
+
+def _batch_index_error(err: IndexError, batch_size: torch.Size) -> IndexError:
+    """An indexing error from a leaf, told in terms of the batch size (the leaf's own
+    feature dims would only confuse)."""
+    return IndexError(f"{err} (indexing batch_size={list(batch_size)})")
 
 
 def _probe(batch_size: torch.Size) -> Tensor:
@@ -170,15 +183,15 @@ class Indexing(KeyAccess):
             try:
                 leaf = self._data[index]
             except KeyError:
-                raise self._missing(index) from None
+                return self._absent(index)
             return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if cls is tuple:
             leaf = walk_strings(self, index)
             if leaf is not MISSING:
                 return leaf.value() if leaf.__class__ in _WRAPPED else leaf
-        if cls is tuple and index and _is_key_tuple(index):
-            flat = unravel_key_tuple(index)
-            return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+            if index and _is_key_tuple(index):
+                return self.get(index)
+            _check_no_key_parts(index)
         return self._index(index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
@@ -189,6 +202,8 @@ class Indexing(KeyAccess):
         elif cls is tuple and index and _is_key_tuple(index):
             self._set_path(index if _all_strings(index) else unravel_key_tuple(index), value)
         else:
+            if cls is tuple:
+                _check_no_key_parts(index)
             self._set_at(index, value)
 
     # -- reading batch elements ------------------------------------------------------------
@@ -218,11 +233,17 @@ class Indexing(KeyAccess):
             and index.dtype is not torch.bool
         ):
             # An integer tensor picks along dim 0: the batch size is known without a leaf.
-            data = {key: leaf[index] for key, leaf in self._data.items()}
+            try:
+                data = {key: leaf[index] for key, leaf in self._data.items()}
+            except IndexError as err:
+                raise _batch_index_error(err, batch_size) from None
             new_size = torch.Size((*index.shape, *batch_size[1:]))
             return type(self)._new(data, new_size, self._device, None)
         normalized = normalize_index(index, batch_size)
-        data = {key: leaf[normalized] for key, leaf in self._data.items()}
+        try:
+            data = {key: leaf[normalized] for key, leaf in self._data.items()}
+        except IndexError as err:
+            raise _batch_index_error(err, batch_size) from None
         return type(self)._new(
             data,
             _result_batch_size(self._data, data, batch_size, normalized),
@@ -264,7 +285,7 @@ class Indexing(KeyAccess):
             target = target_size + leaf.shape[n:]
             if not _fits(source.shape, target):
                 raise BatchSizeError(
-                    f"cannot write a value of shape {list(source.shape)} into key {key!r} "
+                    f"cannot write a value of shape {list(source.shape)} into key {_shown(key)!r} "
                     f"at the index: the selected elements have shape {list(target)}"
                 )
             writes.append(_tensor_write(leaf, source))
@@ -281,7 +302,7 @@ class Indexing(KeyAccess):
         attach: list[tuple[TensorCore, str, Any]] = []
         try:
             return [
-                self._plan_leaf_write(path, source, target_size, skip, attach)
+                self._plan_leaf_write(value, path, source, target_size, skip, attach)
                 for path, source in _leaves(value, ())
             ]
         except BaseException:
@@ -291,64 +312,74 @@ class Indexing(KeyAccess):
 
     def _plan_leaf_write(
         self,
+        root: TensorCore,
         path: tuple[str, ...],
         source: Any,
         target_size: torch.Size,
         skip: int,
         attach: list[tuple[TensorCore, str, Any]],
     ) -> Any:
-        owner, target = self._target_for(path, source, skip, attach)
+        owner, target = self._target_for(root, path, source, skip, attach)
         if isinstance(source, Tensor):
             if not isinstance(target, Tensor):
                 raise StructureMismatchError(
-                    f"cannot write a tensor into key {path!r}: it holds "
+                    f"cannot write a tensor into key {_shown(path)!r}: it holds "
                     f"{type(read_value(target)).__name__} values"
                 )
             shape = target_size + target.shape[len(self._batch_size) :]
             if not _fits(source.shape, shape):
                 raise BatchSizeError(
-                    f"cannot write key {path!r} at the index: value shape "
+                    f"cannot write key {_shown(path)!r} at the index: value shape "
                     f"{list(source.shape)} does not fit the selected shape {list(shape)}"
                 )
             return _tensor_write(target, source)
         if isinstance(target, Tensor):
             raise StructureMismatchError(
-                f"cannot write a non-tensor value into key {path!r}: it holds tensors"
+                f"cannot write a non-tensor value into key {_shown(path)!r}: it holds tensors"
             )
         return _non_tensor_write(owner, path[-1], source)
 
     def _target_for(
         self,
+        root: TensorCore,
         path: tuple[str, ...],
         source: Any,
         skip: int,
         attach: list[tuple[TensorCore, str, Any]],
     ) -> tuple[TensorCore, Any]:
-        """The leaf at ``path`` here, allocated for the whole batch when missing."""
+        """The leaf at ``path`` here, allocated for the whole batch when missing.
+
+        A missing nested level takes the class and the extra batch dims of the level it
+        receives (``root`` is the value written), as stacking would.
+        """
         owner: TensorCore = self
+        source_owner: Any = root
         for part in path[:-1]:
+            source_sub = source_owner._data[part]
             sub = owner._data.get(part, MISSING)
             if sub is MISSING:
                 if owner._locked:
-                    owner._check_unlocked(path, "add")
-                sub = owner._nested_class(part)._new({}, owner._batch_size, owner._device)
+                    owner._check_unlocked(_shown(path), "add")
+                extra = source_sub._batch_size[len(source_owner._batch_size) :]
+                cls = type(source_sub) if owner._dynamic_keys else owner._nested_class(part)
+                sub = cls._new({}, owner._batch_size + extra, owner._device)
                 attach.append((owner, part, sub))
                 owner._data[part] = sub
-            owner = sub
+            owner, source_owner = sub, source_sub
         leaf = owner._data.get(path[-1], MISSING)
         if leaf is not MISSING:
             return owner, leaf
         if owner._locked:
-            owner._check_unlocked(path, "add")
+            owner._check_unlocked(_shown(path), "add")
         if isinstance(source, Tensor):
             device = owner._device if owner._device is not None else source.device
-            shape = owner._batch_size + source.shape[skip:]
+            shape = self._batch_size + source.shape[skip:]
             allocated: Any = torch.empty(shape, dtype=source.dtype, device=device)
         elif type(source) is NonTensorData:
             allocated = NonTensorData(source.data)
         else:
             allocated = NonTensorStack.full(owner._batch_size, None)
-        leaf = owner._convert(path[-1], allocated, path)
+        leaf = owner._convert(path[-1], allocated, _shown(path))
         owner._data[path[-1]] = leaf
         attach.append((owner, path[-1], leaf))
         return owner, leaf
@@ -391,6 +422,11 @@ def _collect_exact(
         else:
             return False
     return True
+
+
+def _shown(path: tuple[str, ...]) -> str | tuple[str, ...]:
+    """A key path as messages show it: ``'a'`` or ``('a', 'b')``."""
+    return path[0] if len(path) == 1 else path
 
 
 def _leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:

@@ -123,6 +123,14 @@ class LazyStackedTensorDict(LazyShapeOps):
     def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
         return missing_key_error(self._lazy, key, where)
 
+    def _absent(self, key: str, where: object = None) -> Any:
+        # Unset in every member: as for one member (an unset typed field reads None).
+        # Held by some members only: an error saying which.
+        leaves = self._lazy
+        if len(leaves.missing_from(key)) == len(leaves.members):
+            return super()._absent(key, where)
+        raise self._missing(key, where)
+
     def _read_field(self, name: str) -> Any:
         """A typed field, stacked from the members (``None`` if no member has it)."""
         leaves = self._lazy

@@ -251,11 +251,13 @@ class ShapeOps(Indexing):
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
         """Split along a batch dim into ``chunks`` nearly equal parts (as ``torch.chunk``)."""
-        total = self._batch_size[batch_dim(dim, len(self._batch_size))]
-        size = -(-total // chunks) if chunks > 0 else 0
-        if size <= 0:
+        if chunks <= 0:
             raise ValueError(f"chunks must be positive; got {chunks}")
-        return self.split(size, dim)
+        d = batch_dim(dim, len(self._batch_size))
+        total = self._batch_size[d]
+        if total == 0:  # as torch.chunk: that many empty parts
+            return self._split_sections([0] * chunks, d)
+        return self.split(-(-total // chunks), d)
 
     def _split_sections(self, sections: list[int], d: int) -> tuple[Self, ...]:
         bs = self._batch_size

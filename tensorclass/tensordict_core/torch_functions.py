@@ -44,14 +44,15 @@ def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
     return register
 
 
-def _check_members(items: Sequence[TensorCore], what: str) -> None:
+def _check_members(items: Sequence[TensorCore], what: str, where: object = None) -> None:
     if not items:
         raise ValueError(f"{what} needs at least one tensor class")
     first = items[0]
     for item in items[1:]:
         if type(item) is not type(first):
+            under = f" key {where!r}:" if where is not None else ""
             raise StructureMismatchError(
-                f"cannot {what} a {type(first).__name__} with a {type(item).__name__}"
+                f"cannot {what}{under} a {type(first).__name__} with a {type(item).__name__}"
             )
 
 
@@ -61,7 +62,7 @@ def _check_keys(items: Sequence[TensorCore], path: tuple[str, ...], what: str) -
         if item._data.keys() != keys:
             only_first = sorted(set(keys) - set(item._data))
             only_other = sorted(set(item._data) - set(keys))
-            where = f" under {path!r}" if path else ""
+            where = f" under {path[0] if len(path) == 1 else path!r}" if path else ""
             raise StructureMismatchError(
                 f"cannot {what} instances with different keys{where}: item 0 has "
                 f"{only_first} that item {index} lacks, item {index} has {only_other} that "
@@ -103,7 +104,7 @@ def _stack_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -
                     f"cannot stack key {where!r}: the values have shapes {shapes} ({err})"
                 ) from None
         elif isinstance(first, TensorCore):
-            _check_members(leaves, "stack")
+            _check_members(leaves, "stack", where)
             out[key] = _stack(leaves, dim, (*path, key))
         elif type(first) in (NonTensorData, NonTensorStack):
             if not all(type(leaf) in (NonTensorData, NonTensorStack) for leaf in leaves):
@@ -120,7 +121,7 @@ def _stack(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
     for item in items[1:]:
         if item._batch_size != batch_size:
             sizes = [list(i._batch_size) for i in items]
-            where = f" under {path!r}" if path else ""
+            where = f" under {path[0] if len(path) == 1 else path!r}" if path else ""
             raise StructureMismatchError(
                 f"cannot stack instances with different batch sizes{where}: {sizes}"
             )
@@ -163,7 +164,7 @@ def _cat_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> 
                     f"cannot cat key {where!r}: the values have shapes {shapes} ({err})"
                 ) from None
         elif isinstance(first, TensorCore):
-            _check_members(leaves, "cat")
+            _check_members(leaves, "cat", where)
             out[key] = _cat(leaves, dim, (*path, key))
         else:
             out[key] = cat_non_tensors(leaves, dim, [item._batch_size for item in items])
@@ -282,9 +283,10 @@ def _where(condition: Tensor, input: Any, other: Any) -> Any:
 def _allclose(
     input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> bool:
-    from .functional import tensor_leaves
+    from .functional import paired_tensor_leaves
 
-    left, right = tensor_leaves(input), tensor_leaves(other)
-    if len(left) != len(right):
-        return False
+    try:
+        left, right = paired_tensor_leaves(input, other, "allclose")
+    except StructureMismatchError:
+        return False  # different keys: not close
     return all(torch.allclose(a, b, rtol, atol, equal_nan) for a, b in zip(left, right))

@@ -137,3 +137,92 @@ def test_bad_batch_size_values() -> None:
         TensorDict({}, batch_size=[-1])
     with pytest.raises(BatchSizeError, match="ints"):
         TensorDict({}, batch_size="3")  # type: ignore[arg-type]
+
+
+def test_non_string_part_in_a_tuple_key_is_a_key_error_not_an_index_error() -> None:
+    td = TensorDict({"a": {"b": torch.zeros(3)}}, [3])
+    with pytest.raises(InvalidKeyError, match=r"got int 3 in key \('a', 3\)"):
+        td["a", 3] = torch.zeros(3)
+    with pytest.raises(InvalidKeyError, match=r"got int 3 in key \('a', 3\)"):
+        td["a", 3]
+    with pytest.raises(InvalidKeyError, match=r"got float 1.5"):
+        td[("a", ("b", 1.5))]
+    assert list(td.keys(True)) == ["a", ("a", "b")]
+
+
+class Inner(TensorClass):
+    z: torch.Tensor
+
+
+class Holder(TensorClass):
+    x: torch.Tensor
+    inner: Inner
+
+
+def test_mapping_for_a_nested_class_with_wrong_or_missing_fields() -> None:
+    with pytest.raises(
+        KeyNotFoundError, match=r"key \('inner', 'zz'\): Inner has no field 'zz'; its fields"
+    ):
+        Holder(torch.zeros(3), {"zz": torch.zeros(3)}, batch_size=[3])
+    with pytest.raises(FieldTypeError, match=r"key \('inner', 'z'\).*'z' of Inner is required"):
+        Holder(torch.zeros(3), {}, batch_size=[3])
+    holder = Holder(torch.zeros(3), {"z": torch.zeros(3)}, batch_size=[3])
+    z = holder.inner.z
+    with pytest.raises(KeyNotFoundError, match=r"\('inner', 'q'\)"):
+        holder.update({"x": torch.ones(3), "inner": {"q": torch.zeros(3)}})
+    with pytest.raises(KeyNotFoundError, match=r"\('inner', 'q'\)"):
+        holder.inner = {"z": torch.ones(3), "q": torch.zeros(3)}
+    assert holder.inner.z is z and (holder.x == 0).all()
+
+
+def test_failed_batch_size_assignment_changes_nothing() -> None:
+    td = TensorDict({"n": {"y": torch.zeros(3, 4)}, "x": torch.zeros(3)}, [3], names=["b"])
+    with pytest.raises(BatchSizeError, match=r"key 'x' has shape \[3\]"):
+        td.batch_size = [3, 4]
+    # the nested instance that could grow was not grown before the failure
+    assert td.batch_size == (3,) and td["n"].batch_size == (3,) and td.names == ["b"]
+    td = TensorDict({"n": {"y": torch.zeros(3)}, "x": torch.zeros(3, 4)}, [3])
+    with pytest.raises(BatchSizeError, match=r"key \('n', 'y'\) has shape \[3\]"):
+        td.batch_size = [3, 4]
+    holder = Holder(torch.zeros(3, 4), {"z": torch.zeros(3)}, batch_size=[3])
+    with pytest.raises(BatchSizeError, match=r"\('inner', 'z'\)"):
+        holder.batch_size = [3, 4]
+    assert holder.batch_size == (3,) and holder.inner.batch_size == (3,)
+
+
+def test_failed_setdefault_and_pop_on_locked_change_nothing() -> None:
+    td = TensorDict({"a": torch.zeros(3)}, [3]).lock_()
+    with pytest.raises(tensorclass.LockedError, match="cannot add key 'b'"):
+        td.setdefault("b", torch.ones(3))
+    with pytest.raises(tensorclass.LockedError, match="cannot delete key 'a'"):
+        td.pop("a")
+    assert list(td.keys()) == ["a"]
+
+
+def test_bad_batch_indices_name_the_batch_size() -> None:
+    sample = Sample(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])
+    for index in (torch.tensor([0, 3]), [5], torch.tensor([True, False]), (slice(None), [0])):
+        with pytest.raises(IndexError, match=r"batch.size=? ?\[3\]"):
+            sample[index]
+    with pytest.raises(IndexError, match=r"batch_size=\[3\]"):
+        sample[[0, 3]] = 1.0
+    assert (sample.image == 0).all()
+
+
+def test_structure_errors_name_the_key() -> None:
+    a = TensorDict({"n": {"a": torch.zeros(3)}}, [3])
+    with pytest.raises(StructureMismatchError, match="cannot stack key 'n': a TensorDict with a"):
+        torch.stack([a, TensorDict({"n": torch.zeros(3)}, [3])])
+    with pytest.raises(
+        StructureMismatchError, match=r"different keys under 'n': item 0 has \['a'\]"
+    ):
+        torch.cat([a, TensorDict({"n": {"b": torch.zeros(3)}}, [3])])
+    td = TensorDict({"x": torch.zeros(3, 5), "n": {"y": torch.zeros(3)}}, [3])
+    with pytest.raises(
+        BatchSizeError, match=r"cannot write key 'x' at the index: value shape \[6\]"
+    ):
+        td[0] = {"x": torch.zeros(6)}
+    with pytest.raises(StructureMismatchError, match="cannot write a tensor into key 'n'"):
+        td[0] = {"n": torch.zeros(())}
+    with pytest.raises(KeyNotFoundError, match="Sample has no field 'q'; its fields are 'image'"):
+        Sample(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])[0] = {"q": torch.zeros(())}

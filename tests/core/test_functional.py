@@ -205,3 +205,38 @@ def test_bool_is_ambiguous_and_iteration() -> None:
     assert len(rows) == 3 and torch.equal(rows[1]["a"], td["a"][1])
     with pytest.raises(TypeError):
         iter(td[0])
+
+
+def test_inplace_operators_pair_leaves_by_key_not_position() -> None:
+    a = TensorDict(
+        {"x": torch.zeros(2), "n": {"p": torch.ones(2), "q": torch.full((2,), 5.0)}}, [2]
+    )
+    b = TensorDict(
+        {"n": {"q": torch.full((2,), 5.0), "p": torch.ones(2)}, "x": torch.zeros(2)}, [2]
+    )
+    c = a.clone()
+    c += b
+    assert torch.equal(c["x"], torch.zeros(2))
+    assert torch.equal(c["n", "p"], torch.full((2,), 2.0))
+    assert torch.equal(c["n", "q"], torch.full((2,), 10.0))
+    c.lerp_(b, 1.0)
+    assert torch.equal(c["n", "q"], b["n", "q"]) and torch.equal(c["x"], b["x"])
+    assert torch.allclose(a, b)  # same keys, listed in another order
+    assert not torch.allclose(a, TensorDict({"x": torch.zeros(2), "n": {"p": torch.ones(2)}}, [2]))
+
+
+def test_inplace_operators_with_different_keys_raise_and_change_nothing() -> None:
+    a = TensorDict({"x": torch.zeros(2), "y": torch.ones(2)}, [2])
+    before = a.clone()
+    with pytest.raises(StructureMismatchError, match=r"different keys.*\['x', 'y'\].*\['x', 'z'\]"):
+        a += TensorDict({"x": torch.ones(2), "z": torch.ones(2)}, [2])
+    with pytest.raises(StructureMismatchError, match="key 'y' holds a tensor"):
+        a *= TensorDict({"x": torch.ones(2), "y": {"z": torch.ones(2)}}, [2])
+    with pytest.raises(StructureMismatchError, match="different keys"):
+        a.lerp_(TensorDict({"x": torch.ones(2)}, [2]), 0.5)
+    assert (a == before).all()
+    p = Point(torch.ones(2, 2), torch.ones(2), batch_size=[2])
+    p += Point(torch.ones(2, 2), torch.full((2,), 3.0), batch_size=[2])
+    assert torch.equal(p.weight, torch.full((2,), 4.0)) and torch.equal(
+        p.xy, torch.full((2, 2), 2.0)
+    )

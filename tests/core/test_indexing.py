@@ -147,3 +147,41 @@ def test_masked_read_and_write_typed() -> None:
     assert torch.equal(item[mask].x, torch.tensor([3.0, 4.0, 5.0]))
     item[mask] = Item(torch.zeros(3), batch_size=[3])
     assert torch.equal(item.x, torch.tensor([0.0, 1.0, 2.0, 0.0, 0.0, 0.0]))
+
+
+@pytest.mark.parametrize("cls", ["TensorDict", "typed"])
+def test_ellipsis_with_a_mask_over_several_trailing_dims(cls: str) -> None:
+    class Item(TensorClass):
+        x: torch.Tensor
+
+    x = torch.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5)
+    obj: Any = (
+        TensorDict({"x": x}, [2, 3, 4]) if cls == "TensorDict" else Item(x, batch_size=[2, 3, 4])
+    )
+    mask = torch.arange(12).reshape(3, 4) % 3 == 0
+    picked = obj[..., mask]
+    assert picked.batch_size == (2, 4) and torch.equal(picked["x"], x[:, mask])
+    obj[..., mask] = -1.0
+    expected = x.clone()
+    expected[:, mask] = -1.0
+    assert torch.equal(obj["x"], expected)
+    assert obj[None, ..., mask].batch_size == (1, 2, 4)
+
+
+def test_lazy_preallocation_keeps_nested_batch_dims_and_classes() -> None:
+    class Inner(TensorClass):
+        z: torch.Tensor
+
+    def item(i: int) -> TensorDict:
+        nested = TensorDict({"c": torch.full((2, 4), float(i)), "d": {"e": torch.ones(2, 5)}}, [2])
+        inner = Inner(torch.full((3,), float(i)), batch_size=[3])
+        return TensorDict({"a": torch.full((3,), float(i)), "b": nested, "inner": inner}, [])
+
+    buffer = TensorDict({}, batch_size=[4])
+    for i in (2, 0, 3, 1):
+        buffer[i] = item(i)
+    stacked = torch.stack([item(i) for i in range(4)])
+    for key in ("b", ("b", "d"), "inner"):
+        assert buffer[key].batch_size == stacked[key].batch_size, key  # [4, 2], [4, 3]
+        assert type(buffer[key]) is type(stacked[key]), key
+    assert (buffer == stacked).all()

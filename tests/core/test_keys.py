@@ -95,8 +95,11 @@ def test_pop_del_rename() -> None:
     assert "dd" in td and "d" not in td["b"]
     td.del_("dd")
     assert list(td.keys()) == ["b"]
-    with pytest.raises(KeyError):
-        td.rename_key_("b", "b", safe=True)
+    td["z"] = torch.zeros(3)
+    with pytest.raises(KeyError, match="exists"):
+        td.rename_key_("b", "z", safe=True)
+    td.rename_key_("b", "b", safe=True)  # to itself: nothing to overwrite
+    assert list(td.keys()) == ["b", "z"]
 
 
 def test_keys_values_items_nested_and_leaves() -> None:
@@ -179,3 +182,95 @@ def test_typed_class_keys() -> None:
     with pytest.raises(KeyError, match="has no field 'y'"):
         item["y"] = torch.ones(2)
     assert list(item.select("x").keys()) == ["x"] and item.select("x").label is None
+
+
+def test_pop_with_default_when_a_level_is_missing() -> None:
+    td = make()
+    assert td.pop(("zz", "yy"), "default") == "default"
+    assert td.pop(("a", "yy"), None) is None  # "a" holds a tensor, not nested keys
+    assert td.pop(("b", "d", "zz"), 0) == 0
+    with pytest.raises(KeyNotFoundError, match=r"\('zz', 'yy'\) not found.*'a', 'b'"):
+        td.pop(("zz", "yy"))
+    assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]
+
+
+def test_missing_nested_keys_name_the_whole_key_and_that_level() -> None:
+    td = make()
+    # the listed keys are those next to the missing part, not the top level's
+    for action in (
+        lambda: td.set_(("b", "zz"), torch.zeros(3)),
+        lambda: td.pop(("b", "zz")),
+        lambda: td.__delitem__(("b", "zz")),
+        lambda: td.update_({"b": {"zz": torch.zeros(3)}}),
+    ):
+        with pytest.raises(KeyNotFoundError, match=r"\('b', 'zz'\) not found.*'c', 'd'$"):
+            action()
+    with pytest.raises(KeyNotFoundError, match=r"\('q', 'c'\) not found.*'a', 'b'$"):
+        td.set_(("q", "c"), torch.zeros(3))
+    with pytest.raises(KeyNotFoundError, match=r"\('a', 'c'\) not found: \('a',\) holds a Tensor"):
+        td.set_(("a", "c"), torch.zeros(3))
+
+
+def test_typed_unset_field_reads_none_like_the_attribute() -> None:
+    class Inner(TensorClass):
+        z: torch.Tensor
+        w: torch.Tensor | None = None
+
+    class Outer(TensorClass):
+        x: torch.Tensor
+        inner: Inner | None = None
+
+    outer = Outer(torch.zeros(2), batch_size=[2])
+    assert outer.inner is None and outer["inner"] is None and outer.get("inner") is None
+    assert outer.get("inner", "fallback") == "fallback"  # an explicit default wins
+    assert "inner" not in outer and list(outer.keys()) == ["x"]
+    outer.inner = Inner(torch.ones(2), batch_size=[2])
+    assert outer["inner", "w"] is None and outer.get(("inner", "w")) is None
+    with pytest.raises(
+        KeyNotFoundError, match="Outer has no field 'y'; its fields are 'x', 'inner'"
+    ):
+        outer["y"]
+    with pytest.raises(
+        KeyNotFoundError, match=r"key \('inner', 'v'\): Inner has no field 'v'; its fields are"
+    ):
+        outer["inner", "v"]
+    with pytest.raises(KeyNotFoundError, match="Outer has no field 'y'"):
+        outer.get("y")
+    with pytest.raises(KeyError):
+        outer.pop("y")
+    with pytest.raises(KeyError):  # pop removes something: an unset field is an error
+        Outer(torch.zeros(2), batch_size=[2]).pop("inner")
+
+
+def test_rename_key_edge_cases() -> None:
+    td = make()
+    td.rename_key_("a", "a")  # to itself: nothing changes
+    td.rename_key_(("b", "c"), ("b", ("c",)))
+    assert list(td.keys(True, True)) == ["a", ("b", "c"), ("b", "d", "e")]
+    td.rename_key_("b", ("b", "moved"))  # into its own subtree
+    assert list(td.keys(True, True)) == ["a", ("b", "moved", "c"), ("b", "moved", "d", "e")]
+    before = list(td.keys(True))
+    with pytest.raises(KeyError, match="'a' holds a Tensor"):
+        td.rename_key_(("b", "moved"), ("a", "x"))  # a failed rename loses nothing
+    sub = TensorDict({"big": torch.zeros(3, 2)}, [3, 2])
+    td["b", "sub"] = sub
+    before = list(td.keys(True))
+    with pytest.raises(ValueError, match=r"shape \[3, 4\].*batch size \[3, 2\]"):
+        td.rename_key_("a", ("b", "sub", "a"))  # "a" does not fit the batch size there
+    assert list(td.keys(True)) == before
+    with pytest.raises(KeyNotFoundError, match=r"\('b', 'zz'\) not found.*'moved'"):
+        td.rename_key_(("b", "zz"), "x")
+    td["b", "moved"].lock_()  # a locked level refuses to lose the key
+    with pytest.raises(LockedError):
+        td.rename_key_(("b", "moved", "c"), "c")
+    assert ("b", "moved", "c") in td.keys(True)
+
+
+def test_update_keys_to_update_selects_nested_levels() -> None:
+    td = make()
+    new = {"a": torch.ones(3, 4), "b": {"c": torch.full((3,), 5.0), "d": {"e": torch.zeros(3, 2)}}}
+    td.update(new, keys_to_update=["b"])
+    assert (td["a"] == 0).all() and (td["b", "c"] == 5).all() and (td["b", "d", "e"] == 0).all()
+    td = make()
+    td.update(new, keys_to_update=[("b", "d")])
+    assert (td["b", "c"] == 1).all() and (td["b", "d", "e"] == 0).all()

@@ -425,3 +425,17 @@ def test_seed_004_from_modules_lazy_stack() -> None:
     assert modules[0].weight.grad is not None and modules[1].bias.grad is not None
     unlocked = from_modules(*modules, lazy_stack=True, lock=False)
     assert not unlocked.is_locked
+
+
+def test_unset_typed_field_in_a_lazy_stack() -> None:
+    class Opt(TensorClass):
+        x: torch.Tensor
+        opt: torch.Tensor | None = None
+
+    unset = Opt(torch.zeros(2), batch_size=[2])
+    both_unset = lazy_stack([unset, unset.clone()])
+    assert both_unset["opt"] is None and both_unset.get("opt") is None and both_unset.opt is None
+    partial = lazy_stack([Opt(torch.zeros(2), torch.ones(2), batch_size=[2]), unset])
+    for read in (lambda: partial["opt"], lambda: partial.get("opt"), lambda: partial.opt):
+        with pytest.raises(KeyNotFoundError, match=r"only in members \[0\].*members \[1\] lack"):
+            read()

@@ -160,3 +160,15 @@ def test_dim_names_follow_ops() -> None:
     assert td.reshape(6).names == [None]
     with pytest.raises(ValueError):
         TensorDict({}, [2], names=["a", "b"])
+
+
+@pytest.mark.parametrize("total", [0, 1, 5, 7])
+@pytest.mark.parametrize("parts", [1, 2, 3, 4, 8])
+def test_chunk_and_split_sizes_match_tensors(total: int, parts: int) -> None:
+    x = torch.arange(2.0 * total).reshape(2, total)
+    td = TensorDict({"x": x}, [2, total])
+    chunks = td.chunk(parts, -1)
+    assert [c.batch_size for c in chunks] == [c.shape for c in x.chunk(parts, -1)]
+    splits = td.split(parts, 1)
+    assert [s.batch_size for s in splits] == [s.shape for s in x.split(parts, 1)]
+    assert all(torch.equal(a["x"], b) for a, b in zip(chunks, x.chunk(parts, -1)))

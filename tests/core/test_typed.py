@@ -306,3 +306,18 @@ def test_to_tensordict_shares_leaves() -> None:
     step = make_step()
     td = step.to_tensordict()
     assert isinstance(td, TensorDict) and td["reward"] is step.reward
+
+
+def test_none_unsets_an_optional_field_through_every_write() -> None:
+    step = make_step()
+    step.info = {"lr": torch.ones(4)}
+    step.update({"info": None, "reward": torch.ones(4)})
+    assert step.info is None and "info" not in step and (step.reward == 1).all()
+    step["info"] = {"lr": torch.ones(4)}
+    step.set("info", None)
+    assert "info" not in step
+    with pytest.raises(KeyNotFoundError, match="Step has no field 'inf'"):
+        step.update({"inf": None})
+    td = TensorDict({"n": torch.zeros(4)}, [4])
+    td.update({"n": None})  # a TensorDict stores None as a value
+    assert "n" in td and td["n"] is None
