@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from torch import Tensor
 from torch.distributions import Distribution
 
 from ..errors import InvalidKeyError
@@ -113,9 +114,10 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         dist: Distribution = self.distribution_class(**params, **self.distribution_kwargs)
         return dist
 
-    def log_prob(self, tensordict: Any) -> Any:
+    def log_prob(self, tensordict: Any) -> Tensor:
         """The log-probability of the value under the sample key."""
-        return self.get_dist(tensordict).log_prob(tensordict._leaf(self.sample_key))
+        log_prob: Tensor = self.get_dist(tensordict).log_prob(tensordict._leaf(self.sample_key))
+        return log_prob
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
         dist = self.get_dist(tensordict)
@@ -182,6 +184,8 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
             tensordict = module(tensordict)
         return self.last.get_dist(tensordict)
 
-    def log_prob(self, tensordict: Any) -> Any:
+    def log_prob(self, tensordict: Any) -> Tensor:
         """The log-probability of the value under the last module's sample key."""
-        return self.get_dist(tensordict).log_prob(tensordict._leaf(self.last.sample_key))
+        value = tensordict._leaf(self.last.sample_key)
+        log_prob: Tensor = self.get_dist(tensordict).log_prob(value)
+        return log_prob

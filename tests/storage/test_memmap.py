@@ -280,6 +280,14 @@ def test_refuses_to_replace_a_directory_that_is_not_a_save(tmp_path: Path) -> No
     TensorDict({"x": torch.zeros(1)}, [1]).memmap(tmp_path / "empty", existsok=True)
 
 
+def test_an_empty_directory_takes_a_save_without_existsok(tmp_path: Path) -> None:
+    (tmp_path / "fresh").mkdir()  # as tempfile.mkdtemp() leaves it: nothing to lose
+    TensorDict({"x": torch.arange(3)}, [3]).memmap(tmp_path / "fresh")
+    assert TensorDict.load_memmap(tmp_path / "fresh")["x"].tolist() == [0, 1, 2]
+    with pytest.raises(FileExistsError, match="existsok=True"):  # now it holds a save
+        TensorDict({"x": torch.zeros(3)}, [3]).memmap(tmp_path / "fresh")
+
+
 def test_failure_mid_save_leaves_the_previous_save_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

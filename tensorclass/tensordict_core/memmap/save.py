@@ -188,6 +188,8 @@ def _check_target(target: Path, existsok: bool) -> bool:
     """Whether ``target`` holds a previous save to replace (errors if it may not be)."""
     if not os.path.lexists(target):
         return False
+    if not target.is_symlink() and target.is_dir() and not any(target.iterdir()):
+        return True  # an empty directory (say from mkdtemp) holds nothing to lose
     if not existsok:
         raise FileExistsError(f"{target} exists; pass existsok=True to replace the save there")
     if target.is_symlink() or not target.is_dir():
