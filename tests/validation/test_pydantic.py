@@ -36,7 +36,7 @@ def test_model_errors_have_full_locations() -> None:
     bad["mask"] = torch.zeros(4, 64, 84)
     bad["obs"]["state"] = torch.zeros(4, 7, dtype=torch.int8)  # type: ignore[index]
     with pytest.raises(ValidationError) as info:
-        Run(name=3, step=bad, history=[{"pixels": 1}])  # type: ignore[arg-type, list-item]
+        Run(name=3, step=bad, history=[{"pixels": 0.5}])  # type: ignore[arg-type, list-item]
     found = [(e["loc"], e["type"]) for e in info.value.errors()]
     assert found == [
         (("name",), "string_type"),
