@@ -71,7 +71,7 @@ class Dim:
         return self.kind in (DimKind.BATCH, DimKind.VARIADIC, DimKind.ANY_VARIADIC)
 
 
-def _parse_token(token: str, lenient: bool) -> Dim:
+def _parse_token(token: str, lenient: bool, shape: str = "") -> Dim:
     if token == "...":
         return Dim(DimKind.ANY_VARIADIC)
     broadcast = token.startswith("#")
@@ -97,8 +97,8 @@ def _parse_token(token: str, lenient: bool) -> Dim:
     if lenient:  # jaxtyping expressions (`H-1`, `2*W`) are left unchecked
         return Dim(DimKind.ANY_VARIADIC if token.startswith("*") else DimKind.ANY)
     raise SchemaError(
-        f"cannot read {token!r} in a shape spec: use ints (3), names (H, #H), _ for any dim, "
-        f"*B for the batch dims, *name or ... for several dims"
+        f"cannot read {token!r} in the shape spec {shape!r}: use ints (3), names (H, #H), "
+        f"_ for any dim, *B for the batch dims, *name or ... for several dims"
     )
 
 
@@ -108,7 +108,7 @@ def parse_shape(shape: str, *, lenient: bool = False) -> tuple[Dim, ...]:
     ``lenient`` reads unknown tokens as unchecked dims instead of raising
     :class:`~tensorclass.SchemaError` (used for jaxtyping's symbolic expressions).
     """
-    dims = tuple(_parse_token(token, lenient) for token in shape.split())
+    dims = tuple(_parse_token(token, lenient, shape) for token in shape.split())
     if sum(dim.variadic and dim.kind is not DimKind.BATCH for dim in dims) > 1:
         raise SchemaError(
             f"the shape spec {shape!r} has more than one variadic token (*X or ...) besides *B"

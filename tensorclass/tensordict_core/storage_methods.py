@@ -103,7 +103,12 @@ class StorageMethods(TensorCore):
             dynamic = target is not None and cls._dynamic_keys
             classes = "tensordict" if dynamic else "imported"
         return load_memmap(  # type: ignore[no-any-return]
-            prefix, target, classes=classes, device=device, num_threads=num_threads, validate=validate
+            prefix,
+            target,
+            classes=classes,
+            device=device,
+            num_threads=num_threads,
+            validate=validate,
         )
 
     def is_memmap(self) -> bool:

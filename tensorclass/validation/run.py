@@ -24,14 +24,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
-from torch import Tensor
-
 from pydantic import ValidationError
+from torch import Tensor
 
 from ..errors import TensorClassError
 from ..schema import FieldKind
 from ..specs import Spec
 from ..tensordict_core._core import BatchSizeLike, TensorCore, as_batch_size
+from ..tensordict_core.lazy_stack import LazyStackedTensorDict
 from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
 from .compiled import (
     ClassValidator,
@@ -83,7 +83,9 @@ def check_instance(instance: TensorCore) -> None:
     problems.raise_if_any(type(instance).__name__)
 
 
-def check_construction(owner: TensorCore, values: dict[str, Any], batch_size: Any, error: Exception) -> None:
+def check_construction(
+    owner: TensorCore, values: dict[str, Any], batch_size: Any, error: Exception
+) -> None:
     """Raise the problems of a failed constructor call of a ``validate=True`` class.
 
     The constructor stops at the first value it cannot store (a string for a tensor, a
@@ -119,15 +121,14 @@ def check_tree(root: TensorCore) -> None:
 
 
 def _check_node(node: TensorCore, loc: Loc, problems: Problems) -> None:
+    if isinstance(node, LazyStackedTensorDict):  # typed or not: check each member
+        for index, member in enumerate(node.members):
+            _check_node(member, (*loc, index), problems)
+        return
     cls = type(node)
     if is_schema_class(cls):
         problems.bindings = {}
         check_level(compiled(cls), node._data, node._batch_size, loc, problems)
-        return
-    members = getattr(node, "members", None)
-    if isinstance(members, tuple):  # a lazy stack
-        for index, member in enumerate(members):
-            _check_node(member, (*loc, index), problems)
         return
     for key, leaf in node._data.items():
         if isinstance(leaf, TensorCore):

@@ -171,3 +171,54 @@ def test_schema_file_named_like_a_module(cli: Run, step_save: Path, tmp_path: Pa
     shadow.write_text("from tests.cli.schemas import Step\n")
     assert cli("validate", step_save, "--schema", f"{shadow}:Step")[0] == 0
     assert sys.modules["json"] is json  # the standard module is still the one imported
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (  # a bad spec string fails when the class is defined, i.e. on import
+            "class Bad(TensorClass):\n    x: Annotated[Tensor, Spec('*B H-1')]\n",
+            "'bad_schema': SchemaError: cannot read 'H-1' in the shape spec '*B H-1'",
+        ),
+        (  # a forward reference that cannot be resolved
+            "class Bad(TensorClass):\n    x: 'Undefined'\n",
+            "cannot use Bad as a schema: NameError: cannot resolve the annotation 'Undefined'",
+        ),
+        ("Bad = TensorClass\n", "TensorClass is not a tensor class with declared fields"),
+    ],
+)
+def test_schemas_that_cannot_be_used(
+    step_save: Path, tmp_path: Path, source: str, message: str
+) -> None:
+    header = "from typing import Annotated\nfrom torch import Tensor\nfrom tensorclass import Spec, TensorClass\n"
+    (tmp_path / "bad_schema.py").write_text(header + source)
+    done = run_module("validate", step_save, "--schema", "bad_schema:Bad", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("python -m tensorclass validate: error: ")
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    if "import" in done.stderr:  # the line of the schema module that failed
+        assert done.stderr.endswith(f"(at {tmp_path / 'bad_schema.py'}, line 5)\n")
+
+
+def test_nothing_recorded_in_a_save_is_imported(step_save: Path, tmp_path: Path) -> None:
+    """inspect and validate never import the module a save records its class from."""
+    (tmp_path / "recorded_mod.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('IMPORTED').write_text('')\n"
+        "from tests.cli.schemas import Step as Recorded\n"
+    )
+    meta = json.loads((step_save / "meta.json").read_text())
+    meta["class"] = "recorded_mod:Recorded"  # as if saved from recorded_mod (importable)
+    (step_save / "meta.json").write_text(json.dumps(meta))
+    done = run_module("inspect", step_save, cwd=tmp_path)
+    assert done.returncode == 0 and "Recorded (recorded_mod:Recorded)" in done.stdout
+    done = run_module("validate", step_save, "--schema", SCHEMA, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "IMPORTED").exists()
+    assert (
+        run_module(
+            "validate", step_save, "--schema", "recorded_mod:Recorded", cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    assert (tmp_path / "IMPORTED").exists()  # named by --schema: imported, as asked

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import torch
-from torch import nn
 from pydantic import ValidationError
+from torch import nn
 
 from tensorclass import (
     LazyStackedTensorDict,

@@ -159,11 +159,12 @@ def _typed(cls: type[TensorCore]) -> bool:
 
 def _holds_typed(node: TensorCore) -> bool:
     """Whether a loaded tree has a level of a tensor class with declared fields."""
+    from ..lazy_stack import LazyStackedTensorDict
+
+    if isinstance(node, LazyStackedTensorDict):
+        return any(_holds_typed(member) for member in node.members)
     if _typed(type(node)):
         return True
-    members = getattr(node, "members", None)
-    if isinstance(members, tuple):  # a lazy stack
-        return any(_holds_typed(member) for member in members)
     return any(isinstance(leaf, TensorCore) and _holds_typed(leaf) for leaf in node._data.values())
 
 
