@@ -1,12 +1,13 @@
 """Loading checks typed levels: ``load_memmap(path, cls=X)``, ``X.load_memmap`` and saves
 whose recorded classes are typed."""
 
+import enum
 from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
 import torch
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from torch import Tensor
 
 from tensorclass import MemmapFormatError, Spec, TensorClass, TensorDict, lazy_stack, load_memmap
@@ -93,6 +94,23 @@ def test_loading_converts_non_tensor_values(tmp_path: Path) -> None:
 
     Counted(torch.zeros(2), count="7", batch_size=[2]).memmap(tmp_path / "c")  # type: ignore[arg-type]
     assert Counted.load_memmap(tmp_path / "c").count == 7  # pydantic's lax conversion
+
+    class Color(enum.Enum):
+        RED = "red"
+
+    class Source(BaseModel):
+        fps: int
+
+    class Described(TensorClass):
+        x: Tensor
+        color: Color
+        source: Source
+
+    # JSON forms saved (enum members and models cannot be), real values loaded
+    value = Described(torch.zeros(2), "red", {"fps": 30}, batch_size=[2])  # type: ignore[arg-type]
+    value.memmap(tmp_path / "d")
+    loaded = Described.load_memmap(tmp_path / "d")
+    assert loaded.color is Color.RED and loaded.source == Source(fps=30)
 
 
 def test_typed_levels_inside_plain_data_and_lazy_stacks(tmp_path: Path) -> None:
