@@ -293,7 +293,7 @@ def _validating(lines: list[str], schema: Schema, namespace: dict[str, Any]) -> 
         "    except _Refused as _err:",
         f"        _given = {{{given}}}",
         "        _report(_tc_self_, {k: v for k, v in _given.items() if v is not _FACTORY},"
-        " batch_size, _err)",
+        " batch_size, device, _err)",
         "    _check(_tc_self_)",
     ]
 

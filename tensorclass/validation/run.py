@@ -84,26 +84,38 @@ def check_instance(instance: TensorCore) -> None:
 
 
 def check_construction(
-    owner: TensorCore, values: dict[str, Any], batch_size: Any, error: Exception
+    owner: TensorCore, values: dict[str, Any], batch_size: Any, device: Any, error: Exception
 ) -> None:
     """Raise the problems of a failed constructor call of a ``validate=True`` class.
 
     The constructor stops at the first value it cannot store (a string for a tensor, a
     shape that does not start with the batch size, a nested validating class that
     refused its mapping). ``values`` are its arguments: they are validated as a mapping,
-    and every problem found is raised as one ``ValidationError`` with full locations.
+    and every problem found is raised as one ``ValidationError`` with full locations
+    (with the tensors on ``device``, where the constructor puts them).
     When validation finds nothing (the error was about something else, e.g. the dim
     names), ``error`` is raised as it is.
     """
     cls = type(owner)
     given = {name: value for name, value in values.items() if value is not None}
     try:
+        if device is not None:
+            given = _moved(given, torch.device(device))
         validate(given, cls, batch_size=() if batch_size is None else batch_size)
     except ValidationError as found:
         raise found from None
     except (TensorClassError, TypeError, ValueError):
         pass
     raise error
+
+
+def _moved(value: Any, device: torch.device) -> Any:
+    """``value`` with its tensors (in mappings and instances too) moved to ``device``."""
+    if isinstance(value, (Tensor, TensorCore)):
+        return value.to(device)
+    if isinstance(value, Mapping):
+        return {key: _moved(item, device) for key, item in value.items()}
+    return value
 
 
 def check_tree(root: TensorCore) -> None:

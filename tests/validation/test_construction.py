@@ -218,3 +218,20 @@ def test_operations_never_call_the_validator(monkeypatch: pytest.MonkeyPatch) ->
     frame[0] = frame[1]
     frame.mask = frame.mask.double()  # a write: the converter only, no spec check
     assert all(type(r) is Frame for r in results) and calls == []
+
+
+def test_construction_problems_are_checked_where_the_tensors_would_go() -> None:
+    class OnMeta(TensorClass, validate=True):
+        x: Annotated[Tensor, Spec("*B 3", device="meta")]
+        n: int = 0
+
+    assert OnMeta(torch.zeros(2, 3), batch_size=[2], device="meta").x.device.type == "meta"
+    with pytest.raises(ValidationError) as info:
+        OnMeta({"a": 1}, n="x", batch_size=[2], device="meta")  # type: ignore[arg-type]
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [
+        (("x",), "tensor_type"),
+        (("n",), "int_parsing"),
+    ]
+    with pytest.raises(ValidationError) as info:
+        OnMeta(torch.zeros(3, 3), n="x", batch_size=[2], device="meta")  # type: ignore[arg-type]
+    assert [e["type"] for e in info.value.errors()] == ["tensor_batch", "int_parsing"]
