@@ -63,6 +63,7 @@ def _field_schema(f: Field, handler: GetCoreSchemaHandler) -> CoreSchema:
         if not is_schema_class(nested):  # a TensorDict: any keys
             js = {"type": "object", "x-tensordict": True}
             return handler.generate_schema(Annotated[Any, WithJsonSchema(js)])
+        found: CoreSchema
         if nested in _BUILDING:
             found = core_schema.definition_reference_schema(_ref(nested))
         else:

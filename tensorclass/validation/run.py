@@ -112,7 +112,8 @@ def check_construction(
 def _moved(value: Any, device: torch.device) -> Any:
     """``value`` with its tensors (in mappings and instances too) moved to ``device``."""
     if isinstance(value, (Tensor, TensorCore)):
-        return value.to(device)
+        moved: Any = value
+        return moved.to(device)
     if isinstance(value, Mapping):
         return {key: _moved(item, device) for key, item in value.items()}
     return value
