@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tensorclass.cli.validate import check, parse_batch_size
 
@@ -222,3 +223,35 @@ def test_nothing_recorded_in_a_save_is_imported(step_save: Path, tmp_path: Path)
         == 0
     )
     assert (tmp_path / "IMPORTED").exists()  # named by --schema: imported, as asked
+
+
+def test_device_specs_are_checked_against_the_recorded_device(
+    cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "device_schema.py").write_text(
+        "from typing import Annotated\nfrom torch import Tensor\n"
+        "from tensorclass import Spec, TensorClass\n"
+        "class Inner(TensorClass):\n    y: Annotated[Tensor, Spec('*B', device='cuda')]\n"
+        "class OnCuda(TensorClass):\n    x: Annotated[Tensor, Spec('*B', device='cuda')]\n"
+        "    inner: Inner\n"
+        "class OnCpu(TensorClass):\n    x: Annotated[Tensor, Spec('*B', device='cpu')]\n"
+        "    inner: Inner\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    from tensorclass import TensorDict
+
+    TensorDict({"x": torch.zeros(2), "inner": {"y": torch.zeros(2)}}, [2]).memmap("save")
+    # saved from the CPU without a recorded device: files have no device, nothing to check
+    assert cli("validate", "save", "--schema", "device_schema:OnCuda")[0] == 0
+    for meta in (tmp_path / "save" / "meta.json", tmp_path / "save" / "inner" / "meta.json"):
+        recorded = json.loads(meta.read_text())
+        recorded["device"] = "cuda:1"  # as if saved from a GPU
+        meta.write_text(json.dumps(recorded))
+    code, out, _ = cli("validate", "save", "--schema", "device_schema:OnCuda")
+    assert code == 0, out
+    code, out, _ = cli("validate", "save", "--schema", "device_schema:OnCpu", "--json")
+    assert code == 1
+    (only,) = json.loads(out)["problems"]
+    assert (only["loc"], only["type"]) == (["x"], "tensor_device")
+    assert only["ctx"] == {"expected": "cpu", "actual": "cuda:1"}
+    assert only["msg"] == "expected device cpu, got cuda:1 (recorded in the save)"

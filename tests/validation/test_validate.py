@@ -308,7 +308,7 @@ def test_wrong_device() -> None:
 
 
 def test_device_index() -> None:
-    from tensorclass.validation.tensors import _device_ok
+    from tensorclass.validation.tensors import device_ok as _device_ok
 
     cuda, cuda1 = torch.device("cuda"), torch.device("cuda:1")
     assert _device_ok(cuda, cuda1) and _device_ok(cuda1, cuda1)
