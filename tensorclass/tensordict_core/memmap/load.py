@@ -146,7 +146,8 @@ def load_memmap(
         raise
     if device is not None and torch.device(device).type != "cpu":
         result = result.to(device)  # type: ignore[attr-defined]
-    if validate and _holds_typed(result):
+    plain = classes == "tensordict" and (cls is None or not _typed(cls))  # TensorDicts only
+    if validate and not plain and _holds_typed(result):
         from ...validation.run import check_tree
 
         check_tree(result)
@@ -157,15 +158,21 @@ def _typed(cls: type[TensorCore]) -> bool:
     return not getattr(cls, "_dynamic_keys", True)
 
 
-def _holds_typed(node: TensorCore) -> bool:
+def _holds_typed(root: TensorCore) -> bool:
     """Whether a loaded tree has a level of a tensor class with declared fields."""
     from ..lazy_stack import LazyStackedTensorDict
 
-    if isinstance(node, LazyStackedTensorDict):
-        return any(_holds_typed(member) for member in node.members)
-    if _typed(type(node)):
-        return True
-    return any(isinstance(leaf, TensorCore) and _holds_typed(leaf) for leaf in node._data.values())
+    def typed(node: TensorCore) -> bool:
+        if isinstance(node, LazyStackedTensorDict):
+            return any(typed(member) for member in node.members)
+        if not type(node)._dynamic_keys:
+            return True
+        for leaf in node._data.values():
+            if isinstance(leaf, TensorCore) and typed(leaf):
+                return True
+        return False
+
+    return typed(root)
 
 
 def _report_mismatch(info: MemmapInfo, cls: type[TensorCore]) -> None:
