@@ -33,7 +33,7 @@ def check_tensor(
             "tensor_dtype",
             "expected dtype {expected}, got {actual}",
             tensor,
-            expected=names[0] if len(names) == 1 else " or ".join(names),
+            expected=spec.dtype_label or " or ".join(names),
             actual=dtype_name(tensor.dtype),
         )
     if spec.device is not None and not device_ok(spec.device, tensor.device):

@@ -65,6 +65,9 @@ def test_jaxtyping_problems_are_reported() -> None:
         (("anything",), "tensor_dtype"),
     ]
     assert "H=8 from pixels, 6 here" in str(info.value)
+    # a dtype family is named as jaxtyping names it, not by its eight members
+    assert info.value.errors()[1]["msg"] == "expected dtype Float (jaxtyping), got int64"
+    assert info.value.errors()[0]["msg"] == "expected dtype uint8, got float32"
 
 
 def test_jaxtyping_json_schema() -> None:
