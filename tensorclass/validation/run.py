@@ -269,8 +269,10 @@ def _build(
         problems.add(
             loc,
             "tensorclass_type",
-            "expected a {expected}, a TensorDict or a mapping of its fields, got {actual}",
+            "expected {article} {expected} instance, a TensorDict or a mapping of its fields, "
+            "got {actual}",
             value,
+            article="an" if cls.__name__[:1].lower() in "aeiou" else "a",
             expected=cls.__name__,
             actual=describe(value),
         )
