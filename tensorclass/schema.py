@@ -78,7 +78,11 @@ class Field:
         object.__setattr__(self, "convert", partial(_CONVERTERS[self.kind], self))
         object.__setattr__(self, "holds_tensors", self.kind is FieldKind.TENSOR)
         if self.kind is FieldKind.TENSOR:
-            object.__setattr__(self, "spec", spec_from_annotation(self.annotation))
+            try:
+                spec = spec_from_annotation(self.annotation)
+            except SchemaError as err:
+                raise SchemaError(f"{self.owner}.{self.name}: {err}") from None
+            object.__setattr__(self, "spec", spec)
         elif self.kind is not FieldKind.UNRESOLVED and has_spec_metadata(self.annotation):
             raise SchemaError(
                 f"{self.owner}.{self.name}: a Spec describes a tensor, but the field holds "

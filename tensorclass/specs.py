@@ -71,7 +71,7 @@ class Dim:
         return self.kind in (DimKind.BATCH, DimKind.VARIADIC, DimKind.ANY_VARIADIC)
 
 
-def _parse_token(token: str, lenient: bool) -> Dim:
+def _parse_token(token: str, lenient: bool, shape: str = "") -> Dim:
     if token == "...":
         return Dim(DimKind.ANY_VARIADIC)
     broadcast = token.startswith("#")
@@ -97,8 +97,8 @@ def _parse_token(token: str, lenient: bool) -> Dim:
     if lenient:  # jaxtyping expressions (`H-1`, `2*W`) are left unchecked
         return Dim(DimKind.ANY_VARIADIC if token.startswith("*") else DimKind.ANY)
     raise SchemaError(
-        f"cannot read {token!r} in a shape spec: use ints (3), names (H, #H), _ for any dim, "
-        f"*B for the batch dims, *name or ... for several dims"
+        f"cannot read {token!r} in the shape spec {shape!r}: use ints (3), names (H, #H), "
+        f"_ for any dim, *B for the batch dims, *name or ... for several dims"
     )
 
 
@@ -108,7 +108,7 @@ def parse_shape(shape: str, *, lenient: bool = False) -> tuple[Dim, ...]:
     ``lenient`` reads unknown tokens as unchecked dims instead of raising
     :class:`~tensorclass.SchemaError` (used for jaxtyping's symbolic expressions).
     """
-    dims = tuple(_parse_token(token, lenient) for token in shape.split())
+    dims = tuple(_parse_token(token, lenient, shape) for token in shape.split())
     if sum(dim.variadic and dim.kind is not DimKind.BATCH for dim in dims) > 1:
         raise SchemaError(
             f"the shape spec {shape!r} has more than one variadic token (*X or ...) besides *B"
@@ -177,12 +177,14 @@ class Spec:
         device: a device; ``"cuda"`` accepts every CUDA device, ``"cuda:1"`` only that one.
     """
 
-    __slots__ = ("_layout", "device", "dims", "dtype", "shape")
+    __slots__ = ("_layout", "device", "dims", "dtype", "dtype_label", "shape")
 
     shape: str | None
     dims: tuple[Dim, ...] | None
     dtype: tuple[torch.dtype, ...] | None
     device: torch.device | None
+    #: a short name for the allowed dtypes in messages (jaxtyping's ``Float``), or None
+    dtype_label: str | None
     _layout: Layout | None
 
     def __init__(
@@ -197,6 +199,7 @@ class Spec:
         self.shape = " ".join(shape.split()) if shape is not None else None
         self.dims = parse_shape(shape) if shape is not None else None
         self.dtype = _as_dtypes(dtype)
+        self.dtype_label = None
         self.device = torch.device(device) if device is not None else None
 
     def __repr__(self) -> str:
@@ -235,6 +238,7 @@ class Spec:
                 raise SchemaError(f"two specs disagree on the {attr}: {self!r} and {other!r}")
             setattr(merged, attr, mine if mine is not None else theirs)
         merged.dims = self.dims if self.shape is not None else other.dims
+        merged.dtype_label = self.dtype_label if self.dtype is not None else other.dtype_label
         return merged
 
     def batch_of(self, shape: torch.Size) -> torch.Size | None:
@@ -273,6 +277,9 @@ def _from_jaxtyping(annotation: Any) -> Spec:
         found = [getattr(torch, n, None) for n in names]
         dtypes = tuple(d for d in found if isinstance(d, torch.dtype)) or None
     spec = Spec(None, dtypes)
+    category = getattr(annotation, "dtype", None)
+    if dtypes is not None and len(dtypes) > 1 and isinstance(category, type):
+        spec.dtype_label = f"{category.__name__} (jaxtyping)"
     shape = getattr(annotation, "dim_str", None)
     if isinstance(shape, str):
         spec.shape = " ".join(shape.split())

@@ -22,7 +22,13 @@ import torch
 from torch import Tensor
 from typing_extensions import Self, dataclass_transform
 
-from .errors import FieldTypeError, FrozenInstanceError, KeyNotFoundError, SchemaError
+from .errors import (
+    FieldTypeError,
+    FrozenInstanceError,
+    KeyNotFoundError,
+    SchemaError,
+    TensorClassError,
+)
 from .fields import MISSING, FieldSpec, field
 from .schema import Field, FieldKind, Schema, classify_annotation
 from .tensordict_core._core import TensorCore, as_batch_size, as_device, check_names
@@ -258,10 +264,7 @@ def _make_init(cls: type, schema: Schema) -> Any:
         "    _finish(_tc_self_, names)",
     ]
     if schema.validate:  # only validating classes pay for the check
-        from .validation import check_instance
-
-        namespace["_check"] = check_instance
-        lines.append("    _check(_tc_self_)")
+        lines = _validating(lines, schema, namespace)
     if hasattr(cls, "__post_init__"):
         lines.append("    _tc_self_.__post_init__()")
     exec("\n".join(lines), namespace)  # generated once per class, like dataclasses
@@ -273,6 +276,32 @@ def _make_init(cls: type, schema: Schema) -> Any:
         f"Create a {cls.__name__}: fields ({', '.join(schema.names)}), batch_size, device, names."
     )
     return init
+
+
+def _validating(lines: list[str], schema: Schema, namespace: dict[str, Any]) -> list[str]:
+    """The ``__init__`` of a ``validate=True`` class: the same body, then the check.
+
+    A value the body cannot store (it stops at the first) is reported with every other
+    problem of the arguments, as one ``ValidationError`` (``check_construction``).
+    """
+    from pydantic import ValidationError
+
+    from .validation.run import check_construction, check_instance
+
+    namespace["_check"] = check_instance
+    namespace["_report"] = check_construction
+    namespace["_Refused"] = (TensorClassError, ValidationError)
+    given = ", ".join(f"{name!r}: {name}" for name in schema.names)
+    return [
+        lines[0],
+        "    try:",
+        *("    " + line for line in lines[1:]),
+        "    except _Refused as _err:",
+        f"        _given = {{{given}}}",
+        "        _report(_tc_self_, {k: v for k, v in _given.items() if v is not _FACTORY},"
+        " batch_size, device, _err)",
+        "    _check(_tc_self_)",
+    ]
 
 
 def regenerate_init(cls: type, schema: Schema) -> None:

@@ -6,11 +6,13 @@ import importlib
 import importlib.util
 import os
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..validation.compiled import is_schema_class
+from ..typed import TensorClass
+from ..validation.compiled import compiled, is_schema_class
 from .common import UsageError
 
 __all__ = ["import_schema"]
@@ -31,12 +33,19 @@ def import_schema(spec: str) -> type[Any]:
         if not hasattr(found, part):
             raise UsageError(f"--schema {spec!r}: {module_name!r} has no attribute {qualname!r}")
         found = getattr(found, part)
-    if not (isinstance(found, type) and is_schema_class(found)):
+    if not (isinstance(found, type) and is_schema_class(found)) or found is TensorClass:
         what = found.__name__ if isinstance(found, type) else type(found).__name__
         raise UsageError(
             f"--schema {spec!r}: {what} is not a tensor class with declared fields "
             "(declare one with TensorClass or @tensorclass)"
         )
+    try:  # resolve its annotations (forward references) and compile its checks now
+        compiled(found)
+    except Exception as err:
+        raise UsageError(
+            f"--schema {spec!r}: cannot use {found.__name__} as a schema: "
+            f"{type(err).__name__}: {err}"
+        ) from err
     return found
 
 
@@ -53,7 +62,21 @@ def _import(module_name: str) -> ModuleType:
     except (Exception, SystemExit) as err:
         raise UsageError(
             f"cannot import the schema module {module_name!r}: {type(err).__name__}: {err}"
+            f"{_where(err)}"
         ) from err
+
+
+def _where(err: BaseException) -> str:
+    """`` (at FILE, line N)``: the user's line that raised ``err`` (not ours, not Python's)."""
+    ours = str(Path(__file__).resolve().parents[1])
+    frames = [
+        frame
+        for frame in traceback.extract_tb(err.__traceback__)
+        if not frame.filename.startswith(("<", ours)) and "importlib" not in frame.filename
+    ]
+    if not frames:
+        return ""
+    return f" (at {frames[-1].filename}, line {frames[-1].lineno})"
 
 
 def _import_file(path: Path) -> ModuleType:

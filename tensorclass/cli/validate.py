@@ -3,7 +3,8 @@
 The save is loaded with the safe loader as plain ``TensorDict``s (nothing named in the save
 is imported or unpickled, and keys the schema does not declare load too, so they are
 reported instead of stopping the load), then checked with
-:func:`tensorclass.validation.validate`, which reports every problem at once.
+:func:`tensorclass.validation.validate`, which reports every problem at once. Device specs
+are checked against the device the save records (files load on the CPU).
 
 Exit status: 0 when the data conforms; 1 when it does not, or when the save is damaged
 (missing or truncated files, bad metadata); 2 on usage errors.
@@ -17,12 +18,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+import torch
 from pydantic import ValidationError
 
 from ..errors import MemmapFormatError, TensorClassError
+from ..schema import FieldKind
 from ..tensordict_core.memmap.load import load_memmap
-from ..tensordict_core.memmap.metadata import read_metadata
+from ..tensordict_core.memmap.metadata import MemmapInfo, read_metadata
 from ..validation import validate
+from ..validation.compiled import compiled, is_schema_class
+from ..validation.tensors import device_ok
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -113,16 +118,18 @@ def check(path: Path, cls: type[Any], batch_size: list[int] | None = None) -> Re
     files = file_problems(info)
     if files:
         return Result(True, files, summary)
+    devices = _device_problems(cls, info, [])
     try:
         data = load_memmap(path, classes="tensordict")
         validate(data, cls, batch_size=batch_size)
     except ValidationError as err:
-        return Result(False, [_problem(e, cls) for e in err.errors()], summary)
+        found = [_problem(e, cls) for e in err.errors() if e["type"] != "tensor_device"]
+        return Result(False, found + devices, summary)
     except MemmapFormatError as err:
         return Result(True, [problem([], "metadata", str(err))], summary)
     except TensorClassError as err:  # data that cannot even be read as the schema's levels
         return Result(False, [problem([], type(err).__name__, str(err))], summary)
-    return Result(False, [], summary)
+    return Result(False, devices, summary)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,6 +156,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path} does not conform to {args.schema}: {count}")
         print("\n".join(problem_lines(result.problems)))
     return EXIT_OK if result.ok else EXIT_PROBLEMS
+
+
+def _device_problems(cls: type[Any], info: MemmapInfo, loc: list[str | int]) -> list[Problem]:
+    """Device specs checked against the device the save records for each level.
+
+    Saved tensors are bytes in files that load on the CPU, whatever device they were on, so
+    the loaded tensors' devices say nothing. A level that records no device is not checked.
+    """
+    if info.members:  # a lazy stack: its members share the class
+        return _device_problems(cls, info.members[0], loc)
+    found: list[Problem] = []
+    children = {entry.key: entry.child for entry in info.entries}
+    for check in compiled(cls).checks:
+        spec, child = check.spec, children.get(check.name)
+        nested = check.field.nested_class
+        if check.kind is FieldKind.NESTED and child is not None and nested is not None:
+            if is_schema_class(nested):
+                found += _device_problems(nested, child, [*loc, check.name])
+        elif spec is not None and spec.device is not None and info.device is not None:
+            if check.name in children and not device_ok(spec.device, torch.device(info.device)):
+                message = f"expected device {spec.device}, got {info.device} (recorded in the save)"
+                out = problem([*loc, check.name], "tensor_device", message)
+                out["ctx"] = {"expected": str(spec.device), "actual": info.device}
+                found.append(out)
+    return found
 
 
 def _problem(error: Any, cls: type[Any]) -> Problem:

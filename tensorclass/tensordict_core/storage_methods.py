@@ -86,11 +86,14 @@ class StorageMethods(TensorCore):
         classes: ClassPolicy | None = None,
         device: Any = None,
         num_threads: int = 0,
+        validate: bool = True,
     ) -> Self:
         """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``).
 
         ``TensorDict.load_memmap`` gives plain TensorDicts at every level (``classes`` defaults
-        to ``"tensordict"``); a typed class gives itself, with its declared nested classes.
+        to ``"tensordict"``); a typed class gives itself, with its declared nested classes,
+        checked against their specs and annotations unless ``validate`` is false (problems
+        raise ``pydantic.ValidationError``).
         """
         from .base import TensorDictBase
         from .memmap.load import load_memmap
@@ -99,7 +102,14 @@ class StorageMethods(TensorCore):
         if classes is None:
             dynamic = target is not None and cls._dynamic_keys
             classes = "tensordict" if dynamic else "imported"
-        return load_memmap(prefix, target, classes=classes, device=device, num_threads=num_threads)  # type: ignore[no-any-return]
+        return load_memmap(  # type: ignore[no-any-return]
+            prefix,
+            target,
+            classes=classes,
+            device=device,
+            num_threads=num_threads,
+            validate=validate,
+        )
 
     def is_memmap(self) -> bool:
         """Whether every tensor (at every depth) is a :class:`MemoryMappedTensor`."""

@@ -7,7 +7,8 @@
   copy); in JSON mode it is refused with a clear error, since tensors have no faithful
   JSON form (save them with memmap and store the path instead).
 - JSON Schema describes the fields: non-tensor fields by their pydantic schema, nested
-  tensor classes by reference (``$defs``), tensor fields by an ``x-tensor`` object with
+  tensor classes by reference (``$defs``; ``anyOf`` the reference and ``null`` when the
+  field is optional), tensor fields by an ``x-tensor`` object with
   the spec's shape string, dtype and device. Defaults and
   ``field(metadata={"description": ...})`` are shown.
 """
@@ -62,9 +63,12 @@ def _field_schema(f: Field, handler: GetCoreSchemaHandler) -> CoreSchema:
         if not is_schema_class(nested):  # a TensorDict: any keys
             js = {"type": "object", "x-tensordict": True}
             return handler.generate_schema(Annotated[Any, WithJsonSchema(js)])
+        found: CoreSchema
         if nested in _BUILDING:
-            return core_schema.definition_reference_schema(_ref(nested))
-        return handler.generate_schema(nested)
+            found = core_schema.definition_reference_schema(_ref(nested))
+        else:
+            found = handler.generate_schema(nested)
+        return core_schema.nullable_schema(found) if f.optional else found
     if f.kind is FieldKind.NON_TENSOR:
         try:
             return handler.generate_schema(f.annotation)

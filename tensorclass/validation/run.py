@@ -6,6 +6,14 @@ converts each value (lists and arrays become tensors), fills defaults, and check
 leaf as soon as it is placed, collecting every problem before raising. Tensors are shared,
 never copied, and neither ``__init__`` nor ``__post_init__`` runs: the data is taken as a
 saved state, as when unpickling.
+
+Python numbers and lists carry no dtype: converted for a tensor field whose spec names
+dtypes, they take the spec's dtype when the cast loses nothing (``[0, 255]`` becomes
+``uint8`` for a ``uint8`` field; ``[0.5]`` stays a float tensor and is reported), so data
+read from JSON validates.
+
+:func:`check_construction` reports a failed constructor of a ``validate=True`` class as
+one ``ValidationError``; :func:`check_tree` checks what ``load_memmap`` loaded.
 """
 
 from __future__ import annotations
@@ -16,11 +24,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from pydantic import ValidationError
 from torch import Tensor
 
 from ..errors import TensorClassError
 from ..schema import FieldKind
+from ..specs import Spec
 from ..tensordict_core._core import BatchSizeLike, TensorCore, as_batch_size
+from ..tensordict_core.lazy_stack import LazyStackedTensorDict
 from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
 from .compiled import (
     ClassValidator,
@@ -32,7 +43,7 @@ from .compiled import (
 )
 from .problems import Loc, Problems, describe
 
-__all__ = ["check_instance", "validate"]
+__all__ = ["check_construction", "check_instance", "check_tree", "validate"]
 
 T = TypeVar("T")
 _TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
@@ -72,6 +83,71 @@ def check_instance(instance: TensorCore) -> None:
     problems.raise_if_any(type(instance).__name__)
 
 
+def check_construction(
+    owner: TensorCore, values: dict[str, Any], batch_size: Any, device: Any, error: Exception
+) -> None:
+    """Raise the problems of a failed constructor call of a ``validate=True`` class.
+
+    The constructor stops at the first value it cannot store (a string for a tensor, a
+    shape that does not start with the batch size, a nested validating class that
+    refused its mapping). ``values`` are its arguments: they are validated as a mapping,
+    and every problem found is raised as one ``ValidationError`` with full locations
+    (with the tensors on ``device``, where the constructor puts them).
+    When validation finds nothing (the error was about something else, e.g. the dim
+    names), ``error`` is raised as it is.
+    """
+    cls = type(owner)
+    given = {name: value for name, value in values.items() if value is not None}
+    try:
+        if device is not None:
+            given = _moved(given, torch.device(device))
+        validate(given, cls, batch_size=() if batch_size is None else batch_size)
+    except ValidationError as found:
+        raise found from None
+    except (TensorClassError, TypeError, ValueError):
+        pass
+    raise error
+
+
+def _moved(value: Any, device: torch.device) -> Any:
+    """``value`` with its tensors (in mappings and instances too) moved to ``device``."""
+    if isinstance(value, (Tensor, TensorCore)):
+        moved: Any = value
+        return moved.to(device)
+    if isinstance(value, Mapping):
+        return {key: _moved(item, device) for key, item in value.items()}
+    return value
+
+
+def check_tree(root: TensorCore) -> None:
+    """Check every instance of a tensor class in a loaded tree, in place.
+
+    Typed levels are checked against their class (with their nested levels); the
+    members of lazy stacks and the nested levels of ``TensorDict``s are searched for
+    typed levels. Every problem is raised as one ``ValidationError``, located from the
+    root (a lazy stack member's location starts with its index). Symbolic dims are bound
+    per typed level (the members of a lazy stack may differ).
+    """
+    problems = Problems()
+    _check_node(root, (), problems)
+    problems.raise_if_any(type(root).__name__)
+
+
+def _check_node(node: TensorCore, loc: Loc, problems: Problems) -> None:
+    if isinstance(node, LazyStackedTensorDict):  # typed or not: check each member
+        for index, member in enumerate(node.members):
+            _check_node(member, (*loc, index), problems)
+        return
+    cls = type(node)
+    if is_schema_class(cls):
+        problems.bindings = {}
+        check_level(compiled(cls), node._data, node._batch_size, loc, problems)
+        return
+    for key, leaf in node._data.items():
+        if isinstance(leaf, TensorCore):
+            _check_node(leaf, (*loc, key), problems)
+
+
 def _group(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
     """A mapping with tuple keys (``("obs", "pixels")``) as nested dicts."""
     grouped: dict[Any, Any] = {}
@@ -81,6 +157,45 @@ def _group(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
         else:
             grouped[key[0] if type(key) is tuple and key else key] = value
     return grouped
+
+
+def _preferred(dtypes: tuple[torch.dtype, ...]) -> list[torch.dtype]:
+    """A spec's dtypes, the usual ones first (so ``Float`` data becomes float32)."""
+    usual = [d for d in (torch.get_default_dtype(), torch.int64, torch.bool) if d in dtypes]
+    return usual + [d for d in dtypes if d not in usual]
+
+
+def _as_tensor(raw: Any, spec: Spec | None) -> Any:
+    """A number, list or array as a tensor (``raw`` itself if it cannot be one).
+
+    Python values have no dtype: they take the spec's when the cast is exact (or between
+    floating dtypes, as JSON has only one kind of float). Arrays keep theirs.
+    """
+    try:
+        tensor = torch.as_tensor(raw)
+    except (TypeError, ValueError, RuntimeError):
+        return raw
+    dtypes = spec.dtype if spec is not None else None
+    if dtypes is None or tensor.dtype in dtypes or isinstance(raw, (np.ndarray, np.generic)):
+        return tensor
+    for dtype in _preferred(dtypes):
+        try:
+            cast = tensor.to(dtype)
+            floats = dtype.is_floating_point and tensor.dtype.is_floating_point
+            if floats or torch.equal(cast.to(tensor.dtype), tensor):
+                return cast
+        except (TypeError, RuntimeError):
+            continue
+    return tensor
+
+
+def _tensorize(validator: ClassValidator, items: dict[Any, Any]) -> None:
+    """Convert the numbers, lists and arrays of tensor fields to tensors, in place."""
+    for check in validator.checks:
+        if check.kind is FieldKind.TENSOR:
+            raw = items.get(check.name)
+            if raw is not None and isinstance(raw, _TENSORABLE):
+                items[check.name] = _as_tensor(raw, check.spec)
 
 
 def _shape_of(value: Any) -> torch.Size | None:
@@ -147,14 +262,17 @@ def _build(
             names = None
     elif isinstance(value, Mapping):
         items = _group(value)
+        _tensorize(validator, items)
         if batch is None:
             batch = _infer(validator, items, parent)
     else:
         problems.add(
             loc,
             "tensorclass_type",
-            "expected a {expected}, a TensorDict or a mapping of its fields, got {actual}",
+            "expected {article} {expected} instance, a TensorDict or a mapping of its fields, "
+            "got {actual}",
             value,
+            article="an" if cls.__name__[:1].lower() in "aeiou" else "a",
             expected=cls.__name__,
             actual=describe(value),
         )
@@ -173,7 +291,9 @@ def _build(
     result = cls._new(data, batch, device, names)
     for check in validator.checks:
         here = (*loc, check.name)
-        raw = items.get(check.name)
+        raw = _get(items, check.name, here, problems)
+        if raw is _FAILED:
+            continue
         if raw is None:
             raw = check.default()
         if raw is None:
@@ -184,12 +304,27 @@ def _build(
         if leaf is not None:
             data[check.name] = leaf
     by_name = validator.schema.by_name
-    for key, item in items.items():
+    for key in list(items):
         if key not in by_name:
-            problems.extra((*loc, key), _unwrap(item))
+            item = _get(items, key, (*loc, key), problems)
+            if item is not _FAILED:
+                problems.extra((*loc, key), _unwrap(item))
     if validator.schema.frozen:
         result.lock_()
     return result
+
+
+_FAILED = object()
+
+
+def _get(items: Mapping[Any, Any], key: Any, loc: Loc, problems: Problems) -> Any:
+    """``items.get(key)``; a lazy stack whose members cannot be stacked under ``key`` is a
+    problem (``_FAILED``)."""
+    try:
+        return items.get(key)
+    except TensorClassError as err:
+        problems.add(loc, "invalid_value", "{message}", None, message=str(err))
+        return _FAILED
 
 
 def _unwrap(leaf: Any) -> Any:
@@ -205,10 +340,7 @@ def _leaf(check: FieldCheck, raw: Any, owner: Any, loc: Loc, problems: Problems)
     if kind is FieldKind.TENSOR:
         raw = raw.data if type(raw) is NonTensorData else raw
         if isinstance(raw, _TENSORABLE):
-            try:
-                raw = torch.as_tensor(raw)
-            except (TypeError, ValueError, RuntimeError):
-                pass
+            raw = _as_tensor(raw, check.spec)
         if not isinstance(raw, Tensor):
             problems.add(
                 loc, "tensor_type", "expected a tensor, got {actual}", raw, actual=describe(raw)

@@ -12,10 +12,11 @@ from torch import Tensor
 from ..specs import Dim, DimKind, Layout, Spec, dtype_name
 from .problems import Loc, Problems, where
 
-__all__ = ["check_tensor"]
+__all__ = ["check_tensor", "device_ok"]
 
 
-def _device_ok(expected: torch.device, actual: torch.device) -> bool:
+def device_ok(expected: torch.device, actual: torch.device) -> bool:
+    """Whether ``actual`` is ``expected`` (a device without index accepts every index)."""
     if expected.type != actual.type:
         return False
     return expected.index is None or expected.index == actual.index
@@ -32,10 +33,10 @@ def check_tensor(
             "tensor_dtype",
             "expected dtype {expected}, got {actual}",
             tensor,
-            expected=names[0] if len(names) == 1 else " or ".join(names),
+            expected=spec.dtype_label or " or ".join(names),
             actual=dtype_name(tensor.dtype),
         )
-    if spec.device is not None and not _device_ok(spec.device, tensor.device):
+    if spec.device is not None and not device_ok(spec.device, tensor.device):
         problems.add(
             loc,
             "tensor_device",

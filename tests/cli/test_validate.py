@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tensorclass.cli.validate import check, parse_batch_size
 
@@ -171,3 +172,86 @@ def test_schema_file_named_like_a_module(cli: Run, step_save: Path, tmp_path: Pa
     shadow.write_text("from tests.cli.schemas import Step\n")
     assert cli("validate", step_save, "--schema", f"{shadow}:Step")[0] == 0
     assert sys.modules["json"] is json  # the standard module is still the one imported
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (  # a bad spec string fails when the class is defined, i.e. on import
+            "class Bad(TensorClass):\n    x: Annotated[Tensor, Spec('*B H-1')]\n",
+            "'bad_schema': SchemaError: cannot read 'H-1' in the shape spec '*B H-1'",
+        ),
+        (  # a forward reference that cannot be resolved
+            "class Bad(TensorClass):\n    x: 'Undefined'\n",
+            "cannot use Bad as a schema: NameError: cannot resolve the annotation 'Undefined'",
+        ),
+        ("Bad = TensorClass\n", "TensorClass is not a tensor class with declared fields"),
+    ],
+)
+def test_schemas_that_cannot_be_used(
+    step_save: Path, tmp_path: Path, source: str, message: str
+) -> None:
+    header = "from typing import Annotated\nfrom torch import Tensor\nfrom tensorclass import Spec, TensorClass\n"
+    (tmp_path / "bad_schema.py").write_text(header + source)
+    done = run_module("validate", step_save, "--schema", "bad_schema:Bad", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("python -m tensorclass validate: error: ")
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    if "import" in done.stderr:  # the line of the schema module that failed
+        assert done.stderr.endswith(f"(at {tmp_path / 'bad_schema.py'}, line 5)\n")
+
+
+def test_nothing_recorded_in_a_save_is_imported(step_save: Path, tmp_path: Path) -> None:
+    """inspect and validate never import the module a save records its class from."""
+    (tmp_path / "recorded_mod.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('IMPORTED').write_text('')\n"
+        "from tests.cli.schemas import Step as Recorded\n"
+    )
+    meta = json.loads((step_save / "meta.json").read_text())
+    meta["class"] = "recorded_mod:Recorded"  # as if saved from recorded_mod (importable)
+    (step_save / "meta.json").write_text(json.dumps(meta))
+    done = run_module("inspect", step_save, cwd=tmp_path)
+    assert done.returncode == 0 and "Recorded (recorded_mod:Recorded)" in done.stdout
+    done = run_module("validate", step_save, "--schema", SCHEMA, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "IMPORTED").exists()
+    assert (
+        run_module(
+            "validate", step_save, "--schema", "recorded_mod:Recorded", cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    assert (tmp_path / "IMPORTED").exists()  # named by --schema: imported, as asked
+
+
+def test_device_specs_are_checked_against_the_recorded_device(
+    cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "device_schema.py").write_text(
+        "from typing import Annotated\nfrom torch import Tensor\n"
+        "from tensorclass import Spec, TensorClass\n"
+        "class Inner(TensorClass):\n    y: Annotated[Tensor, Spec('*B', device='cuda')]\n"
+        "class OnCuda(TensorClass):\n    x: Annotated[Tensor, Spec('*B', device='cuda')]\n"
+        "    inner: Inner\n"
+        "class OnCpu(TensorClass):\n    x: Annotated[Tensor, Spec('*B', device='cpu')]\n"
+        "    inner: Inner\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    from tensorclass import TensorDict
+
+    TensorDict({"x": torch.zeros(2), "inner": {"y": torch.zeros(2)}}, [2]).memmap("save")
+    # saved from the CPU without a recorded device: files have no device, nothing to check
+    assert cli("validate", "save", "--schema", "device_schema:OnCuda")[0] == 0
+    for meta in (tmp_path / "save" / "meta.json", tmp_path / "save" / "inner" / "meta.json"):
+        recorded = json.loads(meta.read_text())
+        recorded["device"] = "cuda:1"  # as if saved from a GPU
+        meta.write_text(json.dumps(recorded))
+    code, out, _ = cli("validate", "save", "--schema", "device_schema:OnCuda")
+    assert code == 0, out
+    code, out, _ = cli("validate", "save", "--schema", "device_schema:OnCpu", "--json")
+    assert code == 1
+    (only,) = json.loads(out)["problems"]
+    assert (only["loc"], only["type"]) == (["x"], "tensor_device")
+    assert only["ctx"] == {"expected": "cpu", "actual": "cuda:1"}
+    assert only["msg"] == "expected device cpu, got cuda:1 (recorded in the save)"

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import torch
+from pydantic import ValidationError
 from torch import nn
 
 from tensorclass import (
@@ -537,18 +538,32 @@ def test_classes_defined_outside_a_module_are_found(tmp_path: Path) -> None:
 
 
 def test_given_class_must_declare_the_saved_keys(saved: Path) -> None:
-    with pytest.raises(MemmapFormatError, match="'obs' is not a field of Info"):
+    # checked on loading: every key that does not fit is reported, with its location
+    with pytest.raises(ValidationError) as info:
         Info.load_memmap(saved)
+    found = [(e["loc"], e["type"]) for e in info.value.errors()]
+    assert found == [(("step",), "missing")] + [
+        ((key,), "extra_forbidden") for key in ("obs", "reward", "info", "extra", "tags")
+    ]
+    with pytest.raises(MemmapFormatError, match="'obs' is not a field of Info"):
+        Info.load_memmap(saved, validate=False)
 
     class Wrong(TensorClass):
         obs: str
         reward: torch.Tensor
         info: Info
 
+    with pytest.raises(ValidationError) as info:
+        load_memmap(saved, Wrong)
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [
+        (("obs",), "string_type"),
+        (("extra",), "extra_forbidden"),
+        (("tags",), "extra_forbidden"),
+    ]
     with pytest.raises(
         MemmapFormatError, match="holds a tensor value, but Wrong.obs is a non_tensor"
     ):
-        load_memmap(saved, Wrong)
+        load_memmap(saved, Wrong, validate=False)
 
 
 def test_read_metadata(saved: Path) -> None:

@@ -128,3 +128,110 @@ def test_redecorating_a_class_turns_checks_on() -> None:
         checked(torch.zeros(2, 4), batch_size=[2])
     assert type(checked.validate({"x": torch.zeros(2, 3)})) is checked
     assert checked.json_schema()["x-tensorclass"]["class"].endswith("Plain")
+
+
+class Pixels(TensorClass, validate=True):
+    pixels: Annotated[Tensor, Spec("*B 3 H W", torch.uint8)]
+
+
+class Frame(TensorClass, validate=True):
+    obs: Pixels
+    mask: Annotated[Tensor, "*B H W"]
+    n: int = 0
+    tags: list[str] = field(default_factory=list)
+
+
+def test_a_value_the_constructor_cannot_store_is_reported_with_the_others() -> None:
+    pixels = Pixels(torch.zeros(2, 3, 4, 5, dtype=torch.uint8), batch_size=[2])
+    with pytest.raises(ValidationError) as info:
+        Frame(pixels, "left", n="x", batch_size=[2])  # type: ignore[arg-type]
+    assert info.value.title == "Frame"
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [
+        (("mask",), "tensor_type"),
+        (("n",), "int_parsing"),
+    ]
+    with pytest.raises(ValidationError) as info:
+        Frame(pixels, torch.zeros(3, 4, 5), n="x", batch_size=[2])  # type: ignore[arg-type]
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [
+        (("mask",), "tensor_batch"),
+        (("n",), "int_parsing"),
+    ]
+    assert info.value.errors()[0]["ctx"]["expected"] == [2]
+
+
+def test_a_nested_validating_class_from_a_mapping_reports_full_locations() -> None:
+    bad = {"pixels": torch.zeros(2, 3, 4, 5)}  # float32, where uint8 is declared
+    with pytest.raises(ValidationError) as info:
+        Frame(bad, torch.zeros(2, 6, 5), n="x", batch_size=[2])  # type: ignore[arg-type]
+    assert info.value.title == "Frame"
+    found = [(e["loc"], e["type"]) for e in info.value.errors()]
+    assert found == [
+        (("obs", "pixels"), "tensor_dtype"),
+        (("mask",), "tensor_binding"),
+        (("n",), "int_parsing"),
+    ]
+    assert "H=4 from obs.pixels, 6 here" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_construction_errors_that_are_not_about_the_data_are_kept() -> None:
+    from tensorclass import TensorClassError
+
+    pixels = torch.zeros(2, 3, 4, 5, dtype=torch.uint8)
+    with pytest.raises(TensorClassError, match="names"):
+        Pixels(pixels, batch_size=[2], names=["a", "b", "c"])
+    value = Frame(Pixels(pixels, batch_size=[2]), torch.zeros(2, 4, 5), batch_size=[2])
+    assert value.tags == [] and value.n == 0  # the factory still runs once per instance
+
+
+def test_operations_never_call_the_validator(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tensorclass.validation.run as run
+
+    calls: list[int] = []
+    check_level = run.check_level
+
+    def counting(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        check_level(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run, "check_level", counting)
+    pixels = Pixels(torch.zeros(4, 3, 2, 2, dtype=torch.uint8), batch_size=[4])
+    frame = Frame(pixels, torch.zeros(4, 2, 2), batch_size=[4])
+    assert len(calls) == 2  # the two constructors
+    calls.clear()
+    results = [
+        frame[0],
+        frame[1:3],
+        frame[torch.tensor([True, False, True, True])],
+        frame.clone(),
+        frame.apply(lambda t: t + 1),
+        frame.to("cpu"),
+        torch.stack([frame, frame]),
+        torch.cat([frame, frame]),
+        frame.reshape(2, 2),
+        frame.unsqueeze(0),
+        frame.expand(3, 4),
+        frame.detach(),
+        *frame.unbind(0),
+        *frame.split(2),
+    ]
+    frame[0] = frame[1]
+    frame.mask = frame.mask.double()  # a write: the converter only, no spec check
+    assert all(type(r) is Frame for r in results) and calls == []
+
+
+def test_construction_problems_are_checked_where_the_tensors_would_go() -> None:
+    class OnMeta(TensorClass, validate=True):
+        x: Annotated[Tensor, Spec("*B 3", device="meta")]
+        n: int = 0
+
+    assert OnMeta(torch.zeros(2, 3), batch_size=[2], device="meta").x.device.type == "meta"
+    with pytest.raises(ValidationError) as info:
+        OnMeta({"a": 1}, n="x", batch_size=[2], device="meta")  # type: ignore[arg-type]
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [
+        (("x",), "tensor_type"),
+        (("n",), "int_parsing"),
+    ]
+    with pytest.raises(ValidationError) as info:
+        OnMeta(torch.zeros(3, 3), n="x", batch_size=[2], device="meta")  # type: ignore[arg-type]
+    assert [e["type"] for e in info.value.errors()] == ["tensor_batch", "int_parsing"]

@@ -65,9 +65,45 @@ def test_jaxtyping_problems_are_reported() -> None:
         (("anything",), "tensor_dtype"),
     ]
     assert "H=8 from pixels, 6 here" in str(info.value)
+    # a dtype family is named as jaxtyping names it, not by its eight members
+    assert info.value.errors()[1]["msg"] == "expected dtype Float (jaxtyping), got int64"
+    assert info.value.errors()[0]["msg"] == "expected dtype uint8, got float32"
 
 
 def test_jaxtyping_json_schema() -> None:
     props = Frames.json_schema()["properties"]
     assert props["pixels"]["x-tensor"] == {"shape": "*B 3 H W", "dtype": "uint8"}
     assert props["extra"]["x-tensor"] == {"shape": "*B H-1 _"}
+
+
+def test_more_jaxtyping_dtypes_and_named_variadics() -> None:
+    from typing import Annotated
+
+    Bool, Float32, Int = jaxtyping.Bool, jaxtyping.Float32, jaxtyping.Int
+
+    class Mixed(TensorClass, validate=True):
+        ids: Int[Tensor, "*batch n"]
+        done: Bool[Tensor, "*batch"]
+        value: Annotated[Float32[Tensor, "*batch n"], Spec(device="cpu")]
+
+    spec = Mixed.fields()[2].spec
+    assert spec == Spec("*batch n", torch.float32, device="cpu")  # both parts merged
+    Mixed(
+        torch.zeros(2, 3, 4, dtype=torch.int32),
+        torch.zeros(2, 3, dtype=torch.bool),
+        torch.zeros(2, 3, 4),
+    )
+    with pytest.raises(ValidationError) as info:
+        Mixed(
+            torch.zeros(2, 3, 4),
+            torch.zeros(2, 5, dtype=torch.bool),
+            torch.zeros(2, 3, 4, dtype=torch.float64, device="meta"),
+        )
+    found = [(e["loc"], e["type"]) for e in info.value.errors()]
+    assert found == [
+        (("ids",), "tensor_dtype"),
+        (("done",), "tensor_binding"),  # *batch is bound across fields, like a name
+        (("value",), "tensor_dtype"),
+        (("value",), "tensor_device"),
+    ]
+    assert "batch=[2, 3] from ids, [2, 5] here" in str(info.value)

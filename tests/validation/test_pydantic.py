@@ -36,7 +36,7 @@ def test_model_errors_have_full_locations() -> None:
     bad["mask"] = torch.zeros(4, 64, 84)
     bad["obs"]["state"] = torch.zeros(4, 7, dtype=torch.int8)  # type: ignore[index]
     with pytest.raises(ValidationError) as info:
-        Run(name=3, step=bad, history=[{"pixels": 1}])  # type: ignore[arg-type, list-item]
+        Run(name=3, step=bad, history=[{"pixels": 0.5}])  # type: ignore[arg-type, list-item]
     found = [(e["loc"], e["type"]) for e in info.value.errors()]
     assert found == [
         (("name",), "string_type"),
@@ -114,7 +114,9 @@ def test_recursive_classes() -> None:
 
     schema = Tree.json_schema()
     assert schema["$ref"] == "#/$defs/Tree"
-    assert schema["$defs"]["Tree"]["properties"]["child"] == {"$ref": "#/$defs/Tree"}
+    assert schema["$defs"]["Tree"]["properties"]["child"] == {
+        "anyOf": [{"$ref": "#/$defs/Tree"}, {"type": "null"}]
+    }
     leaf = {"value": torch.zeros(2)}
     tree = TypeAdapter(Tree).validate_python({"value": torch.zeros(2), "child": leaf})
     assert type(tree.child) is Tree
@@ -125,3 +127,31 @@ def test_model_json_schema_includes_the_class() -> None:
     assert schema["properties"]["step"] == {"$ref": "#/$defs/Step"}
     assert schema["$defs"]["Step"]["x-tensorclass"]["class"].endswith("Step")
     assert schema["properties"]["history"]["items"] == {"$ref": "#/$defs/Obs"}
+
+
+def test_optional_nested_classes_and_models_holding_classes() -> None:
+    from pydantic import BaseModel
+
+    class Camera(BaseModel):
+        obs: Obs
+        fps: int = 30
+
+    class Rig(TensorClass):
+        main: Obs
+        spare: Obs | None = None
+        camera: Camera | None = None
+
+    schema = Rig.json_schema()
+    props = schema["properties"]
+    assert props["main"] == {"$ref": "#/$defs/Obs"}
+    assert props["spare"] == {"anyOf": [{"$ref": "#/$defs/Obs"}, {"type": "null"}]}
+    assert props["camera"]["anyOf"][0] == {"$ref": "#/$defs/Camera"}
+    assert schema["$defs"]["Camera"]["properties"]["obs"] == {"$ref": "#/$defs/Obs"}
+    obs = step_data()["obs"]
+    rig = Rig.validate({"main": obs, "camera": {"obs": obs}})
+    assert type(rig.camera.obs) is Obs and rig.spare is None  # type: ignore[union-attr]
+    with pytest.raises(ValidationError) as info:
+        Rig.validate({"main": obs, "camera": {"obs": {"pixels": torch.zeros(2)}}})
+    found = [(e["loc"], e["type"]) for e in info.value.errors()]
+    assert found[0] == (("camera", "obs", "pixels"), "tensor_dtype")
+    assert (("camera", "obs", "state"), "missing") in found

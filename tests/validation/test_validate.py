@@ -308,7 +308,7 @@ def test_wrong_device() -> None:
 
 
 def test_device_index() -> None:
-    from tensorclass.validation.tensors import _device_ok
+    from tensorclass.validation.tensors import device_ok as _device_ok
 
     cuda, cuda1 = torch.device("cuda"), torch.device("cuda:1")
     assert _device_ok(cuda, cuda1) and _device_ok(cuda1, cuda1)
@@ -327,7 +327,7 @@ def test_wrong_nested_value() -> None:
     err = only(errors(step_data() | {"obs": 3}))
     assert err["loc"] == ("obs",) and err["type"] == "tensorclass_type"
     err = only(errors([1, 2], Obs))
-    assert err["loc"] == () and "expected a Obs" in err["msg"]
+    assert err["loc"] == () and err["msg"].startswith("expected an Obs instance, a TensorDict")
 
 
 def test_plain_tensor_field_must_start_with_the_batch() -> None:
@@ -426,3 +426,86 @@ def test_specs_pickle() -> None:
     assert spec.layout is not None
     assert pickle.loads(pickle.dumps(spec)) == spec
     assert copy.deepcopy(spec) == spec
+
+
+# -- data without dtypes (lists, numbers: e.g. read from JSON) ------------------------------
+
+
+def test_lists_take_the_spec_dtype_when_exact_and_imply_the_batch_size() -> None:
+    class Img(TensorClass):
+        pixels: Annotated[Tensor, Spec("*B 2", torch.uint8)]
+        depth: Annotated[Tensor, Spec("*B", (torch.float16, torch.float32))]
+
+    class Scalar(TensorClass):
+        scale: Annotated[Tensor, Spec("", torch.float64)]
+
+    result = validate({"pixels": [[0, 255], [1, 2], [3, 4]], "depth": [1, 2, 3]}, Img)
+    assert result.batch_size == torch.Size([3])  # from the lists' shapes
+    assert result.pixels.dtype == torch.uint8 and result.depth.dtype == torch.float32
+    scalar = validate({"scale": 1}, Scalar)
+    assert scalar.scale.dtype == torch.float64 and scalar.scale.item() == 1
+    found = errors({"pixels": [[0, 256]], "depth": [True]}, Img)
+    assert [(e["loc"], e["ctx"]["actual"]) for e in found] == [(("pixels",), "int64")]
+    found = errors({"pixels": [[0.5, 1.0]], "depth": [0.1]}, Img)
+    assert [(e["loc"], e["ctx"]["actual"]) for e in found] == [(("pixels",), "float32")]
+    arrays = errors({"pixels": np.zeros((1, 2)), "depth": np.zeros(1, np.float32)}, Img)
+    assert [e["loc"] for e in arrays] == [("pixels",)]  # arrays keep their dtype
+
+
+def test_json_input_through_a_pydantic_model() -> None:
+    from pydantic import BaseModel
+
+    class Run(BaseModel):
+        obs: Obs
+
+    text = '{"obs": {"pixels": [[[[0]], [[1]], [[2]]]], "state": [[0.5, 1.5]]}}'
+    obs = Run.model_validate_json(text).obs
+    assert obs.batch_size == torch.Size([1]) and obs.pixels.dtype == torch.uint8
+    assert obs.state.tolist() == [[0.5, 1.5]]
+
+
+def test_lazy_stacks_are_validated() -> None:
+    from tensorclass import lazy_stack
+
+    obs = Obs(**step_data((2,))["obs"], batch_size=[2])  # type: ignore[arg-type]
+    result = validate(lazy_stack([obs, obs]), Obs)
+    assert type(result) is Obs and result.batch_size == torch.Size([2, 2])
+    ragged = lazy_stack(
+        [
+            TensorDict({"pixels": torch.zeros(3, 4, 5, dtype=torch.uint8)}, []),
+            TensorDict({"pixels": torch.zeros(3, 4, 6, dtype=torch.uint8)}, []),
+        ]
+    )
+    found = errors(ragged, Obs)
+    assert [(e["loc"], e["type"]) for e in found] == [
+        (("pixels",), "invalid_value"),
+        (("state",), "missing"),
+    ]
+    assert "cannot stack key 'pixels'" in found[0]["msg"]
+
+
+def test_shape_tokens_ellipsis_underscore_and_repeated_names() -> None:
+    class Shapes(TensorClass):
+        square: Annotated[Tensor, "*B N N"]
+        tail: Annotated[Tensor, "*B ... 2"]
+        skip: Annotated[Tensor, "*B _ _ N"]
+
+    good = {
+        "square": torch.zeros(3, 4, 4),
+        "tail": torch.zeros(3, 2),
+        "skip": torch.zeros(3, 9, 1, 4),
+    }
+    assert validate(good, Shapes).batch_size == torch.Size([3])
+    assert validate(good | {"tail": torch.zeros(3, 5, 6, 2)}, Shapes).tail.dim() == 4
+    bad = {
+        "square": torch.zeros(3, 4, 5),
+        "tail": torch.zeros(3, 2, 1),
+        "skip": torch.zeros(3, 1, 4),
+    }
+    found = errors(bad, Shapes, batch_size=[3])
+    assert [(e["loc"], e["type"]) for e in found] == [
+        (("square",), "tensor_binding"),
+        (("tail",), "tensor_dim"),
+        (("skip",), "tensor_rank"),
+    ]
+    assert found[0]["msg"].startswith("N=4 from square, 5 here (dim 2 of '*B N N'")

@@ -19,6 +19,16 @@ Which class each level comes back as
     must be a tensor class. Use it for saves you trust: importing a module runs its code.
   - ``"tensordict"``: no class is looked up; such levels come back as ``TensorDict``.
 
+Checks on loading
+-----------------
+Every level that comes back as a tensor class with declared fields (given by ``cls`` or
+recorded) is checked against its class, as ``X.validate`` would: specs, non-tensor values
+(converted by pydantic, as on validation). Problems raise one ``pydantic.ValidationError``
+listing them all; a save whose keys do not fit a typed ``cls`` (extra keys, a tensor where
+the class declares a nested level...) is reported the same way, with the problems of the
+keys that do fit. ``validate=False`` skips the checks (e.g. to load data saved before a
+spec changed, and fix it). Plain ``TensorDict`` levels have nothing to check and cost nothing.
+
 ``TensorDict`` itself is always available. ``TensorDict.load_memmap(path)`` uses
 ``cls=TensorDict, classes="tensordict"`` (plain data, whatever was saved);
 ``MyClass.load_memmap(path)`` uses ``cls=MyClass``; ``tensorclass.load_memmap(path)`` gives
@@ -102,6 +112,7 @@ def load_memmap(
     classes: ClassPolicy = "imported",
     device: torch.device | str | None = None,
     num_threads: int = 0,
+    validate: bool = True,
 ) -> Any:
     """Load a save made by ``memmap``/``memmap_like`` (or one of its sub-directories).
 
@@ -111,7 +122,8 @@ def load_memmap(
     :class:`~tensorclass.MemmapFormatError` listing every problem. ``device`` moves (copies)
     the result there. See the module documentation for ``cls`` and ``classes``.
     ``num_threads`` is accepted for compatibility: mapping files reads nothing, so loading
-    needs no threads.
+    needs no threads. Typed levels are checked against their class unless ``validate`` is
+    false (see the module documentation); problems raise ``pydantic.ValidationError``.
     """
     del num_threads  # nothing to parallelise: files are mapped, not read
     if classes not in _POLICIES:
@@ -126,10 +138,54 @@ def load_memmap(
             + "; ".join(problems[:20])
             + (f"; and {len(problems) - 20} more" if len(problems) > 20 else "")
         )
-    result = _build(info, cls, classes)
+    try:
+        result = _build(info, cls, classes)
+    except MemmapFormatError:
+        if validate and cls is not None and info.kind != "lazy_stack" and _typed(cls):
+            _report_mismatch(info, cls)  # the save does not fit cls: list every problem
+        raise
     if device is not None and torch.device(device).type != "cpu":
-        return result.to(device)  # type: ignore[attr-defined]
+        result = result.to(device)  # type: ignore[attr-defined]
+    plain = classes == "tensordict" and (cls is None or not _typed(cls))  # TensorDicts only
+    if validate and not plain and _holds_typed(result):
+        from ...validation.run import check_tree
+
+        check_tree(result)
     return result
+
+
+def _typed(cls: type[TensorCore]) -> bool:
+    return not getattr(cls, "_dynamic_keys", True)
+
+
+def _holds_typed(root: TensorCore) -> bool:
+    """Whether a loaded tree has a level of a tensor class with declared fields."""
+    from ..lazy_stack import LazyStackedTensorDict
+
+    def typed(node: TensorCore) -> bool:
+        if isinstance(node, LazyStackedTensorDict):
+            return any(typed(member) for member in node.members)
+        if not type(node)._dynamic_keys:
+            return True
+        for leaf in node._data.values():
+            if isinstance(leaf, TensorCore) and typed(leaf):
+                return True
+        return False
+
+    return typed(root)
+
+
+def _report_mismatch(info: MemmapInfo, cls: type[TensorCore]) -> None:
+    """Validate the save, loaded as plain data, against ``cls``: raises a
+    ``ValidationError`` listing every problem (returns if it finds none)."""
+    from pydantic import ValidationError
+
+    from ...validation.run import validate
+
+    try:
+        validate(_build(info, None, "tensordict"), cls)
+    except ValidationError as err:
+        raise err from None
 
 
 def _build(info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy) -> TensorCore:
