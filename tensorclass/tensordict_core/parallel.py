@@ -33,7 +33,6 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import torch
@@ -79,7 +78,12 @@ def _span_index(dim: int, span: tuple[int, int | None]) -> tuple[Any, ...]:
 
 def _run(task: tuple[Any, ...]) -> tuple[bool, bytes]:
     """Run one chunk in a worker. The outcome is pickled here, so that a value that cannot
-    travel becomes an error in this worker, never a broken pool in the caller."""
+    travel becomes an error in this worker, never a broken pool in the caller.
+
+    Tensors travel by value (plain ``pickle``), not as shared-memory handles
+    (``ForkingPickler``): a handle is served by the worker that made it, and a worker may be
+    gone (recycled by ``maxtasksperchild``, or dead) before the caller reads its result.
+    Memory-mapped tensors still travel by file name."""
     try:
         if task[0] == "inherited":
             _, token, dim, span = task
@@ -88,16 +92,16 @@ def _run(task: tuple[Any, ...]) -> tuple[bool, bytes]:
         else:
             _, fn, chunk = task
             result = fn(chunk)
-        return True, bytes(ForkingPickler.dumps(result))
+        return True, pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
     except BaseException as exc:
         text = traceback.format_exc()
         try:
-            payload = bytes(ForkingPickler.dumps(exc))
+            payload = pickle.dumps(exc, pickle.HIGHEST_PROTOCOL)
             pickle.loads(payload)  # some exceptions pickle but cannot be rebuilt
         except Exception:
             error = RuntimeError(f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}")
-            payload = bytes(ForkingPickler.dumps(error))
-        return False, bytes(ForkingPickler.dumps((payload, text)))
+            payload = pickle.dumps(error, pickle.HIGHEST_PROTOCOL)
+        return False, pickle.dumps((payload, text), pickle.HIGHEST_PROTOCOL)
 
 
 def _spans(

@@ -155,6 +155,14 @@ def test_user_pool_and_lazy_stacks() -> None:
     assert torch.equal(result["x"], stack["x"] * 2)
 
 
+def test_results_outlive_a_recycled_worker() -> None:
+    # Each worker exits after one chunk: its results must not depend on it staying alive.
+    data = TensorDict({"x": torch.arange(12.0)}, [12])
+    with mp.get_context("fork").Pool(2, maxtasksperchild=1) as pool:
+        result = data.map(double, chunksize=2, pool=pool)
+    assert torch.equal(result["x"], data["x"] * 2)
+
+
 def test_argument_errors() -> None:
     data = TensorDict({"x": torch.arange(4)}, [4])
     with pytest.raises(ValueError, match="not both"):
