@@ -18,6 +18,7 @@ __all__ = [
     "LockedError",
     "MemmapFormatError",
     "NotSerializableError",
+    "OperandError",
     "RecordedClassError",
     "SchemaError",
     "StructureMismatchError",
@@ -79,6 +80,11 @@ class LockedError(TensorClassError, RuntimeError):
 
 class FrozenInstanceError(TensorClassError, dataclasses.FrozenInstanceError):
     """A field of a frozen tensor class was assigned."""
+
+
+class OperandError(TensorClassError, RuntimeError):
+    """An in-place operator cannot write a leaf (shape, dtype, device, or a leaf that
+    requires grad); it is raised before any leaf is written."""
 
 
 class SchemaError(TensorClassError, TypeError):

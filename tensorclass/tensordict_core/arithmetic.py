@@ -16,9 +16,9 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import StructureMismatchError
+from ..errors import OperandError, StructureMismatchError
 from ._core import TensorCore
-from .functional import DtypeCasts, paired_tensor_leaves, tensor_leaves
+from .functional import DtypeCasts, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .shape import batch_dim
 
@@ -41,6 +41,18 @@ _FOREACH_INPLACE: dict[Any, Any] = {
     operator.mul: torch._foreach_mul_,
     operator.truediv: torch._foreach_div_,
     operator.pow: torch._foreach_pow_,
+}
+_SYMBOLS: dict[Any, str] = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.truediv: "/",
+    operator.pow: "**",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.and_: "&",
+    operator.or_: "|",
+    operator.xor: "^",
 }
 _INPLACE_OPS: dict[Any, Any] = {
     operator.add: operator.iadd,
@@ -65,6 +77,113 @@ def _non_tensor_equal(a: Any, b: Any, shape: torch.Size) -> Tensor:
     return torch.from_numpy(np.vectorize(same_value, otypes=[bool])(left, right))
 
 
+def _operand(other: Any) -> Any:
+    """``other`` as an operand for the leaves, or ``NotImplemented``.
+
+    Numbers and tensors pass as they are; NumPy scalars become Python numbers (the fused
+    kernels take only those) and NumPy arrays become tensors (sharing their memory)."""
+    if isinstance(other, np.generic):
+        return other.item()
+    if isinstance(other, (Tensor, *_SCALARS)):
+        return other
+    if isinstance(other, np.ndarray):
+        return torch.from_numpy(other)
+    return NotImplemented
+
+
+def _inplace_refusal(
+    op: Callable[[Any, Any], Any], leaves: list[Tensor], other: Any, others: list[Tensor] | None
+) -> tuple[int, str] | None:
+    """The first leaf that ``leaf op= operand`` cannot write, with the reason, or ``None``.
+
+    Checked before any leaf is written, so an in-place operator writes every leaf or none:
+    a leaf that requires grad, an operand on another device, a shape that does not
+    broadcast to the leaf's, a result dtype the leaf cannot hold. A quick test over whole
+    lists clears the common cases; only a refusal scans the leaves one by one."""
+    grad = torch.is_grad_enabled() and any(leaf.requires_grad for leaf in leaves)
+    if not grad:
+        if others is None and not isinstance(other, Tensor):
+            dtypes = {leaf.dtype for leaf in leaves}
+            if type(other) in _REAL and dtypes <= _FLOATS and op not in _BITWISE:
+                return None
+            if all(_cast_problem(op, dtype, other) is None for dtype in dtypes):
+                return None
+        elif others is not None:
+            if [leaf.shape for leaf in leaves] == [o.shape for o in others] and (
+                [leaf.dtype for leaf in leaves] == [o.dtype for o in others]
+            ):
+                return None  # same shapes and dtypes: the other operand cannot be refused
+        else:
+            shape, device = other.shape, other.device
+            if (
+                all(_broadcasts_to(shape, s) for s in {leaf.shape for leaf in leaves})
+                and all(
+                    _cast_problem(op, d, other) is None for d in {leaf.dtype for leaf in leaves}
+                )
+                and (not shape or all(leaf.device == device for leaf in leaves))
+            ):
+                return None
+    operands = [other] * len(leaves) if others is None else others
+    for i, (leaf, operand) in enumerate(zip(leaves, operands)):
+        problem = _leaf_refusal(op, leaf, operand)
+        if problem is not None:
+            return i, problem
+    return None
+
+
+def _leaf_refusal(op: Callable[[Any, Any], Any], leaf: Tensor, operand: Any) -> str | None:
+    """Why ``leaf op= operand`` would fail, or ``None``."""
+    if torch.is_grad_enabled() and leaf.requires_grad and leaf.is_leaf:
+        return "it is a leaf that requires grad (write it under torch.no_grad())"
+    if isinstance(operand, Tensor):
+        if not _broadcasts_to(operand.shape, leaf.shape):
+            return f"shape {tuple(operand.shape)} does not broadcast to {tuple(leaf.shape)}"
+        if operand.dim() and operand.device != leaf.device:
+            return f"the operand is on {operand.device}, the leaf on {leaf.device}"
+    return _cast_problem(op, leaf.dtype, operand)
+
+
+def _broadcasts_to(shape: torch.Size, target: torch.Size) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(a == 1 or a == b for a, b in zip(reversed(shape), reversed(target)))
+
+
+_BITWISE = (operator.and_, operator.or_, operator.xor)
+_REAL = (int, float, bool)  # a real Python number fits any floating leaf
+_FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
+
+
+_PROBES: dict[torch.dtype, Tensor] = {}
+
+
+def _probe(dtype: torch.dtype) -> Tensor:
+    """A zero-dim tensor of ``dtype`` for type promotion (read, never written)."""
+    probe = _PROBES.get(dtype)
+    if probe is None:
+        probe = _PROBES[dtype] = torch.zeros((), dtype=dtype)
+    return probe
+
+
+def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: Any) -> str | None:
+    """Why the result of ``leaf op operand`` cannot be written into a ``dtype`` leaf."""
+    if isinstance(operand, Tensor):
+        result = (
+            torch.promote_types(dtype, operand.dtype)
+            if operand.dim()
+            else torch.result_type(_probe(dtype), operand)
+        )
+    else:
+        result = torch.result_type(_probe(dtype), operand)
+    if op is operator.truediv and not (result.is_floating_point or result.is_complex):
+        result = torch.get_default_dtype()  # true division of integers gives floats
+    if op in _BITWISE and (result.is_floating_point or result.is_complex):
+        return f"{_SYMBOLS[op]} needs integer or bool tensors, not {result}"
+    if not torch.can_cast(result, dtype):
+        return f"the result, {result}, cannot be stored in a {dtype} leaf"
+    return None
+
+
 def _single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """Adapt a reduction that takes one ``dim`` to the ``dim=(d,)`` calling convention."""
 
@@ -80,13 +199,16 @@ class Arithmetic(DtypeCasts):
     """Operators (``+ - * / ** == < & ...``), their in-place forms, and reductions."""
 
     __slots__ = ()
+    # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
+    __array_ufunc__ = None
 
     # -- binary operators ------------------------------------------------------------------
 
     def _binary(self, op: Callable[[Any, Any], Any], other: Any, reflected: bool = False) -> Any:
         if isinstance(other, TensorCore):
             return self._like(self._binary_pairs(op, other, reflected, ()))
-        if not isinstance(other, (Tensor, *_SCALARS)):
+        other = _operand(other)
+        if other is NotImplemented:
             return NotImplemented
         return self._like(self._binary_broadcast(op, other, reflected))
 
@@ -167,10 +289,15 @@ class Arithmetic(DtypeCasts):
             if not isinstance(other, Arithmetic):
                 return NotImplemented
             leaves, others = paired_tensor_leaves(self, other, "in-place operator")
-        elif not isinstance(other, (Tensor, *_SCALARS)):
-            return NotImplemented
         else:
+            other = _operand(other)
+            if other is NotImplemented:
+                return NotImplemented
             leaves, others = tensor_leaves(self), None
+        refused = _inplace_refusal(op, leaves, other, others)
+        if refused is not None:
+            position, reason = refused
+            self._refuse_inplace(op, position, others[position] if others else other, reason)
         fused = _FOREACH_INPLACE.get(op)
         if (
             fused is not None
@@ -184,6 +311,25 @@ class Arithmetic(DtypeCasts):
         for i, leaf in enumerate(leaves):
             inplace_op(leaf, others[i] if others is not None else other)
         return self
+
+    def _refuse_inplace(
+        self, op: Callable[[Any, Any], Any], position: int, other: Any, reason: str
+    ) -> None:
+        """Raise the error of ``leaf op= other`` for the tensor leaf at ``position``, naming
+        its key (no leaf has been written)."""
+        key = tensor_leaf_keys(self)[position]
+        leaf = tensor_leaves(self)[position]
+        name = key[0] if len(key) == 1 else key
+        symbol = _SYMBOLS.get(op, op.__name__)
+        operand = (
+            f"a {other.dtype} tensor of shape {tuple(other.shape)}"
+            if isinstance(other, Tensor)
+            else repr(other)
+        )
+        raise OperandError(
+            f"in-place {symbol}=: key {name!r} (a {leaf.dtype} tensor of shape "
+            f"{tuple(leaf.shape)}) cannot take {operand}: {reason}; no leaf was changed"
+        )
 
     def __add__(self, other: Any) -> Self:
         return self._binary(operator.add, other)  # type: ignore[no-any-return]

@@ -30,6 +30,17 @@ def tensor_leaves(node: TensorCore) -> list[Tensor]:
     return out
 
 
+def tensor_leaf_keys(node: TensorCore, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The keys of :func:`tensor_leaves`, in the same order (for error messages)."""
+    out: list[tuple[str, ...]] = []
+    for key, leaf in node._data.items():
+        if isinstance(leaf, Tensor):
+            out.append((*prefix, key))
+        elif isinstance(leaf, TensorCore):
+            out.extend(tensor_leaf_keys(leaf, (*prefix, key)))
+    return out
+
+
 def paired_tensor_leaves(
     node: TensorCore, other: TensorCore, what: str
 ) -> tuple[list[Tensor], list[Tensor]]:

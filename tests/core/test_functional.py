@@ -2,10 +2,11 @@
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 
-from tensorclass import StructureMismatchError, TensorClass, TensorDict
+from tensorclass import OperandError, StructureMismatchError, TensorClass, TensorDict
 
 
 def make() -> TensorDict:
@@ -240,3 +241,73 @@ def test_inplace_operators_with_different_keys_raise_and_change_nothing() -> Non
     assert torch.equal(p.weight, torch.full((2,), 4.0)) and torch.equal(
         p.xy, torch.full((2, 2), 2.0)
     )
+
+
+def mixed() -> TensorDict:
+    # a float leaf first, so a refusal of the int leaf comes after a leaf that could be written
+    return TensorDict(
+        {"f": torch.ones(3, 2), "i": torch.ones(3, dtype=torch.long), "n": {"g": torch.ones(3)}},
+        [3],
+    )
+
+
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (
+            lambda td: td.__imul__(0.5),
+            r"key 'i' .*int64.* cannot take 0\.5: the result, torch\.float32",
+        ),
+        (lambda td: td.__itruediv__(2), r"key 'i' .* cannot take 2: the result, torch\.float32"),
+        (
+            lambda td: td.__iadd__(torch.ones(3, 2) / 2),
+            r"key 'i' .* shape \(3, 2\) does not broadcast to \(3,\)",
+        ),
+        (
+            lambda td: td.__iadd__(torch.full((3,), 0.5)),
+            r"key 'f' .* shape \(3,\) does not broadcast to \(3, 2\)",
+        ),
+        (lambda td: td.__iadd__(td.float() / 2), r"key 'i' .* the result, torch\.float32"),
+        (lambda td: td.__iand__(1), r"key 'f' .* & needs integer or bool tensors"),
+    ],
+)
+def test_a_refused_inplace_operator_writes_no_leaf(write, message) -> None:  # type: ignore[no-untyped-def]
+    td = mixed()
+    before = td.clone()
+    with pytest.raises(OperandError, match=message) as caught:
+        write(td)
+    assert isinstance(caught.value, RuntimeError)  # what torch raises for these
+    assert "no leaf was changed" in str(caught.value)
+    assert (td == before).all()
+
+
+def test_inplace_operators_refuse_leaves_that_require_grad_unless_grad_is_off() -> None:
+    td = TensorDict({"x": torch.zeros(2), "w": torch.nn.Parameter(torch.ones(2))}, [2])
+    with pytest.raises(OperandError, match="key 'w' .* requires grad"):
+        td += 1
+    assert torch.equal(td["x"], torch.zeros(2))
+    with torch.no_grad():
+        td += 1
+    assert torch.equal(td["x"], torch.ones(2)) and torch.equal(td["w"].data, torch.full((2,), 2.0))
+
+
+def test_inplace_operators_that_fit_still_run() -> None:
+    td = mixed()
+    td += 1  # an int fits every leaf
+    td *= torch.tensor(2)  # a zero-dim integer tensor fits every leaf
+    td //= 2
+    assert td["i"].tolist() == [2, 2, 2] and td["f"].tolist() == [[2.0, 2.0]] * 3
+
+
+def test_numpy_scalars_and_arrays_are_operands_on_either_side() -> None:
+    td = TensorDict({"a": torch.ones(3), "n": {"b": torch.ones(3)}}, [3])
+    for scalar in (np.float32(2), np.float64(2), np.int64(2)):
+        assert torch.equal((td * scalar)["a"], torch.full((3,), 2.0))
+        assert torch.equal((scalar * td)["n", "b"], torch.full((3,), 2.0))
+        assert torch.equal((scalar - td)["a"], torch.ones(3))
+        assert (td < scalar).all()
+        assert (td * scalar)["a"].dtype == torch.float32  # a scalar keeps the leaf's dtype
+    td *= np.float32(3)
+    assert torch.equal(td["a"], torch.full((3,), 3.0))
+    assert torch.equal((td + np.arange(3))["a"], torch.tensor([3.0, 4.0, 5.0], dtype=torch.float64))
+    assert torch.equal((np.arange(3) + td)["a"], torch.tensor([3.0, 4.0, 5.0], dtype=torch.float64))
