@@ -62,25 +62,31 @@ _MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
 _NO_DEFAULT: Any = None  # the declared default of batch_size/device/names (typing only)
 
 
-class _NonTensorField:
-    """Reads a non-tensor field: the stored wrapper gives back its value."""
+class _NonTensorField(property):
+    """Reads a non-tensor field: the stored wrapper gives back its value.
 
-    __slots__ = ("name",)
+    A ``property`` (its ``__get__`` is C) around a closure: one Python frame per read, the
+    least a stored ``NonTensorData`` needs to be unwrapped.
+    """
 
     def __init__(self, name: str) -> None:
+        def read(obj: Any) -> Any:
+            try:
+                leaf = obj._data[name]
+            except KeyError:
+                return None
+            cls = leaf.__class__
+            if cls is NonTensorData:
+                return leaf.data
+            if cls is NonTensorStack:
+                return leaf.value()
+            return leaf
+
+        def write(obj: Any, value: Any) -> None:
+            obj._set_field(name, value)
+
+        super().__init__(read, write)
         self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        leaf = obj._data.get(self.name)
-        cls = leaf.__class__
-        if cls is NonTensorData or cls is NonTensorStack:
-            return leaf.value()
-        return leaf
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj._set_field(self.name, value)
 
 
 def _is_classvar(annotation: Any) -> bool:
@@ -201,6 +207,8 @@ def install_schema(cls: type, schema: Schema) -> None:
     """Attach a schema to its class, with the attribute readers its fields need."""
     type.__setattr__(cls, "__tensorclass_schema__", schema)
     type.__setattr__(cls, "_frozen", schema.frozen)
+    tensor_fields = frozenset(f.name for f in schema.fields if f.holds_tensors)
+    type.__setattr__(cls, "_tensor_fields", tensor_fields)
     for f in schema.fields:
         current = cls.__dict__.get(f.name)
         if f.kind in (FieldKind.TENSOR, FieldKind.NESTED):
@@ -215,13 +223,20 @@ def _make_init(cls: type, schema: Schema) -> Any:
     """Generate ``__init__``: per field, an inline fast path for plain tensors, else the
     field's converter (bound once)."""
     namespace: dict[str, Any] = {
-        "_start": _start_instance,
-        "_finish": _finish_instance,
         "_FACTORY": _FACTORY,
         "_Tensor": Tensor,
         "_Size": torch.Size,
         "_as_batch_size": as_batch_size,
         "_as_device": as_device,
+        "_check_names": check_names,
+        "_compiling": _is_dynamo_compiling,
+        "_set_slots": _set_slots,
+        "_set_data": _set_data,
+        "_set_dict": _set_instance_dict,
+        "_set_batch_size": _set_batch_size,
+        "_set_device": _set_device,
+        "_set_names": _set_names,
+        "_set_locked": _set_locked,
     }
     positional: list[str] = []
     keyword: list[str] = []
@@ -240,8 +255,14 @@ def _make_init(cls: type, schema: Schema) -> Any:
             param = name
         (keyword if f.kw_only else positional).append(param)
         if f.holds_tensors:
+            # One batch dim: compare one int (_first is -1 when this fast path is off);
+            # else the shape prefix; anything else goes through the field's converter.
             body.append(
-                f"    if {name}.__class__ is _Tensor and _device is None"
+                f"    if {name}.__class__ is _Tensor and {name}.ndim and"
+                f" {name}.shape[0] == _first: _data[{name!r}] = {name}"
+            )
+            body.append(
+                f"    elif {name}.__class__ is _Tensor and _device is None"
                 f" and {name}.shape[:_n] == _size: _data[{name!r}] = {name}"
             )
             body.append(
@@ -259,9 +280,26 @@ def _make_init(cls: type, schema: Schema) -> Any:
         "    _size = batch_size if batch_size.__class__ is _Size else _as_batch_size(batch_size)",
         "    _device = None if device is None else _as_device(device)",
         "    _n = len(_size)",
-        "    _data = _start(_tc_self_, _size, _device)",
+        "    _cls = _tc_self_.__class__",
+        "    if not _cls.__tensorclass_schema__.resolved: _cls.__tensorclass_schema__.resolve()",
+        # The state is set before the fields are converted (converters read it). A fresh
+        # dict keeps attribute reads fast; under torch.compile the instance's own dict is
+        # used, since Dynamo does not follow a replaced __dict__ of a new object.
+        "    if _compiling():",
+        "        _data = _tc_self_.__dict__",
+        "        _set_slots(_tc_self_, _data, _size, _device, None, False)",
+        "    else:",
+        "        _data = {}",
+        "        _set_data(_tc_self_, _data)",
+        "        _set_dict(_tc_self_, _data)",
+        "        _set_batch_size(_tc_self_, _size)",
+        "        _set_device(_tc_self_, _device)",
+        "        _set_names(_tc_self_, None)",
+        "        _set_locked(_tc_self_, False)",
+        "    _first = _size[0] if _n == 1 and _device is None else -1",
         *body,
-        "    _finish(_tc_self_, names)",
+        "    if names is not None: _set_names(_tc_self_, _check_names(names, _n))",
+        "    if _cls._frozen: _tc_self_.lock_()",
     ]
     if schema.validate:  # only validating classes pay for the check
         lines = _validating(lines, schema, namespace)
@@ -308,46 +346,6 @@ def regenerate_init(cls: type, schema: Schema) -> None:
     """Replace a generated ``__init__`` after the schema changed (forward refs resolved)."""
     if getattr(cls.__dict__.get("__init__"), "__tensorclass_generated__", False):
         type.__setattr__(cls, "__init__", _make_init(cls, schema))
-
-
-def _start_instance(self: Any, size: torch.Size, device: torch.device | None) -> dict[str, Any]:
-    """Set up an instance's state before its fields are converted (they read it); return
-    the storage dict to fill."""
-    schema = type(self).__tensorclass_schema__
-    if not schema.resolved:
-        schema.resolve()
-    # A fresh dict keeps attribute reads fast; under torch.compile the instance's own dict
-    # is used, since Dynamo does not follow a replaced __dict__ of a new object.
-    data = self.__dict__ if _is_dynamo_compiling() else {}
-    _init_state(self, data, size, device, None, False)
-    return data
-
-
-def _finish_instance(self: Any, names: Any) -> None:
-    if names is not None:
-        _set_names(self, check_names(names, len(self._batch_size)))
-    if type(self)._frozen:
-        self.lock_()
-
-
-def _init_state(
-    self: Any,
-    data: dict[str, Any],
-    batch_size: torch.Size,
-    device: torch.device | None,
-    names: Any,
-    locked: bool,
-) -> None:
-    """Set the slots and the storage dict (a fresh dict, which keeps attribute reads fast)."""
-    if _is_dynamo_compiling():
-        _set_slots(self, data, batch_size, device, names, locked)
-        return
-    _set_data(self, data)
-    _set_instance_dict(self, data)
-    _set_batch_size(self, batch_size)
-    _set_device(self, device)
-    _set_names(self, names)
-    _set_locked(self, locked)
 
 
 def _set_slots(
@@ -431,6 +429,7 @@ def _build_class(
         validate=parent_validate if validate is None else validate,
     )
     install_schema(cls, schema)
+    type.__setattr__(cls, "_blank", _blank_for(cls))
     if "__init__" not in cls.__dict__:
         type.__setattr__(cls, "__init__", _make_init(cls, schema))
     type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
@@ -481,6 +480,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     """
 
     _dynamic_keys: ClassVar[bool] = False
+    _fast_set: ClassVar[bool] = False
+    #: ``_Blank`` when instances can be built as one and switched to this class (the same
+    #: memory layout); set per class when it is defined
+    _blank: ClassVar[type | None] = None
     _frozen: ClassVar[bool] = False
     __tensorclass_schema__: ClassVar[Schema]
 
@@ -507,8 +510,30 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         device: torch.device | None = None,
         names: Any = None,
     ) -> Self:
+        blank = cls._blank
+        if blank is not None and not _is_dynamo_compiling():
+            # Filled as a _Blank (plain attribute stores), then given its class: half the
+            # cost of writing six slots through their descriptors past __setattr__.
+            new: Any = _object_new(blank)
+            new._data = data
+            new.__dict__ = data
+            new._batch_size = batch_size
+            new._device = device
+            new._names = names
+            new._locked = cls._frozen
+            new.__class__ = cls
+            return new  # type: ignore[no-any-return]
         self = _object_new(cls)
-        _init_state(self, data, batch_size, device, names, cls._frozen)
+        if _is_dynamo_compiling():
+            _set_slots(self, data, batch_size, device, names, cls._frozen)
+            return self
+        # The slot descriptors directly (this class's __setattr__ checks fields).
+        _set_data(self, data)
+        _set_instance_dict(self, data)
+        _set_batch_size(self, batch_size)
+        _set_device(self, device)
+        _set_names(self, names)
+        _set_locked(self, cls._frozen)
         return self
 
     @classmethod
@@ -617,20 +642,24 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         # attribute of a tensor class type-check (as Any). Fields are declared instead.
 
         def __setattr__(self, name: str, value: Any) -> None:
-            found = type(self).__tensorclass_schema__.by_name.get(name)
-            if found is not None:
-                # Fast path: a plain tensor into a tensor field of an unlocked instance with no
-                # device; the only check left is the batch-size prefix.
-                if (
-                    value.__class__ is Tensor
-                    and found.holds_tensors
-                    and not self._locked
-                    and self._device is None
-                ):
-                    batch_size = self._batch_size
-                    if value.shape[: len(batch_size)] == batch_size:
+            # Fast path: a plain tensor into a tensor field of an unlocked instance with no
+            # device; the only check left is the batch-size prefix (one int for one dim).
+            if (
+                value.__class__ is Tensor
+                and name in self._tensor_fields
+                and not self._locked
+                and self._device is None
+            ):
+                batch_size = self._batch_size
+                shape = value.shape
+                if len(batch_size) == 1:
+                    if shape and shape[0] == batch_size[0]:
                         self._data[name] = value
                         return
+                elif shape[: len(batch_size)] == batch_size:
+                    self._data[name] = value
+                    return
+            if name in type(self).__tensorclass_schema__.by_name:
                 self._set_field(name, value)
             elif name in _SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
                 object.__setattr__(self, name, value)
@@ -691,6 +720,25 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         from .validation.pydantic_schema import class_json_schema
 
         return class_json_schema(cls, schema, handler)
+
+
+class _Blank(TensorDictBase):
+    """The memory layout of every tensor class, without its checking ``__setattr__``.
+
+    ``TensorClass._new`` fills a ``_Blank`` with plain attribute stores and then assigns
+    its ``__class__`` (CPython allows it between classes of the same layout).
+    """
+
+
+def _blank_for(cls: type) -> type | None:
+    """``_Blank`` if its instances can become instances of ``cls`` (else None: a base with
+    slots of its own changes the layout)."""
+    probe = _object_new(_Blank)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return _Blank
 
 
 # Frames of these files are skipped when looking for the scope that defines a class.

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["TensorCore", "as_batch_size", "as_device"]
 
 _object_new = object.__new__
+_NO_DIMS = torch.Size(())
 _TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
 
@@ -47,10 +48,10 @@ Names = tuple[str | None, ...] | None
 
 def as_batch_size(batch_size: BatchSizeLike) -> torch.Size:
     """Turn ``None``, an int, a list or a ``torch.Size`` into a ``torch.Size``."""
-    if batch_size is None:
-        return torch.Size(())
-    if type(batch_size) is torch.Size:
+    if batch_size.__class__ is torch.Size:
         return batch_size
+    if batch_size is None:
+        return _NO_DIMS
     if isinstance(batch_size, int):
         batch_size = (batch_size,)
     try:
@@ -59,8 +60,9 @@ def as_batch_size(batch_size: BatchSizeLike) -> torch.Size:
         raise BatchSizeError(
             f"batch_size must be an int or a sequence of ints; got {batch_size!r}"
         ) from None
-    if size and min(size) < 0:
-        raise BatchSizeError(f"batch_size must not be negative; got {list(size)}")
+    for dim in size:
+        if dim < 0:
+            raise BatchSizeError(f"batch_size must not be negative; got {list(size)}")
     return size
 
 
@@ -109,6 +111,12 @@ class TensorCore:
 
     #: whether the schema is fixed (typed classes) or any string key is accepted
     _dynamic_keys: ClassVar[bool] = True
+    #: whether a plain tensor may go straight into ``_data`` under any key once its batch
+    #: prefix is checked (typed classes allow it for ``_tensor_fields`` only; lazy stacks
+    #: write through their members)
+    _fast_set: ClassVar[bool] = True
+    #: the keys that take a plain tensor by that fast path in classes without ``_fast_set``
+    _tensor_fields: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def _new(
@@ -400,11 +408,16 @@ class TensorCore:
             and not inplace
             and not self._locked
             and self._device is None
-            and self._dynamic_keys
+            and (self._fast_set or key in self._tensor_fields)
         ):
-            # Fast path: a plain tensor under any key; only the batch prefix to check.
+            # Fast path: a plain tensor; only the batch prefix to check (one int for one dim).
             batch_size = self._batch_size
-            if value.shape[: len(batch_size)] == batch_size:
+            shape = value.shape
+            if (
+                shape[0] == batch_size[0]
+                if len(batch_size) == 1 and shape
+                else shape[: len(batch_size)] == batch_size
+            ):
                 data[key] = value
                 return
         if inplace and key in data:
@@ -415,6 +428,24 @@ class TensorCore:
             self._check_unlocked(where or key, "add" if key not in data else "replace")
         data[key] = leaf
 
+    def _set_existing_path(self, key: tuple[Any, ...], value: Any, inplace: bool) -> bool:
+        """Set under a tuple of strings whose levels all exist, straight on the last level
+        (what :meth:`_set_path` does); ``False`` when that does not apply (a missing level,
+        a nested tuple, a lazy stack): the caller takes the general path."""
+        last = len(key) - 1
+        if last < 1 or not self._fast_set or key[last].__class__ is not str:
+            return False
+        parent: Any = self
+        try:  # a non-str part is not a key (KeyError); a leaf on the way has no _data
+            for index in range(last):
+                parent = parent._data[key[index]]
+        except (KeyError, AttributeError, TypeError):
+            return False
+        if not isinstance(parent, TensorCore):
+            return False
+        parent._set_str(key[last], value, inplace, key)
+        return True
+
     def _set_path(
         self, key: tuple[str, ...], value: Any, inplace: bool = False, where: object = None
     ) -> None:
@@ -424,13 +455,15 @@ class TensorCore:
             self._set_str(key[0], value, inplace, where)
             return
         parent: Any = self
-        for part in key[:-1]:  # fast path: every level exists
-            parent = parent._data.get(part)
-            if not isinstance(parent, TensorCore):
-                break
+        try:  # fast path: every level exists (a leaf on the way has no _data)
+            for index in range(len(key) - 1):
+                parent = parent._data[key[index]]
+        except (KeyError, AttributeError):
+            pass
         else:
-            parent._set_str(key[-1], value, inplace, where)
-            return
+            if isinstance(parent, TensorCore):
+                parent._set_str(key[-1], value, inplace, where)
+                return
         head = key[0]
         sub = self._data.get(head, MISSING)
         if sub is MISSING:

@@ -24,6 +24,13 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
 
 
+def _all_strings(key: tuple[Any, ...]) -> bool:
+    for part in key:
+        if part.__class__ is not str:
+            return False
+    return True
+
+
 def walk_strings(node: Any, key: tuple[Any, ...]) -> Any:
     """The leaf under a tuple of plain strings, or ``MISSING`` (then the caller takes the
     general path: nested tuples to flatten, a missing key to report)."""
@@ -137,14 +144,26 @@ class KeyAccess(TensorCore):
         Non-tensor values come back as themselves (a string, a number, an object).
         """
         if key.__class__ is str:
-            leaf = self._data.get(key, MISSING)
-            if leaf is MISSING:
+            try:
+                leaf = self._data[key]
+            except KeyError:
                 return self._absent(key) if default is MISSING else default
+            if leaf.__class__ is Tensor:
+                return leaf
             return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if key.__class__ is tuple:
-            leaf = walk_strings(self, key)
-            if leaf is not MISSING:
-                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+            # A tuple of strings naming an existing leaf, walked inline; anything else
+            # (nested tuples, a missing level, a leaf on the way) takes the general path.
+            node: Any = self
+            try:
+                for part in key:
+                    node = node._data[part]
+            except (KeyError, AttributeError, TypeError):
+                pass
+            else:
+                if node.__class__ is Tensor:
+                    return node
+                return node.value() if node.__class__ in _WRAPPED else node
         flat = unravel_key_tuple(key)
         if self._has(flat if len(flat) > 1 else flat[0]):
             return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
@@ -200,8 +219,27 @@ class KeyAccess(TensorCore):
         With ``inplace=True`` an existing tensor is written in place (its storage is kept);
         a missing key is created.
         """
-        if type(key) is str:
+        if key.__class__ is str:
+            if (
+                value.__class__ is Tensor
+                and not inplace
+                and not self._locked
+                and self._device is None
+                and (self._fast_set or key in self._tensor_fields)
+            ):
+                # The fast path of _set_str, inline: only the batch prefix to check.
+                batch_size = self._batch_size
+                shape = value.shape
+                if (
+                    shape[0] == batch_size[0]
+                    if len(batch_size) == 1 and shape
+                    else shape[: len(batch_size)] == batch_size
+                ):
+                    self._data[key] = value
+                    return self
             self._set_str(key, value, inplace)
+        elif key.__class__ is tuple and self._set_existing_path(key, value, inplace):
+            pass
         else:
             self._set_path(unravel_key_tuple(key), value, inplace)
         return self

@@ -23,7 +23,7 @@ graph, or a batched tensor inside ``torch.vmap``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import torch
 from torch import Tensor, nn
@@ -58,51 +58,51 @@ def swap_into(
     path: tuple[str, ...] = (),
 ) -> None:
     """Put the leaves of ``node`` into ``module``; record replaced values in ``old``."""
-    from .tensordict import TensorDict
-
     params: dict[str, Any] = module._parameters
     buffers: dict[str, Any] = module._buffers
-    children = module._modules
     for key, leaf in node._data.items():
-        where = (*path, key)
-        if isinstance(leaf, TensorCore):
-            child = children.get(key)
+        if (
+            leaf.__class__ is Tensor
+            or leaf is None
+            or (not isinstance(leaf, TensorCore) and isinstance(leaf, Tensor))
+        ):
+            store: dict[str, Any]
+            if key in params:
+                store = params
+            elif key in buffers:
+                store = buffers
+            else:
+                raise _no_entry(module, key, (*path, key))
+            current = store[key]
+            if leaf is None:  # putting back an entry that was unset (a Linear's bias=False)
+                store[key] = None
+                continue
+            if inplace and current is not None:
+                if old is not None:
+                    old[key] = current.detach().clone()
+                with torch.no_grad():
+                    current.copy_(leaf)
+                continue
+            if old is not None:
+                old[key] = current  # None too: leaving the block unsets the entry again
+            store[key] = leaf
+        elif isinstance(leaf, TensorCore):
+            child = module._modules.get(key)
             if child is None:
-                raise _no_entry(module, key, where)
+                raise _no_entry(module, key, (*path, key))
             sub: dict[str, Any] | None = None
             if old is not None:
                 sub = {}  # recorded before the recursion fills it: a failure can roll back
-                old[key] = TensorDict._new(sub, _NO_BATCH)
-            swap_into(leaf, child, inplace, sub, where)
-            continue
-        if leaf is not None and not isinstance(leaf, Tensor):
-            continue  # non-tensor entries have no place in a module
-        store: dict[str, Any]
-        if key in params:
-            store = params
-        elif key in buffers:
-            store = buffers
-        else:
-            raise _no_entry(module, key, where)
-        current = store[key]
-        if leaf is None:  # putting back an entry that was unset (a Linear's bias=False)
-            store[key] = None
-            continue
-        if inplace and current is not None:
-            if old is not None:
-                old[key] = current.detach().clone()
-            with torch.no_grad():
-                current.copy_(leaf)
-            continue
-        if old is not None:
-            old[key] = current  # None too: leaving the block unsets the entry again
-        store[key] = leaf
+                old[key] = node._mapping_class._new(sub, _NO_BATCH)
+            swap_into(leaf, child, inplace, sub, (*path, key))
+        # non-tensor entries have no place in a module
 
 
 class FunctionalParams(TensorCore):
     """``to_module``: load the leaves into a module, as a call or a context manager."""
 
     __slots__ = ()
+    _swap_class: ClassVar[type[ParamSwap]]  # set by module_params (a circular import otherwise)
 
     @overload
     def to_module(
@@ -146,11 +146,10 @@ class FunctionalParams(TensorCore):
         Returns the replaced values (a TensorDict that is also a context manager: on exit
         it puts them back), or this instance when ``return_swap=False``.
         """
-        from .module_params import ParamSwap, load_state_dict
-        from .tensordict import TensorDict
-
         old_data: dict[str, Any] | None
         if use_state_dict:
+            from .module_params import load_state_dict
+
             old_data = load_state_dict(self, module, inplace, return_swap)
         else:
             old_data = {}
@@ -158,8 +157,8 @@ class FunctionalParams(TensorCore):
                 swap_into(self, module, inplace, old_data)
             except BaseException:
                 # Nothing half-loaded: put back what was replaced before the failure.
-                swap_into(TensorDict._new(old_data, _NO_BATCH), module, inplace, None)
+                swap_into(self._mapping_class._new(old_data, _NO_BATCH), module, inplace, None)
                 raise
         if old_data is None or not return_swap:
             return self
-        return ParamSwap._for(old_data, module, inplace, use_state_dict)
+        return self._swap_class._for(old_data, module, inplace, use_state_dict)

@@ -19,11 +19,13 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError, StructureMismatchError
 from ._core import MISSING, Names, TensorCore
-from .access import _WRAPPED, KeyAccess, read_value, walk_strings
+from .access import _WRAPPED, KeyAccess, _all_strings, read_value
 from .keys import NestedKey, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack, same_value
 
 __all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
+
+_NO_DIMS = torch.Size(())
 
 IndexPart: TypeAlias = (
     int | slice | EllipsisType | Tensor | range | list[int] | list[bool] | np.ndarray | None
@@ -47,13 +49,6 @@ def _check_no_key_parts(index: tuple[Any, ...]) -> None:
     for part in index:
         if type(part) is str or (type(part) is tuple and part and _is_key_tuple(part)):
             unravel_key_tuple(index)  # raises InvalidKeyError naming the bad part
-
-
-def _all_strings(key: tuple[Any, ...]) -> bool:
-    for part in key:
-        if part.__class__ is not str:
-            return False
-    return True
 
 
 def normalize_index(index: Any, batch_size: torch.Size) -> tuple[Any, ...]:
@@ -184,11 +179,22 @@ class Indexing(KeyAccess):
                 leaf = self._data[index]
             except KeyError:
                 return self._absent(index)
+            if leaf.__class__ is Tensor:
+                return leaf
             return leaf.value() if leaf.__class__ in _WRAPPED else leaf
         if cls is tuple:
-            leaf = walk_strings(self, index)
-            if leaf is not MISSING:
-                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+            # A tuple of strings naming an existing leaf, walked inline (as in get).
+            leaf = self
+            try:
+                for part in index:
+                    leaf = leaf._data[part]
+            except (KeyError, AttributeError, TypeError):
+                pass
+            else:
+                if leaf.__class__ is Tensor:
+                    return leaf
+                if leaf is not self:
+                    return leaf.value() if leaf.__class__ in _WRAPPED else leaf
             if index and _is_key_tuple(index):
                 return self.get(index)
             _check_no_key_parts(index)
@@ -198,7 +204,25 @@ class Indexing(KeyAccess):
         """``td["key"] = v`` writes a key; ``td[idx] = v`` writes batch elements."""
         cls = index.__class__
         if cls is str:
+            if (
+                value.__class__ is Tensor
+                and not self._locked
+                and self._device is None
+                and (self._fast_set or index in self._tensor_fields)
+            ):
+                # The fast path of _set_str, inline: only the batch prefix to check.
+                batch_size = self._batch_size
+                shape = value.shape
+                if (
+                    shape[0] == batch_size[0]
+                    if len(batch_size) == 1 and shape
+                    else shape[: len(batch_size)] == batch_size
+                ):
+                    self._data[index] = value
+                    return
             self._set_str(index, value)
+        elif cls is tuple and self._set_existing_path(index, value, False):
+            pass
         elif cls is tuple and index and _is_key_tuple(index):
             self._set_path(index if _all_strings(index) else unravel_key_tuple(index), value)
         else:
@@ -210,21 +234,32 @@ class Indexing(KeyAccess):
 
     def _index(self, index: Any) -> Self:
         batch_size = self._batch_size
-        if type(index) is int and batch_size:
+        if index.__class__ is int and batch_size:
             size = batch_size[0]
             if not -size <= index < size:
                 raise IndexError(
                     f"index {index} is out of range for batch dim 0 of size {size} "
                     f"(batch_size={list(batch_size)})"
                 )
-            data = {key: leaf[index] for key, leaf in self._data.items()}
+            data = {}
+            for key, leaf in self._data.items():  # a loop: cheaper than a comprehension
+                data[key] = leaf[index]
             names = self._names
             return type(self)._new(
-                data, batch_size[1:], self._device, names[1:] if names is not None else None
+                data,
+                batch_size[1:] if len(batch_size) > 1 else _NO_DIMS,
+                self._device,
+                names[1:] if names is not None else None,
             )
-        if type(index) is slice and batch_size:
-            data = {key: leaf[index] for key, leaf in self._data.items()}
-            new_size = torch.Size((len(range(*index.indices(batch_size[0]))), *batch_size[1:]))
+        if index.__class__ is slice and batch_size:
+            data = {}
+            for key, leaf in self._data.items():
+                data[key] = leaf[index]
+            length = len(range(*index.indices(batch_size[0])))
+            if len(batch_size) == 1:
+                new_size = torch.Size((length,))
+            else:
+                new_size = torch.Size((length, *batch_size[1:]))
             return type(self)._new(data, new_size, self._device, self._names)
         if (
             isinstance(index, Tensor)

@@ -72,6 +72,9 @@ class LazyStackedTensorDict(LazyShapeOps):
     __slots__ = ()
     _member_cls: ClassVar[type[TensorCore] | None] = None
     _variants: ClassVar[dict[type, type]] = {}
+    # Writes go through the members: no shortcut into the storage (see TensorCore).
+    _fast_set: ClassVar[bool] = False
+    _tensor_fields: ClassVar[frozenset[str]] = frozenset()
 
     def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0) -> Any:
         return lazy_stack(list(tensordicts), stack_dim)

@@ -31,7 +31,7 @@ from typing_extensions import Self
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
-from .functional_params import swap_into
+from .functional_params import FunctionalParams, swap_into
 from .tensordict import TensorDict
 
 __all__ = ["ParamSwap", "from_module", "from_modules", "load_state_dict"]
@@ -91,6 +91,9 @@ class ParamSwap(TensorDict):
         else:
             # The keys were just loaded from this module, so putting them back cannot fail.
             swap_into(self, target, self._swap_inplace, None)
+
+
+FunctionalParams._swap_class = ParamSwap
 
 
 def _collect(module: nn.Module) -> dict[str, Any]:

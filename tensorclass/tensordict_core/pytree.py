@@ -29,11 +29,16 @@ from typing import Any, NamedTuple
 
 import torch
 import torch.utils._pytree as pytree
+from torch import Tensor
+from torch.nn import Parameter
 
 from ._core import Names, TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
 _set_locked = TensorCore.__dict__["_locked"].__set__
+_tuple_new = tuple.__new__
+_object_new = object.__new__
+_Size = torch.Size
 
 __all__ = ["NodeContext", "flatten_node", "register_pytree", "unflatten_node"]
 
@@ -57,20 +62,33 @@ def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
     n = len(node._batch_size)
     entries: list[tuple[Any, ...]] = []
     for key, leaf in node._data.items():
-        cls = type(leaf)
-        if cls is NonTensorData or cls is NonTensorStack:
+        cls = leaf.__class__
+        # Exact classes first: isinstance against Tensor is slow for anything but a plain
+        # tensor (its metaclass hooks it), and vmap flattens trees of ints.
+        if cls is Tensor or cls is Parameter:
+            children.append(leaf)
+            entries.append(("leaf", key, leaf.dim() - n))
+        elif cls is int:
+            children.append(leaf)
+            entries.append(("leaf", key, 0))
+        elif cls is NonTensorData or cls is NonTensorStack:
             entries.append(("fixed", key, leaf))
         elif isinstance(leaf, TensorCore):
             sub = _flatten_into(leaf, children)
             entries.append(("node", key, cls, sub, len(leaf._batch_size) - n))
-        else:
+        elif isinstance(leaf, Tensor):
             children.append(leaf)
-            # Tensors; anything else is a leaf a tree_map put there.
-            if isinstance(leaf, torch.Tensor):
-                entries.append(("leaf", key, leaf.dim() - n))
-            else:
-                entries.append(("leaf", key, len(leaf.shape) - n if hasattr(leaf, "shape") else 0))
-    return NodeContext(tuple(entries), node._batch_size, node._device, node._names, node._locked)
+            entries.append(("leaf", key, leaf.dim() - n))
+        else:
+            # Anything else is a leaf a tree_map put there.
+            children.append(leaf)
+            shape = getattr(leaf, "shape", None)
+            entries.append(("leaf", key, 0 if shape is None else len(shape) - n))
+    # tuple.__new__ directly: a NamedTuple's own constructor is a Python function.
+    return _tuple_new(
+        NodeContext,
+        (tuple(entries), node._batch_size, node._device, node._names, node._locked),
+    )
 
 
 def flatten_node(node: TensorCore) -> tuple[list[Any], NodeContext]:
@@ -107,11 +125,16 @@ def _build(
             value = values[position]
             position += 1
             data[entry[1]] = value
-            if batch_size is None:
-                shape = getattr(value, "shape", None)
+            if batch_size is None and value.__class__ is not int:  # vmap unflattens ints
+                kind_of = value.__class__
+                if kind_of is Tensor or kind_of is Parameter or isinstance(value, Tensor):
+                    shape = value.shape
+                else:
+                    shape = getattr(value, "shape", None)
                 if shape is not None:
-                    prefix = shape[: len(shape) - entry[2]]
-                    batch_size = prefix if prefix.__class__ is torch.Size else torch.Size(prefix)
+                    trailing = entry[2]
+                    prefix = shape[: len(shape) - trailing] if trailing else shape
+                    batch_size = prefix if prefix.__class__ is _Size else _Size(prefix)
         elif kind == "node":
             nested, position = _build(entry[2], values, position, entry[3])
             data[entry[1]] = nested
@@ -125,9 +148,17 @@ def _build(
     names = context.names
     if names is not None and len(names) != len(batch_size):
         names = None
+    if cls is TensorCore._mapping_class:  # a TensorDict: its slots set directly
+        node = _object_new(cls)
+        node._data = data
+        node._batch_size = batch_size
+        node._device = context.device
+        node._names = names
+        node._locked = context.locked  # this level only: nested levels restore their own
+        return node, position
     node = cls._new(data, batch_size, context.device, names)
     if context.locked:
-        _set_locked(node, True)  # this level only: nested levels restore their own flag
+        _set_locked(node, True)
     return node, position
 
 

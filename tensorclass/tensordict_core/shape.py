@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError
@@ -40,6 +41,8 @@ def _sizes(args: tuple[Any, ...]) -> tuple[int, ...]:
 
 def _infer_shape(shape: Sequence[int], numel: int, old: torch.Size) -> torch.Size:
     """Resolve one ``-1`` in a target batch shape and check the element count."""
+    if -1 not in shape and math.prod(shape) == numel and (not shape or min(shape) >= 0):
+        return torch.Size(shape)  # the common case: every size given
     shape = list(shape)
     if shape.count(-1) > 1:
         raise BatchSizeError(f"only one dim can be -1 in {shape}")
@@ -64,15 +67,38 @@ class ShapeOps(Indexing):
 
     def view(self, *shape: int | Sequence[int]) -> Self:
         """View the batch dims with a new shape (``-1`` infers one dim); shares storage."""
-        new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
-        n = len(self._batch_size)
-        return self._map_shape(lambda leaf: leaf.view(*new, *leaf.shape[n:]), new)
+        bs = self._batch_size
+        new = _infer_shape(_sizes(shape), bs.numel(), bs)
+        return self._resize_leaves(new, "view")
 
     def reshape(self, *shape: int | Sequence[int]) -> Self:
         """Reshape the batch dims (``-1`` infers one dim); copies only when needed."""
-        new = _infer_shape(_sizes(shape), self.numel(), self._batch_size)
+        bs = self._batch_size
+        new = _infer_shape(_sizes(shape), bs.numel(), bs)
+        if len(new) == 1 and len(bs) > 1:
+            # Merging every batch dim into one is a flatten: no per-leaf target shape (every
+            # leaf kind flattens its leading dims).
+            end = len(bs) - 1
+            data = {key: leaf.flatten(0, end) for key, leaf in self._data.items()}
+            return type(self)._new(data, new, self._device)
+        return self._resize_leaves(new, "reshape")
+
+    def _resize_leaves(self, new: torch.Size, method: str) -> Self:
+        """``leaf.<method>(*new, *feature dims)`` for every leaf (view or reshape)."""
         n = len(self._batch_size)
-        return self._map_shape(lambda leaf: leaf.reshape(*new, *leaf.shape[n:]), new)
+        tensor_op = getattr(Tensor, method)
+        data = {}
+        last: Any = None  # leaves often share a shape: reuse the last target
+        target: tuple[int, ...] = ()
+        for key, leaf in self._data.items():
+            if leaf.__class__ is Tensor:
+                shape = leaf.shape
+                if shape != last:
+                    last, target = shape, (*new, *shape[n:])
+                data[key] = tensor_op(leaf, *target)
+            else:
+                data[key] = getattr(leaf, method)(*new, *leaf.shape[n:])
+        return type(self)._new(data, new, self._device)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Merge the batch dims ``start_dim..end_dim`` into one."""
@@ -117,34 +143,46 @@ class ShapeOps(Indexing):
         """Insert a batch dim of size 1 at ``dim``."""
         bs = self._batch_size
         d = batch_dim(dim, len(bs), extra=1)
-        new = torch.Size((*bs[:d], 1, *bs[d:]))
+        sizes = list(bs)
+        sizes.insert(d, 1)
         names = self._names
         if names is not None:
             names = (*names[:d], None, *names[d:])
-        return self._map_shape(lambda leaf: leaf.unsqueeze(d), new, names)
+        data = {key: leaf.unsqueeze(d) for key, leaf in self._data.items()}
+        return type(self)._new(data, torch.Size(sizes), self._device, names)
 
     def permute(self, *dims: int | Sequence[int]) -> Self:
         """Reorder the batch dims (feature dims stay where they are)."""
-        n = len(self._batch_size)
-        order = list(_sizes(dims))
-        if sorted(order) != list(range(n)):  # negative dims, or not a permutation
-            order = [batch_dim(d, n) for d in order]
-            if sorted(order) != list(range(n)):
-                raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
         bs = self._batch_size
+        n = len(bs)
+        order = list(_sizes(dims))
+        identity = list(range(n))
+        if sorted(order) != identity:  # negative dims, or not a permutation
+            order = [batch_dim(d, n) for d in order]
+            if sorted(order) != identity:
+                raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
         new = torch.Size([bs[d] for d in order])
         names = self._names
         if names is not None:
             names = tuple(names[d] for d in order)
-
-        orders: dict[int, tuple[int, ...]] = {}  # the full permutation, per leaf rank
+        moved = [d for d in identity if order[d] != d]
+        if len(moved) == 2:
+            # One swap: a transpose, the same for every leaf whatever its rank.
+            d0, d1 = moved
+            data = {key: leaf.transpose(d0, d1) for key, leaf in self._data.items()}
+            return type(self)._new(data, new, self._device, names)
+        if not moved:
+            return type(self)._new(dict(self._data), new, self._device, names)
+        # The full permutation per leaf rank, passed unpacked (torch parses ints faster
+        # than one tuple); leaves often share a rank, so the last one is reused.
         data = {}
+        last_rank = -1
+        full: tuple[int, ...] = ()
         for key, leaf in self._data.items():
-            rank = len(leaf.shape)
-            full = orders.get(rank)
-            if full is None:
-                full = orders[rank] = (*order, *range(n, rank))
-            data[key] = leaf.permute(full)
+            rank = leaf.dim() if leaf.__class__ is Tensor else len(leaf.shape)
+            if rank != last_rank:
+                last_rank, full = rank, (*order, *range(n, rank))
+            data[key] = leaf.permute(*full)
         return type(self)._new(data, new, self._device, names)
 
     def transpose(self, dim0: int, dim1: int) -> Self:
@@ -174,7 +212,19 @@ class ShapeOps(Indexing):
             new_list.append(size)
         new = torch.Size(new_list)
         n = len(bs)
-        return self._map_shape(lambda leaf: leaf.expand(*new, *leaf.shape[n:]), new)
+        # Feature dims keep their size (-1), so the target depends on the leaf rank only.
+        data = {}
+        last_rank = -1
+        target: tuple[int, ...] = ()
+        for key, leaf in self._data.items():
+            if leaf.__class__ is Tensor:
+                rank = leaf.dim()
+                if rank != last_rank:
+                    last_rank, target = rank, (*new_list, *(-1,) * (rank - n))
+                data[key] = leaf.expand(*target)
+            else:
+                data[key] = leaf.expand(*new, *leaf.shape[n:])
+        return type(self)._new(data, new, self._device)
 
     def expand_as(self, other: Any) -> Self:
         """Expand to the batch shape of ``other`` (a tensor class or a tensor)."""

@@ -9,12 +9,15 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
+from ..errors import TensorClassError
 from ._core import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 from .base import TensorDictBase
 from .keys import unravel_key_tuple
 from .non_tensor import NonTensorData
 
 __all__ = ["TensorDict"]
+
+_object_new = object.__new__
 
 
 class TensorDict(TensorDictBase):
@@ -72,35 +75,89 @@ class TensorDict(TensorDictBase):
             self._fill(source.items(), size, data)
         if kwargs:
             self._fill(kwargs.items(), size, data)
-        self._names = check_names(names, len(size))
+        if names is not None:
+            self._names = check_names(names, len(size))
         if lock:
             self.lock_()
 
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
         n = len(size)
-        first = size[0] if n else 0
-        plain = self._device is None
-        for key, value in entries:
-            if key.__class__ is str:
-                # Fast path for the common case: a tensor with the right prefix (for one
-                # batch dim, comparing one int is half the cost of a shape prefix).
-                if value.__class__ is Tensor and plain:
-                    if n == 1:
-                        if value.ndim and value.shape[0] == first:
-                            data[key] = value
-                            continue
-                    elif value.shape[:n] == size:
-                        data[key] = value
+        if n and self._device is None:
+            # The common case, checked inline: a str key and a tensor whose leading dims are
+            # the batch size, compared as ints for one or two batch dims (cheaper than a
+            # shape slice; a tensor with too few dims raises IndexError).
+            first = size[0]
+            second = size[1] if n > 1 else 0
+            for key, value in entries:
+                if key.__class__ is str:
+                    cls = value.__class__
+                    if cls is Tensor:
+                        shape = value.shape
+                        try:
+                            if shape[0] == first and (
+                                n == 1 or (shape[1] == second and (n == 2 or shape[:n] == size))
+                            ):
+                                data[key] = value
+                                continue
+                        except IndexError:
+                            pass
+                    elif cls is dict:
+                        if type(self)._nested_class is _default_nested_class:
+                            # A nested TensorDict, built here (the batch size is known good).
+                            child = _object_new(TensorDict)
+                            child._batch_size = size
+                            child._device = None
+                            child._names = None
+                            child._locked = False
+                            child_data: dict[str, Any] = {}
+                            child._data = child_data
+                            try:
+                                child._fill(value.items(), size, child_data)
+                            except TensorClassError as err:
+                                raise err.under(key) from None
+                            data[key] = child
+                        else:
+                            data[key] = self._nested_dict(key, value, size)
                         continue
-                data[key] = self._convert(key, value)
+                self._fill_one(key, value, size, data)
+            return
+        for key, value in entries:
+            self._fill_one(key, value, size, data)
+
+    def _fill_one(self, key: Any, value: Any, size: torch.Size, data: dict[str, Any]) -> None:
+        if key.__class__ is str:
+            cls = value.__class__
+            if cls is Tensor and self._device is None and value.shape[: len(size)] == size:
+                data[key] = value
+            elif cls is dict:
+                data[key] = self._nested_dict(key, value, size)
             else:
-                self._set_path(unravel_key_tuple(key), value)
+                data[key] = self._convert(key, value)
+        else:
+            self._set_path(unravel_key_tuple(key), value)
+
+    def _nested_dict(self, key: str, value: dict[Any, Any], size: torch.Size) -> Any:
+        """A nested level from a plain dict, built directly (errors name the full key)."""
+        try:
+            return self._nested_class(key)._from_mapping(value, size, self._device)
+        except TensorClassError as err:
+            raise err.under(key) from None
 
     @classmethod
     def _from_mapping(
         cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return cls(mapping, batch_size, device)
+        if cls.__init__ is not TensorDict.__init__:  # a subclass with its own constructor
+            return cls(mapping, batch_size, device)
+        self = _object_new(cls)
+        self._batch_size = batch_size
+        self._device = device
+        self._names = None
+        self._locked = False
+        data: dict[str, Any] = {}
+        self._data = data
+        self._fill(mapping.items(), batch_size, data)
+        return self
 
     @classmethod
     def from_dict(
@@ -175,3 +232,4 @@ class TensorDict(TensorDictBase):
 
 
 TensorCore._mapping_class = TensorDict
+_default_nested_class = TensorCore._nested_class

@@ -44,13 +44,18 @@ def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
     return register
 
 
-def _check_members(items: Sequence[TensorCore], what: str, where: object = None) -> None:
+def _key_text(path: tuple[str, ...]) -> object:
+    """A nested level's key as messages show it: ``'x'`` for one part, else the tuple."""
+    return path[0] if len(path) == 1 else path
+
+
+def _check_members(items: Sequence[TensorCore], what: str, path: tuple[str, ...] = ()) -> None:
     if not items:
         raise ValueError(f"{what} needs at least one tensor class")
     first = items[0]
     for item in items[1:]:
         if type(item) is not type(first):
-            under = f" key {where!r}:" if where is not None else ""
+            under = f" key {_key_text(path)!r}:" if path else ""
             raise StructureMismatchError(
                 f"cannot {what}{under} a {type(first).__name__} with a {type(item).__name__}"
             )
@@ -62,7 +67,7 @@ def _check_keys(items: Sequence[TensorCore], path: tuple[str, ...], what: str) -
         if item._data.keys() != keys:
             only_first = sorted(set(keys) - set(item._data))
             only_other = sorted(set(item._data) - set(keys))
-            where = f" under {path[0] if len(path) == 1 else path!r}" if path else ""
+            where = f" under {_key_text(path)!r}" if path else ""
             raise StructureMismatchError(
                 f"cannot {what} instances with different keys{where}: item 0 has "
                 f"{only_first} that item {index} lacks, item {index} has {only_other} that "
@@ -70,67 +75,100 @@ def _check_keys(items: Sequence[TensorCore], path: tuple[str, ...], what: str) -
             )
 
 
-def _columns(
-    items: Sequence[TensorCore], path: tuple[str, ...], what: str
-) -> list[tuple[str, list[Any]]]:
-    """Each key with the leaves of every item under it (the items' keys must match)."""
-    first = items[0]._data
-    order = tuple(first)
-    if all(tuple(item._data) == order for item in items):  # same order: zip the values
-        return list(zip(order, map(list, zip(*(item._data.values() for item in items)))))
-    _check_keys(items, path, what)
-    return [(key, [item._data[key] for item in items]) for key in order]
-
-
-def _common_device(items: Sequence[TensorCore]) -> torch.device | None:
-    device = items[0]._device
-    for item in items:
-        if item._device is not device and item._device != device:
-            return None
-    return device
-
-
-def _stack_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, leaves in _columns(items, path, "stack"):
-        first = leaves[0]
-        where = (*path, key) if path else key
-        if isinstance(first, Tensor):
-            try:
-                out[key] = torch.stack(leaves, dim)
-            except (RuntimeError, TypeError) as err:
-                shapes = [list(getattr(leaf, "shape", ())) for leaf in leaves]
-                raise StructureMismatchError(
-                    f"cannot stack key {where!r}: the values have shapes {shapes} ({err})"
-                ) from None
-        elif isinstance(first, TensorCore):
-            _check_members(leaves, "stack", where)
-            out[key] = _stack(leaves, dim, (*path, key))
-        elif type(first) in (NonTensorData, NonTensorStack):
-            if not all(type(leaf) in (NonTensorData, NonTensorStack) for leaf in leaves):
-                raise StructureMismatchError(
-                    f"cannot stack key {where!r}: tensors and non-tensor values are mixed"
-                )
-            out[key] = stack_non_tensors(leaves, dim, items[0]._batch_size)
-    return out
-
-
-def _stack(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
+def _members(
+    items: Sequence[T], path: tuple[str, ...], cat_dim: int | None
+) -> tuple[list[dict[str, Any]], torch.device | None, int]:
+    """One pass over the items to stack (``cat_dim`` None) or concatenate: their storage
+    dicts, their common device (None if they differ) and, for cat, the total size along
+    ``cat_dim``. Checks one class, as many keys each (then gathering by the first item's
+    keys proves the key sets equal) and compatible batch sizes."""
+    what = "stack" if cat_dim is None else "cat"
     first = items[0]
+    cls = type(first)
+    count = len(first._data)
     batch_size = first._batch_size
-    for item in items[1:]:
-        if item._batch_size != batch_size:
+    device = first._device
+    total = 0
+    datas = []
+    for item in items:
+        if type(item) is not cls:
+            _check_members(items, what, path)
+        data = item._data
+        if len(data) != count:
+            _check_keys(items, path, what)
+        datas.append(data)
+        other = item._batch_size
+        if cat_dim is not None:
+            if other != batch_size:
+                _check_cat_sizes(items, cat_dim)
+            total += other[cat_dim]
+        elif other != batch_size:
             sizes = [list(i._batch_size) for i in items]
-            where = f" under {path[0] if len(path) == 1 else path!r}" if path else ""
+            where = f" under {_key_text(path)!r}" if path else ""
             raise StructureMismatchError(
                 f"cannot stack instances with different batch sizes{where}: {sizes}"
             )
-    data = _stack_level(items, dim, path)
-    new = torch.Size((*batch_size[:dim], len(items), *batch_size[dim:]))
+        if item._device is not device and item._device != device:
+            device = None
+    return datas, device, total
+
+
+def _check_cat_sizes(items: Sequence[TensorCore], dim: int) -> None:
+    batch_size = items[0]._batch_size
+    for item in items:
+        other = item._batch_size
+        if len(other) != len(batch_size) or any(
+            a != b for d, (a, b) in enumerate(zip(batch_size, other)) if d != dim
+        ):
+            sizes = [list(i._batch_size) for i in items]
+            raise StructureMismatchError(
+                f"cannot cat along dim {dim}: batch sizes {sizes} differ in another dim"
+            )
+
+
+def _leaf_error(
+    what: str, path: tuple[str, ...], key: str, leaves: list[Any], err: Exception
+) -> Exception:
+    where = (*path, key) if path else key
+    shapes = [list(getattr(leaf, "shape", ())) for leaf in leaves]
+    return StructureMismatchError(
+        f"cannot {what} key {where!r}: the values have shapes {shapes} ({err})"
+    )
+
+
+def _stack(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
+    datas, device, _ = _members(items, path, None)
+    first = items[0]
+    batch_size = first._batch_size
+    out: dict[str, Any] = {}
+    torch_stack = torch.stack
+    for key, value in first._data.items():
+        try:
+            leaves = [data[key] for data in datas]
+        except KeyError:
+            _check_keys(items, path, "stack")
+            raise
+        if value.__class__ is Tensor or isinstance(value, Tensor):
+            try:
+                # (no dim argument when 0: torch parses one argument less)
+                out[key] = torch_stack(leaves, dim) if dim else torch_stack(leaves)
+            except (RuntimeError, TypeError) as err:
+                raise _leaf_error("stack", path, key, leaves, err) from None
+        elif isinstance(value, TensorCore):
+            out[key] = _stack(leaves, dim, (*path, key))
+        elif type(value) in (NonTensorData, NonTensorStack):
+            if not all(type(leaf) in (NonTensorData, NonTensorStack) for leaf in leaves):
+                full_key = (*path, key) if path else key
+                raise StructureMismatchError(
+                    f"cannot stack key {full_key!r}: tensors and non-tensor values are mixed"
+                )
+            out[key] = stack_non_tensors(leaves, dim, batch_size)
+    new_size = list(batch_size)
+    new_size.insert(dim, len(items))
     names = first._names
     if names is not None:
         names = (*names[:dim], None, *names[dim:])
-    return type(first)._new(data, new, _common_device(items), names)
+    return type(first)._new(out, torch.Size(new_size), device, names)
 
 
 @implements(torch.stack)
@@ -141,65 +179,56 @@ def stack(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     Use ``lazy_stack`` to keep members with different keys.
     """
     items = list(items)
-    _check_members(items, "stack")
-    ndim = len(items[0]._batch_size)
-    result = _stack(items, batch_dim(dim, ndim, extra=1), ())
+    if not items or not isinstance(items[0], TensorCore):
+        _check_members(items, "stack")
+    if dim != 0:
+        dim = batch_dim(dim, len(items[0]._batch_size), extra=1)
+    result = _stack(items, dim, ())
     if out is not None:
         out.update_(result)  # type: ignore[attr-defined]
         return out
     return result
 
 
-def _cat_level(items: Sequence[TensorCore], dim: int, path: tuple[str, ...]) -> dict[str, Any]:
+def _cat(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
+    datas, device, total = _members(items, path, dim)
+    first = items[0]
+    batch_size = first._batch_size
     out: dict[str, Any] = {}
-    for key, leaves in _columns(items, path, "cat"):
-        first = leaves[0]
-        where = (*path, key) if path else key
-        if isinstance(first, Tensor):
+    torch_cat = torch.cat
+    for key, value in first._data.items():
+        try:
+            leaves = [data[key] for data in datas]
+        except KeyError:
+            _check_keys(items, path, "cat")
+            raise
+        if value.__class__ is Tensor or isinstance(value, Tensor):
             try:
-                out[key] = torch.cat(leaves, dim)
+                # (no dim argument when 0: torch parses one argument less)
+                out[key] = torch_cat(leaves, dim) if dim else torch_cat(leaves)
             except (RuntimeError, TypeError) as err:
-                shapes = [list(getattr(leaf, "shape", ())) for leaf in leaves]
-                raise StructureMismatchError(
-                    f"cannot cat key {where!r}: the values have shapes {shapes} ({err})"
-                ) from None
-        elif isinstance(first, TensorCore):
-            _check_members(leaves, "cat", where)
+                raise _leaf_error("cat", path, key, leaves, err) from None
+        elif isinstance(value, TensorCore):
             out[key] = _cat(leaves, dim, (*path, key))
         else:
             out[key] = cat_non_tensors(leaves, dim, [item._batch_size for item in items])
-    return out
-
-
-def _cat(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
-    first = items[0]
-    batch_size = first._batch_size
-    for item in items[1:]:
-        other = item._batch_size
-        if other == batch_size:
-            continue
-        if len(other) != len(batch_size) or any(
-            a != b for d, (a, b) in enumerate(zip(batch_size, other)) if d != dim
-        ):
-            sizes = [list(i._batch_size) for i in items]
-            raise StructureMismatchError(
-                f"cannot cat along dim {dim}: batch sizes {sizes} differ in another dim"
-            )
-    data = _cat_level(items, dim, path)
-    total = sum([item._batch_size[dim] for item in items])
-    new = torch.Size((*batch_size[:dim], total, *batch_size[dim + 1 :]))
-    return type(first)._new(data, new, _common_device(items), first._names)
+    new_size = list(batch_size)
+    new_size[dim] = total
+    return type(first)._new(out, torch.Size(new_size), device, first._names)
 
 
 @implements(torch.cat, torch.concat, torch.concatenate)
 def cat(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Concatenate instances of one class along an existing batch dim ``dim``."""
     items = list(items)
-    _check_members(items, "cat")
+    if not items or not isinstance(items[0], TensorCore):
+        _check_members(items, "cat")
     ndim = len(items[0]._batch_size)
     if ndim == 0:
         raise StructureMismatchError("cannot cat instances with no batch dims; use stack")
-    result = _cat(items, batch_dim(dim, ndim), ())
+    if dim != 0:
+        dim = batch_dim(dim, ndim)
+    result = _cat(items, dim, ())
     if out is not None:
         out.update_(result)  # type: ignore[attr-defined]
         return out
