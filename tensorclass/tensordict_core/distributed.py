@@ -31,7 +31,7 @@ from torch import Tensor
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
-from .json_values import non_tensor_from_json, non_tensor_to_json
+from .json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
 from .non_tensor import NonTensorData, NonTensorStack
 
 __all__ = [
@@ -287,7 +287,9 @@ def _apply_non_tensor_payload(node: TensorCore, data: bytes) -> None:
     for _, owner, key, leaf in _slots(node, ()):
         if type(leaf) in (NonTensorData, NonTensorStack):
             kind, payload = next(values)
-            owner._data[key] = non_tensor_from_json(kind, payload, tuple(owner._batch_size))
+            owner._data[key] = non_tensor_from_json(
+                kind, payload, tuple(owner._batch_size), rebuilder_of(type(owner), key)
+            )
 
 
 def _tensors(node: TensorCore) -> list[Tensor]:
@@ -426,7 +428,9 @@ def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[
             data[key] = _rebuilt(leaf, tensors, non_tensors)
         else:
             kind, payload = next(non_tensors)
-            data[key] = non_tensor_from_json(kind, payload, tuple(node._batch_size))
+            data[key] = non_tensor_from_json(
+                kind, payload, tuple(node._batch_size), rebuilder_of(type(node), key)
+            )
     return type(node)._new(data, node._batch_size, node._device, node._names)
 
 

@@ -1,5 +1,6 @@
 """Tensor classes over torch.distributed: two processes on loopback with gloo."""
 
+import enum
 import socket
 import traceback
 from datetime import timedelta
@@ -26,6 +27,22 @@ class Episode(TensorClass):
     obs: torch.Tensor
     reward: torch.Tensor
     info: Info
+
+
+class Phase(enum.Enum):
+    COLLECT = "collect"
+    TRAIN = "train"
+
+
+class Step(TensorClass):
+    x: torch.Tensor
+    phase: Phase
+    previous: Phase | None = None
+
+
+def phases(step: Step) -> list[str]:
+    """What arrived in the enum fields: ``"Phase.TRAIN"`` for a member, else the repr."""
+    return [str(v) if isinstance(v, Phase) else repr(v) for v in (step.phase, step.previous)]
 
 
 def episode(value: float) -> Episode:
@@ -65,6 +82,20 @@ def _scenarios(rank: int) -> dict[str, Any]:
         out["typed_recv"] = describe(ep)
     else:
         ep.send(0)
+    # enum fields travel as their values and arrive as members of the declared enum
+    step = Step(
+        torch.full((2,), float(rank)),
+        Phase.TRAIN if rank else Phase.COLLECT,
+        previous=Phase.COLLECT,
+        batch_size=[2],
+    )
+    if rank == 1:
+        step.send(0)
+    else:
+        step.recv(1)
+        out["enum_recv"] = phases(step)
+    mine = Step(torch.zeros(2), Phase(["collect", "train"][rank]), batch_size=[2])
+    out["enum_gather"] = [phases(s) for s in mine.all_gather()]
     # isend / irecv
     ep = episode(3.0 if rank == 0 else 0.0)
     if rank == 0:
@@ -210,6 +241,12 @@ def test_typed_nested_classes_arrive_whole(results: dict[int, dict[str, Any]]) -
     }
     assert results[0]["typed_recv"] == expected
     assert results[1]["irecv"]["obs"] == [[3.0, 3.0]] * 3 and results[1]["irecv"]["note"] == "v3.0"
+
+
+def test_enum_fields_arrive_as_members(results: dict[int, dict[str, Any]]) -> None:
+    assert results[0]["enum_recv"] == ["Phase.TRAIN", "Phase.COLLECT"]
+    for rank in (0, 1):
+        assert results[rank]["enum_gather"] == [["Phase.COLLECT", "None"], ["Phase.TRAIN", "None"]]
 
 
 def test_collectives(results: dict[int, dict[str, Any]]) -> None:

@@ -1,10 +1,12 @@
 """memmap / memmap_ / memmap_like / load_memmap for TensorDict and typed classes."""
 
+import enum
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 import torch
 from pydantic import ValidationError
@@ -588,3 +590,87 @@ def test_read_metadata(saved: Path) -> None:
 def test_device_argument_copies(saved: Path) -> None:
     loaded = load_memmap(saved, device="cpu")
     assert loaded.is_memmap()  # cpu: nothing to move
+
+
+class Mode(enum.Enum):
+    TRAIN = "train"
+    EVAL = "eval"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Run(TensorClass):
+    x: torch.Tensor
+    mode: Mode
+    level: Level | None = None
+    note: Any = None
+
+
+def test_enum_fields_round_trip_as_members(tmp_path: Path) -> None:
+    run = Run(torch.zeros(2), Mode.EVAL, level=Level.HIGH, note=Mode.TRAIN, batch_size=[2])
+    run.memmap(tmp_path / "r")
+    loaded = Run.load_memmap(tmp_path / "r")
+    assert loaded.mode is Mode.EVAL and loaded.level is Level.HIGH
+    # nothing in the save names a class: where no field declares the enum, the value
+    assert loaded.note == "train"
+    assert TensorDict.load_memmap(tmp_path / "r")["mode"] == "eval"
+    assert Run.load_memmap(tmp_path / "r", validate=False).mode is Mode.EVAL
+
+
+def test_enum_members_per_element_round_trip(tmp_path: Path) -> None:
+    runs = torch.stack([Run(torch.zeros(()), m, batch_size=[]) for m in (Mode.TRAIN, Mode.EVAL)])
+    runs.memmap(tmp_path / "s")
+    loaded = Run.load_memmap(tmp_path / "s")
+    assert loaded.mode == [Mode.TRAIN, Mode.EVAL] and loaded[1].mode is Mode.EVAL
+
+
+def test_a_value_that_is_not_a_member_is_reported_on_load(tmp_path: Path) -> None:
+    TensorDict(x=torch.zeros(2), mode="test", batch_size=[2]).memmap(tmp_path / "bad")
+    with pytest.raises(ValidationError, match=r"mode[\s\S]*'train' or 'eval'"):
+        Run.load_memmap(tmp_path / "bad")
+    assert Run.load_memmap(tmp_path / "bad", validate=False).mode == "test"
+
+
+def test_an_enum_whose_value_json_cannot_store_is_refused(tmp_path: Path) -> None:
+    class Shape(enum.Enum):
+        SQUARE = (2, 2)
+
+    td = TensorDict(x=torch.zeros(2), shape=NonTensorData(Shape.SQUARE), batch_size=[2])
+    with pytest.raises(NotSerializableError, match=r"'shape'.*enum Shape whose value is a tuple"):
+        td.memmap(tmp_path / "t")
+    assert os.listdir(tmp_path) == []
+
+
+class Optimizer(pydantic.BaseModel):
+    name: str
+    lr: float
+    betas: tuple[float, float] = (0.9, 0.999)
+
+
+class Trial(TensorClass):
+    x: torch.Tensor
+    optimizer: Optimizer
+    previous: Optimizer | None = None
+
+
+def test_pydantic_model_fields_round_trip_as_models(tmp_path: Path) -> None:
+    adam = Optimizer(name="adam", lr=1e-3)
+    trial = Trial(torch.zeros(2), adam, previous=Optimizer(name="sgd", lr=0.1), batch_size=[2])
+    trial.memmap(tmp_path / "t")
+    for validate in (True, False):
+        loaded = Trial.load_memmap(tmp_path / "t", validate=validate)
+        assert loaded.optimizer == adam and loaded.previous == Optimizer(name="sgd", lr=0.1)
+    # the JSON form (the tuple became a list) where no field declares the model
+    plain = TensorDict.load_memmap(tmp_path / "t")["optimizer"]
+    assert plain == {"name": "adam", "lr": 1e-3, "betas": [0.9, 0.999]}
+
+
+def test_a_model_that_does_not_fit_is_reported_on_load(tmp_path: Path) -> None:
+    bad = NonTensorData({"name": "adam", "lr": "fast"})
+    TensorDict(x=torch.zeros(2), optimizer=bad, batch_size=[2]).memmap(tmp_path / "bad")
+    with pytest.raises(ValidationError, match=r"optimizer\.lr"):
+        Trial.load_memmap(tmp_path / "bad")
+    assert Trial.load_memmap(tmp_path / "bad", validate=False).optimizer == bad.data

@@ -46,7 +46,7 @@ import torch
 
 from ...errors import MemmapFormatError, RecordedClassError
 from .._core import TensorCore
-from ..json_values import non_tensor_from_json
+from ..json_values import non_tensor_from_json, rebuilder_in
 from ..storage_methods import defined_classes
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
@@ -228,6 +228,7 @@ def _leaf(
     from ...schema import FieldKind
 
     child_cls: type[TensorCore] | None = None
+    rebuild = None
     if fields is not None:
         found = fields.get(entry.key)
         if found is None:
@@ -247,6 +248,8 @@ def _leaf(
             )
         if found.kind is FieldKind.NESTED:
             child_cls = found.nested_class
+        elif found.kind is FieldKind.NON_TENSOR:
+            rebuild = rebuilder_in(found.annotation)
     if entry.type == "tensor":
         assert entry.file is not None and entry.dtype is not None and entry.shape is not None
         return MemoryMappedTensor._open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape)
@@ -254,4 +257,4 @@ def _leaf(
         assert entry.child is not None
         return _build(entry.child, child_cls, classes)
     assert entry.shape is not None or entry.type == "non_tensor"
-    return non_tensor_from_json(entry.type, entry.value, entry.shape or ())
+    return non_tensor_from_json(entry.type, entry.value, entry.shape or (), rebuild)
