@@ -157,30 +157,26 @@ class TensorCore:
 
     def _set_batch_size(self, new: torch.Size) -> None:
         # Check every leaf first, then change: a failed assignment changes nothing.
-        grown: list[TensorCore] = []
-        self._check_batch_size(new, (), grown)
-        for node in (*grown, self):
-            if node is not self and type(node)._set_batch_size is not _own_set_batch_size:
-                node._set_batch_size(new)  # a lazy stack checks and updates its members
-                continue
-            if len(new) != len(node._batch_size):
+        changes: list[tuple[TensorCore, torch.Size]] = [(self, new)]
+        self._check_batch_size(new, (), changes)
+        for node, size in changes:
+            if len(size) != len(node._batch_size):
                 node._names = None
-            node._batch_size = new
+            node._batch_size = size
 
     def _check_batch_size(
-        self, new: torch.Size, path: tuple[str, ...], grown: list[TensorCore]
+        self, new: torch.Size, path: tuple[str, ...], changes: list[tuple[TensorCore, torch.Size]]
     ) -> None:
-        """Check ``new`` against every leaf; collect the nested instances whose batch size
-        must grow to ``new`` (those shorter than it)."""
+        """Check ``new`` against every leaf; add the nested instances whose batch size must
+        grow to ``new`` (those shorter than it) to ``changes``, with their new size."""
         n = len(new)
         for key, leaf in self._data.items():
             if type(leaf) is NonTensorData:
                 continue
             if isinstance(leaf, TensorCore) and leaf._batch_size[:n] != new:
                 if new[: leaf.batch_dims] == leaf._batch_size:
-                    if type(leaf)._set_batch_size is _own_set_batch_size:
-                        leaf._check_batch_size(new, (*path, key), grown)
-                    grown.append(leaf)
+                    changes.append((leaf, new))
+                    leaf._check_batch_size(new, (*path, key), changes)
                     continue
             if leaf.shape[:n] != new:
                 where = (*path, key) if path else key
@@ -505,5 +501,3 @@ class TensorCore:
 
         return TensorDict._new(self._data.copy(), self._batch_size, self._device, self._names)
 
-
-_own_set_batch_size = TensorCore._set_batch_size

@@ -345,7 +345,9 @@ class LazyStackedTensorDict(LazyShapeOps):
         self._locked = False
         return self
 
-    def _set_batch_size(self, new: torch.Size) -> None:
+    def _check_batch_size(
+        self, new: torch.Size, path: tuple[str, ...], changes: list[tuple[TensorCore, torch.Size]]
+    ) -> None:
         leaves = self._lazy
         if len(new) <= leaves.dim or new[leaves.dim] != len(leaves.members):
             raise BatchSizeError(
@@ -354,9 +356,8 @@ class LazyStackedTensorDict(LazyShapeOps):
             )
         member_size = torch.Size(new[: leaves.dim] + new[leaves.dim + 1 :])
         for member in leaves.members:
-            member._set_batch_size(member_size)
-        self._batch_size = new
-        self._names = None
+            changes.append((member, member_size))
+            member._check_batch_size(member_size, path, changes)
 
     # -- operations that keep the members ----------------------------------------------------
 

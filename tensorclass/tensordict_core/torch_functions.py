@@ -89,6 +89,7 @@ def _members(
     batch_size = first._batch_size
     device = first._device
     total = 0
+    sizes_differ = False
     datas = []
     for item in items:
         if type(item) is not cls:
@@ -100,7 +101,9 @@ def _members(
         other = item._batch_size
         if cat_dim is not None:
             if other != batch_size:
-                _check_cat_sizes(items, cat_dim)
+                if len(other) != len(batch_size):
+                    _check_cat_sizes(items, cat_dim)  # raises
+                sizes_differ = True  # the other dims are checked once, after the loop
             total += other[cat_dim]
         elif other != batch_size:
             sizes = [list(i._batch_size) for i in items]
@@ -110,6 +113,8 @@ def _members(
             )
         if item._device is not device and item._device != device:
             device = None
+    if sizes_differ and cat_dim is not None:
+        _check_cat_sizes(items, cat_dim)
     return datas, device, total
 
 

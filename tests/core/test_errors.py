@@ -190,6 +190,15 @@ def test_failed_batch_size_assignment_changes_nothing() -> None:
     assert holder.batch_size == (3,) and holder.inner.batch_size == (3,)
 
 
+def test_failed_batch_size_assignment_through_lazy_stacks_changes_nothing() -> None:
+    members = [TensorDict({"x": torch.zeros(3)}, []), TensorDict({"x": torch.zeros(4)}, [])]
+    td = TensorDict({"n": {"y": torch.zeros(2, 3)}, "l": tensorclass.lazy_stack(members)}, [])
+    with pytest.raises(BatchSizeError, match=r"key \('l', 'x'\) has shape \[4\]"):
+        td.batch_size = [2, 3]  # the second member cannot take it
+    assert td["n"].batch_size == () and td["l"].batch_size == (2,)
+    assert [m.batch_size for m in members] == [(), ()]
+
+
 def test_failed_setdefault_and_pop_on_locked_change_nothing() -> None:
     td = TensorDict({"a": torch.zeros(3)}, [3]).lock_()
     with pytest.raises(tensorclass.LockedError, match="cannot add key 'b'"):
