@@ -98,6 +98,31 @@ def swap_into(
         # non-tensor entries have no place in a module
 
 
+def _check_fits(node: TensorCore, module: nn.Module, path: tuple[str, ...] = ()) -> None:
+    """Raise what ``swap_into(node, module, inplace=True, None)`` would raise part way:
+    a key the module does not have, a value that cannot be copied into its entry."""
+    for key, leaf in node._data.items():
+        if isinstance(leaf, TensorCore):
+            child = module._modules.get(key)
+            if child is None:
+                raise _no_entry(module, key, (*path, key))
+            _check_fits(leaf, child, (*path, key))
+        elif leaf is None or isinstance(leaf, Tensor):
+            store = module._parameters if key in module._parameters else module._buffers
+            if key not in store:
+                raise _no_entry(module, key, (*path, key))
+            current = store[key]
+            if leaf is not None and current is not None:
+                shape, target = leaf.shape, current.shape  # copy_ broadcasts shape to target
+                if len(shape) > len(target) or any(
+                    a != 1 and a != b for a, b in zip(reversed(shape), reversed(target))
+                ):
+                    raise RuntimeError(
+                        f"cannot copy {'.'.join((*path, key))!r} of shape {list(leaf.shape)} "
+                        f"into {type(module).__name__}'s entry of shape {list(current.shape)}"
+                    )
+
+
 class FunctionalParams(TensorCore):
     """``to_module``: load the leaves into a module, as a call or a context manager."""
 
@@ -151,6 +176,11 @@ class FunctionalParams(TensorCore):
             from .module_params import load_state_dict
 
             old_data = load_state_dict(self, module, inplace, return_swap)
+        elif inplace and not return_swap:
+            # Nothing to give back, so nothing is copied: check first, then write.
+            _check_fits(self, module)
+            swap_into(self, module, True, None)
+            return self
         else:
             old_data = {}
             try:

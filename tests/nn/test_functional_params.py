@@ -274,6 +274,22 @@ def test_a_failed_load_leaves_the_module_as_it_was(inplace: bool) -> None:
         torch.testing.assert_close(model[0].bias.detach(), values["0", "bias"])
 
 
+def test_an_inplace_load_without_swap_checks_before_writing() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    values = TensorDict.from_module(model).detach().clone()
+    ones = {"weight": torch.ones(2, 2), "bias": torch.ones(())}  # the bias broadcasts
+    for bad, error in [
+        ({"0": ones, "1": {"weight": torch.ones(2, 2), "kernel": torch.ones(2)}}, KeyNotFoundError),
+        ({"0": ones, "1": {"weight": torch.ones(3, 2)}}, RuntimeError),
+    ]:
+        with pytest.raises(error, match=r"'1.*(kernel|weight)'"):
+            TensorDict(bad).to_module(model, inplace=True, return_swap=False)
+        assert (TensorDict.from_module(model) == values).all()
+    good = TensorDict({"0": ones, "1": ones})
+    assert good.to_module(model, inplace=True, return_swap=False) is good
+    assert bool((model[1].bias == 1).all()) and bool((model[0].weight == 1).all())
+
+
 def test_a_deep_copy_of_tensordict_params_reads_its_own_parameters() -> None:
     params = TensorDictParams(
         TensorDict({"w": torch.ones(3), "n": {"b": torch.zeros(2), "i": torch.arange(2)}}),
