@@ -33,7 +33,7 @@ from .specs import Spec, has_spec_metadata, spec_from_annotation
 from .tensordict_core._core import TensorCore, nested_from_mapping
 from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
-__all__ = ["Field", "FieldKind", "Schema", "classify_annotation"]
+__all__ = ["Field", "FieldKind", "Schema", "classify_annotation", "resolved_schema"]
 
 _NUMERIC = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
@@ -274,3 +274,12 @@ class Schema:
         install_schema(self.owner, schema)
         regenerate_init(self.owner, schema)  # its converters were bound to the old fields
         return schema
+
+
+def resolved_schema(cls: type) -> Schema | None:
+    """The resolved schema of a tensor class with declared fields; ``None`` for a class
+    with a dynamic schema (``TensorDict``: any key)."""
+    schema: Schema | None = getattr(cls, "__tensorclass_schema__", None)
+    if schema is None or getattr(cls, "_dynamic_keys", True):
+        return None
+    return schema.resolve()

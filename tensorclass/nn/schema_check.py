@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import KeyNotFoundError, SchemaError
 from ..fields import MISSING
-from ..schema import Field, FieldKind, Schema
+from ..schema import Field, FieldKind, resolved_schema
 from ..tensordict_core._core import TensorCore
 from .keys import Key
 
@@ -26,21 +26,13 @@ def check_schema_class(schema: Any) -> None:
         raise SchemaError(f"schema= must be a tensor class; got {schema!r}")
 
 
-def _schema_of(cls: type) -> Schema | None:
-    """The resolved schema of a typed class; ``None`` for dynamic classes (any key)."""
-    schema: Schema | None = getattr(cls, "__tensorclass_schema__", None)
-    if schema is None or getattr(cls, "_dynamic_keys", True):
-        return None
-    return schema if schema.resolved else schema.resolve()
-
-
 def _field_at(cls: type, key: Key) -> tuple[bool, Field | None]:
     """Whether ``key`` is valid for ``cls``, and the field it ends on (``None`` if dynamic)."""
     parts = (key,) if type(key) is str else key
     current: type | None = cls
     found: Field | None = None
     for depth, part in enumerate(parts):
-        schema = _schema_of(current) if current is not None else None
+        schema = resolved_schema(current) if current is not None else None
         if schema is None:
             return True, None
         found = schema.by_name.get(part)
@@ -59,7 +51,7 @@ def _field_at(cls: type, key: Key) -> tuple[bool, Field | None]:
 
 def valid_keys(cls: type, prefix: tuple[str, ...] = ()) -> list[Key]:
     """Every key ``cls`` declares, nested classes included (for error messages)."""
-    schema = _schema_of(cls)
+    schema = resolved_schema(cls)
     if schema is None:
         return []
     out: list[Key] = []
@@ -97,7 +89,7 @@ def available_keys(cls: type, prefix: tuple[str, ...] = ()) -> tuple[set[Key], s
     Returns ``(keys, open_levels)``: a key under an open level (a dynamic nested value) is
     taken to be available.
     """
-    schema = _schema_of(cls)
+    schema = resolved_schema(cls)
     if schema is None:
         return set(), {prefix}  # a dynamic class (``TensorDict``): any key may be there
     keys: set[Key] = set()

@@ -500,4 +500,3 @@ class TensorCore:
         from .tensordict import TensorDict
 
         return TensorDict._new(self._data.copy(), self._batch_size, self._device, self._names)
-

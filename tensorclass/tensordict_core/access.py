@@ -24,13 +24,6 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
 
 
-def _all_strings(key: tuple[Any, ...]) -> bool:
-    for part in key:
-        if part.__class__ is not str:
-            return False
-    return True
-
-
 def walk_strings(node: Any, key: tuple[Any, ...]) -> Any:
     """The leaf under a tuple of plain strings, or ``MISSING`` (then the caller takes the
     general path: nested tuples to flatten, a missing key to report)."""

@@ -19,6 +19,7 @@ from typing_extensions import Self
 from ..errors import OperandError, StructureMismatchError
 from ._core import TensorCore
 from .functional import DtypeCasts, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .keys import shown_key
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .shape import batch_dim
 
@@ -319,7 +320,7 @@ class Arithmetic(DtypeCasts):
         its key (no leaf has been written)."""
         key = tensor_leaf_keys(self)[position]
         leaf = tensor_leaves(self)[position]
-        name = key[0] if len(key) == 1 else key
+        name = shown_key(key)
         symbol = _SYMBOLS.get(op, op.__name__)
         operand = (
             f"a {other.dtype} tensor of shape {tuple(other.shape)}"

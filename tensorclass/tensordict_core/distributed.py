@@ -1,13 +1,13 @@
 """Tensor classes over ``torch.distributed``: point to point and collectives.
 
 Every byte goes through ``torch.distributed`` (gloo on CPU, NCCL on GPUs): the tensors
-themselves, a 64-bit *structure fingerprint* sent first, and the non-tensor values as UTF-8
+themselves, a description of the structure sent first, and the non-tensor values as UTF-8
 JSON in a ``uint8`` tensor. Both sides hold an instance of the same structure (class, batch
 size, keys, dtypes, shapes); receivers write into theirs in place.
 
-The fingerprint is a hash of the structure's description. A sender posts its description
-ahead of the data, and the receiver checks it before writing anything (the protocol is
-described above :func:`send`); collectives gather the fingerprints from every rank first.
+A sender posts its structure's description ahead of the data, and the receiver checks it
+before writing anything (the protocol is described above :func:`send`); collectives gather
+a 64-bit fingerprint (a hash of the description) from every rank first.
 When they differ, the ranks raise :class:`~tensorclass.StructureMismatchError` saying what
 differs, instead of deadlocking or receiving garbage (with ``isend``, only the receiver
 raises: nothing waits for its answer).
@@ -129,8 +129,8 @@ def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: st
 # What a sender posts, in order, on one tag (every message is posted without waiting, so
 # ``isend``/``irecv`` pairs in any order, e.g. two ranks swapping data, never deadlock):
 #
-#   header       int64[4]: structure fingerprint, description length, non-tensor payload
-#                length, whether the sender waits for a reply (``send``) or not (``isend``)
+#   header       int64[3]: description length, non-tensor payload length, whether the
+#                sender waits for a reply (``send``) or not (``isend``)
 #   description  uint8: the sender's structure (JSON), so a receiver can explain a mismatch
 #   payload      uint8: the non-tensor values as JSON (when there are any)
 #   tensors      one message per tensor, in leaf order
@@ -143,7 +143,7 @@ def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: st
 # differ), so both sides raise; an ``isend`` gets none, and a mismatch is raised on the
 # receiving side only.
 
-_HEADER = 4
+_HEADER = 3
 
 
 def _as_bytes(data: bytes, device: torch.device) -> Tensor:
@@ -175,8 +175,8 @@ def _post(node: TensorCore, dst: int, group: Any, tag: int, reply: bool) -> tupl
     """Post every message of a send without waiting (see the protocol above)."""
     device = _device(group)
     encoded = _encode(describe(node))
-    payload = _non_tensor_payload(node) if any(True for _ in _non_tensor_slots(node)) else b""
-    header = [_fingerprint(encoded), len(encoded), len(payload), int(reply)]
+    payload = _non_tensor_payload(node)
+    header = [len(encoded), len(payload), int(reply)]
     messages = [torch.tensor(header, dtype=torch.int64, device=device), _as_bytes(encoded, device)]
     if payload:
         messages.append(_as_bytes(payload, device))
@@ -225,10 +225,10 @@ def irecv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> Tra
     device = _device(group)
     header = torch.zeros(_HEADER, dtype=torch.int64, device=device)
     dist.recv(header, src, group=group, tag=tag)
-    fingerprint, length, payload_length, reply = (int(v) for v in header.tolist())
+    length, payload_length, reply = (int(v) for v in header.tolist())
     theirs = _text(_recv_tensor(length, src, group, tag, device))
     encoded = _encode(describe(node))
-    if fingerprint != _fingerprint(encoded) or theirs != encoded:
+    if theirs != encoded:
         _drain(json.loads(theirs), payload_length, src, group, tag, device)
         if reply:
             dist.send(torch.tensor([0, len(encoded)], device=device), src, group=group, tag=tag)
@@ -340,10 +340,11 @@ def _all_gather_bytes(data: bytes, group: Any, device: torch.device) -> list[byt
     dist.all_gather(sizes, size, group=group)
     longest = max(int(s.item()) for s in sizes)
     padded = torch.zeros(max(longest, 1), dtype=torch.uint8, device=device)
-    padded[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else 0
+    if data:
+        padded[: len(data)] = _as_bytes(data, device)
     gathered = [torch.zeros_like(padded) for _ in range(world)]
     dist.all_gather(gathered, padded, group=group)
-    return [bytes(g[: int(s.item())].cpu().numpy().tobytes()) for g, s in zip(gathered, sizes)]
+    return [_text(g[: int(s.item())]) for g, s in zip(gathered, sizes)]
 
 
 def _check_collective(node: TensorCore, group: Any, what: str) -> None:

@@ -18,14 +18,13 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError, StructureMismatchError
-from ._core import MISSING, Names, TensorCore
-from .access import _WRAPPED, KeyAccess, _all_strings, read_value
-from .keys import NestedKey, unravel_key_tuple
+from ._core import _NO_DIMS, MISSING, Names, TensorCore
+from .access import _WRAPPED, KeyAccess, read_value
+from .keys import NestedKey, shown_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack, same_value
 
 __all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
 
-_NO_DIMS = torch.Size(())
 
 IndexPart: TypeAlias = (
     int | slice | EllipsisType | Tensor | range | list[int] | list[bool] | np.ndarray | None
@@ -34,6 +33,13 @@ IndexPart: TypeAlias = (
 
 BatchIndex: TypeAlias = IndexPart | tuple[IndexPart, ...]
 """A batch index: one part or a tuple of parts (``td[0]``, ``td[:, None, mask]``)."""
+
+
+def _all_strings(key: tuple[Any, ...]) -> bool:
+    for part in key:
+        if part.__class__ is not str:
+            return False
+    return True
 
 
 def _is_key_tuple(index: tuple[Any, ...]) -> bool:
@@ -320,7 +326,7 @@ class Indexing(KeyAccess):
             target = target_size + leaf.shape[n:]
             if not _fits(source.shape, target):
                 raise BatchSizeError(
-                    f"cannot write a value of shape {list(source.shape)} into key {_shown(key)!r} "
+                    f"cannot write a value of shape {list(source.shape)} into key {shown_key(key)!r} "
                     f"at the index: the selected elements have shape {list(target)}"
                 )
             writes.append(_tensor_write(leaf, source))
@@ -358,19 +364,19 @@ class Indexing(KeyAccess):
         if isinstance(source, Tensor):
             if not isinstance(target, Tensor):
                 raise StructureMismatchError(
-                    f"cannot write a tensor into key {_shown(path)!r}: it holds "
+                    f"cannot write a tensor into key {shown_key(path)!r}: it holds "
                     f"{type(read_value(target)).__name__} values"
                 )
             shape = target_size + target.shape[len(self._batch_size) :]
             if not _fits(source.shape, shape):
                 raise BatchSizeError(
-                    f"cannot write key {_shown(path)!r} at the index: value shape "
+                    f"cannot write key {shown_key(path)!r} at the index: value shape "
                     f"{list(source.shape)} does not fit the selected shape {list(shape)}"
                 )
             return _tensor_write(target, source)
         if isinstance(target, Tensor):
             raise StructureMismatchError(
-                f"cannot write a non-tensor value into key {_shown(path)!r}: it holds tensors"
+                f"cannot write a non-tensor value into key {shown_key(path)!r}: it holds tensors"
             )
         return _non_tensor_write(owner, path[-1], source)
 
@@ -394,7 +400,7 @@ class Indexing(KeyAccess):
             sub = owner._data.get(part, MISSING)
             if sub is MISSING:
                 if owner._locked:
-                    owner._check_unlocked(_shown(path), "add")
+                    owner._check_unlocked(shown_key(path), "add")
                 extra = source_sub._batch_size[len(source_owner._batch_size) :]
                 cls = type(source_sub) if owner._dynamic_keys else owner._nested_class(part)
                 sub = cls._new({}, owner._batch_size + extra, owner._device)
@@ -405,7 +411,7 @@ class Indexing(KeyAccess):
         if leaf is not MISSING:
             return owner, leaf
         if owner._locked:
-            owner._check_unlocked(_shown(path), "add")
+            owner._check_unlocked(shown_key(path), "add")
         if isinstance(source, Tensor):
             device = owner._device if owner._device is not None else source.device
             shape = self._batch_size + source.shape[skip:]
@@ -414,7 +420,7 @@ class Indexing(KeyAccess):
             allocated = NonTensorData(source.data)
         else:
             allocated = NonTensorStack.full(owner._batch_size, None)
-        leaf = owner._convert(path[-1], allocated, _shown(path))
+        leaf = owner._convert(path[-1], allocated, shown_key(path))
         owner._data[path[-1]] = leaf
         attach.append((owner, path[-1], leaf))
         return owner, leaf
@@ -457,11 +463,6 @@ def _collect_exact(
         else:
             return False
     return True
-
-
-def _shown(path: tuple[str, ...]) -> str | tuple[str, ...]:
-    """A key path as messages show it: ``'a'`` or ``('a', 'b')``."""
-    return path[0] if len(path) == 1 else path
 
 
 def _leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:

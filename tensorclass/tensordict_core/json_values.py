@@ -89,12 +89,10 @@ def rebuilder_in(annotation: Any) -> Callable[[Any], Any] | None:
 def rebuilder_of(owner: type[Any], key: str) -> Callable[[Any], Any] | None:
     """:func:`rebuilder_in` for the field ``key`` of the tensor class ``owner`` (``None``
     for no such field, or a class without declared fields)."""
-    if getattr(owner, "_dynamic_keys", True):
-        return None
-    schema = owner.__tensorclass_schema__
-    if not schema.resolved:
-        schema = schema.resolve()
-    found = schema.by_name.get(key)
+    from ..schema import resolved_schema  # the typed layer, above this engine module
+
+    schema = resolved_schema(owner)
+    found = None if schema is None else schema.by_name.get(key)
     return None if found is None else rebuilder_in(found.annotation)
 
 

@@ -10,7 +10,7 @@ from typing import TypeAlias, Union
 
 from ..errors import InvalidKeyError
 
-__all__ = ["NestedKey", "key_str", "unravel_key", "unravel_key_tuple", "unravel_keys"]
+__all__ = ["NestedKey", "key_str", "shown_key", "unravel_key", "unravel_key_tuple", "unravel_keys"]
 
 NestedKey: TypeAlias = Union[str, tuple["NestedKey", ...]]  # noqa: UP007
 """A string, or a tuple of nested keys: ``"obs"``, ``("obs", "pixels")``."""
@@ -70,3 +70,8 @@ def unravel_keys(*keys: object) -> tuple[str | tuple[str, ...], ...]:
 def key_str(key: str | tuple[str, ...]) -> str:
     """A key as it appears in messages: ``'a'`` or ``('a', 'b')``."""
     return repr(key)
+
+
+def shown_key(path: tuple[str, ...]) -> str | tuple[str, ...]:
+    """A key path as messages show it: ``'a'`` for one part, else the tuple."""
+    return path[0] if len(path) == 1 else path

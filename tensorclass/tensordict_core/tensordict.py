@@ -117,7 +117,7 @@ class TensorDict(TensorDictBase):
                                 raise err.under(key) from None
                             data[key] = child
                         else:
-                            data[key] = self._nested_dict(key, value, size)
+                            data[key] = self._nested_from_mapping(key, value, key)
                         continue
                 self._fill_one(key, value, size, data)
             return
@@ -126,22 +126,16 @@ class TensorDict(TensorDictBase):
 
     def _fill_one(self, key: Any, value: Any, size: torch.Size, data: dict[str, Any]) -> None:
         if key.__class__ is str:
-            cls = value.__class__
-            if cls is Tensor and self._device is None and value.shape[: len(size)] == size:
+            if (
+                value.__class__ is Tensor
+                and self._device is None
+                and value.shape[: len(size)] == size
+            ):
                 data[key] = value
-            elif cls is dict:
-                data[key] = self._nested_dict(key, value, size)
             else:
                 data[key] = self._convert(key, value)
         else:
             self._set_path(unravel_key_tuple(key), value)
-
-    def _nested_dict(self, key: str, value: dict[Any, Any], size: torch.Size) -> Any:
-        """A nested level from a plain dict, built directly (errors name the full key)."""
-        try:
-            return self._nested_class(key)._from_mapping(value, size, self._device)
-        except TensorClassError as err:
-            raise err.under(key) from None
 
     @classmethod
     def _from_mapping(

@@ -22,6 +22,7 @@ from torch import Tensor
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
+from .keys import shown_key
 from .non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
 from .shape import batch_dim
 
@@ -44,18 +45,13 @@ def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
     return register
 
 
-def _key_text(path: tuple[str, ...]) -> object:
-    """A nested level's key as messages show it: ``'x'`` for one part, else the tuple."""
-    return path[0] if len(path) == 1 else path
-
-
 def _check_members(items: Sequence[TensorCore], what: str, path: tuple[str, ...] = ()) -> None:
     if not items:
         raise ValueError(f"{what} needs at least one tensor class")
     first = items[0]
     for item in items[1:]:
         if type(item) is not type(first):
-            under = f" key {_key_text(path)!r}:" if path else ""
+            under = f" key {shown_key(path)!r}:" if path else ""
             raise StructureMismatchError(
                 f"cannot {what}{under} a {type(first).__name__} with a {type(item).__name__}"
             )
@@ -67,7 +63,7 @@ def _check_keys(items: Sequence[TensorCore], path: tuple[str, ...], what: str) -
         if item._data.keys() != keys:
             only_first = sorted(set(keys) - set(item._data))
             only_other = sorted(set(item._data) - set(keys))
-            where = f" under {_key_text(path)!r}" if path else ""
+            where = f" under {shown_key(path)!r}" if path else ""
             raise StructureMismatchError(
                 f"cannot {what} instances with different keys{where}: item 0 has "
                 f"{only_first} that item {index} lacks, item {index} has {only_other} that "
@@ -107,7 +103,7 @@ def _members(
             total += other[cat_dim]
         elif other != batch_size:
             sizes = [list(i._batch_size) for i in items]
-            where = f" under {_key_text(path)!r}" if path else ""
+            where = f" under {shown_key(path)!r}" if path else ""
             raise StructureMismatchError(
                 f"cannot stack instances with different batch sizes{where}: {sizes}"
             )

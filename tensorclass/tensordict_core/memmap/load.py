@@ -210,12 +210,10 @@ def _build(info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy)
 
 
 def _fields(cls: type[TensorCore]) -> dict[str, Any] | None:
-    if getattr(cls, "_dynamic_keys", True):
-        return None
-    schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
-    if not schema.resolved:
-        schema = schema.resolve()
-    return dict(schema.by_name)
+    from ...schema import resolved_schema
+
+    schema = resolved_schema(cls)
+    return None if schema is None else dict(schema.by_name)
 
 
 def _leaf(

@@ -194,7 +194,7 @@ def _check_target(target: Path, existsok: bool) -> bool:
         raise FileExistsError(f"{target} exists; pass existsok=True to replace the save there")
     if target.is_symlink() or not target.is_dir():
         raise FileExistsError(f"refusing to replace {target}: it is not a directory")
-    if not (target / META_NAME).is_file() and any(target.iterdir()):
+    if not (target / META_NAME).is_file():
         raise FileExistsError(
             f"refusing to replace {target}: it is a non-empty directory that does not hold "
             f"a tensorclass save ({META_NAME} is missing)"
