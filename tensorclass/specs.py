@@ -71,7 +71,7 @@ class Dim:
         return self.kind in (DimKind.BATCH, DimKind.VARIADIC, DimKind.ANY_VARIADIC)
 
 
-def _parse_token(token: str, lenient: bool, shape: str = "") -> Dim:
+def _parse_token(token: str, lenient: bool, shape: str) -> Dim:
     if token == "...":
         return Dim(DimKind.ANY_VARIADIC)
     broadcast = token.startswith("#")

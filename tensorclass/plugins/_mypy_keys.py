@@ -70,8 +70,10 @@ def _check_mapping(ctx: MethodContext, receiver: Instance, prefix: Key, expr: Di
     """The literal keys of a dict given to ``update``; a dict under a nested tensor class
     is checked against that class."""
     for key_expr, value in expr.items:
-        key = literal_key(key_expr, None) if key_expr is not None else None
-        if key is None or key_expr is None:
+        if key_expr is None:  # a ** unpacking
+            continue
+        key = literal_key(key_expr, None)
+        if key is None:
             continue
         found = _check(ctx, receiver, prefix + key, key_expr)
         if found is None or not isinstance(value, DictExpr):

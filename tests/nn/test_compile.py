@@ -39,14 +39,15 @@ class Point(TensorClass):
 
 @pytest.fixture(autouse=True)
 def _fresh_dynamo() -> Iterator[None]:
-    torch._dynamo.reset()
-    counters.clear()
     yield
     torch._dynamo.reset()
 
 
 def compiled_runs(fn: Callable[..., Any], *make_args: Callable[[], Any]) -> list[Any]:
-    """Run ``fn`` compiled (fullgraph) three times; assert a single graph, return results."""
+    """Run ``fn`` compiled (fullgraph) three times, from a fresh dynamo; assert a single
+    graph, return results."""
+    torch._dynamo.reset()
+    counters.clear()
     compiled = torch.compile(fn, backend="eager", fullgraph=True)
     with torch._dynamo.config.patch(error_on_recompile=True):
         results = [compiled(*(make() for make in make_args)) for _ in range(3)]
@@ -114,8 +115,6 @@ def test_typed_pipeline_and_selected_out_keys() -> None:
         seq, lambda: Point(torch.randn(4, 3), torch.randn(4), batch_size=[4])
     )
     assert isinstance(point, Point) and point.out is not None and point.b.shape == (4, 5)
-    torch._dynamo.reset()
-    counters.clear()
     selected = TensorDictSequential(
         TensorDictModule(lambda a: a + 1, ["a"], ["h"]),
         TensorDictModule(lambda h: h * 2, ["h"], ["y"]),
@@ -159,18 +158,12 @@ def test_module_call_forms() -> None:
         keyword, lambda: TensorDict({"a": torch.ones(4), "b": torch.ones(4) * 3}, [4])
     )
     assert td["z"].tolist() == [-2.0] * 4
-    torch._dynamo.reset()
-    counters.clear()
     as_dict = TensorDictModule(lambda x: {("n", "a"): x, "b": x + 1}, ["x"], ["b", ("n", "a")])
     (td, *_) = compiled_runs(as_dict, lambda: TensorDict({"x": torch.zeros(4)}, [4]))
     assert td["n", "a"].shape == (4,) and td["b"].tolist() == [1.0] * 4
-    torch._dynamo.reset()
-    counters.clear()
     linear = TensorDictModule(nn.Linear(3, 2), ["x"], ["y"])
     (out, *_) = compiled_runs(linear, lambda: torch.randn(4, 3))
     assert isinstance(out, torch.Tensor) and out.shape == (4, 2)
-    torch._dynamo.reset()
-    counters.clear()
     (out, *_) = compiled_runs(
         lambda td, dest: linear(td, tensordict_out=dest),
         lambda: TensorDict({"x": torch.randn(4, 3)}, [4]),
@@ -212,8 +205,6 @@ def test_probabilistic_sequential_and_interaction_types() -> None:
     inputs = torch.randn(4, 6)
     (td, *_) = compiled_runs(actor, lambda: TensorDict({"p": inputs}, [4]))
     torch.testing.assert_close(td["a"], inputs[:, :3])  # deterministic: the mean
-    torch._dynamo.reset()
-    counters.clear()
 
     def sampled(td: TensorDict) -> TensorDict:
         with set_interaction_type("random"):
