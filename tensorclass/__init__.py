@@ -5,6 +5,8 @@ dims (index it, reshape it, stack it, move it), and ``TensorDict`` is the same e
 any string key.
 """
 
+from . import param_swap as _param_swap  # noqa: F401  (registers what to_module returns)
+from .collection import is_tensor_collection
 from .decorator import is_tensorclass, tensorclass
 from .errors import (
     BatchSizeError,
@@ -22,30 +24,18 @@ from .errors import (
     TensorClassError,
 )
 from .fields import field
+from .keys import NestedKey, unravel_key, unravel_keys
+from .loading import load_memmap
+from .non_tensor import NonTensorData, NonTensorStack
 from .schema import Field, FieldKind, Schema
 from .specs import Spec
-from .tensordict_core import (
-    NestedKey,
-    NonTensorData,
-    NonTensorStack,
-    TensorDict,
-    TensorDictBase,
-    cat,
-    from_modules,
-    is_tensor_collection,
-    stack,
-    unravel_key,
-    unravel_keys,
-)
+from .tensordict import TensorDict
+from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
-from .tensordict_core.memmap import (
-    EntryInfo,
-    MemmapInfo,
-    MemoryMappedTensor,
-    load_memmap,
-    read_metadata,
-)
+from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .typed import TensorClass
+
+from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
 
 __all__ = [
     "BatchSizeError",

@@ -30,15 +30,19 @@ from .errors import (
     TensorClassError,
 )
 from .fields import MISSING, FieldSpec, field
-from .schema import Field, FieldKind, Schema, classify_annotation
+from .loading import load_memmap
+from .non_tensor import NonTensorData, NonTensorStack
+from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 from .tensordict_core._core import TensorCore, as_batch_size, as_device, check_names
 from .tensordict_core.base import TensorDictBase
-from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
+from .tensordict_core.memmap.load import ClassPolicy
+from .tensordict_core.memmap.tensor import PathLike
+from .tensordict_core.storage_methods import StorageMethods
 
 if TYPE_CHECKING:
     from ._typing import InitAttr, ReadOnlyAfterInit
+    from .tensordict import TensorDict
     from .tensordict_core._core import BatchSizeLike, DeviceLike
-    from .tensordict_core.tensordict import TensorDict
 
 __all__ = [
     "TensorClass",
@@ -203,12 +207,19 @@ def _check_order(cls: type, fields: tuple[Field, ...]) -> None:
             )
 
 
-def install_schema(cls: type, schema: Schema) -> None:
-    """Attach a schema to its class, with the attribute readers its fields need."""
+def install_schema(cls: type, schema: AnySchema) -> None:
+    """Attach a schema to its class, derive the engine's class-level flags from it, and add
+    the attribute readers its fields need."""
     type.__setattr__(cls, "__tensorclass_schema__", schema)
-    type.__setattr__(cls, "_frozen", schema.frozen)
-    tensor_fields = frozenset(f.name for f in schema.fields if f.holds_tensors)
-    type.__setattr__(cls, "_tensor_fields", tensor_fields)
+    engine_class: Any = cls
+    if schema.dynamic:
+        # No fields to route: attribute writes are the plain slot stores (an unknown
+        # attribute is an AttributeError: these classes have no instance __dict__).
+        type.__setattr__(cls, "__setattr__", object.__setattr__)
+        type.__setattr__(cls, "__delattr__", object.__delattr__)
+        engine_class._derive_flags(schema, cls)
+        return
+    engine_class._derive_flags(schema, _blank_for(cls))
     for f in schema.fields:
         current = cls.__dict__.get(f.name)
         if f.kind in (FieldKind.TENSOR, FieldKind.NESTED):
@@ -217,6 +228,16 @@ def install_schema(cls: type, schema: Schema) -> None:
             type.__setattr__(cls, f.name, None)
         elif not isinstance(current, _NonTensorField):
             type.__setattr__(cls, f.name, _NonTensorField(f.name))
+
+
+def _dict_setter(cls: type) -> Any:
+    """The setter of the instance ``__dict__`` of ``cls`` (the nearest class in its MRO
+    that has one), or ``object.__setattr__``-based when there is none."""
+    for klass in cls.__mro__:
+        descriptor = vars(klass).get("__dict__")
+        if descriptor is not None and hasattr(descriptor, "__set__"):
+            return descriptor.__set__
+    return lambda obj, data: _set(obj, "__dict__", data)
 
 
 def _make_init(cls: type, schema: Schema) -> Any:
@@ -232,7 +253,7 @@ def _make_init(cls: type, schema: Schema) -> Any:
         "_compiling": _is_dynamo_compiling,
         "_set_slots": _set_slots,
         "_set_data": _set_data,
-        "_set_dict": _set_instance_dict,
+        "_set_dict": _dict_setter(cls),
         "_set_batch_size": _set_batch_size,
         "_set_device": _set_device,
         "_set_names": _set_names,
@@ -322,6 +343,7 @@ def _validating(lines: list[str], schema: Schema, namespace: dict[str, Any]) -> 
     A value the body cannot store (it stops at the first) is reported with every other
     problem of the arguments, as one ``ValidationError`` (``check_construction``).
     """
+    # Validation (and pydantic) is imported by the classes that validate, not by every user.
     from pydantic import ValidationError
 
     from .validation.run import check_construction, check_instance
@@ -389,9 +411,20 @@ def _defining_namespace() -> dict[str, Any]:
 
 
 def _build_class(
-    cls: type, frozen: bool | None, validate: bool | None, namespace: dict[str, Any]
+    cls: type,
+    frozen: bool | None,
+    validate: bool | None,
+    namespace: dict[str, Any],
+    dynamic: bool = False,
 ) -> None:
     inherited: dict[str, Field] = {}
+    if dynamic or getattr(cls, "__tensorclass_schema__", DYNAMIC).dynamic:
+        # Any string key (TensorDict and its subclasses): annotations are not fields.
+        if frozen or validate:
+            raise SchemaError(f"{cls.__name__}: a class with a dynamic schema has no fields to "
+                              f"freeze or validate")
+        install_schema(cls, DYNAMIC)
+        return
     parent_frozen = parent_validate = False
     for base in reversed(cls.__mro__[1:]):
         schema = vars(base).get("__tensorclass_schema__")
@@ -429,7 +462,6 @@ def _build_class(
         validate=parent_validate if validate is None else validate,
     )
     install_schema(cls, schema)
-    type.__setattr__(cls, "_blank", _blank_for(cls))
     if "__init__" not in cls.__dict__:
         type.__setattr__(cls, "__init__", _make_init(cls, schema))
     type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
@@ -448,11 +480,12 @@ class TensorClassMeta(type):
         *,
         frozen: bool | None = None,
         validate: bool | None = None,
+        dynamic: bool = False,
         **kwargs: Any,
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
-            _build_class(cls, frozen, validate, _defining_namespace())
+            _build_class(cls, frozen, validate, _defining_namespace(), dynamic)
         return cls
 
     def __init__(
@@ -461,7 +494,7 @@ class TensorClassMeta(type):
         super().__init__(name, bases, namespace)
 
 
-class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
+class TensorClass(StorageMethods, TensorDictBase, metaclass=TensorClassMeta):
     """Base class of typed tensor classes: declared fields, one batch shape.
 
     >>> import torch
@@ -479,12 +512,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ``class X(TensorClass, validate=True)`` checks specs and annotations on construction.
     """
 
-    _dynamic_keys: ClassVar[bool] = False
-    _fast_set: ClassVar[bool] = False
-    #: ``_Blank`` when instances can be built as one and switched to this class (the same
-    #: memory layout); set per class when it is defined
-    _blank: ClassVar[type | None] = None
-    _frozen: ClassVar[bool] = False
+    __slots__ = ()  # TensorDict has no instance __dict__; typed subclasses get one
     __tensorclass_schema__: ClassVar[Schema]
 
     if TYPE_CHECKING:
@@ -501,40 +529,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         names: InitAttr[list[str | None], Sequence[str | None] | None] = field(  # type: ignore[override]
             default=_NO_DEFAULT, kw_only=True
         )
-
-    @classmethod
-    def _new(
-        cls,
-        data: dict[str, Any],
-        batch_size: torch.Size,
-        device: torch.device | None = None,
-        names: Any = None,
-    ) -> Self:
-        blank = cls._blank
-        if blank is not None and not _is_dynamo_compiling():
-            # Filled as a _Blank (plain attribute stores), then given its class: half the
-            # cost of writing six slots through their descriptors past __setattr__.
-            new: Any = _object_new(blank)
-            new._data = data
-            new.__dict__ = data
-            new._batch_size = batch_size
-            new._device = device
-            new._names = names
-            new._locked = cls._frozen
-            new.__class__ = cls
-            return new  # type: ignore[no-any-return]
-        self = _object_new(cls)
-        if _is_dynamo_compiling():
-            _set_slots(self, data, batch_size, device, names, cls._frozen)
-            return self
-        # The slot descriptors directly (this class's __setattr__ checks fields).
-        _set_data(self, data)
-        _set_instance_dict(self, data)
-        _set_batch_size(self, batch_size)
-        _set_device(self, device)
-        _set_names(self, names)
-        _set_locked(self, cls._frozen)
-        return self
 
     @classmethod
     def _from_mapping(
@@ -572,70 +566,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """The declared fields, in constructor order."""
         return cls.__tensorclass_schema__.fields
 
-    def _field(self, key: str) -> Field:
-        schema = type(self).__tensorclass_schema__
-        found = schema.by_name.get(key)
-        if found is None:
-            raise KeyNotFoundError(
-                f"{type(self).__name__} has no field {key!r}; its fields are "
-                f"{', '.join(repr(n) for n in schema.names) or '(none)'}",
-                key=key,
-            )
-        return found
-
-    def _convert(self, key: str, value: Any, where: object = None) -> Any:
-        found = type(self).__tensorclass_schema__.by_name.get(key)
-        if found is None:
-            raise self._missing(key, where if where != key else None)
-        return found.convert(self, value, where)
-
-    def _absent(self, key: str, where: object = None) -> Any:
-        # A declared field that is not set reads as None, as the attribute does.
-        if key in type(self).__tensorclass_schema__.by_name:
-            return None
-        raise self._missing(key, where)
-
-    def _none_unsets(self, key: str, where: object = None) -> bool:
-        if key not in type(self).__tensorclass_schema__.by_name:
-            raise self._missing(key, where if where != key else None)
-        return True
-
-    def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
-        schema = type(self).__tensorclass_schema__
-        if type(key) is not str or key in schema.by_name:
-            return super()._missing(key, where)
-        fields = ", ".join(repr(n) for n in schema.names) or "(none)"
-        prefix = f"key {where!r}: " if where is not None else ""
-        return KeyNotFoundError(
-            f"{prefix}{type(self).__name__} has no field {key!r}; its fields are {fields}",
-            key=key,
-        )
-
-    def _nested_class(self, key: str) -> type[TensorCore]:
-        found = self._field(key)
-        if found.kind is FieldKind.NESTED and found.nested_class is not None:
-            return found.nested_class
-        if found.kind in (FieldKind.ANY, FieldKind.UNRESOLVED):
-            return super()._nested_class(key)
-        raise KeyNotFoundError(
-            f"{type(self).__name__}.{key} holds {found.kind.value} values, not nested keys"
-        )
-
-    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
-        if value is None:
-            self._field(key)
-            if key in self._data:
-                self._check_unlocked(where or key, "delete")
-                del self._data[key]
-            return
-        super()._set_str(key, value, inplace, where)
-
     def _set_field(self, name: str, value: Any) -> None:
         if type(self)._frozen:
             raise FrozenInstanceError(
                 f"cannot assign field {name!r}: {type(self).__name__} is frozen"
             )
         self._set_str(name, value)
+
+    def _field(self, key: str) -> Field:
+        return type(self).__tensorclass_schema__.field(self, key)
 
     if not TYPE_CHECKING:
         # Hidden from type checkers: a __getattr__/__setattr__ would make every unknown
@@ -686,6 +625,36 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """A :class:`TensorDict` with the same leaves (shared, not copied)."""
         return self._as_dynamic()
 
+    @classmethod
+    def load_memmap(
+        cls,
+        prefix: PathLike,
+        *,
+        classes: ClassPolicy | None = None,
+        device: Any = None,
+        num_threads: int = 0,
+        validate: bool = True,
+    ) -> Self:
+        """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``).
+
+        ``TensorDict.load_memmap`` gives plain TensorDicts at every level (``classes`` defaults
+        to ``"tensordict"``); a typed class gives itself, with its declared nested classes,
+        checked against their specs and annotations unless ``validate`` is false (problems
+        raise ``pydantic.ValidationError``).
+        """
+        target: type[TensorCore] | None = None if cls is TensorClass else cls
+        if classes is None:
+            dynamic = target is not None and cls.__tensorclass_schema__.dynamic
+            classes = "tensordict" if dynamic else "imported"
+        return load_memmap(  # type: ignore[no-any-return]
+            prefix,
+            target,
+            classes=classes,
+            device=device,
+            num_threads=num_threads,
+            validate=validate,
+        )
+
     # -- validation (tensorclass.validation) -------------------------------------------------
 
     @classmethod
@@ -696,33 +665,33 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         the batch size defaults to the instance's, or to what the ``*B`` dims imply.
         Raises ``pydantic.ValidationError`` listing every problem with its location.
         """
-        from .validation import validate
+        from .validation import validate  # pydantic is imported on first use only
 
         return validate(data, cls, batch_size=batch_size)
 
     @classmethod
     def json_schema(cls) -> dict[str, Any]:
         """The JSON Schema of this class: fields, nested classes, tensor dtypes and shapes."""
-        from .validation.pydantic_schema import json_schema
+        from .validation.pydantic_schema import json_schema  # on first use only
 
         return json_schema(cls)
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
         """As a pydantic field: validated with :meth:`validate`; JSON dumps are refused."""
-        from .validation.pydantic_schema import class_core_schema
+        from .validation.pydantic_schema import class_core_schema  # on first use only
 
         return class_core_schema(cls, handler)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> Any:
         """The class's JSON Schema inside pydantic models (see :meth:`json_schema`)."""
-        from .validation.pydantic_schema import class_json_schema
+        from .validation.pydantic_schema import class_json_schema  # on first use only
 
         return class_json_schema(cls, schema, handler)
 
 
-class _Blank(TensorDictBase):
+class _Blank(StorageMethods, TensorDictBase):
     """The memory layout of every tensor class, without its checking ``__setattr__``.
 
     ``TensorClass._new`` fills a ``_Blank`` with plain attribute stores and then assigns
@@ -744,5 +713,4 @@ def _blank_for(cls: type) -> type | None:
 # Frames of these files are skipped when looking for the scope that defines a class.
 _OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "decorator.py")})
 TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClass)
-_set_instance_dict = TensorClass.__dict__["__dict__"].__set__
 _RESERVED = _reserved_names() | {"batch_size", "device", "names", "shape"}

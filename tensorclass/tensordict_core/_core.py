@@ -12,22 +12,25 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
-import numpy as np
 import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import BatchSizeError, KeyNotFoundError, LockedError, TensorClassError
-from .non_tensor import NonTensorData, NonTensorStack
+from ..collection import TensorCollection
+from ..errors import BatchSizeError, KeyNotFoundError, LockedError
+from ..non_tensor import NonTensorData, NonTensorStack
+from ..registry import dynamic_class
+from ..schema import DYNAMIC, AnySchema, nested_from_mapping
 
 if TYPE_CHECKING:
-    from .tensordict import TensorDict
+    from ..tensordict import TensorDict  # built through the registry at run time
 
-__all__ = ["TensorCore", "as_batch_size", "as_device"]
+__all__ = ["TensorCore", "as_batch_size", "as_device", "nested_from_mapping"]
 
 _object_new = object.__new__
+_set_attribute = object.__setattr__
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _NO_DIMS = torch.Size(())
-_TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
 
 class _Missing(enum.Enum):
@@ -88,18 +91,14 @@ def check_names(names: Sequence[str | None] | None, ndim: int) -> Names:
     return names if seen else None
 
 
-def nested_from_mapping(
-    cls: type[TensorCore], key: str, mapping: Mapping[Any, Any], parent: TensorCore
-) -> Any:
-    """Build the nested instance under ``key`` from a mapping; errors name the full path."""
-    try:
-        return cls._from_mapping(mapping, parent._batch_size, parent._device)
-    except TensorClassError as err:
-        raise err.under(key) from None
+class TensorCore(TensorCollection):
+    """State and boundary checks shared by every tensor class (internal base).
 
-
-class TensorCore:
-    """State and boundary checks shared by every tensor class (internal base)."""
+    The class's schema (``__tensorclass_schema__``: a fixed :class:`~tensorclass.schema.Schema`
+    or the dynamic one) is the policy the boundary reads: how a value for a key is converted,
+    what an absent key reads as, which class a nested mapping becomes. The class-level flags
+    below are derived from it by :meth:`_derive_flags` when the class is built.
+    """
 
     __slots__ = ("_batch_size", "_data", "_device", "_locked", "_names")
 
@@ -109,14 +108,32 @@ class TensorCore:
     _names: Names
     _locked: bool
 
-    #: whether the schema is fixed (typed classes) or any string key is accepted
-    _dynamic_keys: ClassVar[bool] = True
+    __tensorclass_schema__: ClassVar[AnySchema] = DYNAMIC
+
     #: whether a plain tensor may go straight into ``_data`` under any key once its batch
-    #: prefix is checked (typed classes allow it for ``_tensor_fields`` only; lazy stacks
-    #: write through their members)
+    #: prefix is checked (a dynamic schema; typed classes allow it for ``_tensor_fields``)
     _fast_set: ClassVar[bool] = True
     #: the keys that take a plain tensor by that fast path in classes without ``_fast_set``
     _tensor_fields: ClassVar[frozenset[str]] = frozenset()
+    #: whether instances are locked for good (frozen classes: no key added, replaced or removed)
+    _frozen: ClassVar[bool] = False
+    #: whether the instance ``__dict__`` is the storage dict (typed classes: a field read is
+    #: a plain attribute read)
+    _dict_storage: ClassVar[bool] = False
+    #: the class :meth:`_new` fills before giving the result its class: the class itself when
+    #: it has no ``__setattr__`` of its own, a class of the same memory layout without one
+    #: (plain attribute stores are half the cost of the slot descriptors), or ``None`` when
+    #: there is none (the slot descriptors are used)
+    _blank: ClassVar[type | None] = None
+
+    @classmethod
+    def _derive_flags(cls, schema: AnySchema, blank: type | None) -> None:
+        """Derive the class-level flags from the class's schema (when the class is built)."""
+        cls._fast_set = schema.dynamic
+        cls._tensor_fields = frozenset() if schema.fast_keys is None else schema.fast_keys
+        cls._frozen = schema.frozen
+        cls._dict_storage = not schema.dynamic
+        cls._blank = blank
 
     @classmethod
     def _new(
@@ -126,14 +143,34 @@ class TensorCore:
         device: torch.device | None = None,
         names: Names = None,
     ) -> Self:
-        """Build an instance from leaves known to be valid: no checks, no copies."""
-        self = _object_new(cls)
-        self._data = data
-        self._batch_size = batch_size
-        self._device = device
-        self._names = names
-        self._locked = False
-        return self
+        """Build an instance from leaves known to be valid: no checks, no copies.
+
+        This is the one constructor every operation uses for its result.
+        """
+        blank = cls._blank
+        if blank is cls:  # no __setattr__ of its own: plain slot stores
+            new: Any = _object_new(cls)
+            new._data = data
+            new._batch_size = batch_size
+            new._device = device
+            new._names = names
+            new._locked = cls._frozen
+            return new  # type: ignore[no-any-return]
+        if blank is None or _is_dynamo_compiling():
+            new = _object_new(cls)
+            _set_state(new, cls, data, batch_size, device, names, cls._frozen)
+            return new  # type: ignore[no-any-return]
+        # Filled as the blank (plain attribute stores), then given its class.
+        new = _object_new(blank)
+        new._data = data
+        if cls._dict_storage:
+            new.__dict__ = data
+        new._batch_size = batch_size
+        new._device = device
+        new._names = names
+        new._locked = cls._frozen
+        new.__class__ = cls
+        return new  # type: ignore[no-any-return]
 
     def _like(self, data: dict[str, Any], batch_size: torch.Size | None = None) -> Self:
         """A new instance of the same class, device and (unless reshaped) names."""
@@ -272,29 +309,8 @@ class TensorCore:
     # -- boundary: turning user values into leaves ---------------------------------------
 
     def _convert(self, key: str, value: Any, where: object = None) -> Any:
-        """Turn a user value into a checked leaf for ``key`` (dynamic keys: any value)."""
-        if isinstance(value, Tensor):
-            return self._check_leaf(key, value, where)
-        if isinstance(value, TensorCore):
-            return self._check_leaf(key, value, where)
-        if isinstance(value, Mapping):
-            return self._nested_from_mapping(key, value, where)
-        return self._convert_plain(key, value, where)
-
-    def _convert_plain(self, key: str, value: Any, where: object) -> Any:
-        """Convert a value that is neither a tensor nor a collection."""
-        cls = type(value)
-        if cls is NonTensorData:
-            return value
-        if cls is NonTensorStack:
-            return self._check_leaf(key, value, where)
-        if isinstance(value, _TENSORABLE):
-            try:
-                tensor = torch.as_tensor(value, device=self._device)
-            except (TypeError, ValueError, RuntimeError):
-                return NonTensorData(value)
-            return self._check_leaf(key, tensor, where)
-        return NonTensorData(value)
+        """Turn a user value into a checked leaf for ``key``, as the schema says."""
+        return self.__tensorclass_schema__.convert(self, key, value, where)
 
     def _check_leaf(self, key: str, leaf: Any, where: object = None) -> Any:
         """Check the batch-size prefix of a leaf and move it to the device."""
@@ -311,12 +327,9 @@ class TensorCore:
             leaf = leaf.to(device)
         return leaf
 
-    #: the class nested mappings become (TensorDict; set when that module loads)
-    _mapping_class: ClassVar[type[TensorCore]]
-
     def _nested_class(self, key: str) -> type[TensorCore]:
-        """The class a nested mapping under ``key`` becomes."""
-        return self._mapping_class
+        """The class a nested mapping under ``key`` becomes, as the schema says."""
+        return self.__tensorclass_schema__.nested_class(self, key)
 
     def _nested_from_mapping(self, key: str, value: Mapping[Any, Any], where: object) -> Any:
         return nested_from_mapping(self._nested_class(key), key, value, self)
@@ -331,6 +344,9 @@ class TensorCore:
     # -- key primitives --------------------------------------------------------------------
 
     def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
+        unknown = self.__tensorclass_schema__.unknown_key(self, key, where)
+        if unknown is not None:  # not a field of a typed class
+            return unknown
         keys = list(self._data)
         shown = ", ".join(repr(k) for k in keys[:20]) + (", ..." if len(keys) > 20 else "")
         available = f"available keys: {shown}" if keys else "it has no keys"
@@ -339,16 +355,14 @@ class TensorCore:
         )
 
     def _absent(self, key: str, where: object = None) -> Any:
-        """What reading ``key`` gives when it is not stored: a clear ``KeyError``.
-
-        (A typed class reads a declared field that is not set as ``None``.)
-        """
-        raise self._missing(key, where)
+        """What reading ``key`` gives when it is not stored: a clear ``KeyError``, or
+        ``None`` for a declared field that is not set (as the schema says)."""
+        return self.__tensorclass_schema__.absent(self, key, where)
 
     def _none_unsets(self, key: str, where: object = None) -> bool:
         """Whether writing ``None`` under ``key`` unsets it (typed fields) rather than
         storing ``None`` as a value (a TensorDict)."""
-        return False
+        return self.__tensorclass_schema__.none_unsets(self, key, where)
 
     def _missing_at(self, flat: tuple[str, ...], where: object) -> KeyNotFoundError:
         """The error for a missing nested key, raised at the level where the path breaks
@@ -418,6 +432,11 @@ class TensorCore:
                 return
         if inplace and key in data:
             self._write_inplace(key, value, where)
+            return
+        if value is None and self._none_unsets(key, where):  # a typed field: unset it
+            if key in data:
+                self._check_unlocked(where or key, "delete")
+                del data[key]
             return
         leaf = self._convert(key, value, where)
         if self._locked:
@@ -497,6 +516,25 @@ class TensorCore:
 
     def _as_dynamic(self) -> TensorDict:
         """This instance's leaves in a TensorDict (sharing the leaves)."""
-        from .tensordict import TensorDict
+        dynamic: type[TensorDict] = dynamic_class()
+        return dynamic._new(self._data.copy(), self._batch_size, self._device, self._names)
 
-        return TensorDict._new(self._data.copy(), self._batch_size, self._device, self._names)
+
+def _set_state(
+    obj: Any,
+    cls: type[TensorCore],
+    data: dict[str, Any],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    names: Names,
+    locked: bool,
+) -> None:
+    """Set an instance's state with ``object.__setattr__`` (bypassing a class's own
+    ``__setattr__``; torch.compile traces it, unlike the slot descriptors' ``__set__``)."""
+    _set_attribute(obj, "_data", data)
+    if cls._dict_storage:
+        _set_attribute(obj, "__dict__", data)
+    _set_attribute(obj, "_batch_size", batch_size)
+    _set_attribute(obj, "_device", device)
+    _set_attribute(obj, "_names", names)
+    _set_attribute(obj, "_locked", locked)

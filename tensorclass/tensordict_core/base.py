@@ -13,15 +13,14 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from ._core import Names, TensorCore
+from ._core import Names
 from .arithmetic import Arithmetic
 from .functional_params import FunctionalParams
 from .pytree import register_pytree
 from .repr import format_instance
-from .storage_methods import StorageMethods
 from .torch_functions import HANDLED_FUNCTIONS
 
-__all__ = ["TensorDictBase", "is_tensor_collection"]
+__all__ = ["TensorDictBase"]
 
 
 def _rebuild(
@@ -38,7 +37,7 @@ def _rebuild(
     return obj
 
 
-class TensorDictBase(Arithmetic, FunctionalParams, StorageMethods):
+class TensorDictBase(Arithmetic, FunctionalParams):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
@@ -89,10 +88,3 @@ class TensorDictBase(Arithmetic, FunctionalParams, StorageMethods):
             _rebuild,
             (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
         )
-
-
-def is_tensor_collection(obj: object) -> bool:
-    """Whether ``obj`` is a TensorDict or a tensor class instance (or such a class)."""
-    if isinstance(obj, type):
-        return issubclass(obj, TensorCore)
-    return isinstance(obj, TensorCore)

@@ -18,6 +18,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError, StructureMismatchError
+from ..registry import dynamic_class
 from ._core import _NO_DIMS, MISSING, Names, TensorCore
 from .access import _WRAPPED, KeyAccess, read_value
 from .keys import NestedKey, shown_key, unravel_key_tuple
@@ -307,9 +308,7 @@ class Indexing(KeyAccess):
         normalized = normalize_index(index, self._batch_size)
         target_size = indexed_batch_size(self._batch_size, normalized)
         if isinstance(value, Mapping):
-            from .tensordict import TensorDict
-
-            value = TensorDict(value)
+            value = dynamic_class()(value)
         if isinstance(value, TensorCore):
             writes = self._plan_structured_write(value, target_size)
         else:
@@ -402,7 +401,11 @@ class Indexing(KeyAccess):
                 if owner._locked:
                     owner._check_unlocked(shown_key(path), "add")
                 extra = source_sub._batch_size[len(source_owner._batch_size) :]
-                cls = type(source_sub) if owner._dynamic_keys else owner._nested_class(part)
+                cls = (
+                    type(source_sub)
+                    if owner.__tensorclass_schema__.dynamic
+                    else owner._nested_class(part)
+                )
                 sub = cls._new({}, owner._batch_size + extra, owner._device)
                 attach.append((owner, part, sub))
                 owner._data[part] = sub

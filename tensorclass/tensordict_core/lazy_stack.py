@@ -32,6 +32,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
+from ..registry import dynamic_class
 from ._core import MISSING, TensorCore
 from .access import KeysView, read_value
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
@@ -91,10 +92,14 @@ class LazyStackedTensorDict(LazyShapeOps):
         names: Any = None,
     ) -> Any:
         # Results the engine builds from stacked leaves are dense, in the members' class.
-        from .tensordict import TensorDict
-
-        member = cls._member_cls or TensorDict
+        member = cls._member_cls or dynamic_class()
         return member._new(data, batch_size, device, names)
+
+    @staticmethod
+    def _restack(members: list[Any], dim: int) -> Any:
+        """A lazy stack of ``members`` along ``dim`` (used by the modules below this one,
+        which cannot import :func:`lazy_stack`)."""
+        return lazy_stack(members, dim)
 
     @classmethod
     def member_class_of(cls) -> type[TensorCore] | None:
@@ -176,7 +181,7 @@ class LazyStackedTensorDict(LazyShapeOps):
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         leaves = self._lazy
-        if value is None and not self._dynamic_keys:  # typed: None removes the field
+        if value is None and not self.__tensorclass_schema__.dynamic:  # typed: None removes the field
             for member in leaves.members:
                 member._set_str(key, None, where=where)
             return
@@ -215,9 +220,7 @@ class LazyStackedTensorDict(LazyShapeOps):
         leaves = self._lazy
         count = len(leaves.members)
         if isinstance(value, Mapping) and not isinstance(value, TensorCore):
-            from .tensordict import TensorDict
-
-            value = TensorDict(value, batch_size=self._batch_size)
+            value = dynamic_class()(value, batch_size=self._batch_size)
         if isinstance(value, (Tensor, TensorCore)):
             leaf = self._check_leaf(str(where), value, where)
             return split_leaf(leaf, leaves.dim, count)
@@ -253,18 +256,16 @@ class LazyStackedTensorDict(LazyShapeOps):
         keys_to_update: Any = None,
     ) -> Self:
         """Write every entry of ``other`` into the members (split along the stack dim)."""
-        from .tensordict import TensorDict
-
         n = len(self._batch_size)
         if not isinstance(other, TensorCore):
-            other = TensorDict(other, batch_size=self._batch_size)
+            other = dynamic_class()(other, batch_size=self._batch_size)
         elif other._batch_size[:n] != self._batch_size:
             raise BatchSizeError(
                 f"cannot update a lazy stack of batch size {list(self._batch_size)} from a "
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
-        first = next(iter(other._data), None)
+        first = next(iter(other._data), None)  # type: ignore[union-attr]
         if not inplace and first is not None:
             self._check_members_unlocked(first, "write")
         for member, part in zip(self._lazy.members, parts):

@@ -1,4 +1,9 @@
-"""``TensorDict``: the tensor class with a dynamic schema (any string key)."""
+"""``TensorDict``: the tensor class with a dynamic schema (any string key).
+
+It *is* a :class:`~tensorclass.TensorClass` (``issubclass(TensorDict, TensorClass)``): the same
+engine, state and operations, with the dynamic schema as its policy instead of declared
+fields. It adds the mapping constructor and ``from_dict``/``from_module(s)``.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,25 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import TensorClassError
-from ._core import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device, check_names
-from .base import TensorDictBase
+from .errors import TensorClassError
 from .keys import unravel_key_tuple
 from .non_tensor import NonTensorData
+from .registry import register_dynamic_class
+from .tensordict_core import module_params
+from .tensordict_core._core import (
+    BatchSizeLike,
+    DeviceLike,
+    TensorCore,
+    as_batch_size,
+    as_device,
+    check_names,
+)
+from .typed import TensorClass
 
 __all__ = ["TensorDict"]
 
-_object_new = object.__new__
 
-
-class TensorDict(TensorDictBase):
+class TensorDict(TensorClass, dynamic=True):
     """A dict of tensors that share leading batch dims and behave like one tensor.
 
     >>> import torch
@@ -104,13 +116,8 @@ class TensorDict(TensorDictBase):
                     elif cls is dict:
                         if type(self)._nested_class is _default_nested_class:
                             # A nested TensorDict, built here (the batch size is known good).
-                            child = _object_new(TensorDict)
-                            child._batch_size = size
-                            child._device = None
-                            child._names = None
-                            child._locked = False
                             child_data: dict[str, Any] = {}
-                            child._data = child_data
+                            child = TensorDict._new(child_data, size)
                             try:
                                 child._fill(value.items(), size, child_data)
                             except TensorClassError as err:
@@ -143,13 +150,8 @@ class TensorDict(TensorDictBase):
     ) -> Self:
         if cls.__init__ is not TensorDict.__init__:  # a subclass with its own constructor
             return cls(mapping, batch_size, device)
-        self = _object_new(cls)
-        self._batch_size = batch_size
-        self._device = device
-        self._names = None
-        self._locked = False
         data: dict[str, Any] = {}
-        self._data = data
+        self = cls._new(data, batch_size, device)
         self._fill(mapping.items(), batch_size, data)
         return self
 
@@ -179,9 +181,7 @@ class TensorDict(TensorDictBase):
     ) -> Any:
         """The parameters and buffers of ``module``, nested by submodule name (shared, not
         copied); see :mod:`tensorclass.tensordict_core.module_params`."""
-        from .module_params import from_module
-
-        return from_module(module, as_module=as_module, lock=lock, use_state_dict=use_state_dict)
+        return module_params.from_module(module, as_module=as_module, lock=lock, use_state_dict=use_state_dict)
 
     @classmethod
     def from_modules(
@@ -195,9 +195,7 @@ class TensorDict(TensorDictBase):
     ) -> Any:
         """The parameters of several modules stacked along a new batch dim (for ensembles
         with ``torch.vmap``); see :func:`tensorclass.from_modules`."""
-        from .module_params import from_modules
-
-        return from_modules(
+        return module_params.from_modules(
             *modules,
             as_module=as_module,
             lock=lock,
@@ -225,5 +223,5 @@ class TensorDict(TensorDictBase):
         return self
 
 
-TensorCore._mapping_class = TensorDict
+register_dynamic_class(TensorDict)  # what the engine builds for nested mappings
 _default_nested_class = TensorCore._nested_class
