@@ -431,37 +431,3 @@ class Functional(ShapeOps):
         if isinstance(other, TensorCore):
             return self.apply(lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other)
         return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
-
-
-class DtypeCasts(Functional):
-    """``float()``, ``double()``... (kept apart: the names shadow builtins in a class body)."""
-
-    __slots__ = ()
-
-    def float(self) -> Self:
-        """Cast every tensor to ``torch.float32``."""
-        return self.to(torch.float32)
-
-    def double(self) -> Self:
-        """Cast every tensor to ``torch.float64``."""
-        return self.to(torch.float64)
-
-    def half(self) -> Self:
-        """Cast every tensor to ``torch.float16``."""
-        return self.to(torch.float16)
-
-    def bfloat16(self) -> Self:
-        """Cast every tensor to ``torch.bfloat16``."""
-        return self.to(torch.bfloat16)
-
-    def int(self) -> Self:
-        """Cast every tensor to ``torch.int32``."""
-        return self.to(torch.int32)
-
-    def long(self) -> Self:
-        """Cast every tensor to ``torch.int64``."""
-        return self.to(torch.int64)
-
-    def bool(self) -> Self:
-        """Cast every tensor to ``torch.bool``."""
-        return self.to(torch.bool)
