@@ -12,6 +12,7 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
+from .annotations import skip_frames_of
 from .errors import SchemaError
 from .fields import FieldSpec, field
 from .schema import is_typed
@@ -115,3 +116,6 @@ def is_tensorclass(obj: object) -> bool:
     instance of one."""
     klass = obj if isinstance(obj, type) else type(obj)
     return is_typed(klass) and klass is not TensorClass
+
+
+skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

@@ -5,11 +5,14 @@ nested mapping becomes a ``TensorDict`` (defined by class building, on top of th
 ``from_module(..., as_module=True)`` returns a ``TensorDictParams`` (defined in ``nn``), and
 ``to_module`` returns a ``ParamSwap`` (a ``TensorDict`` that restores the module on exit).
 Those layers register their class here when they are imported; the engine asks for it by
-role. Nothing is patched onto engine classes, and the engine imports nothing from above.
+role. Nothing is patched onto engine classes, and the engine imports nothing from above. A
+role asked for before its module was imported (a program that imported only a corner of the
+package) is filled by importing that module, named here, once.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = [
@@ -25,13 +28,11 @@ _registered: dict[str, Any] = {}
 
 
 def _lookup(role: str, defined_by: str) -> Any:
-    try:
-        return _registered[role]
-    except KeyError:
-        raise RuntimeError(
-            f"no {role} class is registered: import {defined_by} (importing tensorclass "
-            f"does it)"
-        ) from None
+    found = _registered.get(role)
+    if found is None:
+        importlib.import_module(defined_by)  # registers the class as it is imported
+        found = _registered[role]
+    return found
 
 
 def register_dynamic_class(cls: type) -> None:
@@ -51,7 +52,7 @@ def register_params_class(cls: type) -> None:
 
 def params_class() -> Any:
     """The registered ``TensorDictParams`` class."""
-    return _lookup("params", "tensorclass.nn")
+    return _lookup("params", "tensorclass.nn.params")
 
 
 def register_swap_class(cls: type) -> None:
@@ -61,4 +62,4 @@ def register_swap_class(cls: type) -> None:
 
 def swap_class() -> Any:
     """The registered ``ParamSwap`` class."""
-    return _lookup("swap", "tensorclass.module_params")
+    return _lookup("swap", "tensorclass.param_swap")

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .annotations import resolve_annotations
 from .collection import TensorCollection
 from .errors import FieldTypeError, KeyNotFoundError, SchemaError, TensorClassError
 from .fields import MISSING
@@ -365,8 +366,6 @@ class Schema:
         """Resolve forward references; installs and returns the resolved schema."""
         if self.resolved:
             return self
-        from .typed import install_schema, regenerate_init, resolve_annotations
-
         hints = resolve_annotations(self.owner, strict=True)
         fields = []
         for f in self.fields:
@@ -386,8 +385,9 @@ class Schema:
                 )
             fields.append(f)
         schema = Schema(self.name, tuple(fields), self.frozen, self.owner, validate=self.validate)
-        install_schema(self.owner, schema)
-        regenerate_init(self.owner, schema)  # its converters were bound to the old fields
+        # The class installs it (and regenerates its __init__, whose converters were bound
+        # to the old fields): class building is above this layer.
+        self.owner.__tensorclass_install__(schema)
         return schema
 
 
