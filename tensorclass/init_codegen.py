@@ -24,7 +24,7 @@ from .field_access import (
 )
 from .fields import MISSING
 from .schema import Schema
-from .tensordict_core._core import as_batch_size, as_device, check_names
+from .tensordict_core._core import as_batch_size, as_device, check_names, fits_batch
 
 __all__ = ["FACTORY", "make_init"]
 
@@ -52,6 +52,7 @@ def make_init(cls: type, schema: Schema) -> Any:
         "_Tensor": Tensor,
         "_Size": torch.Size,
         "_as_batch_size": as_batch_size,
+        "_fits": fits_batch,
         "_as_device": as_device,
         "_check_names": check_names,
         "_compiling": _is_dynamo_compiling,
@@ -80,15 +81,11 @@ def make_init(cls: type, schema: Schema) -> Any:
             param = name
         (keyword if f.kw_only else positional).append(param)
         if f.holds_tensors:
-            # One batch dim: compare one int (_first is -1 when this fast path is off);
-            # else the shape prefix; anything else goes through the field's converter.
+            # A plain tensor that fits the batch is stored as it is; anything else goes
+            # through the field's converter.
             body.append(
-                f"    if {name}.__class__ is _Tensor and {name}.ndim and"
-                f" {name}.shape[0] == _first: _data[{name!r}] = {name}"
-            )
-            body.append(
-                f"    elif {name}.__class__ is _Tensor and _device is None"
-                f" and {name}.shape[:_n] == _size: _data[{name!r}] = {name}"
+                f"    if {name}.__class__ is _Tensor and _device is None"
+                f" and _fits({name}.shape, _size): _data[{name!r}] = {name}"
             )
             body.append(
                 f"    elif {name} is not None: _data[{name!r}] = _convert_{index}(_tc_self_, {name})"
@@ -121,7 +118,6 @@ def make_init(cls: type, schema: Schema) -> Any:
         "        _set_device(_tc_self_, _device)",
         "        _set_names(_tc_self_, None)",
         "        _set_locked(_tc_self_, False)",
-        "    _first = _size[0] if _n == 1 and _device is None else -1",
         *body,
         "    if names is not None: _set_names(_tc_self_, _check_names(names, _n))",
         "    if _cls._frozen: _tc_self_.lock_()",

@@ -26,6 +26,7 @@ from .tensordict_core._core import (
     as_batch_size,
     as_device,
     check_names,
+    fits_batch,
 )
 from .typed import TensorClass
 
@@ -95,24 +96,14 @@ class TensorDict(TensorClass, dynamic=True):
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
         n = len(size)
         if n and self._device is None:
-            # The common case, checked inline: a str key and a tensor whose leading dims are
-            # the batch size, compared as ints for one or two batch dims (cheaper than a
-            # shape slice; a tensor with too few dims raises IndexError).
-            first = size[0]
-            second = size[1] if n > 1 else 0
+            # The common case, checked first: a str key and a tensor that fits the batch.
             for key, value in entries:
                 if key.__class__ is str:
                     cls = value.__class__
                     if cls is Tensor:
-                        shape = value.shape
-                        try:
-                            if shape[0] == first and (
-                                n == 1 or (shape[1] == second and (n == 2 or shape[:n] == size))
-                            ):
-                                data[key] = value
-                                continue
-                        except IndexError:
-                            pass
+                        if fits_batch(value.shape, size):
+                            data[key] = value
+                            continue
                     elif cls is dict:
                         if type(self)._nested_class is _default_nested_class:
                             # A nested TensorDict, built here (the batch size is known good).
@@ -133,11 +124,7 @@ class TensorDict(TensorClass, dynamic=True):
 
     def _fill_one(self, key: Any, value: Any, size: torch.Size, data: dict[str, Any]) -> None:
         if key.__class__ is str:
-            if (
-                value.__class__ is Tensor
-                and self._device is None
-                and value.shape[: len(size)] == size
-            ):
+            if value.__class__ is Tensor and self._device is None and fits_batch(value.shape, size):
                 data[key] = value
             else:
                 data[key] = self._convert(key, value)

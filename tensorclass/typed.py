@@ -23,7 +23,7 @@ from .field_access import SLOT_NAMES
 from .fields import field
 from .loading import load_memmap
 from .schema import Field, Schema
-from .tensordict_core._core import TensorCore
+from .tensordict_core._core import TensorCore, fits_batch
 from .tensordict_core.base import TensorDictBase
 from .tensordict_core.memmap.load import ClassPolicy
 from .tensordict_core.memmap.tensor import PathLike
@@ -140,13 +140,7 @@ class TensorClass(StorageMethods, TensorDictBase, metaclass=TensorClassMeta):
                 and not self._locked
                 and self._device is None
             ):
-                batch_size = self._batch_size
-                shape = value.shape
-                if len(batch_size) == 1:
-                    if shape and shape[0] == batch_size[0]:
-                        self._data[name] = value
-                        return
-                elif shape[: len(batch_size)] == batch_size:
+                if fits_batch(value.shape, self._batch_size):
                     self._data[name] = value
                     return
             if name in type(self).__tensorclass_schema__.by_name:

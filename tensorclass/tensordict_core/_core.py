@@ -25,7 +25,7 @@ from ..schema import DYNAMIC, AnySchema, nested_from_mapping
 if TYPE_CHECKING:
     from ..tensordict import TensorDict  # built through the registry at run time
 
-__all__ = ["TensorCore", "as_batch_size", "as_device", "nested_from_mapping"]
+__all__ = ["TensorCore", "as_batch_size", "as_device", "fits_batch", "nested_from_mapping"]
 
 _object_new = object.__new__
 _set_attribute = object.__setattr__
@@ -67,6 +67,28 @@ def as_batch_size(batch_size: BatchSizeLike) -> torch.Size:
         if dim < 0:
             raise BatchSizeError(f"batch_size must not be negative; got {list(size)}")
     return size
+
+
+def fits_batch(shape: Sequence[int], batch_size: Sequence[int]) -> bool:
+    """Whether ``shape`` starts with ``batch_size``: the one batch-prefix check.
+
+    Every write of a leaf (``set``, ``td[key] = v``, attribute writes, constructors) asks
+    this. One or two batch dims compare ints (slicing a ``torch.Size`` costs more than the
+    whole call).
+
+    >>> import torch
+    >>> fits_batch(torch.Size([4, 3]), torch.Size([4])), fits_batch(torch.Size([3]), torch.Size([4]))
+    (True, False)
+    """
+    n = len(batch_size)
+    try:
+        if n == 1:
+            return shape[0] == batch_size[0]
+        if n == 2:
+            return shape[0] == batch_size[0] and shape[1] == batch_size[1]
+    except IndexError:  # fewer dims than the batch
+        return False
+    return n == 0 or shape[:n] == batch_size
 
 
 def as_device(device: DeviceLike) -> torch.device | None:
@@ -206,16 +228,15 @@ class TensorCore(TensorCollection):
     ) -> None:
         """Check ``new`` against every leaf; add the nested instances whose batch size must
         grow to ``new`` (those shorter than it) to ``changes``, with their new size."""
-        n = len(new)
         for key, leaf in self._data.items():
             if type(leaf) is NonTensorData:
                 continue
-            if isinstance(leaf, TensorCore) and leaf._batch_size[:n] != new:
-                if new[: leaf.batch_dims] == leaf._batch_size:
+            if isinstance(leaf, TensorCore) and not fits_batch(leaf._batch_size, new):
+                if fits_batch(new, leaf._batch_size):
                     changes.append((leaf, new))
                     leaf._check_batch_size(new, (*path, key), changes)
                     continue
-            if leaf.shape[:n] != new:
+            if not fits_batch(leaf.shape, new):
                 where = (*path, key) if path else key
                 raise BatchSizeError(
                     f"cannot set batch_size={list(new)} on {type(self).__name__}: key "
@@ -316,7 +337,7 @@ class TensorCore(TensorCollection):
         """Check the batch-size prefix of a leaf and move it to the device."""
         batch_size = self._batch_size
         shape = leaf.shape
-        if shape[: len(batch_size)] != batch_size:
+        if not fits_batch(shape, batch_size):
             raise BatchSizeError(
                 f"{type(self).__name__}: the value for key {where or key!r} has shape "
                 f"{list(shape)}, which does not start with the batch size {list(batch_size)}",
@@ -420,14 +441,8 @@ class TensorCore(TensorCollection):
             and self._device is None
             and (self._fast_set or key in self._tensor_fields)
         ):
-            # Fast path: a plain tensor; only the batch prefix to check (one int for one dim).
-            batch_size = self._batch_size
-            shape = value.shape
-            if (
-                shape[0] == batch_size[0]
-                if len(batch_size) == 1 and shape
-                else shape[: len(batch_size)] == batch_size
-            ):
+            # Fast path: a plain tensor; only the batch prefix to check.
+            if fits_batch(value.shape, self._batch_size):
                 data[key] = value
                 return
         if inplace and key in data:

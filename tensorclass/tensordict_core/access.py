@@ -9,7 +9,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import KeyNotFoundError, StructureMismatchError
-from ._core import MISSING, TensorCore
+from ._core import MISSING, TensorCore, fits_batch
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
 
@@ -220,14 +220,8 @@ class KeyAccess(TensorCore):
                 and self._device is None
                 and (self._fast_set or key in self._tensor_fields)
             ):
-                # The fast path of _set_str, inline: only the batch prefix to check.
-                batch_size = self._batch_size
-                shape = value.shape
-                if (
-                    shape[0] == batch_size[0]
-                    if len(batch_size) == 1 and shape
-                    else shape[: len(batch_size)] == batch_size
-                ):
+                # The fast path of _set_str, inline (a frame less): only the batch prefix.
+                if fits_batch(value.shape, self._batch_size):
                     self._data[key] = value
                     return self
             self._set_str(key, value, inplace)

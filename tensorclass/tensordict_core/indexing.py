@@ -19,7 +19,7 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError, StructureMismatchError
 from ..registry import dynamic_class
-from ._core import _NO_DIMS, MISSING, Names, TensorCore
+from ._core import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
 from .access import _WRAPPED, KeyAccess, read_value
 from .keys import NestedKey, shown_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack, same_value
@@ -217,14 +217,8 @@ class Indexing(KeyAccess):
                 and self._device is None
                 and (self._fast_set or index in self._tensor_fields)
             ):
-                # The fast path of _set_str, inline: only the batch prefix to check.
-                batch_size = self._batch_size
-                shape = value.shape
-                if (
-                    shape[0] == batch_size[0]
-                    if len(batch_size) == 1 and shape
-                    else shape[: len(batch_size)] == batch_size
-                ):
+                # The fast path of _set_str, inline (a frame less): only the batch prefix.
+                if fits_batch(value.shape, self._batch_size):
                     self._data[index] = value
                     return
             self._set_str(index, value)
