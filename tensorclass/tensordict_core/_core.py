@@ -21,6 +21,7 @@ from ..errors import BatchSizeError, KeyNotFoundError, LockedError
 from ..non_tensor import NonTensorData, NonTensorStack
 from ..registry import dynamic_class
 from ..schema import DYNAMIC, AnySchema, nested_from_mapping
+from .paths import walk
 
 if TYPE_CHECKING:
     from ..tensordict import TensorDict  # built through the registry at run time
@@ -388,18 +389,16 @@ class TensorCore(TensorCollection):
     def _missing_at(self, flat: tuple[str, ...], where: object) -> KeyNotFoundError:
         """The error for a missing nested key, raised at the level where the path breaks
         (so the keys it lists are the ones next to the missing part)."""
-        node: Any = self
-        for depth, part in enumerate(flat):
-            if not isinstance(node, TensorCore):
-                return KeyNotFoundError(
-                    f"key {where!r} not found: {flat[:depth]!r} holds a "
-                    f"{type(node).__name__}, not a nested tensor class",
-                    key=flat,
-                )
-            if part not in node._data:
-                return node._missing(part, where if len(flat) > 1 else None)
-            node = node._data[part]
-        return KeyNotFoundError(f"key {where!r} not found", key=flat)
+        node, depth = walk(self, flat)
+        if depth == len(flat):
+            return KeyNotFoundError(f"key {where!r} not found", key=flat)
+        if not isinstance(node, TensorCore):
+            return KeyNotFoundError(
+                f"key {where!r} not found: {flat[:depth]!r} holds a "
+                f"{type(node).__name__}, not a nested tensor class",
+                key=flat,
+            )
+        return node._missing(flat[depth], where if len(flat) > 1 else None)
 
     def _leaf(self, key: str | tuple[str, ...]) -> Any:
         """The stored leaf for a normalised key (raises a clear KeyError when missing)."""
@@ -408,28 +407,20 @@ class TensorCore(TensorCollection):
                 return self._data[key]
             except KeyError:
                 raise self._missing(key) from None
-        node: Any = self
-        for depth, part in enumerate(key):
-            if not isinstance(node, TensorCore):
-                raise KeyNotFoundError(
-                    f"key {key!r} not found: {key[:depth]!r} holds a "
-                    f"{type(node).__name__}, not a nested tensor class"
-                )
-            try:
-                node = node._data[part]
-            except KeyError:
-                raise node._missing(part, key) from None
-        return node
+        node, depth = walk(self, key)
+        if depth == len(key):
+            return node
+        if not isinstance(node, TensorCore):
+            raise KeyNotFoundError(
+                f"key {key!r} not found: {key[:depth]!r} holds a "
+                f"{type(node).__name__}, not a nested tensor class"
+            )
+        raise node._missing(key[depth], key)
 
     def _has(self, key: str | tuple[str, ...]) -> bool:
         if type(key) is str:
             return key in self._data
-        node: Any = self
-        for part in key:
-            if not isinstance(node, TensorCore) or part not in node._data:
-                return False
-            node = node._data[part]
-        return True
+        return walk(self, key)[1] == len(key)
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         """Set one key of this level: in place when asked and present, else replace."""
@@ -465,6 +456,8 @@ class TensorCore(TensorCollection):
         last = len(key) - 1
         if last < 1 or not self._fast_set or key[last].__class__ is not str:
             return False
+        # paths.walk, inline: the hot path of nested writes (calling it measured +50 ns,
+        # +11%, on td.set of a 3-level key); every other key primitive calls walk.
         parent: Any = self
         try:  # a non-str part is not a key (KeyError); a leaf on the way has no _data
             for index in range(last):
@@ -484,16 +477,10 @@ class TensorCore(TensorCollection):
         if len(key) == 1:
             self._set_str(key[0], value, inplace, where)
             return
-        parent: Any = self
-        try:  # fast path: every level exists (a leaf on the way has no _data)
-            for index in range(len(key) - 1):
-                parent = parent._data[key[index]]
-        except (KeyError, AttributeError):
-            pass
-        else:
-            if isinstance(parent, TensorCore):
-                parent._set_str(key[-1], value, inplace, where)
-                return
+        parent, depth = walk(self, key[:-1])  # fast path: every level exists
+        if depth == len(key) - 1 and isinstance(parent, TensorCore):
+            parent._set_str(key[-1], value, inplace, where)
+            return
         head = key[0]
         sub = self._data.get(head, MISSING)
         if sub is MISSING:

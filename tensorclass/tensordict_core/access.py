@@ -12,6 +12,7 @@ from ..errors import KeyNotFoundError, StructureMismatchError
 from ._core import MISSING, TensorCore, fits_batch
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
+from .paths import walk
 
 if TYPE_CHECKING:
     from ..tensordict import TensorDict
@@ -22,18 +23,6 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 
 
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
-
-
-def walk_strings(node: Any, key: tuple[Any, ...]) -> Any:
-    """The leaf under a tuple of plain strings, or ``MISSING`` (then the caller takes the
-    general path: nested tuples to flatten, a missing key to report)."""
-    for part in key:
-        if part.__class__ is not str or not isinstance(node, TensorCore):
-            return MISSING
-        node = node._data.get(part, MISSING)
-        if node is MISSING:
-            return MISSING
-    return node
 
 
 def read_value(leaf: Any) -> Any:
@@ -167,8 +156,8 @@ class KeyAccess(TensorCore):
     def _absent_path(self, flat: tuple[str, ...], where: object) -> Any:
         """Reading a missing (nested) key: ``None`` for a declared field of a typed class
         that is not set, else a ``KeyError`` that names the level where the path breaks."""
-        owner = walk_strings(self, flat[:-1])
-        if isinstance(owner, TensorCore):
+        owner = _owner(self, flat)
+        if owner is not None:
             return owner._absent(flat[-1], where if len(flat) > 1 else None)
         raise self._missing_at(flat, where)
 
@@ -234,8 +223,8 @@ class KeyAccess(TensorCore):
     def set_(self, key: NestedKey, value: Any) -> Self:
         """Write ``value`` into the existing entry ``key``, in place."""
         flat = unravel_key_tuple(key)
-        owner = walk_strings(self, flat[:-1])
-        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+        owner = _owner(self, flat)
+        if owner is None or flat[-1] not in owner._data:
             raise self._missing_at(flat, key)
         owner._write_inplace(flat[-1], value, key)
         return self
@@ -329,8 +318,8 @@ class KeyAccess(TensorCore):
     def pop(self, key: NestedKey, default: Any = MISSING) -> Any:
         """Remove ``key`` and return its value (or ``default`` if given and missing)."""
         flat = unravel_key_tuple(key)
-        owner = walk_strings(self, flat[:-1])
-        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+        owner = _owner(self, flat)
+        if owner is None or flat[-1] not in owner._data:
             if default is not MISSING:
                 return default
             raise self._missing_at(flat, key)
@@ -348,8 +337,8 @@ class KeyAccess(TensorCore):
     def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> Self:
         """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
         old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
-        owner = walk_strings(self, old[:-1])
-        if not isinstance(owner, TensorCore) or old[-1] not in owner._data:
+        owner = _owner(self, old)
+        if owner is None or old[-1] not in owner._data:
             raise self._missing_at(old, old_key)
         if old == new:
             return self
@@ -435,6 +424,13 @@ class KeyAccess(TensorCore):
                 leaf = leaf.unflatten_keys(separator)
             result._set_path(tuple(key.split(separator)), leaf)
         return result
+
+
+def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:
+    """The instance that holds (or would hold) the last part of ``flat``, or ``None`` when
+    a level above it is missing or is a leaf."""
+    owner, depth = walk(node, flat[:-1])
+    return owner if depth == len(flat) - 1 and isinstance(owner, TensorCore) else None
 
 
 def _entries(other: Any) -> list[tuple[Any, Any]]:

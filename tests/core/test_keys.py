@@ -274,3 +274,41 @@ def test_update_keys_to_update_selects_nested_levels() -> None:
     td = make()
     td.update(new, keys_to_update=[("b", "d")])
     assert (td["b", "c"] == 1).all() and (td["b", "d", "e"] == 0).all()
+
+
+def test_walk_says_how_far_a_key_path_goes() -> None:
+    from tensorclass import lazy_stack
+    from tensorclass.tensordict_core.paths import walk
+
+    td = make()
+    assert walk(td, ("b", "d", "e")) == (td["b", "d", "e"], 3)
+    assert walk(td, ()) == (td, 0)
+    reached, depth = walk(td, ("b", "d", "missing", "x"))
+    assert depth == 2 and reached is td["b", "d"]  # the level that lacks the part
+    reached, depth = walk(td, ("a", "x"))
+    assert depth == 1 and reached is td["a"]  # a leaf on the way: the walk stops on it
+    assert walk(td, ("b", ["c"]))[1] == 1  # a part that cannot be a key is missing
+    members = [TensorDict({"n": {"x": torch.zeros(2)}, "only0": torch.zeros(2)}, [2])]
+    members.append(TensorDict({"n": {"x": torch.ones(2)}}, [2]))
+    stack = lazy_stack(members)
+    leaf, depth = walk(stack, ("n", "x"))
+    assert depth == 2 and torch.equal(leaf, torch.stack([torch.zeros(2), torch.ones(2)]))
+    assert walk(stack, ("only0",)) == (stack, 0)  # not in every member: missing
+
+
+def test_key_primitives_agree_on_where_a_path_breaks() -> None:
+    td = make()
+    assert ("b", "d", "e") in td and ("b", "x") not in td and ("a", "x") not in td
+    with pytest.raises(KeyNotFoundError, match=r"\('a',\) holds a Tensor"):
+        td._leaf(("a", "x"))
+    with pytest.raises(
+        KeyNotFoundError,
+        match=r"key \('b', 'x'\) not found in TensorDict; available keys: 'c', 'd'",
+    ):
+        td._leaf(("b", "x"))
+    with pytest.raises(KeyNotFoundError, match=r"\('a',\) holds a Tensor"):
+        td.pop(("a", "x"))
+    with pytest.raises(KeyNotFoundError, match="'a' holds a Tensor"):
+        td.set(("a", "x", "y"), torch.zeros(3))
+    td.set(("b", "new", "deep"), torch.zeros(3))  # missing levels are created
+    assert td["b", "new", "deep"].shape == (3,)
