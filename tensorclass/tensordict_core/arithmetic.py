@@ -18,6 +18,7 @@ from typing_extensions import Self
 
 from ..errors import OperandError, StructureMismatchError
 from ._core import TensorCore
+from .access import KeyAccess
 from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
 from .leaf_ops import LeafOps, single_dim
@@ -186,7 +187,7 @@ def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: An
     return None
 
 
-class Arithmetic(LeafOps):
+class Arithmetic(LeafOps, KeyAccess):
     """Operators (``+ - * / ** == < & ...``) and their in-place forms; ``_binary``,
     ``_inplace`` and ``_reduce``, which run the leaf-wise table's entries (leaf_ops.py);
     ``clamp``, ``lerp_``, ``all``/``any``."""

@@ -16,8 +16,10 @@ from typing_extensions import Self
 from ._core import Names
 from .arithmetic import Arithmetic
 from .functional_params import FunctionalParams
+from .indexing import Indexing
 from .pytree import register_pytree
 from .repr import format_instance
+from .shape import ShapeOps
 from .torch_functions import HANDLED_FUNCTIONS
 
 __all__ = ["TensorDictBase"]
@@ -37,7 +39,7 @@ def _rebuild(
     return obj
 
 
-class TensorDictBase(Arithmetic, FunctionalParams):
+class TensorDictBase(Indexing, ShapeOps, Arithmetic, FunctionalParams):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

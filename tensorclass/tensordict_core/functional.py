@@ -14,7 +14,6 @@ from typing_extensions import Self
 
 from ..errors import StructureMismatchError
 from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, check_names
-from .shape import ShapeOps
 
 __all__ = ["Functional", "tensor_leaves"]
 
@@ -113,7 +112,7 @@ def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
     return mask.reshape(mask.shape + (1,) * extra) if extra > 0 else mask
 
 
-class Functional(ShapeOps):
+class Functional(TensorCore):
     """Transforming every tensor leaf at once."""
 
     __slots__ = ()
