@@ -20,11 +20,10 @@ from .field_access import (
     set_device,
     set_locked,
     set_names,
-    set_slots,
 )
 from .fields import MISSING
 from .schema import Schema
-from .tensordict_core._core import as_batch_size, as_device, check_names, fits_batch
+from .tensordict_core._core import as_batch_size, as_device, check_names, fits_batch, set_state
 
 __all__ = ["FACTORY", "make_init"]
 
@@ -56,7 +55,7 @@ def make_init(cls: type, schema: Schema) -> Any:
         "_as_device": as_device,
         "_check_names": check_names,
         "_compiling": _is_dynamo_compiling,
-        "_set_slots": set_slots,
+        "_set_state": set_state,
         "_set_data": set_data,
         "_set_dict": _dict_setter(cls),
         "_set_batch_size": set_batch_size,
@@ -109,7 +108,7 @@ def make_init(cls: type, schema: Schema) -> Any:
         # used, since Dynamo does not follow a replaced __dict__ of a new object.
         "    if _compiling():",
         "        _data = _tc_self_.__dict__",
-        "        _set_slots(_tc_self_, _data, _size, _device, None, False)",
+        "        _set_state(_tc_self_, _cls, _data, _size, _device, None, False)",
         "    else:",
         "        _data = {}",
         "        _set_data(_tc_self_, _data)",

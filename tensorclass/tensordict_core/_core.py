@@ -26,7 +26,14 @@ from .paths import walk
 if TYPE_CHECKING:
     from ..tensordict import TensorDict  # built through the registry at run time
 
-__all__ = ["TensorCore", "as_batch_size", "as_device", "fits_batch", "nested_from_mapping"]
+__all__ = [
+    "TensorCore",
+    "as_batch_size",
+    "as_device",
+    "fits_batch",
+    "nested_from_mapping",
+    "set_state",
+]
 
 _object_new = object.__new__
 _set_attribute = object.__setattr__
@@ -181,7 +188,7 @@ class TensorCore(TensorCollection):
             return new  # type: ignore[no-any-return]
         if blank is None or _is_dynamo_compiling():
             new = _object_new(cls)
-            _set_state(new, cls, data, batch_size, device, names, cls._frozen)
+            set_state(new, cls, data, batch_size, device, names, cls._frozen)
             return new  # type: ignore[no-any-return]
         # Filled as the blank (plain attribute stores), then given its class.
         new = _object_new(blank)
@@ -522,17 +529,20 @@ class TensorCore(TensorCollection):
         return dynamic._new(self._data.copy(), self._batch_size, self._device, self._names)
 
 
-def _set_state(
+def set_state(
     obj: Any,
     cls: type[TensorCore],
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     batch_size: torch.Size,
     device: torch.device | None,
     names: Names,
     locked: bool,
 ) -> None:
     """Set an instance's state with ``object.__setattr__`` (bypassing a class's own
-    ``__setattr__``; torch.compile traces it, unlike the slot descriptors' ``__set__``)."""
+    ``__setattr__``; torch.compile traces it, unlike the slot descriptors' ``__set__``).
+
+    ``data`` is the storage: a dict, or the members' mapping of a lazy stack.
+    """
     _set_attribute(obj, "_data", data)
     if cls._dict_storage:
         _set_attribute(obj, "__dict__", data)

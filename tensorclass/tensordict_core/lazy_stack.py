@@ -33,7 +33,7 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
-from ._core import MISSING, TensorCore
+from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
@@ -73,9 +73,13 @@ class LazyStackedTensorDict(LazyShapeOps):
     __slots__ = ()
     _member_cls: ClassVar[type[TensorCore] | None] = None
     _variants: ClassVar[dict[type, type]] = {}
-    # Writes go through the members: no shortcut into the storage (see TensorCore).
+    # The storage is the members (a LazyLeaves mapping, not a dict): writes go through
+    # them, with no shortcut into the storage and no instance __dict__ aliasing it. These
+    # are the storage's flags, not the schema's: variants are made with type.__new__, so
+    # the members' schema (inherited) is not derived again.
     _fast_set: ClassVar[bool] = False
     _tensor_fields: ClassVar[frozenset[str]] = frozenset()
+    _dict_storage: ClassVar[bool] = False
 
     def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0) -> Any:
         return lazy_stack(list(tensordicts), stack_dim)
@@ -551,13 +555,15 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
     names = first._names
-    stack = object.__new__(cls)
-    _SLOTS["_data"].__set__(stack, LazyLeaves(stack, members, d))
-    _SLOTS["_batch_size"].__set__(stack, torch.Size((*batch[:d], len(members), *batch[d:])))
-    _SLOTS["_device"].__set__(stack, device)
-    _SLOTS["_names"].__set__(stack, None if names is None else (*names[:d], None, *names[d:]))
-    _SLOTS["_locked"].__set__(stack, all(m._locked for m in members))
-    return stack  # type: ignore[return-value]
+    stack: Any = object.__new__(cls)
+    set_state(
+        stack,
+        cls,
+        LazyLeaves(stack, members, d),
+        torch.Size((*batch[:d], len(members), *batch[d:])),
+        device,
+        None if names is None else (*names[:d], None, *names[d:]),
+        all(m._locked for m in members),
+    )
+    return stack  # type: ignore[no-any-return]
 
-
-_SLOTS: dict[str, Any] = {name: TensorCore.__dict__[name] for name in TensorCore.__slots__}
