@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from operator import countOf
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
@@ -23,6 +24,8 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 
 
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
+#: ``isinstance(value, TensorCore)`` as a C callable (for ``map``)
+_is_core = TensorCore.__instancecheck__
 
 
 def read_value(leaf: Any) -> Any:
@@ -31,6 +34,18 @@ def read_value(leaf: Any) -> Any:
     if cls is NonTensorData or cls is NonTensorStack:
         return leaf.value()
     return leaf
+
+
+def _nests(data: Any) -> bool:
+    """Whether a storage dict holds a nested instance (a storage that is not a dict may).
+
+    C-level passes only: a count of the values whose type is ``Tensor`` (all of them is
+    the common flat case), else an ``isinstance`` per value.
+    """
+    if type(data) is not dict:
+        return True
+    values = data.values()
+    return countOf(map(type, values), Tensor) != len(data) and any(map(_is_core, values))
 
 
 def _walk(
@@ -60,6 +75,20 @@ def _walk_into(
             out.append(((*prefix, key) if prefix else key, leaf))
 
 
+def _count(node: TensorCore, include_nested: bool, leaves_only: bool) -> int:
+    """How many entries :func:`_walk` gives, without building their keys."""
+    count = 0
+    for leaf in node._data.values():
+        if isinstance(leaf, TensorCore):
+            if not leaves_only:
+                count += 1
+            if include_nested:
+                count += _count(leaf, include_nested, leaves_only)
+        else:
+            count += 1
+    return count
+
+
 class KeysView:
     """The keys of a tensor class, optionally nested (tuples) and leaves only.
 
@@ -82,15 +111,19 @@ class KeysView:
         self._leaves_only = leaves_only
 
     def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        data = self._owner._data
         if not self._include_nested and not self._leaves_only:
-            return iter(self._owner._data)
+            return iter(data)
+        if not _nests(data):  # flat: every key is a leaf key (a snapshot, as below)
+            return iter(list(data))
         walk = _walk(self._owner, (), self._include_nested, self._leaves_only)
         return iter([key for key, _ in walk])
 
     def __len__(self) -> int:
-        if not self._include_nested and not self._leaves_only:
-            return len(self._owner._data)
-        return len(_walk(self._owner, (), self._include_nested, self._leaves_only))
+        data = self._owner._data
+        if (not self._include_nested and not self._leaves_only) or not _nests(data):
+            return len(data)
+        return _count(self._owner, self._include_nested, self._leaves_only)
 
     def __contains__(self, key: object) -> bool:
         flat = unravel_key_tuple(key)
@@ -184,7 +217,7 @@ class KeyAccess(TensorCore):
 
     def is_empty(self) -> bool:
         """Whether there is no leaf at all (nested instances without leaves count as empty)."""
-        return not any(True for _ in _walk(self, (), True, True))
+        return _count(self, True, True) == 0
 
     def to_dict(self) -> dict[str, Any]:
         """A nested plain ``dict`` of the values (tensors are shared, not copied)."""

@@ -312,3 +312,61 @@ def test_key_primitives_agree_on_where_a_path_breaks() -> None:
         td.set(("a", "x", "y"), torch.zeros(3))
     td.set(("b", "new", "deep"), torch.zeros(3))  # missing levels are created
     assert td["b", "new", "deep"].shape == (3,)
+
+
+class Leaves(TensorClass):
+    x: torch.Tensor
+    note: str
+
+
+def test_keys_of_flat_nested_and_lazy_instances_in_every_mode() -> None:
+    from tensorclass import lazy_stack
+
+    flat = TensorDict({"a": torch.zeros(2), "s": "text", "b": torch.ones(2)}, [2])
+    nested = TensorDict({"a": torch.zeros(2), "n": {"b": torch.ones(2), "m": {}}}, [2])
+    members = [nested.clone(), nested.clone()]
+    members[0]["only0"] = torch.zeros(2)
+    lazy = lazy_stack(members)
+    typed = Leaves(torch.zeros(2), "note", batch_size=[2])
+    empty = TensorDict({"m": {"n": {}}}, [])
+    expected = {
+        id(flat): {
+            mode: ["a", "s", "b"]
+            for mode in ((False, False), (True, False), (False, True), (True, True))
+        },
+        id(nested): {
+            (False, False): ["a", "n"],
+            (True, False): ["a", "n", ("n", "b"), ("n", "m")],
+            (False, True): ["a"],
+            (True, True): ["a", ("n", "b")],
+        },
+        id(typed): {
+            mode: ["x", "note"]
+            for mode in ((False, False), (True, False), (False, True), (True, True))
+        },
+        id(empty): {
+            (False, False): ["m"],
+            (True, False): ["m", ("m", "n")],
+            (False, True): [],
+            (True, True): [],
+        },
+    }
+    expected[id(lazy)] = expected[id(nested)]
+    for td in (flat, nested, lazy, typed, empty):
+        for mode, keys in expected[id(td)].items():
+            view = td.keys(*mode)
+            assert list(view) == keys, (type(td).__name__, mode)
+            assert len(view) == len(keys) and all(key in view for key in keys)
+            assert [key for key, _ in td.items(*mode)] == keys
+    assert empty.is_empty() and not flat.is_empty() and TensorDict({}).is_empty()
+
+
+def test_flat_keys_are_a_snapshot_and_the_view_stays_live() -> None:
+    td = TensorDict({"a": torch.zeros(2), "b": torch.zeros(2)}, [2])
+    view = td.keys(True, True)
+    keys = iter(view)
+    td["c"] = torch.zeros(2)  # writing while iterating the listed keys is fine
+    assert list(keys) == ["a", "b"]
+    assert list(view) == ["a", "b", "c"] and len(view) == 3
+    td["n"] = {"x": torch.zeros(2)}  # no longer flat: the nested key appears
+    assert list(view) == ["a", "b", "c", ("n", "x")] and len(view) == 4
