@@ -30,7 +30,6 @@ from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 from .tensordict_core._core import TensorCore
 from .tensordict_core.base import TensorDictBase
-from .tensordict_core.storage_methods import StorageMethods
 
 __all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_annotations"]
 
@@ -228,7 +227,7 @@ class TensorClassMeta(type):
         regenerate_init(cls, schema)
 
 
-class _Blank(StorageMethods, TensorDictBase):
+class _Blank(TensorDictBase):
     """The memory layout of every tensor class, without its checking ``__setattr__``.
 
     ``TensorClass._new`` fills a ``_Blank`` with plain attribute stores and then assigns

@@ -27,7 +27,6 @@ from .tensordict_core._core import TensorCore, fits_batch
 from .tensordict_core.base import TensorDictBase
 from .tensordict_core.memmap.load import ClassPolicy
 from .tensordict_core.memmap.tensor import PathLike
-from .tensordict_core.storage_methods import StorageMethods
 
 if TYPE_CHECKING:
     from ._typing import InitAttr, ReadOnlyAfterInit
@@ -45,7 +44,7 @@ __all__ = [
 _NO_DEFAULT: Any = None  # the declared default of batch_size/device/names (typing only)
 
 
-class TensorClass(StorageMethods, TensorDictBase, metaclass=TensorClassMeta):
+class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     """Base class of typed tensor classes: declared fields, one batch shape.
 
     >>> import torch

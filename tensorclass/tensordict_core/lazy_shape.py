@@ -20,9 +20,9 @@ from typing_extensions import Self
 from ..errors import BatchSizeError
 from ..registry import dynamic_class
 from ._core import TensorCore
-from .base import TensorDictBase
 from .indexing import _fits, _tensor_leaves, normalize_index
 from .lazy_leaves import LazyLeaves
+from .ops import TensorOps
 from .shape import _sizes, batch_dim
 
 __all__ = ["LazyShapeOps"]
@@ -47,7 +47,7 @@ def _member(member: Any, like: _S) -> _S:
     return result
 
 
-class LazyShapeOps(TensorDictBase):
+class LazyShapeOps(TensorOps):
     """The member-preserving batch operations of ``LazyStackedTensorDict``."""
 
     __slots__ = ()

@@ -2,7 +2,7 @@
 
 This mixin only forwards: each concept lives in its own module (``memmap/``, ``parallel``,
 ``distributed``). It sits above those modules (they build lazy stacks, which derive from
-``TensorDictBase``), so it is mixed into ``TensorClass`` rather than into ``TensorDictBase``.
+``TensorOps``); ``TensorDictBase`` joins it with the operations.
 """
 
 from __future__ import annotations
