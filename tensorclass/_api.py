@@ -4,7 +4,8 @@ Importing this module builds the whole library and fills :mod:`tensorclass.regis
 (``TensorDict``, ``ParamSwap``, ``TensorDictParams``).
 """
 
-from . import param_swap as _param_swap  # noqa: F401  (registers what to_module returns)
+# ruff: noqa: F401  (every import is an export: the package re-exports it)
+from . import param_swap as _param_swap  # registers what to_module returns
 from .collection import is_tensor_collection
 from .decorator import is_tensorclass, tensorclass
 from .errors import (
@@ -36,44 +37,4 @@ from .typed import TensorClass
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
 
-__all__ = [
-    "BatchSizeError",
-    "EntryInfo",
-    "Field",
-    "FieldKind",
-    "FieldTypeError",
-    "FrozenInstanceError",
-    "InvalidKeyError",
-    "KeyNotFoundError",
-    "LazyStackedTensorDict",
-    "LockedError",
-    "MemmapFormatError",
-    "MemmapInfo",
-    "MemoryMappedTensor",
-    "NestedKey",
-    "NonTensorData",
-    "NonTensorStack",
-    "NotSerializableError",
-    "OperandError",
-    "RecordedClassError",
-    "Schema",
-    "SchemaError",
-    "Spec",
-    "StructureMismatchError",
-    "TensorClass",
-    "TensorClassError",
-    "TensorDict",
-    "TensorDictBase",
-    "cat",
-    "field",
-    "from_modules",
-    "is_tensor_collection",
-    "is_tensorclass",
-    "lazy_stack",
-    "load_memmap",
-    "read_metadata",
-    "stack",
-    "tensorclass",
-    "unravel_key",
-    "unravel_keys",
-]
+from . import __all__ as __all__  # the same names as the package (isort: skip)
