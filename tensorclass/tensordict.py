@@ -96,19 +96,30 @@ class TensorDict(TensorClass, dynamic=True):
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
         n = len(size)
         if n and self._device is None:
-            # The common case, checked first: a str key and a tensor that fits the batch.
+            # The common case, checked first: a str key and a tensor that fits the batch
+            # (fits_batch, its one- and two-dim cases inline: a call per key costs as much
+            # again; a tensor with too few dims raises IndexError).
+            first = size[0]
+            second = size[1] if n > 1 else 0
             for key, value in entries:
                 if key.__class__ is str:
                     cls = value.__class__
                     if cls is Tensor:
-                        if fits_batch(value.shape, size):
-                            data[key] = value
-                            continue
+                        shape = value.shape
+                        try:
+                            if shape[0] == first and (
+                                n == 1
+                                or (shape[1] == second and (n == 2 or fits_batch(shape, size)))
+                            ):
+                                data[key] = value
+                                continue
+                        except IndexError:
+                            pass
                     elif cls is dict:
                         if type(self)._nested_class is _default_nested_class:
                             # A nested TensorDict, built here (the batch size is known good).
                             child_data: dict[str, Any] = {}
-                            child = TensorDict._new(child_data, size)
+                            child = _new_tensordict(child_data, size)
                             try:
                                 child._fill(value.items(), size, child_data)
                             except TensorClassError as err:
@@ -211,4 +222,5 @@ class TensorDict(TensorClass, dynamic=True):
 
 
 register_dynamic_class(TensorDict)  # what the engine builds for nested mappings
+_new_tensordict = TensorDict._new  # bound once: the constructor builds a nested level per dict
 _default_nested_class = TensorCore._nested_class

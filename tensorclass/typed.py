@@ -139,7 +139,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 and not self._locked
                 and self._device is None
             ):
-                if fits_batch(value.shape, self._batch_size):
+                batch_size = self._batch_size
+                shape = value.shape
+                if (  # fits_batch, its one-dim case inline (a call costs as much again)
+                    shape[0] == batch_size[0]
+                    if len(batch_size) == 1 and shape
+                    else fits_batch(shape, batch_size)
+                ):
                     self._data[name] = value
                     return
             if name in type(self).__tensorclass_schema__.by_name:

@@ -178,13 +178,13 @@ class TensorCore(TensorCollection):
         This is the one constructor every operation uses for its result.
         """
         blank = cls._blank
-        if blank is cls:  # no __setattr__ of its own: plain slot stores
+        if blank is cls:  # a dynamic schema (never frozen): plain slot stores
             new: Any = _object_new(cls)
             new._data = data
             new._batch_size = batch_size
             new._device = device
             new._names = names
-            new._locked = cls._frozen
+            new._locked = False
             return new  # type: ignore[no-any-return]
         if blank is None or _is_dynamo_compiling():
             new = _object_new(cls)
@@ -440,7 +440,13 @@ class TensorCore(TensorCollection):
             and (self._fast_set or key in self._tensor_fields)
         ):
             # Fast path: a plain tensor; only the batch prefix to check.
-            if fits_batch(value.shape, self._batch_size):
+            batch_size = self._batch_size
+            shape = value.shape
+            if (  # fits_batch, its one-dim case inline (a call costs as much again)
+                shape[0] == batch_size[0]
+                if len(batch_size) == 1 and shape
+                else fits_batch(shape, batch_size)
+            ):
                 data[key] = value
                 return
         if inplace and key in data:

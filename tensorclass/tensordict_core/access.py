@@ -243,7 +243,13 @@ class KeyAccess(TensorCore):
                 and (self._fast_set or key in self._tensor_fields)
             ):
                 # The fast path of _set_str, inline (a frame less): only the batch prefix.
-                if fits_batch(value.shape, self._batch_size):
+                batch_size = self._batch_size
+                shape = value.shape
+                if (  # fits_batch, its one-dim case inline (a call costs as much again)
+                    shape[0] == batch_size[0]
+                    if len(batch_size) == 1 and shape
+                    else fits_batch(shape, batch_size)
+                ):
                     self._data[key] = value
                     return self
             self._set_str(key, value, inplace)
