@@ -29,7 +29,6 @@ from .fields import MISSING, FieldSpec, field
 from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 from .tensordict_core._core import TensorCore
-from .tensordict_core.base import TensorDictBase
 
 __all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_annotations"]
 
@@ -227,23 +226,42 @@ class TensorClassMeta(type):
         regenerate_init(cls, schema)
 
 
-class _Blank(TensorDictBase):
-    """The memory layout of every tensor class, without its checking ``__setattr__``.
+_blanks: dict[type, type] = {}
 
-    ``TensorClass._new`` fills a ``_Blank`` with plain attribute stores and then assigns
-    its ``__class__`` (CPython allows it between classes of the same layout).
+
+def _blank_of(root: type) -> type:
+    """The blank of a root tensor class: a subclass with the memory layout its subclasses
+    have (the instance ``__dict__`` added to the engine's slots) and no ``__setattr__`` of
+    its own, so ``_new`` fills it with plain attribute stores before assigning
+    ``__class__`` (CPython allows that between classes of the same layout).
+
+    Made with ``type.__new__``: it is a layout, not a tensor class (no schema is compiled).
     """
+    blank = _blanks.get(root)
+    if blank is None:
+        namespace = {
+            "__module__": __name__,
+            "__qualname__": "_Blank",
+            "__doc__": _blank_of.__doc__,
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+        }
+        blank = type.__new__(type(root), "_Blank", (root,), namespace)
+        _blanks[root] = blank
+    return blank
 
 
 def _blank_for(cls: type) -> type | None:
-    """``_Blank`` if its instances can become instances of ``cls`` (else None: a base with
-    slots of its own changes the layout)."""
-    probe = _object_new(_Blank)
+    """The blank ``_new`` fills for ``cls``, if its instances can become instances of
+    ``cls`` (else ``None``: a base with slots of its own changes the layout)."""
+    root = [klass for klass in cls.__mro__ if isinstance(klass, TensorClassMeta)][-1]
+    blank = _blank_of(root)
+    probe: Any = _object_new(blank)
     try:
         probe.__class__ = cls
     except TypeError:
         return None
-    return _Blank
+    return blank
 
 
 skip_frames_of(__file__)

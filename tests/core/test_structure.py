@@ -64,6 +64,9 @@ def test_one_fast_constructor() -> None:
         if "_new" in vars(klass)
     }
     assert owners == {TensorCore, LazyStackedTensorDict}
+    # typed results are filled as a blank of the same layout (plain attribute stores)
+    assert Pair._blank is not None and Frozen._blank is not None
+    assert TensorDict._blank is TensorDict  # dynamic classes store their slots directly
     built = Pair._new({"x": torch.zeros(3)}, torch.Size([3]))
     assert type(built) is Pair and built.x.shape == (3,) and built.label is None
     assert Frozen._new({"x": torch.zeros(1)}, torch.Size([1])).is_locked
