@@ -32,6 +32,8 @@ from .typed import TensorClass
 
 __all__ = ["TensorDict"]
 
+_object_new = object.__new__
+
 
 class TensorDict(TensorClass, dynamic=True):
     """A dict of tensors that share leading batch dims and behave like one tensor.
@@ -117,9 +119,16 @@ class TensorDict(TensorClass, dynamic=True):
                             pass
                     elif cls is dict:
                         if type(self)._nested_class is _default_nested_class:
-                            # A nested TensorDict, built here (the batch size is known good).
+                            # A nested TensorDict, built here (the batch size is known good;
+                            # its state set inline: a _new call per level costs ~10% of the
+                            # 19-level chain's construction).
                             child_data: dict[str, Any] = {}
-                            child = _new_tensordict(child_data, size)
+                            child = _object_new(TensorDict)
+                            child._data = child_data
+                            child._batch_size = size
+                            child._device = None
+                            child._names = None
+                            child._locked = False
                             try:
                                 child._fill(value.items(), size, child_data)
                             except TensorClassError as err:
@@ -222,5 +231,4 @@ class TensorDict(TensorClass, dynamic=True):
 
 
 register_dynamic_class(TensorDict)  # what the engine builds for nested mappings
-_new_tensordict = TensorDict._new  # bound once: the constructor builds a nested level per dict
 _default_nested_class = TensorCore._nested_class
