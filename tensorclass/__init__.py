@@ -3,49 +3,16 @@
 Declare a tensor class with annotated fields; it behaves like one tensor along its batch
 dims (index it, reshape it, stack it, move it), and ``TensorDict`` is the same engine with
 any string key.
+
+The public names are loaded on first use (``from tensorclass import TensorDict`` loads the
+library, torch included): importing the package alone, as mypy does when it loads
+``tensorclass.plugins.mypy``, imports neither torch nor the engine.
 """
 
-from .decorator import is_tensorclass, tensorclass
-from .errors import (
-    BatchSizeError,
-    FieldTypeError,
-    FrozenInstanceError,
-    InvalidKeyError,
-    KeyNotFoundError,
-    LockedError,
-    MemmapFormatError,
-    NotSerializableError,
-    OperandError,
-    RecordedClassError,
-    SchemaError,
-    StructureMismatchError,
-    TensorClassError,
-)
-from .fields import field
-from .schema import Field, FieldKind, Schema
-from .specs import Spec
-from .tensordict_core import (
-    NestedKey,
-    NonTensorData,
-    NonTensorStack,
-    TensorDict,
-    TensorDictBase,
-    cat,
-    from_modules,
-    is_tensor_collection,
-    stack,
-    unravel_key,
-    unravel_keys,
-)
-from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
-from .tensordict_core.memmap import (
-    EntryInfo,
-    MemmapInfo,
-    MemoryMappedTensor,
-    load_memmap,
-    read_metadata,
-)
-from .typed import TensorClass
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "BatchSizeError",
@@ -88,4 +55,61 @@ __all__ = [
     "unravel_key",
     "unravel_keys",
 ]
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from . import nn as nn
+    from ._api import (
+        BatchSizeError,
+        EntryInfo,
+        Field,
+        FieldKind,
+        FieldTypeError,
+        FrozenInstanceError,
+        InvalidKeyError,
+        KeyNotFoundError,
+        LazyStackedTensorDict,
+        LockedError,
+        MemmapFormatError,
+        MemmapInfo,
+        MemoryMappedTensor,
+        NestedKey,
+        NonTensorData,
+        NonTensorStack,
+        NotSerializableError,
+        OperandError,
+        RecordedClassError,
+        Schema,
+        SchemaError,
+        Spec,
+        StructureMismatchError,
+        TensorClass,
+        TensorClassError,
+        TensorDict,
+        TensorDictBase,
+        cat,
+        field,
+        from_modules,
+        is_tensor_collection,
+        is_tensorclass,
+        lazy_stack,
+        load_memmap,
+        read_metadata,
+        stack,
+        tensorclass,
+        unravel_key,
+        unravel_keys,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__ or name == "nn":
+        api = importlib.import_module("tensorclass._api")
+        globals().update({export: getattr(api, export) for export in __all__})
+        return importlib.import_module("tensorclass.nn") if name == "nn" else globals()[name]
+    raise AttributeError(f"module 'tensorclass' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

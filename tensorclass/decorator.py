@@ -12,8 +12,10 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
+from .annotations import skip_frames_of
 from .errors import SchemaError
 from .fields import FieldSpec, field
+from .schema import is_typed
 from .typed import TensorClass, TensorClassMeta
 
 __all__ = ["is_tensorclass", "tensorclass"]
@@ -110,6 +112,10 @@ def tensorclass(
 
 
 def is_tensorclass(obj: object) -> bool:
-    """Whether ``obj`` is a tensor class (typed) or an instance of one."""
+    """Whether ``obj`` is a tensor class with declared fields (not ``TensorDict``) or an
+    instance of one."""
     klass = obj if isinstance(obj, type) else type(obj)
-    return isinstance(klass, TensorClassMeta) and klass is not TensorClass
+    return is_typed(klass) and klass is not TensorClass
+
+
+skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

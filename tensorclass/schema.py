@@ -21,19 +21,33 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from functools import partial
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .errors import FieldTypeError, SchemaError
+from .annotations import resolve_annotations
+from .collection import TensorCollection
+from .errors import FieldTypeError, KeyNotFoundError, SchemaError, TensorClassError
 from .fields import MISSING
+from .non_tensor import NonTensorData, NonTensorStack
+from .registry import dynamic_class
 from .specs import Spec, has_spec_metadata, spec_from_annotation
-from .tensordict_core._core import TensorCore, nested_from_mapping
-from .tensordict_core.non_tensor import NonTensorData, NonTensorStack
 
-__all__ = ["Field", "FieldKind", "Schema", "classify_annotation", "resolved_schema"]
+__all__ = [
+    "DYNAMIC",
+    "AnySchema",
+    "DynamicSchema",
+    "Field",
+    "FieldKind",
+    "Schema",
+    "classify_annotation",
+    "convert_dynamic",
+    "is_typed",
+    "nested_from_mapping",
+    "resolved_schema",
+]
 
 _NUMERIC = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
@@ -66,7 +80,7 @@ class Field:
     default_factory: Any = MISSING
     kw_only: bool = False
     optional: bool = False
-    nested_class: type[TensorCore] | None = None
+    nested_class: type[Any] | None = None
     metadata: Mapping[str, Any] = dataclass_field(default_factory=dict)
     owner: str = ""
     spec: Spec | None = dataclass_field(default=None, init=False)
@@ -94,7 +108,7 @@ class Field:
         """Whether the constructor needs a value for this field."""
         return self.default is MISSING and self.default_factory is MISSING
 
-    def convert(self, owner: TensorCore, value: Any, where: object = None) -> Any:
+    def convert(self, owner: Any, value: Any, where: object = None) -> Any:
         """Turn ``value`` into a checked leaf of ``owner`` for this field.
 
         (Replaced per instance by the converter of the field's kind, bound once.)
@@ -118,7 +132,7 @@ def _is_tensor_type(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, Tensor)
 
 
-def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[TensorCore] | None]:
+def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[Any] | None]:
     """The kind of a resolved annotation, whether it is optional, and its nested class."""
     if annotation is typing.Annotated or typing.get_origin(annotation) is typing.Annotated:
         return classify_annotation(typing.get_args(annotation)[0])
@@ -127,12 +141,12 @@ def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[TensorCo
         inner = typing.get_args(inner)[0]
     if _is_tensor_type(inner) or _is_tensor_like_annotation(inner):
         return FieldKind.TENSOR, optional, None
-    if isinstance(inner, type) and issubclass(inner, TensorCore):
+    if isinstance(inner, type) and issubclass(inner, TensorCollection):
         return FieldKind.NESTED, optional, inner
     origin = typing.get_origin(inner)
     if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
         if any(
-            _is_tensor_type(arg) or (isinstance(arg, type) and issubclass(arg, TensorCore))
+            _is_tensor_type(arg) or (isinstance(arg, type) and issubclass(arg, TensorCollection))
             for arg in typing.get_args(inner)
         ):
             return FieldKind.ANY, optional, None
@@ -147,12 +161,50 @@ def _is_tensor_like_annotation(annotation: Any) -> bool:
     return dtype_holder is not None and _is_tensor_type(dtype_holder)
 
 
+_TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+
+
+def nested_from_mapping(cls: type[Any], key: str, mapping: Mapping[Any, Any], parent: Any) -> Any:
+    """Build the nested instance of ``cls`` under ``key`` of ``parent`` from a mapping;
+    errors name the full key path."""
+    try:
+        return cls._from_mapping(mapping, parent._batch_size, parent._device)
+    except TensorClassError as err:
+        raise err.under(key) from None
+
+
+def convert_dynamic(owner: Any, key: str, value: Any, where: object = None) -> Any:
+    """Turn a user value into a checked leaf of ``owner`` under ``key``, decided by the value
+    (the conversion of a dynamic schema, and of ``Any`` fields).
+
+    Tensors and tensor classes are checked against the batch size (and moved to the device);
+    a mapping becomes the nested class of ``key``; numbers, lists and arrays become tensors;
+    anything else is a non-tensor value shared along the batch.
+    """
+    if isinstance(value, (Tensor, TensorCollection)):
+        return owner._check_leaf(key, value, where)
+    if isinstance(value, Mapping):
+        return owner._nested_from_mapping(key, value, where)
+    cls = type(value)
+    if cls is NonTensorData:
+        return value
+    if cls is NonTensorStack:
+        return owner._check_leaf(key, value, where)
+    if isinstance(value, _TENSORABLE):
+        try:
+            tensor = torch.as_tensor(value, device=owner._device)
+        except (TypeError, ValueError, RuntimeError):
+            return NonTensorData(value)
+        return owner._check_leaf(key, tensor, where)
+    return NonTensorData(value)
+
+
 def _describe(value: Any) -> str:
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
-def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
+def _convert_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
     if isinstance(value, Tensor):
         return owner._check_leaf(field.name, value, where)
     if isinstance(value, _NUMERIC):
@@ -168,13 +220,13 @@ def _convert_tensor(field: Field, owner: TensorCore, value: Any, where: object =
     )
 
 
-def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
+def _convert_nested(field: Field, owner: Any, value: Any, where: object = None) -> Any:
     cls = field.nested_class
     assert cls is not None
     if isinstance(value, cls):
         return owner._check_leaf(field.name, value, where)
-    if isinstance(value, TensorCore):
-        value = value._data
+    if isinstance(value, TensorCollection):
+        value = value._data  # type: ignore[attr-defined]
     if isinstance(value, Mapping):
         nested = nested_from_mapping(cls, field.name, value, owner)
         return owner._check_leaf(field.name, nested, where)
@@ -185,7 +237,7 @@ def _convert_nested(field: Field, owner: TensorCore, value: Any, where: object =
     )
 
 
-def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
+def _convert_non_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
     cls = type(value)
     if cls is NonTensorData:
         return value
@@ -194,17 +246,17 @@ def _convert_non_tensor(field: Field, owner: TensorCore, value: Any, where: obje
     return NonTensorData(value)
 
 
-def _convert_any(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
-    return TensorCore._convert(owner, field.name, value, where)
+def _convert_any(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+    return convert_dynamic(owner, field.name, value, where)
 
 
-def _convert_unresolved(field: Field, owner: TensorCore, value: Any, where: object = None) -> Any:
-    schema: Schema = type(owner).__tensorclass_schema__  # type: ignore[attr-defined]
+def _convert_unresolved(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+    schema: Schema = type(owner).__tensorclass_schema__
     resolved = schema.resolve()
     return resolved.by_name[field.name].convert(owner, value, where)
 
 
-_CONVERTERS: dict[FieldKind, Callable[[Field, TensorCore, Any, object], Any]] = {
+_CONVERTERS: dict[FieldKind, Callable[[Field, Any, Any, object], Any]] = {
     FieldKind.TENSOR: _convert_tensor,
     FieldKind.NESTED: _convert_nested,
     FieldKind.NON_TENSOR: _convert_non_tensor,
@@ -246,12 +298,74 @@ class Schema:
         resolved = all(f.kind is not FieldKind.UNRESOLVED for f in self.fields)
         object.__setattr__(self, "resolved", resolved)
 
+    #: a fixed schema: only the declared fields are keys
+    dynamic: ClassVar[bool] = False
+
+    @property
+    def fast_keys(self) -> frozenset[str]:
+        """The keys a plain tensor may be stored under once its batch prefix is checked."""
+        return frozenset(f.name for f in self.fields if f.holds_tensors)
+
+    def field_list(self) -> str:
+        """The field names for messages: ``'a', 'b'`` (or ``(none)``)."""
+        return ", ".join(repr(n) for n in self.names) or "(none)"
+
+    def field(self, owner: Any, key: str) -> Field:
+        """The field ``key``; a ``KeyNotFoundError`` listing the fields if there is none."""
+        found = self.by_name.get(key)
+        if found is None:
+            raise KeyNotFoundError(
+                f"{type(owner).__name__} has no field {key!r}; its fields are "
+                f"{self.field_list()}",
+                key=key,
+            )
+        return found
+
+    def unknown_key(self, owner: Any, key: object, where: object) -> KeyNotFoundError | None:
+        """The error for reading ``key`` when it is not a field (``None`` if it is one)."""
+        if type(key) is not str or key in self.by_name:
+            return None
+        prefix = f"key {where!r}: " if where is not None else ""
+        return KeyNotFoundError(
+            f"{prefix}{type(owner).__name__} has no field {key!r}; its fields are "
+            f"{self.field_list()}",
+            key=key,
+        )
+
+    def convert(self, owner: Any, key: str, value: Any, where: object = None) -> Any:
+        """Turn a user value into a checked leaf of ``owner`` for the field ``key``."""
+        found = self.by_name.get(key)
+        if found is None:
+            raise owner._missing(key, where if where != key else None)
+        return found.convert(owner, value, where)
+
+    def absent(self, owner: Any, key: str, where: object = None) -> Any:
+        """What reading a key that is not stored gives: ``None`` for a declared field."""
+        if key in self.by_name:
+            return None
+        raise owner._missing(key, where)
+
+    def none_unsets(self, owner: Any, key: str, where: object = None) -> bool:
+        """Writing ``None`` to a declared field unsets it."""
+        if key not in self.by_name:
+            raise owner._missing(key, where if where != key else None)
+        return True
+
+    def nested_class(self, owner: Any, key: str) -> type[Any]:
+        """The class a nested mapping under ``key`` becomes."""
+        found = self.field(owner, key)
+        if found.kind is FieldKind.NESTED and found.nested_class is not None:
+            return found.nested_class
+        if found.kind in (FieldKind.ANY, FieldKind.UNRESOLVED):
+            return dynamic_class()  # type: ignore[no-any-return]
+        raise KeyNotFoundError(
+            f"{type(owner).__name__}.{key} holds {found.kind.value} values, not nested keys"
+        )
+
     def resolve(self) -> Schema:
         """Resolve forward references; installs and returns the resolved schema."""
         if self.resolved:
             return self
-        from .typed import install_schema, regenerate_init, resolve_annotations
-
         hints = resolve_annotations(self.owner, strict=True)
         fields = []
         for f in self.fields:
@@ -271,15 +385,81 @@ class Schema:
                 )
             fields.append(f)
         schema = Schema(self.name, tuple(fields), self.frozen, self.owner, validate=self.validate)
-        install_schema(self.owner, schema)
-        regenerate_init(self.owner, schema)  # its converters were bound to the old fields
+        # The class installs it (and regenerates its __init__, whose converters were bound
+        # to the old fields): class building is above this layer.
+        self.owner.__tensorclass_install__(schema)
         return schema
+
+
+class DynamicSchema:
+    """The schema of ``TensorDict``: any string key, each value converted by what it is.
+
+    It answers the same questions as :class:`Schema` (how a value is converted, what an
+    absent key reads as, which class a nested mapping becomes, which keys take the fast
+    path), so the engine reads one policy object whatever the class.
+    """
+
+    dynamic: ClassVar[bool] = True
+    name = "TensorDict"
+    fields: tuple[Field, ...] = ()
+    names: tuple[str, ...] = ()
+    by_name: Mapping[str, Field] = types.MappingProxyType({})
+    frozen = False
+    validate = False
+    resolved = True
+    owner: Any = None
+    #: every key takes the fast path
+    fast_keys: frozenset[str] | None = None
+
+    def __repr__(self) -> str:
+        return "DynamicSchema()"
+
+    def resolve(self) -> DynamicSchema:
+        """Nothing to resolve."""
+        return self
+
+    def field_list(self) -> str:
+        """No declared fields."""
+        return "(none)"
+
+    def unknown_key(self, owner: Any, key: object, where: object) -> KeyNotFoundError | None:
+        """Any key may be written: no key is unknown to the schema."""
+        return None
+
+    def convert(self, owner: Any, key: str, value: Any, where: object = None) -> Any:
+        """Turn a user value into a checked leaf (see :func:`convert_dynamic`)."""
+        return convert_dynamic(owner, key, value, where)
+
+    def absent(self, owner: Any, key: str, where: object = None) -> Any:
+        """A key that is not stored is an error that lists the stored keys."""
+        raise owner._missing(key, where)
+
+    def none_unsets(self, owner: Any, key: str, where: object = None) -> bool:
+        """``None`` is stored as a value."""
+        return False
+
+    def nested_class(self, owner: Any, key: str) -> type[Any]:
+        """Nested mappings become ``TensorDict``."""
+        return dynamic_class()  # type: ignore[no-any-return]
+
+
+#: the one dynamic schema
+DYNAMIC = DynamicSchema()
+
+#: the schema of any tensor class: fixed fields or the dynamic one
+AnySchema = Schema | DynamicSchema
+
+
+def is_typed(cls: type) -> bool:
+    """Whether ``cls`` is a tensor class with declared fields (not ``TensorDict``)."""
+    schema = getattr(cls, "__tensorclass_schema__", None)
+    return schema is not None and not schema.dynamic
 
 
 def resolved_schema(cls: type) -> Schema | None:
     """The resolved schema of a tensor class with declared fields; ``None`` for a class
     with a dynamic schema (``TensorDict``: any key)."""
-    schema: Schema | None = getattr(cls, "__tensorclass_schema__", None)
-    if schema is None or getattr(cls, "_dynamic_keys", True):
+    schema = getattr(cls, "__tensorclass_schema__", None)
+    if schema is None or schema.dynamic:
         return None
-    return schema.resolve()
+    return schema.resolve()  # type: ignore[no-any-return]

@@ -114,6 +114,18 @@ def _keys() -> Workload:
     )
 
 
+def _listing(name: str, code: str, plain_code: str, plain: str) -> Workload:
+    """A listing of the keys, items or values of a TensorDict of 100 flat leaves."""
+
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        return Case(code, td=lib.TensorDict(flat_source(100), batch_size=FLAT_BATCH))
+
+    def plain_build(scale: Scale) -> Case:
+        return Case(plain_code, leaf_keys=leaf_keys, d=flat_source(100))
+
+    return Workload(name, "keys", "small", plain, with_plain(lib_build, plain_build))
+
+
 def _flat10() -> dict[str, Any]:
     return flat_source(10)
 
@@ -133,4 +145,13 @@ WORKLOADS = [
     _set("set nested key (3 deep)", _nested_td, nested_source, NESTED_KEY, item=False),
     _set("set deepest key (20 deep)", _chain_td, chain_source, CHAIN_LEAF, item=False),
     _keys(),
+    _listing(
+        "keys(nested, leaves) 100 flat keys",
+        "list(td.keys(include_nested=True, leaves_only=True))",
+        "list(leaf_keys(d))",
+        "recursive generator",
+    ),
+    _listing("keys() 100 flat keys", "list(td.keys())", "list(d)", "dict"),
+    _listing("items() 100 flat keys", "list(td.items())", "list(d.items())", "dict"),
+    _listing("values() 100 flat keys", "list(td.values())", "list(d.values())", "dict"),
 ]

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
-from ..tensordict_core.memmap.load import load_memmap
+from ..loading import load_memmap
 from ..tensordict_core.memmap.metadata import read_metadata
 from ..validation import validate
 from .common import EXIT_OK, UsageError

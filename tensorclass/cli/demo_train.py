@@ -15,8 +15,8 @@ from torch import Tensor, nn
 from torch.nn import functional
 
 from ..nn import TensorDictModule, TensorDictSequential
+from ..tensordict import TensorDict
 from ..tensordict_core.module_params import from_modules
-from ..tensordict_core.tensordict import TensorDict
 from .demo_data import CLASSES, ImageBatch
 
 __all__ = [

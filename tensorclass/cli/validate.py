@@ -22,8 +22,8 @@ import torch
 from pydantic import ValidationError
 
 from ..errors import MemmapFormatError, TensorClassError
+from ..loading import load_memmap
 from ..schema import FieldKind
-from ..tensordict_core.memmap.load import load_memmap
 from ..tensordict_core.memmap.metadata import MemmapInfo, read_metadata
 from ..validation import validate
 from ..validation.compiled import compiled, is_schema_class

@@ -19,9 +19,9 @@ from torch import Tensor, nn
 from typing_extensions import Self, TypeVar
 
 from ..errors import KeyNotFoundError, SchemaError
+from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.base import TensorDictBase
-from ..tensordict_core.tensordict import TensorDict
 from .keys import Key, as_keys, call_name, show_keys
 
 __all__ = ["TensorDictModuleBase"]

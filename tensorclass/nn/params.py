@@ -25,10 +25,11 @@ from typing import Any
 import torch.utils._pytree as pytree
 from torch import Tensor, nn
 
+from ..registry import register_params_class
+from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.keys import NestedKey, unravel_key_tuple
 from ..tensordict_core.pytree import flatten_node, unflatten_node
-from ..tensordict_core.tensordict import TensorDict
 
 __all__ = ["TensorDictParams"]
 
@@ -194,3 +195,4 @@ def _unflatten(values: Any, context: Any) -> Any:
 
 
 pytree.register_pytree_node(TensorDictParams, _flatten, _unflatten)
+register_params_class(TensorDictParams)  # what from_module(as_module=True) returns

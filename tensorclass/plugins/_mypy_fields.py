@@ -37,6 +37,7 @@ from mypy.types import (
 __all__ = [
     "TENSORCLASS_KEY",
     "TENSOR_CLASS",
+    "TENSOR_DICT",
     "TENSOR_CORE",
     "Key",
     "UnknownKey",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 TENSOR_CLASS = "tensorclass.typed.TensorClass"
+#: a TensorClass with the dynamic schema: any string key
+TENSOR_DICT = "tensorclass.tensordict.TensorDict"
 TENSOR_CORE = "tensorclass.tensordict_core._core.TensorCore"
 _RESERVED = frozenset({"batch_size", "device", "names"})
 
@@ -64,8 +67,13 @@ Key = tuple[str, ...]
 
 
 def is_tensor_class(info: TypeInfo) -> bool:
-    """Whether ``info`` is a typed tensor class (a ``TensorClass`` subclass, not the base)."""
-    return info.fullname != TENSOR_CLASS and info.has_base(TENSOR_CLASS)
+    """Whether ``info`` is a typed tensor class (a ``TensorClass`` subclass with declared
+    fields: not the base, not ``TensorDict``)."""
+    return (
+        info.fullname != TENSOR_CLASS
+        and info.has_base(TENSOR_CLASS)
+        and not info.has_base(TENSOR_DICT)
+    )
 
 
 def field_names(info: TypeInfo) -> list[str]:

@@ -1,18 +1,21 @@
-"""The engine: storage, keys, shapes, indexing, torch functions and TensorDict."""
+"""The engine: storage, keys, shapes, indexing, torch functions, lazy stacks, storage formats.
 
+``TensorDict`` and typed classes are built on top of it (``tensorclass.typed``,
+``tensorclass.tensordict``); the engine never imports them.
+"""
+
+from ..collection import is_tensor_collection
+from ..keys import NestedKey, unravel_key, unravel_keys
+from ..non_tensor import NonTensorData, NonTensorStack
 from . import collate as _collate  # noqa: F401  (registers DataLoader collation)
-from .base import TensorDictBase, is_tensor_collection
-from .keys import NestedKey, unravel_key, unravel_keys
+from .base import TensorDictBase
 from .module_params import from_modules
-from .non_tensor import NonTensorData, NonTensorStack
-from .tensordict import TensorDict
 from .torch_functions import cat, stack
 
 __all__ = [
     "NestedKey",
     "NonTensorData",
     "NonTensorStack",
-    "TensorDict",
     "TensorDictBase",
     "cat",
     "from_modules",

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from operator import countOf
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import KeyNotFoundError, StructureMismatchError
-from ._core import MISSING, TensorCore
+from ._core import MISSING, TensorCore, fits_batch
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
+from .paths import walk
 
 if TYPE_CHECKING:
-    from .tensordict import TensorDict
+    from ..tensordict import TensorDict
 
 __all__ = ["KeyAccess", "KeysView"]
 
@@ -22,18 +24,8 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 
 
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
-
-
-def walk_strings(node: Any, key: tuple[Any, ...]) -> Any:
-    """The leaf under a tuple of plain strings, or ``MISSING`` (then the caller takes the
-    general path: nested tuples to flatten, a missing key to report)."""
-    for part in key:
-        if part.__class__ is not str or not isinstance(node, TensorCore):
-            return MISSING
-        node = node._data.get(part, MISSING)
-        if node is MISSING:
-            return MISSING
-    return node
+#: ``isinstance(value, TensorCore)`` as a C callable (for ``map``)
+_is_core = TensorCore.__instancecheck__
 
 
 def read_value(leaf: Any) -> Any:
@@ -42,6 +34,18 @@ def read_value(leaf: Any) -> Any:
     if cls is NonTensorData or cls is NonTensorStack:
         return leaf.value()
     return leaf
+
+
+def _nests(data: Any) -> bool:
+    """Whether a storage dict holds a nested instance (a storage that is not a dict may).
+
+    C-level passes only: a count of the values whose type is ``Tensor`` (all of them is
+    the common flat case), else an ``isinstance`` per value.
+    """
+    if type(data) is not dict:
+        return True
+    values = data.values()
+    return countOf(map(type, values), Tensor) != len(data) and any(map(_is_core, values))
 
 
 def _walk(
@@ -71,6 +75,20 @@ def _walk_into(
             out.append(((*prefix, key) if prefix else key, leaf))
 
 
+def _count(node: TensorCore, include_nested: bool, leaves_only: bool) -> int:
+    """How many entries :func:`_walk` gives, without building their keys."""
+    count = 0
+    for leaf in node._data.values():
+        if isinstance(leaf, TensorCore):
+            if not leaves_only:
+                count += 1
+            if include_nested:
+                count += _count(leaf, include_nested, leaves_only)
+        else:
+            count += 1
+    return count
+
+
 class KeysView:
     """The keys of a tensor class, optionally nested (tuples) and leaves only.
 
@@ -93,15 +111,19 @@ class KeysView:
         self._leaves_only = leaves_only
 
     def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        data = self._owner._data
         if not self._include_nested and not self._leaves_only:
-            return iter(self._owner._data)
+            return iter(data)
+        if not _nests(data):  # flat: every key is a leaf key (a snapshot, as below)
+            return iter(list(data))
         walk = _walk(self._owner, (), self._include_nested, self._leaves_only)
         return iter([key for key, _ in walk])
 
     def __len__(self) -> int:
-        if not self._include_nested and not self._leaves_only:
-            return len(self._owner._data)
-        return len(_walk(self._owner, (), self._include_nested, self._leaves_only))
+        data = self._owner._data
+        if (not self._include_nested and not self._leaves_only) or not _nests(data):
+            return len(data)
+        return _count(self._owner, self._include_nested, self._leaves_only)
 
     def __contains__(self, key: object) -> bool:
         flat = unravel_key_tuple(key)
@@ -167,8 +189,8 @@ class KeyAccess(TensorCore):
     def _absent_path(self, flat: tuple[str, ...], where: object) -> Any:
         """Reading a missing (nested) key: ``None`` for a declared field of a typed class
         that is not set, else a ``KeyError`` that names the level where the path breaks."""
-        owner = walk_strings(self, flat[:-1])
-        if isinstance(owner, TensorCore):
+        owner = _owner(self, flat)
+        if owner is not None:
             return owner._absent(flat[-1], where if len(flat) > 1 else None)
         raise self._missing_at(flat, where)
 
@@ -195,7 +217,7 @@ class KeyAccess(TensorCore):
 
     def is_empty(self) -> bool:
         """Whether there is no leaf at all (nested instances without leaves count as empty)."""
-        return not any(True for _ in _walk(self, (), True, True))
+        return _count(self, True, True) == 0
 
     def to_dict(self) -> dict[str, Any]:
         """A nested plain ``dict`` of the values (tensors are shared, not copied)."""
@@ -220,13 +242,13 @@ class KeyAccess(TensorCore):
                 and self._device is None
                 and (self._fast_set or key in self._tensor_fields)
             ):
-                # The fast path of _set_str, inline: only the batch prefix to check.
+                # The fast path of _set_str, inline (a frame less): only the batch prefix.
                 batch_size = self._batch_size
                 shape = value.shape
-                if (
+                if (  # fits_batch, its one-dim case inline (a call costs as much again)
                     shape[0] == batch_size[0]
                     if len(batch_size) == 1 and shape
-                    else shape[: len(batch_size)] == batch_size
+                    else fits_batch(shape, batch_size)
                 ):
                     self._data[key] = value
                     return self
@@ -240,8 +262,8 @@ class KeyAccess(TensorCore):
     def set_(self, key: NestedKey, value: Any) -> Self:
         """Write ``value`` into the existing entry ``key``, in place."""
         flat = unravel_key_tuple(key)
-        owner = walk_strings(self, flat[:-1])
-        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+        owner = _owner(self, flat)
+        if owner is None or flat[-1] not in owner._data:
             raise self._missing_at(flat, key)
         owner._write_inplace(flat[-1], value, key)
         return self
@@ -335,8 +357,8 @@ class KeyAccess(TensorCore):
     def pop(self, key: NestedKey, default: Any = MISSING) -> Any:
         """Remove ``key`` and return its value (or ``default`` if given and missing)."""
         flat = unravel_key_tuple(key)
-        owner = walk_strings(self, flat[:-1])
-        if not isinstance(owner, TensorCore) or flat[-1] not in owner._data:
+        owner = _owner(self, flat)
+        if owner is None or flat[-1] not in owner._data:
             if default is not MISSING:
                 return default
             raise self._missing_at(flat, key)
@@ -354,8 +376,8 @@ class KeyAccess(TensorCore):
     def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> Self:
         """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
         old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
-        owner = walk_strings(self, old[:-1])
-        if not isinstance(owner, TensorCore) or old[-1] not in owner._data:
+        owner = _owner(self, old)
+        if owner is None or old[-1] not in owner._data:
             raise self._missing_at(old, old_key)
         if old == new:
             return self
@@ -441,6 +463,13 @@ class KeyAccess(TensorCore):
                 leaf = leaf.unflatten_keys(separator)
             result._set_path(tuple(key.split(separator)), leaf)
         return result
+
+
+def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:
+    """The instance that holds (or would hold) the last part of ``flat``, or ``None`` when
+    a level above it is missing or is a leaf."""
+    owner, depth = walk(node, flat[:-1])
+    return owner if depth == len(flat) - 1 and isinstance(owner, TensorCore) else None
 
 
 def _entries(other: Any) -> list[tuple[Any, Any]]:

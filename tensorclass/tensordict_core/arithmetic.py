@@ -8,7 +8,7 @@ tensors of a level in one call.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, overload
 
 import numpy as np
@@ -18,8 +18,10 @@ from typing_extensions import Self
 
 from ..errors import OperandError, StructureMismatchError
 from ._core import TensorCore
-from .functional import DtypeCasts, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .access import KeyAccess
+from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
+from .leaf_ops import LeafOps, single_dim
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .shape import batch_dim
 
@@ -185,19 +187,10 @@ def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: An
     return None
 
 
-def _single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """Adapt a reduction that takes one ``dim`` to the ``dim=(d,)`` calling convention."""
-
-    def reduce(tensor: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
-        if dim is None:
-            return fn(tensor)
-        return fn(tensor, dim[0], keepdim=keepdim)
-
-    return reduce
-
-
-class Arithmetic(DtypeCasts):
-    """Operators (``+ - * / ** == < & ...``), their in-place forms, and reductions."""
+class Arithmetic(LeafOps, KeyAccess):
+    """Operators (``+ - * / ** == < & ...``) and their in-place forms; ``_binary``,
+    ``_inplace`` and ``_reduce``, which run the leaf-wise table's entries (leaf_ops.py);
+    ``clamp``, ``lerp_``, ``all``/``any``."""
 
     __slots__ = ()
     # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
@@ -308,7 +301,8 @@ class Arithmetic(DtypeCasts):
         ):
             fused(leaves, others if others is not None else other)
             return self
-        inplace_op = _INPLACE_OPS[op]
+        # an operator's augmented form, or a torch function's in-place method (atan2 -> atan2_)
+        inplace_op = _INPLACE_OPS.get(op) or getattr(Tensor, f"{op.__name__}_")
         for i, leaf in enumerate(leaves):
             inplace_op(leaf, others[i] if others is not None else other)
         return self
@@ -321,14 +315,14 @@ class Arithmetic(DtypeCasts):
         key = tensor_leaf_keys(self)[position]
         leaf = tensor_leaves(self)[position]
         name = shown_key(key)
-        symbol = _SYMBOLS.get(op, op.__name__)
+        symbol = f"{_SYMBOLS[op]}=" if op in _SYMBOLS else f"{op.__name__}_"
         operand = (
             f"a {other.dtype} tensor of shape {tuple(other.shape)}"
             if isinstance(other, Tensor)
             else repr(other)
         )
         raise OperandError(
-            f"in-place {symbol}=: key {name!r} (a {leaf.dtype} tensor of shape "
+            f"in-place {symbol}: key {name!r} (a {leaf.dtype} tensor of shape "
             f"{tuple(leaf.shape)}) cannot take {operand}: {reason}; no leaf was changed"
         )
 
@@ -458,77 +452,9 @@ class Arithmetic(DtypeCasts):
     def __invert__(self) -> Self:
         return self._map_tensors(torch.bitwise_not)
 
-    def abs(self) -> Self:
-        """Elementwise absolute value."""
-        return self._map_tensors(torch.abs)
-
-    def neg(self) -> Self:
-        """Elementwise negation."""
-        return self._map_tensors(torch.neg)
-
-    def exp(self) -> Self:
-        """Elementwise exponential."""
-        return self._map_tensors(torch.exp)
-
-    def log(self) -> Self:
-        """Elementwise natural logarithm."""
-        return self._map_tensors(torch.log)
-
-    def sqrt(self) -> Self:
-        """Elementwise square root."""
-        return self._map_tensors(torch.sqrt)
-
-    def sigmoid(self) -> Self:
-        """Elementwise logistic sigmoid."""
-        return self._map_tensors(torch.sigmoid)
-
-    def tanh(self) -> Self:
-        """Elementwise hyperbolic tangent."""
-        return self._map_tensors(torch.tanh)
-
     def clamp(self, min: float | None = None, max: float | None = None) -> Self:
         """Clamp every tensor to ``[min, max]``."""
         return self._map_tensors(lambda t: t.clamp(min, max))
-
-    def add(self, other: Any, *, alpha: float | None = None) -> Self:
-        """``self + alpha * other``."""
-        return self._binary(operator.add, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
-
-    def add_(self, other: Any, *, alpha: float | None = None) -> Self:
-        """``self += alpha * other``, in place."""
-        return self._inplace(operator.add, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
-
-    def sub(self, other: Any, *, alpha: float | None = None) -> Self:
-        """``self - alpha * other``."""
-        return self._binary(operator.sub, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
-
-    def sub_(self, other: Any, *, alpha: float | None = None) -> Self:
-        """``self -= alpha * other``, in place."""
-        return self._inplace(operator.sub, other if alpha is None else other * alpha)  # type: ignore[no-any-return]
-
-    def mul(self, other: Any) -> Self:
-        """``self * other``."""
-        return self._binary(operator.mul, other)  # type: ignore[no-any-return]
-
-    def mul_(self, other: Any) -> Self:
-        """``self *= other``, in place."""
-        return self._inplace(operator.mul, other)  # type: ignore[no-any-return]
-
-    def div(self, other: Any) -> Self:
-        """``self / other``."""
-        return self._binary(operator.truediv, other)  # type: ignore[no-any-return]
-
-    def div_(self, other: Any) -> Self:
-        """``self /= other``, in place."""
-        return self._inplace(operator.truediv, other)  # type: ignore[no-any-return]
-
-    def pow(self, other: Any) -> Self:
-        """``self ** other``."""
-        return self._binary(operator.pow, other)  # type: ignore[no-any-return]
-
-    def pow_(self, other: Any) -> Self:
-        """``self **= other``, in place."""
-        return self._inplace(operator.pow, other)  # type: ignore[no-any-return]
 
     def lerp_(self, end: Any, weight: float) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in place."""
@@ -574,50 +500,6 @@ class Arithmetic(DtypeCasts):
                 data[key] = leaf  # a shared value survives; per-element values cannot reduce
         return type(self)._new(data, new, self._device, None)
 
-    def sum(
-        self,
-        dim: int | Sequence[int] | None = None,
-        keepdim: bool = False,
-        *,
-        dtype: torch.dtype | None = None,
-    ) -> Self:
-        """Sum every tensor: over everything (``dim=None``) or over batch ``dim``."""
-        return self._reduce(torch.sum, dim, keepdim, **({"dtype": dtype} if dtype else {}))
-
-    def mean(
-        self,
-        dim: int | Sequence[int] | None = None,
-        keepdim: bool = False,
-        *,
-        dtype: torch.dtype | None = None,
-    ) -> Self:
-        """Mean of every tensor: over everything (``dim=None``) or over batch ``dim``."""
-        return self._reduce(torch.mean, dim, keepdim, **({"dtype": dtype} if dtype else {}))
-
-    def prod(self, dim: int | None = None, keepdim: bool = False) -> Self:
-        """Product of every tensor: over everything or over one batch ``dim``."""
-        return self._reduce(_single_dim(torch.prod), dim, keepdim)
-
-    def std(
-        self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, correction: int = 1
-    ) -> Self:
-        """Standard deviation of every tensor."""
-        return self._reduce(torch.std, dim, keepdim, correction=correction)
-
-    def var(
-        self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, correction: int = 1
-    ) -> Self:
-        """Variance of every tensor."""
-        return self._reduce(torch.var, dim, keepdim, correction=correction)
-
-    def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Self:
-        """Maximum of every tensor."""
-        return self._reduce(torch.amax, dim, keepdim)
-
-    def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Self:
-        """Minimum of every tensor."""
-        return self._reduce(torch.amin, dim, keepdim)
-
     @overload
     def all(self, dim: None = None) -> bool: ...
 
@@ -628,7 +510,7 @@ class Arithmetic(DtypeCasts):
         """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
         if dim is None:
             return all(bool(leaf.all()) for leaf in tensor_leaves(self))
-        return self._reduce(_single_dim(torch.all), dim, False)
+        return self._reduce(single_dim(torch.all), dim, False)
 
     @overload
     def any(self, dim: None = None) -> bool: ...
@@ -640,4 +522,4 @@ class Arithmetic(DtypeCasts):
         """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
         if dim is None:
             return any(bool(leaf.any()) for leaf in tensor_leaves(self))
-        return self._reduce(_single_dim(torch.any), dim, False)
+        return self._reduce(single_dim(torch.any), dim, False)

@@ -1,44 +1,21 @@
-"""``TensorDictBase``: the one engine behind ``TensorDict`` and every tensor class.
+"""``TensorDictBase``: the one engine behind ``TensorDict``, every tensor class and lazy stacks.
 
-The operations live in small mixins (keys, indexing, shape, functional, arithmetic), each
-written once for every tensor class; this module joins them and adds the protocol methods:
-``__torch_function__``, ``repr``, ``len``, iteration and pickling.
+It is :class:`~tensorclass.tensordict_core.ops.TensorOps` (the state and every operation)
+with the storage and scale methods (``memmap``, ``map``, ``share_memory_``, ``send``/``recv``
+and collectives). Those live in modules that build lazy stacks, which derive from
+``TensorOps``; so the storage methods join here, above them, and every class that users
+meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from this class.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import torch
-from typing_extensions import Self
-
-from ._core import Names, TensorCore
-from .arithmetic import Arithmetic
-from .functional_params import FunctionalParams
-from .pytree import register_pytree
-from .repr import format_instance
+from .ops import TensorOps
 from .storage_methods import StorageMethods
-from .torch_functions import HANDLED_FUNCTIONS
 
-__all__ = ["TensorDictBase", "is_tensor_collection"]
-
-
-def _rebuild(
-    cls: type[TensorDictBase],
-    data: dict[str, Any],
-    batch_size: torch.Size,
-    device: torch.device | None,
-    names: Names,
-    locked: bool,
-) -> TensorDictBase:
-    obj = cls._new(data, batch_size, device, names)
-    if locked:
-        obj.lock_()
-    return obj
+__all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(Arithmetic, FunctionalParams, StorageMethods):
+class TensorDictBase(StorageMethods, TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
@@ -46,53 +23,3 @@ class TensorDictBase(Arithmetic, FunctionalParams, StorageMethods):
     """
 
     __slots__ = ()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
-
-    @classmethod
-    def __torch_function__(
-        cls,
-        func: Callable[..., Any],
-        types: tuple[type, ...],
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        impl = HANDLED_FUNCTIONS.get(func)
-        if impl is None:
-            return NotImplemented
-        return impl(*args, **(kwargs or {}))
-
-    def __repr__(self) -> str:
-        return format_instance(self)
-
-    def __len__(self) -> int:
-        """The size of the first batch dim (0 without batch dims), as for tensors."""
-        batch_size = self._batch_size
-        return batch_size[0] if batch_size else 0
-
-    def __iter__(self) -> Iterator[Self]:
-        """Iterate over the first batch dim (as for tensors); use :meth:`keys` for keys."""
-        if not self._batch_size:
-            raise TypeError(f"iteration over a {type(self).__name__} with no batch dims")
-        return iter(self.unbind(0))
-
-    def __bool__(self) -> bool:
-        raise RuntimeError(
-            f"the truth value of a {type(self).__name__} is ambiguous: use .all() or .any() "
-            f"on a comparison, or .is_empty() to test for leaves"
-        )
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild,
-            (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
-        )
-
-
-def is_tensor_collection(obj: object) -> bool:
-    """Whether ``obj`` is a TensorDict or a tensor class instance (or such a class)."""
-    if isinstance(obj, type):
-        return issubclass(obj, TensorCore)
-    return isinstance(obj, TensorCore)

@@ -32,6 +32,9 @@ from torch import Tensor
 from ..errors import StructureMismatchError
 from ._core import TensorCore
 from .json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
+from .lazy_stack import LazyStackedTensorDict, lazy_stack
+from .memmap.metadata import DTYPES
+from .memmap.save import class_path
 from .non_tensor import NonTensorData, NonTensorStack
 
 __all__ = [
@@ -51,8 +54,6 @@ Path = tuple[str, ...]
 
 def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str, Any]]:
     """``(path, owner, key, leaf)`` for every leaf, depth first; lazy stacks by member."""
-    from .lazy_stack import LazyStackedTensorDict
-
     if isinstance(node, LazyStackedTensorDict):
         for index, member in enumerate(node.members):
             yield from _slots(member, (*path, f"<member {index}>"))
@@ -66,8 +67,6 @@ def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str
 
 def describe(node: TensorCore) -> dict[str, Any]:
     """The structure that both sides of an exchange must share (a JSON-ready dict)."""
-    from .memmap.save import class_path
-
     leaves: list[list[Any]] = []
     for path, _, _, leaf in _slots(node, ()):
         if isinstance(leaf, Tensor):
@@ -261,8 +260,6 @@ def _drain(
     device: torch.device,
 ) -> None:
     """Receive (and drop) what the sender of a different structure posted after its header."""
-    from .memmap.metadata import DTYPES
-
     if payload_length:
         _recv_tensor(payload_length, src, group, tag, device)
     for _, kind, dtype, shape in description["leaves"]:
@@ -416,8 +413,6 @@ def all_reduce(node: TensorCore, op: Any = None, *, group: Any = None) -> Tensor
 
 
 def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> Any:
-    from .lazy_stack import LazyStackedTensorDict, lazy_stack
-
     if isinstance(node, LazyStackedTensorDict):
         members = [_rebuilt(m, tensors, non_tensors) for m in node.members]
         return lazy_stack(members, node.stack_dim)

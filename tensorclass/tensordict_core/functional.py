@@ -14,7 +14,6 @@ from typing_extensions import Self
 
 from ..errors import StructureMismatchError
 from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, check_names
-from .shape import ShapeOps
 
 __all__ = ["Functional", "tensor_leaves"]
 
@@ -113,7 +112,7 @@ def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
     return mask.reshape(mask.shape + (1,) * extra) if extra > 0 else mask
 
 
-class Functional(ShapeOps):
+class Functional(TensorCore):
     """Transforming every tensor leaf at once."""
 
     __slots__ = ()
@@ -431,37 +430,3 @@ class Functional(ShapeOps):
         if isinstance(other, TensorCore):
             return self.apply(lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other)
         return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
-
-
-class DtypeCasts(Functional):
-    """``float()``, ``double()``... (kept apart: the names shadow builtins in a class body)."""
-
-    __slots__ = ()
-
-    def float(self) -> Self:
-        """Cast every tensor to ``torch.float32``."""
-        return self.to(torch.float32)
-
-    def double(self) -> Self:
-        """Cast every tensor to ``torch.float64``."""
-        return self.to(torch.float64)
-
-    def half(self) -> Self:
-        """Cast every tensor to ``torch.float16``."""
-        return self.to(torch.float16)
-
-    def bfloat16(self) -> Self:
-        """Cast every tensor to ``torch.bfloat16``."""
-        return self.to(torch.bfloat16)
-
-    def int(self) -> Self:
-        """Cast every tensor to ``torch.int32``."""
-        return self.to(torch.int32)
-
-    def long(self) -> Self:
-        """Cast every tensor to ``torch.int64``."""
-        return self.to(torch.int64)
-
-    def bool(self) -> Self:
-        """Cast every tensor to ``torch.bool``."""
-        return self.to(torch.bool)

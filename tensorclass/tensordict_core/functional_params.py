@@ -23,19 +23,18 @@ graph, or a batched tensor inside ``torch.vmap``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from collections.abc import Mapping
+from typing import Any, Literal, overload
 
 import torch
 from torch import Tensor, nn
 from typing_extensions import Self
 
 from ..errors import KeyNotFoundError
+from ..registry import dynamic_class, swap_class
 from ._core import TensorCore
 
-if TYPE_CHECKING:
-    from .module_params import ParamSwap
-
-__all__ = ["FunctionalParams", "swap_into"]
+__all__ = ["FunctionalParams", "load_state_dict", "swap_into"]
 
 _NO_BATCH = torch.Size(())
 
@@ -93,7 +92,7 @@ def swap_into(
             sub: dict[str, Any] | None = None
             if old is not None:
                 sub = {}  # recorded before the recursion fills it: a failure can roll back
-                old[key] = node._mapping_class._new(sub, _NO_BATCH)
+                old[key] = dynamic_class()._new(sub, _NO_BATCH)
             swap_into(leaf, child, inplace, sub, (*path, key))
         # non-tensor entries have no place in a module
 
@@ -127,7 +126,6 @@ class FunctionalParams(TensorCore):
     """``to_module``: load the leaves into a module, as a call or a context manager."""
 
     __slots__ = ()
-    _swap_class: ClassVar[type[ParamSwap]]  # set by module_params (a circular import otherwise)
 
     @overload
     def to_module(
@@ -137,7 +135,7 @@ class FunctionalParams(TensorCore):
         inplace: bool = False,
         return_swap: Literal[True] = True,
         use_state_dict: bool = False,
-    ) -> ParamSwap: ...
+    ) -> Any: ...  # a ParamSwap (tensorclass.module_params)
 
     @overload
     def to_module(
@@ -173,8 +171,6 @@ class FunctionalParams(TensorCore):
         """
         old_data: dict[str, Any] | None
         if use_state_dict:
-            from .module_params import load_state_dict
-
             old_data = load_state_dict(self, module, inplace, return_swap)
         elif inplace and not return_swap:
             # Nothing to give back, so nothing is copied: check first, then write.
@@ -187,8 +183,23 @@ class FunctionalParams(TensorCore):
                 swap_into(self, module, inplace, old_data)
             except BaseException:
                 # Nothing half-loaded: put back what was replaced before the failure.
-                swap_into(self._mapping_class._new(old_data, _NO_BATCH), module, inplace, None)
+                swap_into(dynamic_class()._new(old_data, _NO_BATCH), module, inplace, None)
                 raise
         if old_data is None or not return_swap:
             return self
-        return self._swap_class._for(old_data, module, inplace, use_state_dict)
+        return swap_class()._for(old_data, module, inplace, use_state_dict)
+
+
+def load_state_dict(
+    params: TensorCore, module: nn.Module, inplace: bool, return_swap: bool
+) -> dict[str, Any] | None:
+    """``to_module(use_state_dict=True)``: load through ``module.load_state_dict``."""
+    old = dict(module.state_dict(keep_vars=True)) if return_swap else None
+    dynamic = dynamic_class()
+    flat: Mapping[str, Any] = dynamic._new(params._data, _NO_BATCH).flatten_keys(".").to_dict()
+    module.load_state_dict(flat, assign=not inplace)
+    if old is None:
+        return None
+    if inplace:
+        old = {k: v.detach().clone() for k, v in old.items()}
+    return dynamic(old).unflatten_keys(".")._data  # type: ignore[no-any-return]

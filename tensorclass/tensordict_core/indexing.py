@@ -18,7 +18,8 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError, StructureMismatchError
-from ._core import _NO_DIMS, MISSING, Names, TensorCore
+from ..registry import dynamic_class
+from ._core import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
 from .access import _WRAPPED, KeyAccess, read_value
 from .keys import NestedKey, shown_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack, same_value
@@ -216,13 +217,13 @@ class Indexing(KeyAccess):
                 and self._device is None
                 and (self._fast_set or index in self._tensor_fields)
             ):
-                # The fast path of _set_str, inline: only the batch prefix to check.
+                # The fast path of _set_str, inline (a frame less): only the batch prefix.
                 batch_size = self._batch_size
                 shape = value.shape
-                if (
+                if (  # fits_batch, its one-dim case inline (a call costs as much again)
                     shape[0] == batch_size[0]
                     if len(batch_size) == 1 and shape
-                    else shape[: len(batch_size)] == batch_size
+                    else fits_batch(shape, batch_size)
                 ):
                     self._data[index] = value
                     return
@@ -307,9 +308,7 @@ class Indexing(KeyAccess):
         normalized = normalize_index(index, self._batch_size)
         target_size = indexed_batch_size(self._batch_size, normalized)
         if isinstance(value, Mapping):
-            from .tensordict import TensorDict
-
-            value = TensorDict(value)
+            value = dynamic_class()(value)
         if isinstance(value, TensorCore):
             writes = self._plan_structured_write(value, target_size)
         else:
@@ -402,7 +401,11 @@ class Indexing(KeyAccess):
                 if owner._locked:
                     owner._check_unlocked(shown_key(path), "add")
                 extra = source_sub._batch_size[len(source_owner._batch_size) :]
-                cls = type(source_sub) if owner._dynamic_keys else owner._nested_class(part)
+                cls = (
+                    type(source_sub)
+                    if owner.__tensorclass_schema__.dynamic
+                    else owner._nested_class(part)
+                )
                 sub = cls._new({}, owner._batch_size + extra, owner._device)
                 attach.append((owner, part, sub))
                 owner._data[part] = sub

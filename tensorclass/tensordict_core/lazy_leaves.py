@@ -8,7 +8,7 @@ stack dim and stores one part in each member.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 import torch
@@ -23,8 +23,15 @@ __all__ = ["LazyLeaves", "split_leaf", "stack_leaves"]
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
 
-def stack_leaves(leaves: list[Any], dim: int, member_batch: torch.Size, key: object) -> Any:
-    """Stack the members' leaves under one key (nested instances stay lazy)."""
+def stack_leaves(
+    leaves: list[Any],
+    dim: int,
+    member_batch: torch.Size,
+    key: object,
+    restack: Callable[[list[Any], int], Any],
+) -> Any:
+    """Stack the members' leaves under one key (nested instances stay lazy: ``restack``
+    makes a lazy stack of them)."""
     first = leaves[0]
     if isinstance(first, Tensor):
         if not all(isinstance(leaf, Tensor) for leaf in leaves):
@@ -40,13 +47,11 @@ def stack_leaves(leaves: list[Any], dim: int, member_batch: torch.Size, key: obj
                 f"{shapes} ({err}); read it from each member instead"
             ) from None
     if isinstance(first, TensorCore):
-        from .lazy_stack import lazy_stack
-
         if not all(isinstance(leaf, TensorCore) for leaf in leaves):
             raise StructureMismatchError(
                 f"cannot stack key {key!r}: nested instances mixed with other values"
             )
-        return lazy_stack(leaves, dim)
+        return restack(leaves, dim)
     if all(type(leaf) in _NON_TENSOR for leaf in leaves):
         return stack_non_tensors(leaves, dim, member_batch)
     raise StructureMismatchError(f"cannot stack key {key!r}: the members hold different kinds")
@@ -89,7 +94,7 @@ class LazyLeaves(MutableMapping[str, Any]):
             if leaf is MISSING:
                 raise self.owner._missing(key)
             leaves.append(leaf)
-        return stack_leaves(leaves, self.dim, self.member_batch(), key)
+        return stack_leaves(leaves, self.dim, self.member_batch(), key, self.owner._restack)  # type: ignore[attr-defined]
 
     def __setitem__(self, key: str, leaf: Any) -> None:
         parts = split_leaf(leaf, self.dim, len(self.members))

@@ -18,10 +18,11 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError
+from ..registry import dynamic_class
 from ._core import TensorCore
-from .base import TensorDictBase
 from .indexing import _fits, _tensor_leaves, normalize_index
 from .lazy_leaves import LazyLeaves
+from .ops import TensorOps
 from .shape import _sizes, batch_dim
 
 __all__ = ["LazyShapeOps"]
@@ -36,9 +37,7 @@ _S = TypeVar("_S")
 
 def _restack(members: Sequence[Any], dim: int, like: _S) -> _S:
     """A lazy stack of ``members`` (typed like ``like``, the stack it comes from)."""
-    from .lazy_stack import lazy_stack
-
-    result: _S = lazy_stack(list(members), dim)
+    result: _S = like._restack(list(members), dim)  # type: ignore[attr-defined]
     return result
 
 
@@ -48,7 +47,7 @@ def _member(member: Any, like: _S) -> _S:
     return result
 
 
-class LazyShapeOps(TensorDictBase):
+class LazyShapeOps(TensorOps):
     """The member-preserving batch operations of ``LazyStackedTensorDict``."""
 
     __slots__ = ()
@@ -138,9 +137,7 @@ class LazyShapeOps(TensorDictBase):
         coords = torch.unravel_index(positions.reshape(-1), batch_size)
         owner_of, rest = coords[stack], coords[:stack] + coords[stack + 1 :]
         if isinstance(value, Mapping):
-            from .tensordict import TensorDict
-
-            value = TensorDict(value)
+            value = dynamic_class()(value)
         flat: Any = None
         source: Tensor | None = None
         if isinstance(value, TensorCore):

@@ -32,7 +32,8 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
-from ._core import MISSING, TensorCore
+from ..registry import dynamic_class
+from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
@@ -72,9 +73,13 @@ class LazyStackedTensorDict(LazyShapeOps):
     __slots__ = ()
     _member_cls: ClassVar[type[TensorCore] | None] = None
     _variants: ClassVar[dict[type, type]] = {}
-    # Writes go through the members: no shortcut into the storage (see TensorCore).
+    # The storage is the members (a LazyLeaves mapping, not a dict): writes go through
+    # them, with no shortcut into the storage and no instance __dict__ aliasing it. These
+    # are the storage's flags, not the schema's: variants are made with type.__new__, so
+    # the members' schema (inherited) is not derived again.
     _fast_set: ClassVar[bool] = False
     _tensor_fields: ClassVar[frozenset[str]] = frozenset()
+    _dict_storage: ClassVar[bool] = False
 
     def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0) -> Any:
         return lazy_stack(list(tensordicts), stack_dim)
@@ -91,10 +96,14 @@ class LazyStackedTensorDict(LazyShapeOps):
         names: Any = None,
     ) -> Any:
         # Results the engine builds from stacked leaves are dense, in the members' class.
-        from .tensordict import TensorDict
-
-        member = cls._member_cls or TensorDict
+        member = cls._member_cls or dynamic_class()
         return member._new(data, batch_size, device, names)
+
+    @staticmethod
+    def _restack(members: list[Any], dim: int) -> Any:
+        """A lazy stack of ``members`` along ``dim`` (used by the modules below this one,
+        which cannot import :func:`lazy_stack`)."""
+        return lazy_stack(members, dim)
 
     @classmethod
     def member_class_of(cls) -> type[TensorCore] | None:
@@ -176,7 +185,7 @@ class LazyStackedTensorDict(LazyShapeOps):
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         leaves = self._lazy
-        if value is None and not self._dynamic_keys:  # typed: None removes the field
+        if value is None and not self.__tensorclass_schema__.dynamic:  # typed: None removes the field
             for member in leaves.members:
                 member._set_str(key, None, where=where)
             return
@@ -215,9 +224,7 @@ class LazyStackedTensorDict(LazyShapeOps):
         leaves = self._lazy
         count = len(leaves.members)
         if isinstance(value, Mapping) and not isinstance(value, TensorCore):
-            from .tensordict import TensorDict
-
-            value = TensorDict(value, batch_size=self._batch_size)
+            value = dynamic_class()(value, batch_size=self._batch_size)
         if isinstance(value, (Tensor, TensorCore)):
             leaf = self._check_leaf(str(where), value, where)
             return split_leaf(leaf, leaves.dim, count)
@@ -253,18 +260,16 @@ class LazyStackedTensorDict(LazyShapeOps):
         keys_to_update: Any = None,
     ) -> Self:
         """Write every entry of ``other`` into the members (split along the stack dim)."""
-        from .tensordict import TensorDict
-
         n = len(self._batch_size)
         if not isinstance(other, TensorCore):
-            other = TensorDict(other, batch_size=self._batch_size)
+            other = dynamic_class()(other, batch_size=self._batch_size)
         elif other._batch_size[:n] != self._batch_size:
             raise BatchSizeError(
                 f"cannot update a lazy stack of batch size {list(self._batch_size)} from a "
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
-        first = next(iter(other._data), None)
+        first = next(iter(other._data), None)  # type: ignore[union-attr]
         if not inplace and first is not None:
             self._check_members_unlocked(first, "write")
         for member, part in zip(self._lazy.members, parts):
@@ -550,13 +555,15 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
     names = first._names
-    stack = object.__new__(cls)
-    _SLOTS["_data"].__set__(stack, LazyLeaves(stack, members, d))
-    _SLOTS["_batch_size"].__set__(stack, torch.Size((*batch[:d], len(members), *batch[d:])))
-    _SLOTS["_device"].__set__(stack, device)
-    _SLOTS["_names"].__set__(stack, None if names is None else (*names[:d], None, *names[d:]))
-    _SLOTS["_locked"].__set__(stack, all(m._locked for m in members))
-    return stack  # type: ignore[return-value]
+    stack: Any = object.__new__(cls)
+    set_state(
+        stack,
+        cls,
+        LazyLeaves(stack, members, d),
+        torch.Size((*batch[:d], len(members), *batch[d:])),
+        device,
+        None if names is None else (*names[:d], None, *names[d:]),
+        all(m._locked for m in members),
+    )
+    return stack  # type: ignore[no-any-return]
 
-
-_SLOTS: dict[str, Any] = {name: TensorCore.__dict__[name] for name in TensorCore.__slots__}

@@ -21,79 +21,19 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 import torch
 from torch import Tensor, nn
-from typing_extensions import Self
 
 from ..errors import StructureMismatchError
+from ..registry import dynamic_class, params_class
 from ._core import TensorCore
-from .functional_params import FunctionalParams, swap_into
-from .tensordict import TensorDict
+from .lazy_stack import lazy_stack as stack_lazily
 
-__all__ = ["ParamSwap", "from_module", "from_modules", "load_state_dict"]
+__all__ = ["from_module", "from_modules"]
 
 _NO_BATCH = torch.Size(())
-
-
-class ParamSwap(TensorDict):
-    """The values ``to_module`` replaced; as a context manager, it puts them back on exit.
-
-    >>> import torch
-    >>> from torch import nn
-    >>> from tensorclass import TensorDict
-    >>> layer = nn.Linear(2, 2)
-    >>> original = layer.weight
-    >>> with TensorDict({"weight": torch.zeros(2, 2)}).to_module(layer) as swapped:
-    ...     bool(layer.weight.eq(0).all()), swapped["weight"] is original
-    (True, True)
-    >>> layer.weight is original
-    True
-    """
-
-    __slots__ = ("_swap_inplace", "_swap_state_dict", "_swap_target")
-
-    _swap_target: nn.Module | None
-    _swap_inplace: bool
-    _swap_state_dict: bool
-
-    @classmethod
-    def _for(
-        cls, data: dict[str, Any], module: nn.Module, inplace: bool, use_state_dict: bool
-    ) -> ParamSwap:
-        swap = cls._new(data, _NO_BATCH)
-        swap._swap_target = module
-        swap._swap_inplace = inplace
-        swap._swap_state_dict = use_state_dict
-        return swap
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        target = getattr(self, "_swap_target", None)
-        if target is None:
-            raise RuntimeError(
-                "this ParamSwap was not returned by to_module(), so there is nothing to restore"
-            )
-        if self._swap_state_dict:
-            self.to_module(
-                target, inplace=self._swap_inplace, return_swap=False, use_state_dict=True
-            )
-        else:
-            # The keys were just loaded from this module, so putting them back cannot fail.
-            swap_into(self, target, self._swap_inplace, None)
-
-
-FunctionalParams._swap_class = ParamSwap
 
 
 def _collect(module: nn.Module) -> dict[str, Any]:
@@ -108,14 +48,13 @@ def _collect(module: nn.Module) -> dict[str, Any]:
         if child is not None:
             sub = _collect(child)
             if sub:
-                data[name] = TensorDict._new(sub, _NO_BATCH)
+                data[name] = dynamic_class()._new(sub, _NO_BATCH)
     return data
 
 
-def _as_module(params: TensorDict) -> Any:
-    from ..nn.params import TensorDictParams
-
-    return TensorDictParams(params, no_convert=True, lock=params.is_locked)
+def _as_module(params: Any) -> Any:
+    # TensorDictParams is defined in nn, above this layer: asked of the registry
+    return params_class()(params, no_convert=True, lock=params.is_locked)
 
 
 def from_module(
@@ -129,10 +68,10 @@ def from_module(
     ``as_module=True`` returns a :class:`~tensorclass.nn.TensorDictParams`.
     """
     if use_state_dict:
-        flat = TensorDict(dict(module.state_dict(keep_vars=True)))
-        params: TensorDict = flat.unflatten_keys(".")
+        flat = dynamic_class()(dict(module.state_dict(keep_vars=True)))
+        params = flat.unflatten_keys(".")
     else:
-        params = TensorDict._new(_collect(module), _NO_BATCH)
+        params = dynamic_class()._new(_collect(module), _NO_BATCH)
     if lock:
         params.lock_()
     return _as_module(params) if as_module else params
@@ -154,7 +93,7 @@ def _stack_level(items: list[TensorCore], expand_identical: bool, path: tuple[st
         leaves = [item._data[key] for item in items]
         first = leaves[0]
         if isinstance(first, TensorCore):
-            data[key] = TensorDict._new(
+            data[key] = dynamic_class()._new(
                 _stack_level(leaves, expand_identical, (*path, key)), torch.Size([n])
             )
         elif expand_identical and all(leaf is first for leaf in leaves):
@@ -203,26 +142,9 @@ def from_modules(
         raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
     tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
     if lazy_stack:
-        from .lazy_stack import lazy_stack as stack_lazily
-
         params = stack_lazily(tds, 0)
         return params.lock_() if lock else params
-    stacked = TensorDict._new(_stack_level(tds, expand_identical, ()), torch.Size([len(modules)]))
+    stacked = dynamic_class()._new(_stack_level(tds, expand_identical, ()), torch.Size([len(modules)]))
     if lock:
         stacked.lock_()
     return _as_module(stacked) if as_module else stacked
-
-
-def load_state_dict(
-    params: TensorCore, module: nn.Module, inplace: bool, return_swap: bool
-) -> dict[str, Any] | None:
-    """``to_module(use_state_dict=True)``: load through ``module.load_state_dict``."""
-    old = dict(module.state_dict(keep_vars=True)) if return_swap else None
-    flat: Mapping[str, Any] = TensorDict._new(params._data, _NO_BATCH).flatten_keys(".").to_dict()
-    module.load_state_dict(flat, assign=not inplace)
-    if old is None:
-        return None
-    if inplace:
-        old = {k: v.detach().clone() for k, v in old.items()}
-    result: TensorDict = TensorDict(old).unflatten_keys(".")
-    return result._data

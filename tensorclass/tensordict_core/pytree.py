@@ -37,7 +37,6 @@ from .non_tensor import NonTensorData, NonTensorStack
 
 _set_locked = TensorCore.__dict__["_locked"].__set__
 _tuple_new = tuple.__new__
-_object_new = object.__new__
 _Size = torch.Size
 
 __all__ = ["NodeContext", "flatten_node", "register_pytree", "unflatten_node"]
@@ -148,16 +147,8 @@ def _build(
     names = context.names
     if names is not None and len(names) != len(batch_size):
         names = None
-    if cls is TensorCore._mapping_class:  # a TensorDict: its slots set directly
-        node = _object_new(cls)
-        node._data = data
-        node._batch_size = batch_size
-        node._device = context.device
-        node._names = names
-        node._locked = context.locked  # this level only: nested levels restore their own
-        return node, position
     node = cls._new(data, batch_size, context.device, names)
-    if context.locked:
+    if context.locked:  # this level only: nested levels restore their own
         _set_locked(node, True)
     return node, position
 

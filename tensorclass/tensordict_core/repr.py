@@ -46,13 +46,13 @@ def format_instance(obj: TensorCore, indent: str = "") -> str:
     Typed classes list every field (absent ones as ``None``); a TensorDict lists its keys
     as ``key: value``.
     """
-    if obj._dynamic_keys:
+    if obj.__tensorclass_schema__.dynamic:
         entries = [
             (f"{key if key.isidentifier() else repr(key)}: ", leaf)
             for key, leaf in obj._data.items()
         ]
     else:
-        entries = [(f"{name}=", obj._data.get(name)) for name in obj._field_names()]  # type: ignore[attr-defined]
+        entries = [(f"{name}=", obj._data.get(name)) for name in obj.__tensorclass_schema__.names]
     footer = [f"batch_size={list(obj._batch_size)}"]
     if obj._device is not None:
         footer.append(f"device={obj._device}")

@@ -16,8 +16,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError
-from ._core import BatchSizeLike, Names, as_batch_size
-from .indexing import Indexing
+from ._core import BatchSizeLike, Names, TensorCore, as_batch_size
 from .non_tensor import NonTensorData
 
 __all__ = ["ShapeOps", "batch_dim"]
@@ -56,7 +55,7 @@ def _infer_shape(shape: Sequence[int], numel: int, old: torch.Size) -> torch.Siz
     return torch.Size(shape)
 
 
-class ShapeOps(Indexing):
+class ShapeOps(TensorCore):
     """Reshaping, permuting, expanding and splitting the batch dims."""
 
     __slots__ = ()

@@ -1,43 +1,45 @@
 """Storage and scale methods of every tensor class: memmap, shared memory, map, distributed.
 
 This mixin only forwards: each concept lives in its own module (``memmap/``, ``parallel``,
-``distributed``), imported when first used.
+``distributed``). It sits above those modules (they build lazy stacks, which derive from
+``TensorOps``); ``TensorDictBase`` joins it with the operations.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch import Tensor
 from typing_extensions import Self
 
 from ._core import TensorCore
+from .distributed import (
+    Transfer,
+    all_gather,
+    all_reduce,
+    broadcast,
+    irecv,
+    isend,
+    recv,
+    send,
+)
+from .memmap.load import register_defined
+from .memmap.save import memmap
+from .memmap.tensor import MemoryMappedTensor, PathLike
+from .parallel import map_chunks
 
-if TYPE_CHECKING:
-    from .distributed import Transfer
-    from .memmap.load import ClassPolicy
-    from .memmap.tensor import PathLike
-
-__all__ = ["StorageMethods", "defined_classes"]
-
-_DEFINED: weakref.WeakSet[type] = weakref.WeakSet()
-
-
-def defined_classes() -> list[type]:
-    """Every tensor class defined in this process so far (those still alive)."""
-    return list(_DEFINED)
+__all__ = ["StorageMethods"]
 
 
 class StorageMethods(TensorCore):
-    """``memmap``/``load_memmap``, ``share_memory_``, ``map``, ``send``/``recv`` and collectives."""
+    """``memmap``, ``share_memory_``, ``map``, ``send``/``recv`` and collectives."""
 
     __slots__ = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _DEFINED.add(cls)  # loading finds saved classes among these (see memmap/load.py)
+        register_defined(cls)  # loading finds saved classes among these (see memmap/load.py)
 
     def _own_tensors(self) -> list[Tensor]:
         """The tensors stored in this instance (at every depth), not copies of them."""
@@ -45,8 +47,8 @@ class StorageMethods(TensorCore):
         for leaf in self._data.values():
             if isinstance(leaf, Tensor):
                 out.append(leaf)
-            elif isinstance(leaf, StorageMethods):
-                out.extend(leaf._own_tensors())
+            elif isinstance(leaf, TensorCore):
+                out.extend(StorageMethods._own_tensors(leaf))  # type: ignore[arg-type]
         return out
 
     # -- memory-mapped storage -------------------------------------------------------------
@@ -58,15 +60,11 @@ class StorageMethods(TensorCore):
         (written aside, then renamed into place). Replacing an existing save needs
         ``existsok=True``. ``num_threads`` writes files in parallel. See ``docs/storage.md``.
         """
-        from .memmap.save import memmap
-
         return memmap(self, prefix, existsok=existsok, num_threads=num_threads)  # type: ignore[return-value]
 
     def memmap_(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
         """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
         ones (and it is locked); returns this instance."""
-        from .memmap.save import memmap
-
         return memmap(self, prefix, existsok=existsok, num_threads=num_threads, inplace=True)  # type: ignore[return-value]
 
     def memmap_like(
@@ -74,47 +72,10 @@ class StorageMethods(TensorCore):
     ) -> Self:
         """Like :meth:`memmap`, without writing the data: new files of the right sizes,
         reading as zeros. An expanded template is never materialised in memory."""
-        from .memmap.save import memmap
-
         return memmap(self, prefix, existsok=existsok, num_threads=num_threads, like=True)  # type: ignore[return-value]
-
-    @classmethod
-    def load_memmap(
-        cls,
-        prefix: PathLike,
-        *,
-        classes: ClassPolicy | None = None,
-        device: Any = None,
-        num_threads: int = 0,
-        validate: bool = True,
-    ) -> Self:
-        """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``).
-
-        ``TensorDict.load_memmap`` gives plain TensorDicts at every level (``classes`` defaults
-        to ``"tensordict"``); a typed class gives itself, with its declared nested classes,
-        checked against their specs and annotations unless ``validate`` is false (problems
-        raise ``pydantic.ValidationError``).
-        """
-        from .base import TensorDictBase
-        from .memmap.load import load_memmap
-
-        target: type[TensorCore] | None = None if cls is TensorDictBase else cls
-        if classes is None:
-            dynamic = target is not None and cls._dynamic_keys
-            classes = "tensordict" if dynamic else "imported"
-        return load_memmap(  # type: ignore[no-any-return]
-            prefix,
-            target,
-            classes=classes,
-            device=device,
-            num_threads=num_threads,
-            validate=validate,
-        )
 
     def is_memmap(self) -> bool:
         """Whether every tensor (at every depth) is a :class:`MemoryMappedTensor`."""
-        from .memmap.tensor import MemoryMappedTensor
-
         tensors = self._own_tensors()
         return bool(tensors) and all(isinstance(t, MemoryMappedTensor) for t in tensors)
 
@@ -158,8 +119,6 @@ class StorageMethods(TensorCore):
         Worker exceptions are raised here with the worker's traceback; a worker that dies
         raises ``BrokenProcessPool``. See ``tensorclass.tensordict_core.parallel``.
         """
-        from .parallel import map_chunks
-
         return map_chunks(
             self,
             fn,
@@ -178,42 +137,28 @@ class StorageMethods(TensorCore):
 
     def send(self, dst: int, *, group: Any = None, tag: int = 0) -> None:
         """Send to rank ``dst`` (which calls :meth:`recv` on the same structure)."""
-        from .distributed import send
-
         send(self, dst, group=group, tag=tag)
 
     def recv(self, src: int, *, group: Any = None, tag: int = 0) -> int:
         """Receive in place what rank ``src`` sends; returns ``src``."""
-        from .distributed import recv
-
         return recv(self, src, group=group, tag=tag)
 
     def isend(self, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
         """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes."""
-        from .distributed import isend
-
         return isend(self, dst, group=group, tag=tag)
 
     def irecv(self, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
         """Start receiving from ``src`` in place; ``wait()`` on the result finishes."""
-        from .distributed import irecv
-
         return irecv(self, src, group=group, tag=tag)
 
     def broadcast(self, src: int, *, group: Any = None) -> Self:
         """Overwrite this instance on every rank with rank ``src``'s values."""
-        from .distributed import broadcast
-
         return broadcast(self, src, group=group)  # type: ignore[return-value]
 
     def all_reduce(self, op: Any = None, *, group: Any = None) -> Self:
         """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``)."""
-        from .distributed import all_reduce
-
         return all_reduce(self, op, group=group)  # type: ignore[return-value]
 
     def all_gather(self, *, group: Any = None) -> list[Self]:
         """Every rank's instance, in rank order."""
-        from .distributed import all_gather
-
         return all_gather(self, group=group)

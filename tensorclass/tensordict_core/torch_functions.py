@@ -15,13 +15,14 @@ torch.Size([6])
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import torch
 from torch import Tensor
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
+from .functional import paired_tensor_leaves
 from .keys import shown_key
 from .non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
 from .shape import batch_dim
@@ -33,6 +34,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
+_NON_TENSOR = (NonTensorData, NonTensorStack)
+
 
 def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
     """Register an implementation for the given torch functions."""
@@ -43,6 +46,20 @@ def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
         return impl
 
     return register
+
+
+class _Join(NamedTuple):
+    """How :func:`_combine` joins instances: ``name`` (the verb of its messages), ``leaves``
+    (the torch function joining one key's tensors) and ``stacks``: stack (equal batch sizes,
+    a new dim of the item count) or cat (equal except along ``dim``, which is summed)."""
+
+    name: str
+    leaves: Callable[..., Tensor]
+    stacks: bool
+
+
+_STACK = _Join("stack", torch.stack, True)
+_CAT = _Join("cat", torch.cat, False)
 
 
 def _check_members(items: Sequence[TensorCore], what: str, path: tuple[str, ...] = ()) -> None:
@@ -71,60 +88,65 @@ def _check_keys(items: Sequence[TensorCore], path: tuple[str, ...], what: str) -
             )
 
 
+def _check_sizes(items: Sequence[TensorCore], dim: int, path: tuple[str, ...], how: _Join) -> None:
+    """Raise if the batch sizes cannot be joined: stacking needs them equal, cat equal
+    except along ``dim``."""
+    batch_size = items[0]._batch_size
+    for item in items:
+        other = item._batch_size
+        if how.stacks:
+            fits = other == batch_size
+        else:
+            fits = len(other) == len(batch_size) and all(
+                a == b for d, (a, b) in enumerate(zip(batch_size, other)) if d != dim
+            )
+        if not fits:
+            sizes = [list(i._batch_size) for i in items]
+            if how.stacks:
+                where = f" under {shown_key(path)!r}" if path else ""
+                raise StructureMismatchError(
+                    f"cannot stack instances with different batch sizes{where}: {sizes}"
+                )
+            raise StructureMismatchError(
+                f"cannot cat along dim {dim}: batch sizes {sizes} differ in another dim"
+            )
+
+
 def _members(
-    items: Sequence[T], path: tuple[str, ...], cat_dim: int | None
+    items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join
 ) -> tuple[list[dict[str, Any]], torch.device | None, int]:
-    """One pass over the items to stack (``cat_dim`` None) or concatenate: their storage
-    dicts, their common device (None if they differ) and, for cat, the total size along
-    ``cat_dim``. Checks one class, as many keys each (then gathering by the first item's
-    keys proves the key sets equal) and compatible batch sizes."""
-    what = "stack" if cat_dim is None else "cat"
+    """One pass over the items to join: their storage dicts, their common device (None if
+    they differ) and, for cat, the total size along ``dim``. Checks one class, as many keys
+    each (then gathering by the first item's keys proves the key sets equal) and batch
+    sizes that can be joined."""
     first = items[0]
     cls = type(first)
     count = len(first._data)
     batch_size = first._batch_size
     device = first._device
+    stacks = how.stacks
     total = 0
     sizes_differ = False
     datas = []
     for item in items:
         if type(item) is not cls:
-            _check_members(items, what, path)
+            _check_members(items, how.name, path)
         data = item._data
         if len(data) != count:
-            _check_keys(items, path, what)
+            _check_keys(items, path, how.name)
         datas.append(data)
         other = item._batch_size
-        if cat_dim is not None:
-            if other != batch_size:
-                if len(other) != len(batch_size):
-                    _check_cat_sizes(items, cat_dim)  # raises
-                sizes_differ = True  # the other dims are checked once, after the loop
-            total += other[cat_dim]
-        elif other != batch_size:
-            sizes = [list(i._batch_size) for i in items]
-            where = f" under {shown_key(path)!r}" if path else ""
-            raise StructureMismatchError(
-                f"cannot stack instances with different batch sizes{where}: {sizes}"
-            )
+        if other != batch_size:
+            if stacks or len(other) != len(batch_size):
+                _check_sizes(items, dim, path, how)  # raises
+            sizes_differ = True  # cat: the other dims are checked once, after the loop
+        if not stacks:
+            total += other[dim]
         if item._device is not device and item._device != device:
             device = None
-    if sizes_differ and cat_dim is not None:
-        _check_cat_sizes(items, cat_dim)
+    if sizes_differ:
+        _check_sizes(items, dim, path, how)
     return datas, device, total
-
-
-def _check_cat_sizes(items: Sequence[TensorCore], dim: int) -> None:
-    batch_size = items[0]._batch_size
-    for item in items:
-        other = item._batch_size
-        if len(other) != len(batch_size) or any(
-            a != b for d, (a, b) in enumerate(zip(batch_size, other)) if d != dim
-        ):
-            sizes = [list(i._batch_size) for i in items]
-            raise StructureMismatchError(
-                f"cannot cat along dim {dim}: batch sizes {sizes} differ in another dim"
-            )
 
 
 def _leaf_error(
@@ -137,38 +159,44 @@ def _leaf_error(
     )
 
 
-def _stack(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
-    datas, device, _ = _members(items, path, None)
+def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) -> T:
+    """Stack or concatenate (``how``) instances of one class along batch dim ``dim``: one
+    pass over the items for the checks, then one torch call per tensor key."""
+    datas, device, total = _members(items, dim, path, how)
     first = items[0]
-    batch_size = first._batch_size
     out: dict[str, Any] = {}
-    torch_stack = torch.stack
+    join = how.leaves
     for key, value in first._data.items():
         try:
             leaves = [data[key] for data in datas]
         except KeyError:
-            _check_keys(items, path, "stack")
+            _check_keys(items, path, how.name)
             raise
         if value.__class__ is Tensor or isinstance(value, Tensor):
             try:
                 # (no dim argument when 0: torch parses one argument less)
-                out[key] = torch_stack(leaves, dim) if dim else torch_stack(leaves)
+                out[key] = join(leaves, dim) if dim else join(leaves)
             except (RuntimeError, TypeError) as err:
-                raise _leaf_error("stack", path, key, leaves, err) from None
+                raise _leaf_error(how.name, path, key, leaves, err) from None
         elif isinstance(value, TensorCore):
-            out[key] = _stack(leaves, dim, (*path, key))
-        elif type(value) in (NonTensorData, NonTensorStack):
-            if not all(type(leaf) in (NonTensorData, NonTensorStack) for leaf in leaves):
+            out[key] = _combine(leaves, dim, (*path, key), how)
+        elif not how.stacks:
+            out[key] = cat_non_tensors(leaves, dim, [item._batch_size for item in items])
+        elif type(value) in _NON_TENSOR:
+            if not all(type(leaf) in _NON_TENSOR for leaf in leaves):
                 full_key = (*path, key) if path else key
                 raise StructureMismatchError(
                     f"cannot stack key {full_key!r}: tensors and non-tensor values are mixed"
                 )
-            out[key] = stack_non_tensors(leaves, dim, batch_size)
-    new_size = list(batch_size)
-    new_size.insert(dim, len(items))
+            out[key] = stack_non_tensors(leaves, dim, first._batch_size)
+    new_size = list(first._batch_size)
     names = first._names
-    if names is not None:
-        names = (*names[:dim], None, *names[dim:])
+    if how.stacks:
+        new_size.insert(dim, len(items))
+        if names is not None:
+            names = (*names[:dim], None, *names[dim:])
+    else:
+        new_size[dim] = total
     return type(first)._new(out, torch.Size(new_size), device, names)
 
 
@@ -184,38 +212,11 @@ def stack(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         _check_members(items, "stack")
     if dim != 0:
         dim = batch_dim(dim, len(items[0]._batch_size), extra=1)
-    result = _stack(items, dim, ())
+    result = _combine(items, dim, (), _STACK)
     if out is not None:
         out.update_(result)  # type: ignore[attr-defined]
         return out
     return result
-
-
-def _cat(items: Sequence[T], dim: int, path: tuple[str, ...]) -> T:
-    datas, device, total = _members(items, path, dim)
-    first = items[0]
-    batch_size = first._batch_size
-    out: dict[str, Any] = {}
-    torch_cat = torch.cat
-    for key, value in first._data.items():
-        try:
-            leaves = [data[key] for data in datas]
-        except KeyError:
-            _check_keys(items, path, "cat")
-            raise
-        if value.__class__ is Tensor or isinstance(value, Tensor):
-            try:
-                # (no dim argument when 0: torch parses one argument less)
-                out[key] = torch_cat(leaves, dim) if dim else torch_cat(leaves)
-            except (RuntimeError, TypeError) as err:
-                raise _leaf_error("cat", path, key, leaves, err) from None
-        elif isinstance(value, TensorCore):
-            out[key] = _cat(leaves, dim, (*path, key))
-        else:
-            out[key] = cat_non_tensors(leaves, dim, [item._batch_size for item in items])
-    new_size = list(batch_size)
-    new_size[dim] = total
-    return type(first)._new(out, torch.Size(new_size), device, first._names)
 
 
 @implements(torch.cat, torch.concat, torch.concatenate)
@@ -229,7 +230,7 @@ def cat(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         raise StructureMismatchError("cannot cat instances with no batch dims; use stack")
     if dim != 0:
         dim = batch_dim(dim, ndim)
-    result = _cat(items, dim, ())
+    result = _combine(items, dim, (), _CAT)
     if out is not None:
         out.update_(result)  # type: ignore[attr-defined]
         return out
@@ -313,8 +314,6 @@ def _where(condition: Tensor, input: Any, other: Any) -> Any:
 def _allclose(
     input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> bool:
-    from .functional import paired_tensor_leaves
-
     try:
         left, right = paired_tensor_leaves(input, other, "allclose")
     except StructureMismatchError:

@@ -17,7 +17,7 @@ from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter, Val
 from torch import Tensor
 
 from ..fields import MISSING
-from ..schema import Field, FieldKind, Schema
+from ..schema import Field, FieldKind, Schema, is_typed
 from ..specs import Spec
 from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack, same_value
 from .problems import Loc, Problems, describe
@@ -92,8 +92,7 @@ def compiled(cls: type) -> ClassValidator:
 
 def is_schema_class(cls: type) -> bool:
     """Whether ``cls`` declares fields (a tensor class, not ``TensorDict``)."""
-    schema = getattr(cls, "__tensorclass_schema__", None)
-    return schema is not None and not getattr(cls, "_dynamic_keys", True)
+    return is_typed(cls)
 
 
 def _check_value(check: FieldCheck, leaf: Any, loc: Loc, problems: Problems) -> Any:

@@ -274,3 +274,99 @@ def test_update_keys_to_update_selects_nested_levels() -> None:
     td = make()
     td.update(new, keys_to_update=[("b", "d")])
     assert (td["b", "c"] == 1).all() and (td["b", "d", "e"] == 0).all()
+
+
+def test_walk_says_how_far_a_key_path_goes() -> None:
+    from tensorclass import lazy_stack
+    from tensorclass.tensordict_core.paths import walk
+
+    td = make()
+    assert walk(td, ("b", "d", "e")) == (td["b", "d", "e"], 3)
+    assert walk(td, ()) == (td, 0)
+    reached, depth = walk(td, ("b", "d", "missing", "x"))
+    assert depth == 2 and reached is td["b", "d"]  # the level that lacks the part
+    reached, depth = walk(td, ("a", "x"))
+    assert depth == 1 and reached is td["a"]  # a leaf on the way: the walk stops on it
+    assert walk(td, ("b", ["c"]))[1] == 1  # a part that cannot be a key is missing
+    members = [TensorDict({"n": {"x": torch.zeros(2)}, "only0": torch.zeros(2)}, [2])]
+    members.append(TensorDict({"n": {"x": torch.ones(2)}}, [2]))
+    stack = lazy_stack(members)
+    leaf, depth = walk(stack, ("n", "x"))
+    assert depth == 2 and torch.equal(leaf, torch.stack([torch.zeros(2), torch.ones(2)]))
+    assert walk(stack, ("only0",)) == (stack, 0)  # not in every member: missing
+
+
+def test_key_primitives_agree_on_where_a_path_breaks() -> None:
+    td = make()
+    assert ("b", "d", "e") in td and ("b", "x") not in td and ("a", "x") not in td
+    with pytest.raises(KeyNotFoundError, match=r"\('a',\) holds a Tensor"):
+        td._leaf(("a", "x"))
+    with pytest.raises(
+        KeyNotFoundError,
+        match=r"key \('b', 'x'\) not found in TensorDict; available keys: 'c', 'd'",
+    ):
+        td._leaf(("b", "x"))
+    with pytest.raises(KeyNotFoundError, match=r"\('a',\) holds a Tensor"):
+        td.pop(("a", "x"))
+    with pytest.raises(KeyNotFoundError, match="'a' holds a Tensor"):
+        td.set(("a", "x", "y"), torch.zeros(3))
+    td.set(("b", "new", "deep"), torch.zeros(3))  # missing levels are created
+    assert td["b", "new", "deep"].shape == (3,)
+
+
+class Leaves(TensorClass):
+    x: torch.Tensor
+    note: str
+
+
+def test_keys_of_flat_nested_and_lazy_instances_in_every_mode() -> None:
+    from tensorclass import lazy_stack
+
+    flat = TensorDict({"a": torch.zeros(2), "s": "text", "b": torch.ones(2)}, [2])
+    nested = TensorDict({"a": torch.zeros(2), "n": {"b": torch.ones(2), "m": {}}}, [2])
+    members = [nested.clone(), nested.clone()]
+    members[0]["only0"] = torch.zeros(2)
+    lazy = lazy_stack(members)
+    typed = Leaves(torch.zeros(2), "note", batch_size=[2])
+    empty = TensorDict({"m": {"n": {}}}, [])
+    expected = {
+        id(flat): {
+            mode: ["a", "s", "b"]
+            for mode in ((False, False), (True, False), (False, True), (True, True))
+        },
+        id(nested): {
+            (False, False): ["a", "n"],
+            (True, False): ["a", "n", ("n", "b"), ("n", "m")],
+            (False, True): ["a"],
+            (True, True): ["a", ("n", "b")],
+        },
+        id(typed): {
+            mode: ["x", "note"]
+            for mode in ((False, False), (True, False), (False, True), (True, True))
+        },
+        id(empty): {
+            (False, False): ["m"],
+            (True, False): ["m", ("m", "n")],
+            (False, True): [],
+            (True, True): [],
+        },
+    }
+    expected[id(lazy)] = expected[id(nested)]
+    for td in (flat, nested, lazy, typed, empty):
+        for mode, keys in expected[id(td)].items():
+            view = td.keys(*mode)
+            assert list(view) == keys, (type(td).__name__, mode)
+            assert len(view) == len(keys) and all(key in view for key in keys)
+            assert [key for key, _ in td.items(*mode)] == keys
+    assert empty.is_empty() and not flat.is_empty() and TensorDict({}).is_empty()
+
+
+def test_flat_keys_are_a_snapshot_and_the_view_stays_live() -> None:
+    td = TensorDict({"a": torch.zeros(2), "b": torch.zeros(2)}, [2])
+    view = td.keys(True, True)
+    keys = iter(view)
+    td["c"] = torch.zeros(2)  # writing while iterating the listed keys is fine
+    assert list(keys) == ["a", "b"]
+    assert list(view) == ["a", "b", "c"] and len(view) == 3
+    td["n"] = {"x": torch.zeros(2)}  # no longer flat: the nested key appears
+    assert list(view) == ["a", "b", "c", ("n", "x")] and len(view) == 4

@@ -15,7 +15,7 @@ from tensorclass import (
     from_modules,
 )
 from tensorclass.nn import TensorDictModule, TensorDictParams
-from tensorclass.tensordict_core.module_params import ParamSwap
+from tensorclass.param_swap import ParamSwap
 
 
 def test_from_module_nests_by_submodule_and_shares_tensors() -> None:

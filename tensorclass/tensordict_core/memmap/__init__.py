@@ -3,10 +3,11 @@
 - :mod:`.tensor`: :class:`MemoryMappedTensor`, a tensor backed by a file.
 - :mod:`.metadata`: the on-disk format and :func:`read_metadata`.
 - :mod:`.save`: ``memmap``, ``memmap_``, ``memmap_like`` (atomic saves).
-- :mod:`.load`: :func:`load_memmap` and the class-loading rules.
+- :mod:`.load`: building a saved tree (``load_tree``) and the class-loading rules
+  (:func:`tensorclass.load_memmap` adds validation on load).
 """
 
-from .load import ClassPolicy, load_memmap, resolve_class
+from .load import ClassPolicy, load_tree, resolve_class
 from .metadata import EntryInfo, MemmapInfo, read_metadata
 from .save import memmap
 from .tensor import MemoryMappedTensor
@@ -16,7 +17,7 @@ __all__ = [
     "EntryInfo",
     "MemmapInfo",
     "MemoryMappedTensor",
-    "load_memmap",
+    "load_tree",
     "memmap",
     "read_metadata",
     "resolve_class",

@@ -1,4 +1,7 @@
-"""Loading memory-mapped saves: ``load_memmap``, and which classes come back.
+"""Loading memory-mapped saves: the tree of a save (``load_tree``), and which classes come back.
+
+This module builds what was saved; checking typed levels against their classes (validation
+on load) happens above the engine, in :func:`tensorclass.load_memmap`.
 
 Loading reads JSON and maps raw files; it never unpickles anything and never runs code from
 the save. The only code it may reach is a tensor class, and only by the rules below.
@@ -19,8 +22,8 @@ Which class each level comes back as
     must be a tensor class. Use it for saves you trust: importing a module runs its code.
   - ``"tensordict"``: no class is looked up; such levels come back as ``TensorDict``.
 
-Checks on loading
------------------
+Checks on loading (``tensorclass.load_memmap``)
+----------------------------------------------
 Every level that comes back as a tensor class with declared fields (given by ``cls`` or
 recorded) is checked against its class, as ``X.validate`` would: specs, non-tensor values
 (converted by pydantic, as on validation). Problems raise one ``pydantic.ValidationError``
@@ -40,29 +43,50 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import weakref
 from typing import Any, Literal
 
 import torch
 
 from ...errors import MemmapFormatError, RecordedClassError
+from ...registry import dynamic_class
+from ...schema import FieldKind, resolved_schema
 from .._core import TensorCore
 from ..json_values import non_tensor_from_json, rebuilder_in
-from ..storage_methods import defined_classes
+from ..lazy_stack import LazyStackedTensorDict, lazy_stack
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
 
-__all__ = ["ClassPolicy", "load_memmap", "resolve_class"]
+__all__ = [
+    "ClassPolicy",
+    "POLICIES",
+    "defined_classes",
+    "load_tree",
+    "read_checked",
+    "register_defined",
+    "resolve_class",
+]
 
 ClassPolicy = Literal["imported", "import", "tensordict"]
-_POLICIES = ("imported", "import", "tensordict")
+POLICIES = ("imported", "import", "tensordict")
+
+_DEFINED: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+def register_defined(cls: type) -> None:
+    """Remember a tensor class defined in this process (loading finds saved classes there)."""
+    _DEFINED.add(cls)
+
+
+def defined_classes() -> list[type]:
+    """Every tensor class defined in this process so far (those still alive)."""
+    return list(_DEFINED)
 
 
 def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> type[TensorCore]:
     """The tensor class recorded as ``"module:qualname"``, by the ``classes`` rule above."""
-    from ..tensordict import TensorDict
-
     if recorded == TENSORDICT_PATH or classes == "tensordict":
-        return TensorDict
+        return dynamic_class()  # type: ignore[no-any-return]
     module_name, _, qualname = recorded.partition(":")
     prefix = f"{where}: " if where is not None else ""
     module = sys.modules.get(module_name)
@@ -105,31 +129,10 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
     return found
 
 
-def load_memmap(
-    path: PathLike,
-    cls: type[TensorCore] | None = None,
-    *,
-    classes: ClassPolicy = "imported",
-    device: torch.device | str | None = None,
-    num_threads: int = 0,
-    validate: bool = True,
-) -> Any:
-    """Load a save made by ``memmap``/``memmap_like`` (or one of its sub-directories).
-
-    Tensors come back as :class:`MemoryMappedTensor` views of the files (nothing is read
-    until used; writes go to the files) and the result is locked. Missing or truncated
-    files, and metadata that disagrees with the files, raise
-    :class:`~tensorclass.MemmapFormatError` listing every problem. ``device`` moves (copies)
-    the result there. See the module documentation for ``cls`` and ``classes``.
-    ``num_threads`` is accepted for compatibility: mapping files reads nothing, so loading
-    needs no threads. Typed levels are checked against their class unless ``validate`` is
-    false (see the module documentation); problems raise ``pydantic.ValidationError``.
-    """
-    del num_threads  # nothing to parallelise: files are mapped, not read
-    if classes not in _POLICIES:
-        raise ValueError(f"classes must be one of {_POLICIES}; got {classes!r}")
-    if cls is not None and not (isinstance(cls, type) and issubclass(cls, TensorCore)):
-        raise TypeError(f"cls must be a tensor class; got {cls!r}")
+def read_checked(path: PathLike, classes: ClassPolicy) -> MemmapInfo:
+    """The metadata of a save, with every format problem raised at once."""
+    if classes not in POLICIES:
+        raise ValueError(f"classes must be one of {POLICIES}; got {classes!r}")
     info = read_metadata(path)
     problems = info.problems()
     if problems:
@@ -138,59 +141,19 @@ def load_memmap(
             + "; ".join(problems[:20])
             + (f"; and {len(problems) - 20} more" if len(problems) > 20 else "")
         )
-    try:
-        result = _build(info, cls, classes)
-    except MemmapFormatError:
-        if validate and cls is not None and info.kind != "lazy_stack" and _typed(cls):
-            _report_mismatch(info, cls)  # the save does not fit cls: list every problem
-        raise
-    if device is not None and torch.device(device).type != "cpu":
-        result = result.to(device)  # type: ignore[attr-defined]
-    plain = classes == "tensordict" and (cls is None or not _typed(cls))  # TensorDicts only
-    if validate and not plain and _holds_typed(result):
-        from ...validation.run import check_tree
-
-        check_tree(result)
-    return result
+    return info
 
 
-def _typed(cls: type[TensorCore]) -> bool:
-    return not getattr(cls, "_dynamic_keys", True)
-
-
-def _holds_typed(root: TensorCore) -> bool:
-    """Whether a loaded tree has a level of a tensor class with declared fields."""
-    from ..lazy_stack import LazyStackedTensorDict
-
-    def typed(node: TensorCore) -> bool:
-        if isinstance(node, LazyStackedTensorDict):
-            return any(typed(member) for member in node.members)
-        if not type(node)._dynamic_keys:
-            return True
-        for leaf in node._data.values():
-            if isinstance(leaf, TensorCore) and typed(leaf):
-                return True
-        return False
-
-    return typed(root)
-
-
-def _report_mismatch(info: MemmapInfo, cls: type[TensorCore]) -> None:
-    """Validate the save, loaded as plain data, against ``cls``: raises a
-    ``ValidationError`` listing every problem (returns if it finds none)."""
-    from pydantic import ValidationError
-
-    from ...validation.run import validate
-
-    try:
-        validate(_build(info, None, "tensordict"), cls)
-    except ValidationError as err:
-        raise err from None
+def load_tree(
+    info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy = "imported"
+) -> TensorCore:
+    """Build the saved tree (tensors mapped from their files, every level locked), as the
+    class rules above say. Nothing is validated here; a save whose keys do not fit a typed
+    ``cls`` raises :class:`~tensorclass.MemmapFormatError`."""
+    return _build(info, cls, classes)
 
 
 def _build(info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy) -> TensorCore:
-    from ..lazy_stack import LazyStackedTensorDict, lazy_stack
-
     if cls is not None and issubclass(cls, LazyStackedTensorDict):
         if info.kind != "lazy_stack":
             raise MemmapFormatError(f"{info.path} holds an instance, not a lazy stack")
@@ -210,8 +173,6 @@ def _build(info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy)
 
 
 def _fields(cls: type[TensorCore]) -> dict[str, Any] | None:
-    from ...schema import resolved_schema
-
     schema = resolved_schema(cls)
     return None if schema is None else dict(schema.by_name)
 
@@ -223,8 +184,6 @@ def _leaf(
     fields: dict[str, Any] | None,
     classes: ClassPolicy,
 ) -> Any:
-    from ...schema import FieldKind
-
     child_cls: type[TensorCore] | None = None
     rebuild = None
     if fields is not None:

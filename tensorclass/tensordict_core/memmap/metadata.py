@@ -66,6 +66,7 @@ from typing import Any
 import torch
 
 from ...errors import MemmapFormatError
+from .._core import fits_batch
 
 __all__ = [
     "DTYPES",
@@ -379,7 +380,7 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
         if dtype not in DTYPES:
             raise _fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
         shape = _ints(path, raw.get("shape"), f"the shape of {key!r}")
-        if shape[: len(batch_size)] != batch_size:
+        if not fits_batch(shape, batch_size):
             raise _fail(
                 path,
                 f"entry {key!r} has shape {list(shape)}, which does not start with the "

@@ -27,8 +27,11 @@ import torch
 from torch import Tensor
 
 from ...errors import MemmapFormatError
+from ...registry import dynamic_class
+from ...schema import is_typed, resolved_schema
 from .._core import TensorCore
 from ..json_values import non_tensor_to_json
+from ..lazy_stack import LazyStackedTensorDict, lazy_stack
 from ..non_tensor import NonTensorData, NonTensorStack
 from .metadata import (
     FORMAT,
@@ -46,9 +49,7 @@ __all__ = ["class_path", "memmap"]
 
 def class_path(cls: type) -> str:
     """How a class is recorded: ``"module:qualname"`` (``TensorDict`` is ``tensorclass:TensorDict``)."""
-    from ..tensordict import TensorDict
-
-    if cls is TensorDict:
+    if cls is dynamic_class():
         return TENSORDICT_PATH
     return f"{cls.__module__}:{cls.__qualname__}"
 
@@ -62,8 +63,8 @@ def _annotation_text(annotation: Any) -> str:
 
 
 def _schema(cls: type) -> list[dict[str, Any]] | None:
-    schema = getattr(cls, "__tensorclass_schema__", None)
-    if schema is None or getattr(cls, "_dynamic_keys", True):
+    schema = resolved_schema(cls)
+    if schema is None:
         return None
     return [
         {
@@ -91,7 +92,7 @@ def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
         "version": VERSION,
         "kind": kind,
         "class": class_path(cls),
-        "typed": not getattr(cls, "_dynamic_keys", True),
+        "typed": is_typed(cls),
         "schema": _schema(cls),
         "batch_size": list(node._batch_size),
         "device": None if node._device is None else str(node._device),
@@ -101,8 +102,6 @@ def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
 
 def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> None:
     """Collect what saving ``node`` writes (``rel``: its directory, ``""`` or ending in /)."""
-    from ..lazy_stack import LazyStackedTensorDict
-
     plan.dirs.append(rel)
     if isinstance(node, LazyStackedTensorDict):
         meta = _level_meta(node, "lazy_stack", node.member_class)
@@ -241,8 +240,6 @@ def save(
 
 def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) -> TensorCore:
     """``node`` with its tensors replaced by mappings of the saved files (same walk order)."""
-    from ..lazy_stack import LazyStackedTensorDict, lazy_stack
-
     if isinstance(node, LazyStackedTensorDict):
         members = [_attach(member, root, files, inplace) for member in node.members]
         if inplace:

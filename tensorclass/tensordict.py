@@ -1,4 +1,9 @@
-"""``TensorDict``: the tensor class with a dynamic schema (any string key)."""
+"""``TensorDict``: the tensor class with a dynamic schema (any string key).
+
+It *is* a :class:`~tensorclass.TensorClass` (``issubclass(TensorDict, TensorClass)``): the same
+engine, state and operations, with the dynamic schema as its policy instead of declared
+fields. It adds the mapping constructor and ``from_dict``/``from_module(s)``.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,28 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import TensorClassError
-from ._core import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device, check_names
-from .base import TensorDictBase
+from .errors import TensorClassError
 from .keys import unravel_key_tuple
 from .non_tensor import NonTensorData
+from .registry import register_dynamic_class
+from .tensordict_core import module_params
+from .tensordict_core._core import (
+    BatchSizeLike,
+    DeviceLike,
+    TensorCore,
+    as_batch_size,
+    as_device,
+    check_names,
+    fits_batch,
+)
+from .typed import TensorClass
 
 __all__ = ["TensorDict"]
 
 _object_new = object.__new__
 
 
-class TensorDict(TensorDictBase):
+class TensorDict(TensorClass, dynamic=True):
     """A dict of tensors that share leading batch dims and behave like one tensor.
 
     >>> import torch
@@ -83,9 +98,9 @@ class TensorDict(TensorDictBase):
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
         n = len(size)
         if n and self._device is None:
-            # The common case, checked inline: a str key and a tensor whose leading dims are
-            # the batch size, compared as ints for one or two batch dims (cheaper than a
-            # shape slice; a tensor with too few dims raises IndexError).
+            # The common case, checked first: a str key and a tensor that fits the batch
+            # (fits_batch, its one- and two-dim cases inline: a call per key costs as much
+            # again; a tensor with too few dims raises IndexError).
             first = size[0]
             second = size[1] if n > 1 else 0
             for key, value in entries:
@@ -95,7 +110,8 @@ class TensorDict(TensorDictBase):
                         shape = value.shape
                         try:
                             if shape[0] == first and (
-                                n == 1 or (shape[1] == second and (n == 2 or shape[:n] == size))
+                                n == 1
+                                or (shape[1] == second and (n == 2 or fits_batch(shape, size)))
                             ):
                                 data[key] = value
                                 continue
@@ -103,14 +119,16 @@ class TensorDict(TensorDictBase):
                             pass
                     elif cls is dict:
                         if type(self)._nested_class is _default_nested_class:
-                            # A nested TensorDict, built here (the batch size is known good).
+                            # A nested TensorDict, built here (the batch size is known good;
+                            # its state set inline: a _new call per level costs ~10% of the
+                            # 19-level chain's construction).
+                            child_data: dict[str, Any] = {}
                             child = _object_new(TensorDict)
+                            child._data = child_data
                             child._batch_size = size
                             child._device = None
                             child._names = None
                             child._locked = False
-                            child_data: dict[str, Any] = {}
-                            child._data = child_data
                             try:
                                 child._fill(value.items(), size, child_data)
                             except TensorClassError as err:
@@ -126,11 +144,7 @@ class TensorDict(TensorDictBase):
 
     def _fill_one(self, key: Any, value: Any, size: torch.Size, data: dict[str, Any]) -> None:
         if key.__class__ is str:
-            if (
-                value.__class__ is Tensor
-                and self._device is None
-                and value.shape[: len(size)] == size
-            ):
+            if value.__class__ is Tensor and self._device is None and fits_batch(value.shape, size):
                 data[key] = value
             else:
                 data[key] = self._convert(key, value)
@@ -143,13 +157,8 @@ class TensorDict(TensorDictBase):
     ) -> Self:
         if cls.__init__ is not TensorDict.__init__:  # a subclass with its own constructor
             return cls(mapping, batch_size, device)
-        self = _object_new(cls)
-        self._batch_size = batch_size
-        self._device = device
-        self._names = None
-        self._locked = False
         data: dict[str, Any] = {}
-        self._data = data
+        self = cls._new(data, batch_size, device)
         self._fill(mapping.items(), batch_size, data)
         return self
 
@@ -179,9 +188,7 @@ class TensorDict(TensorDictBase):
     ) -> Any:
         """The parameters and buffers of ``module``, nested by submodule name (shared, not
         copied); see :mod:`tensorclass.tensordict_core.module_params`."""
-        from .module_params import from_module
-
-        return from_module(module, as_module=as_module, lock=lock, use_state_dict=use_state_dict)
+        return module_params.from_module(module, as_module=as_module, lock=lock, use_state_dict=use_state_dict)
 
     @classmethod
     def from_modules(
@@ -195,9 +202,7 @@ class TensorDict(TensorDictBase):
     ) -> Any:
         """The parameters of several modules stacked along a new batch dim (for ensembles
         with ``torch.vmap``); see :func:`tensorclass.from_modules`."""
-        from .module_params import from_modules
-
-        return from_modules(
+        return module_params.from_modules(
             *modules,
             as_module=as_module,
             lock=lock,
@@ -225,5 +230,5 @@ class TensorDict(TensorDictBase):
         return self
 
 
-TensorCore._mapping_class = TensorDict
+register_dynamic_class(TensorDict)  # what the engine builds for nested mappings
 _default_nested_class = TensorCore._nested_class

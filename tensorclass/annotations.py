@@ -1,0 +1,105 @@
+"""Annotation resolution: the field annotations of a tensor class, forward references included.
+
+Part of the schema layer: it knows classes only by their compiled schema
+(``__tensorclass_schema__``), never the engine or the class-building code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+import typing
+from typing import Any, ClassVar
+
+__all__ = [
+    "defining_namespace",
+    "evaluate",
+    "is_classvar",
+    "module_namespace",
+    "own_annotations",
+    "resolve_annotations",
+    "skip_frames_of",
+]
+
+#: files whose frames are skipped when looking for the scope that defines a class
+_OWN_FILES: set[str] = set()
+
+
+def skip_frames_of(path: str) -> None:
+    """Skip the frames of ``path`` (a class-building module) in :func:`defining_namespace`."""
+    _OWN_FILES.add(path)
+
+
+def is_classvar(annotation: Any) -> bool:
+    """Whether an annotation (or its string) declares a ``ClassVar`` (not a field)."""
+    if isinstance(annotation, str):
+        stripped = annotation.replace(" ", "")
+        return stripped.startswith(("ClassVar", "typing.ClassVar", "t.ClassVar"))
+    return annotation is ClassVar or typing.get_origin(annotation) is ClassVar
+
+
+def evaluate(annotation: Any, globalns: dict[str, Any], localns: dict[str, Any]) -> Any:
+    """Evaluate an annotation (a string or a type with forward references) in a scope."""
+    if isinstance(annotation, str):
+        annotation = eval(annotation, globalns, localns)
+    try:
+        return typing._eval_type(annotation, globalns, localns)  # type: ignore[attr-defined]
+    except TypeError:
+        return annotation
+
+
+def own_annotations(klass: type) -> dict[str, Any]:
+    """The annotations a class declares itself (not inherited)."""
+    return dict(inspect.get_annotations(klass))
+
+
+def resolve_annotations(cls: type, strict: bool) -> dict[str, Any]:
+    """The resolved field annotations of ``cls`` and its tensor-class bases.
+
+    Unresolvable forward references raise ``NameError`` when ``strict``, else they are
+    left as the string.
+    """
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if "__tensorclass_schema__" not in vars(klass):  # not a class with its own schema
+            continue
+        globalns = module_namespace(klass)
+        localns = {
+            **vars(klass).get("__tensorclass_namespace__", {}),
+            klass.__name__: klass,
+            cls.__name__: cls,
+        }
+        for name, annotation in own_annotations(klass).items():
+            if is_classvar(annotation):
+                continue
+            try:
+                hints[name] = evaluate(annotation, globalns, localns)
+            except NameError:
+                if strict:
+                    raise NameError(
+                        f"cannot resolve the annotation {annotation!r} of "
+                        f"{klass.__name__}.{name}; define it before the first instance"
+                    ) from None
+                hints[name] = annotation
+    return hints
+
+
+def module_namespace(cls: type) -> dict[str, Any]:
+    """The globals of the module that defines ``cls``."""
+    module = sys.modules.get(cls.__module__)
+    return dict(vars(module)) if module is not None else {}
+
+
+def defining_namespace() -> dict[str, Any]:
+    """The names visible where the class statement runs (outside this package's frames).
+
+    String annotations (``from __future__ import annotations``) of classes defined inside
+    functions name things that only that scope knows, as pydantic also finds.
+    """
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
+        frame = frame.f_back
+    if frame is None:
+        return {}
+    return {**frame.f_globals, **frame.f_locals}

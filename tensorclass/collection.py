@@ -1,0 +1,29 @@
+"""``TensorCollection``: the marker base of every tensor class instance.
+
+It holds nothing and knows nothing; it lets the layers below the engine (the schema, key
+helpers) recognise a tensor class instance or class with ``isinstance``/``issubclass``
+without importing the engine.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TensorCollection", "is_tensor_collection"]
+
+
+class TensorCollection:
+    """The base every tensor class derives from (the engine's state class is its subclass)."""
+
+    __slots__ = ()
+
+
+def is_tensor_collection(obj: object) -> bool:
+    """Whether ``obj`` is a TensorDict or a tensor class instance (or such a class).
+
+    >>> import torch
+    >>> from tensorclass import TensorDict, is_tensor_collection
+    >>> is_tensor_collection(TensorDict({}, [])), is_tensor_collection(torch.zeros(2))
+    (True, False)
+    """
+    if isinstance(obj, type):
+        return issubclass(obj, TensorCollection)
+    return isinstance(obj, TensorCollection)

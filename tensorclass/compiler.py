@@ -1,0 +1,267 @@
+"""Class building: compile a tensor class's schema when it is defined.
+
+``TensorClassMeta`` runs once per class statement: it reads the annotations (dataclass rules:
+defaults, ``field(...)``, ``ClassVar`` excluded), compiles an immutable
+:class:`~tensorclass.schema.Schema` (or installs the dynamic one), derives the engine's
+class-level flags from it, adds the field readers and generates ``__init__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torch import Tensor
+from typing_extensions import dataclass_transform
+
+from .annotations import (
+    defining_namespace,
+    evaluate,
+    is_classvar,
+    module_namespace,
+    own_annotations,
+    resolve_annotations,
+    skip_frames_of,
+)
+from .errors import SchemaError
+from .field_access import NonTensorField
+from .fields import MISSING, FieldSpec, field
+from .init_codegen import make_init
+from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
+from .tensordict_core._core import TensorCore
+
+__all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_annotations"]
+
+_object_new = object.__new__
+_MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
+_ENGINE_NAMES = frozenset({"batch_size", "device", "names", "shape"})
+_reserved: dict[type, frozenset[str]] = {}
+
+
+def _reserved_names(cls: type) -> frozenset[str]:
+    """The attribute and method names of the root tensor class (``TensorClass``): a field
+    may not take one."""
+    root = [klass for klass in cls.__mro__ if isinstance(klass, TensorClassMeta)][-1]
+    found = _reserved.get(root)
+    if found is None:
+        found = frozenset(n for n in dir(root) if not n.startswith("__")) | _ENGINE_NAMES
+        _reserved[root] = found
+    return found
+
+
+def _check_field_name(cls: type, name: str, inherited: Mapping[str, Field]) -> None:
+    if name in inherited:
+        return
+    if name in _reserved_names(cls):
+        raise SchemaError(
+            f"{cls.__name__}.{name}: the name {name!r} is reserved by TensorClass (an "
+            f"attribute or method of every tensor class); choose another field name"
+        )
+    own = cls.__dict__.get(name, MISSING)
+    if callable(own) or isinstance(own, (property, classmethod, staticmethod)):
+        raise SchemaError(f"{cls.__name__}.{name} is declared both as a field and a method")
+    for base in cls.__mro__[1:]:
+        if name in vars(base) and not isinstance(vars(base)[name], NonTensorField):
+            raise SchemaError(f"{cls.__name__}.{name}: the field would hide {base.__name__}.{name}")
+
+
+def _make_field(cls: type, name: str, annotation: Any) -> Field:
+    default = cls.__dict__.get(name, MISSING)
+    factory: Any = MISSING
+    kw_only = False
+    metadata: Mapping[str, Any] = {}
+    if isinstance(default, FieldSpec):
+        spec = default
+        default, factory, kw_only, metadata = (
+            spec.default,
+            spec.default_factory,
+            spec.kw_only,
+            spec.metadata,
+        )
+    if isinstance(default, _MUTABLE_DEFAULTS):
+        raise SchemaError(
+            f"{cls.__name__}.{name}: a {type(default).__name__} default would be shared by "
+            f"every instance; use field(default_factory=...)"
+        )
+    if name in cls.__dict__:
+        delattr(cls, name)  # the default lives in the schema, not on the class
+    if isinstance(annotation, str):
+        kind, optional, nested = FieldKind.UNRESOLVED, False, None
+    else:
+        kind, optional, nested = classify_annotation(annotation)
+    return Field(
+        name, annotation, kind, default, factory, kw_only, optional, nested, metadata, cls.__name__
+    )
+
+
+def _check_order(cls: type, fields: tuple[Field, ...]) -> None:
+    seen_default = None
+    for f in fields:
+        if f.kw_only:
+            continue
+        if not f.required:
+            seen_default = f.name
+        elif seen_default is not None:
+            raise SchemaError(
+                f"{cls.__name__}: the field {f.name!r} without a default follows "
+                f"{seen_default!r}, which has one; give it a default or field(kw_only=True)"
+            )
+
+
+def install_schema(cls: type, schema: AnySchema) -> None:
+    """Attach a schema to its class, derive the engine's class-level flags from it, and add
+    the attribute readers its fields need."""
+    type.__setattr__(cls, "__tensorclass_schema__", schema)
+    engine_class: Any = cls
+    if schema.dynamic:
+        # No fields to route: attribute writes are the plain slot stores (an unknown
+        # attribute is an AttributeError: these classes have no instance __dict__).
+        type.__setattr__(cls, "__setattr__", object.__setattr__)
+        type.__setattr__(cls, "__delattr__", object.__delattr__)
+        engine_class._derive_flags(schema, cls)
+        return
+    engine_class._derive_flags(schema, _blank_for(cls))
+    for f in schema.fields:
+        current = cls.__dict__.get(f.name)
+        if f.kind in (FieldKind.TENSOR, FieldKind.NESTED):
+            # Tensor fields read straight from the instance dict; an absent field finds this
+            # class-level None (no __getattr__: it would slow every attribute read).
+            type.__setattr__(cls, f.name, None)
+        elif not isinstance(current, NonTensorField):
+            type.__setattr__(cls, f.name, NonTensorField(f.name))
+
+
+def regenerate_init(cls: type, schema: Schema) -> None:
+    """Replace a generated ``__init__`` after the schema changed (forward refs resolved)."""
+    if getattr(cls.__dict__.get("__init__"), "__tensorclass_generated__", False):
+        type.__setattr__(cls, "__init__", make_init(cls, schema))
+
+
+def _build_class(
+    cls: type,
+    frozen: bool | None,
+    validate: bool | None,
+    namespace: dict[str, Any],
+    dynamic: bool = False,
+) -> None:
+    inherited: dict[str, Field] = {}
+    if dynamic or getattr(cls, "__tensorclass_schema__", DYNAMIC).dynamic:
+        # Any string key (TensorDict and its subclasses): annotations are not fields.
+        if frozen or validate:
+            raise SchemaError(f"{cls.__name__}: a class with a dynamic schema has no fields to "
+                              f"freeze or validate")
+        install_schema(cls, DYNAMIC)
+        return
+    parent_frozen = parent_validate = False
+    for base in reversed(cls.__mro__[1:]):
+        schema = vars(base).get("__tensorclass_schema__")
+        if schema is not None:
+            inherited.update(schema.by_name)
+            parent_frozen = parent_frozen or schema.frozen
+            parent_validate = parent_validate or schema.validate
+    if "__slots__" in cls.__dict__:
+        raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
+    fields = dict(inherited)
+    globalns = module_namespace(cls)
+    localns = {**namespace, cls.__name__: cls}
+    unresolved = False
+    for name, raw in own_annotations(cls).items():
+        if is_classvar(raw):
+            continue
+        try:
+            annotation = evaluate(raw, globalns, localns)
+        except NameError:
+            annotation = raw if isinstance(raw, str) else repr(raw)
+            unresolved = True
+        if is_classvar(annotation):
+            continue
+        _check_field_name(cls, name, inherited)
+        fields[name] = _make_field(cls, name, annotation)
+    if unresolved:  # keep the defining scope for resolving forward references later
+        type.__setattr__(cls, "__tensorclass_namespace__", namespace)
+    ordered = tuple(fields.values())
+    _check_order(cls, ordered)
+    schema = Schema(
+        cls.__name__,
+        ordered,
+        parent_frozen if frozen is None else frozen,
+        cls,
+        validate=parent_validate if validate is None else validate,
+    )
+    install_schema(cls, schema)
+    if "__init__" not in cls.__dict__:
+        type.__setattr__(cls, "__init__", make_init(cls, schema))
+    type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
+
+
+# eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
+class TensorClassMeta(type):
+    """Compiles the schema and ``__init__`` of each tensor class when it is defined."""
+
+    def __new__(
+        mcls,
+        name: str,
+        bases: tuple[type, ...],
+        namespace: dict[str, Any],
+        *,
+        frozen: bool | None = None,
+        validate: bool | None = None,
+        dynamic: bool = False,
+        **kwargs: Any,
+    ) -> TensorClassMeta:
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        if any(isinstance(base, TensorClassMeta) for base in bases):
+            _build_class(cls, frozen, validate, defining_namespace(), dynamic)
+        return cls
+
+    def __init__(
+        cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> None:
+        super().__init__(name, bases, namespace)
+
+    def __tensorclass_install__(cls, schema: Schema) -> None:
+        """Install a new schema of this class (its forward references resolved)."""
+        install_schema(cls, schema)
+        regenerate_init(cls, schema)
+
+
+_blanks: dict[type, type] = {}
+
+
+def _blank_of(root: type) -> type:
+    """The blank of a root tensor class: a subclass with the memory layout its subclasses
+    have (the instance ``__dict__`` added to the engine's slots) and no ``__setattr__`` of
+    its own, so ``_new`` fills it with plain attribute stores before assigning
+    ``__class__`` (CPython allows that between classes of the same layout).
+
+    Made with ``type.__new__``: it is a layout, not a tensor class (no schema is compiled).
+    """
+    blank = _blanks.get(root)
+    if blank is None:
+        namespace = {
+            "__module__": __name__,
+            "__qualname__": "_Blank",
+            "__doc__": _blank_of.__doc__,
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+        }
+        blank = type.__new__(type(root), "_Blank", (root,), namespace)
+        _blanks[root] = blank
+    return blank
+
+
+def _blank_for(cls: type) -> type | None:
+    """The blank ``_new`` fills for ``cls``, if its instances can become instances of
+    ``cls`` (else ``None``: a base with slots of its own changes the layout)."""
+    root = [klass for klass in cls.__mro__ if isinstance(klass, TensorClassMeta)][-1]
+    blank = _blank_of(root)
+    probe: Any = _object_new(blank)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return blank
+
+
+skip_frames_of(__file__)

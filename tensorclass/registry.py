@@ -1,0 +1,65 @@
+"""The classes that lower layers build but upper layers define, registered at import.
+
+The engine sometimes has to *make* an instance of a class that is defined above it: a
+nested mapping becomes a ``TensorDict`` (defined by class building, on top of the engine),
+``from_module(..., as_module=True)`` returns a ``TensorDictParams`` (defined in ``nn``), and
+``to_module`` returns a ``ParamSwap`` (a ``TensorDict`` that restores the module on exit).
+Those layers register their class here when they are imported; the engine asks for it by
+role. Nothing is patched onto engine classes, and the engine imports nothing from above. A
+role asked for before its module was imported (a program that imported only a corner of the
+package) is filled by importing that module, named here, once.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "dynamic_class",
+    "params_class",
+    "register_dynamic_class",
+    "register_params_class",
+    "register_swap_class",
+    "swap_class",
+]
+
+_registered: dict[str, Any] = {}
+
+
+def _lookup(role: str, defined_by: str) -> Any:
+    found = _registered.get(role)
+    if found is None:
+        importlib.import_module(defined_by)  # registers the class as it is imported
+        found = _registered[role]
+    return found
+
+
+def register_dynamic_class(cls: type) -> None:
+    """Register the class with the dynamic schema (``TensorDict``): what mappings become."""
+    _registered["dynamic"] = cls
+
+
+def dynamic_class() -> Any:
+    """The registered ``TensorDict`` class."""
+    return _lookup("dynamic", "tensorclass.tensordict")
+
+
+def register_params_class(cls: type) -> None:
+    """Register the parameter wrapper (``TensorDictParams``) that ``as_module=True`` returns."""
+    _registered["params"] = cls
+
+
+def params_class() -> Any:
+    """The registered ``TensorDictParams`` class."""
+    return _lookup("params", "tensorclass.nn.params")
+
+
+def register_swap_class(cls: type) -> None:
+    """Register the class of what ``to_module`` returns (``ParamSwap``)."""
+    _registered["swap"] = cls
+
+
+def swap_class() -> Any:
+    """The registered ``ParamSwap`` class."""
+    return _lookup("swap", "tensorclass.param_swap")

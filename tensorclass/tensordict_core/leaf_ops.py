@@ -1,0 +1,540 @@
+"""The table of leaf-wise methods: one line each, ``name = kind(function)``.
+
+A leaf-wise method runs one torch function over every tensor leaf (at every depth) and
+returns an instance of the receiver's class; non-tensor leaves are kept. What varies from
+one method to the next is only the function and the call signature, so the methods are
+entries of the :class:`LeafOps` table, each naming its *kind*:
+
+- :data:`unary` ``x.exp()``; :data:`unary_inplace` ``x.exp_()`` (returns ``x``);
+- :data:`binary` ``x.mul(other)``, :data:`binary_alpha` ``x.add(other, *, alpha=None)`` and
+  their in-place forms :data:`binary_inplace`, :data:`binary_alpha_inplace` (``other`` is a
+  number, a tensor broadcast to every leaf or an instance with the same keys);
+- :data:`cast` ``x.float()``;
+- :data:`reduction` ``x.amax(dim=None, keepdim=False)``, :data:`reduction_dtype` (and
+  ``*, dtype=None``), :data:`reduction_correction` (and ``*, correction=1``),
+  :data:`reduction_one_dim` (``dim`` is one int): over every element (``dim=None``) or
+  over batch dims.
+
+A kind is a typed signature (a stub), a builder that makes the method from the function,
+and a default docstring. Type checkers see each entry as a :class:`LeafOp` descriptor whose
+``__get__`` returns a callable of the kind's signature returning the receiver's own class.
+At run time no descriptor is left: when the table's class is created each entry puts a
+plain function in its place, so a call costs what a hand-written method costs.
+
+>>> import torch
+>>> from tensorclass import TensorDict
+>>> td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(2, 3)}}, [2])
+>>> td.exp()["a"]
+tensor([1., 1.])
+>>> td.sum(0)["b", "c"]
+tensor([2., 2., 2.])
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import OperandError
+from ._core import TensorCore
+from .functional import Functional
+from .keys import shown_key
+
+__all__ = [
+    "TABLE",
+    "Kind",
+    "LeafOp",
+    "LeafOps",
+    "binary",
+    "binary_alpha",
+    "binary_alpha_inplace",
+    "binary_inplace",
+    "cast",
+    "reduction",
+    "reduction_correction",
+    "reduction_dtype",
+    "reduction_one_dim",
+    "unary",
+    "unary_inplace",
+]
+
+P = ParamSpec("P")
+F = TypeVar("F")
+T = TypeVar("T")
+
+_transforms_active = torch._C._are_functorch_transforms_active
+
+
+class _Engine(Protocol):
+    """What the generated methods call on their receiver (the engine's mixins provide it)."""
+
+    def _map_tensors(self, fn: Callable[[Tensor], Tensor]) -> Any: ...
+    def _binary(self, op: Callable[[Any, Any], Any], other: Any) -> Any: ...
+    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any: ...
+    def _reduce(self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> Any: ...
+    def _own_tensors(self) -> list[Tensor]: ...
+    def to(self, dtype: torch.dtype, /) -> Any: ...
+
+
+#: every entry, by method name (tests/core/test_leaf_ops.py checks each one)
+TABLE: dict[str, LeafOp[...]] = {}
+
+
+def _shown(fn: Any) -> str:
+    """How a docstring names ``fn``: ``torch.exp``, ``Tensor.exp_``, ``torch.float32``."""
+    if isinstance(fn, torch.dtype):
+        return str(fn)
+    name = getattr(fn, "__name__", repr(fn))
+    for prefix, namespace in (("torch", torch), ("Tensor", Tensor), ("operator", operator)):
+        if getattr(namespace, name, None) is fn:
+            return f"{prefix}.{name}"
+    return str(name)
+
+
+class Kind(Generic[P, F]):
+    """A signature kind: the call signature ``P`` of its methods, and how one is built.
+
+    ``signature`` is a stub whose parameters after ``self`` are the method's; ``build``
+    makes the method (a function with the same parameters) from the function the entry
+    names; ``doc`` is the default docstring (``{fn}`` is replaced by the function's name).
+    Calling the kind makes a table entry: ``exp = unary(torch.exp)``.
+    """
+
+    __slots__ = ("build", "doc", "signature")
+
+    def __init__(
+        self,
+        signature: Callable[Concatenate[Any, P], None],
+        build: Callable[[F], Callable[..., Any]],
+        doc: str,
+    ) -> None:
+        self.signature = signature
+        self.build = build
+        self.doc = doc
+
+    @property
+    def name(self) -> str:
+        """The kind's name (its stub's, without the leading underscore)."""
+        return self.signature.__name__.lstrip("_")
+
+    def __call__(self, fn: F, doc: str | None = None) -> LeafOp[P]:
+        """A table entry running ``fn`` over the leaves; ``doc`` replaces the default."""
+        return LeafOp(self, fn, self.build(fn), doc or self.doc.format(fn=_shown(fn)))
+
+    def __repr__(self) -> str:
+        return f"<leaf-op kind {self.name}>"
+
+
+class LeafOp(Generic[P]):
+    """One entry of the table: a method of signature ``P`` returning the receiver's class.
+
+    Type checkers read the entry through ``__get__``: ``obj.exp`` is a ``Callable[P, T]``
+    for an ``obj`` of type ``T`` (subclasses and ``Self`` included) and ``Cls.exp`` a
+    ``Callable[Concatenate[T, P], T]``. At run time the entry replaces itself on its class
+    by the plain function it built (see ``__set_name__``).
+    """
+
+    __slots__ = ("doc", "fn", "function", "kind", "owner")
+
+    def __init__(self, kind: Kind[P, Any], fn: Any, function: Callable[..., Any], doc: str):
+        self.kind = kind
+        self.fn = fn
+        self.function = function
+        self.doc = doc
+        self.owner: type | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        function = self.function
+        qualname = f"{owner.__qualname__}.{name}"
+        code = function.__code__.replace(co_name=name)  # tracebacks name the method
+        if sys.version_info >= (3, 11):
+            code = code.replace(co_qualname=qualname)
+        function.__code__ = code
+        function.__name__ = name
+        function.__qualname__ = qualname
+        function.__module__ = owner.__module__
+        function.__doc__ = self.doc
+        # what users see is the kind's signature (the builder's annotations are internal)
+        annotations = dict(self.kind.signature.__annotations__)
+        annotations.pop("self", None)
+        function.__annotations__ = {**annotations, "return": Self}
+        self.owner = owner
+        TABLE[name] = self
+        setattr(owner, name, function)  # a plain function: no descriptor left on each call
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> Callable[Concatenate[T, P], T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> Callable[P, T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        # Only reached for an entry set on a class after its creation (no __set_name__).
+        return self.function if obj is None else self.function.__get__(obj, owner)
+
+    def __repr__(self) -> str:
+        return f"{self.kind.name}({_shown(self.fn)})"
+
+
+# -- the kinds: a stub (the signature), a builder (the method), a default docstring ----------
+
+
+def _unary(self: Any) -> None:
+    """``x.exp()``"""
+
+
+def _build_unary(fn: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
+    def method(self: _Engine) -> Any:
+        return self._map_tensors(fn)
+
+    return method
+
+
+unary = Kind(_unary, _build_unary, "Element-wise ``{fn}`` of every tensor leaf.")
+
+
+def _unary_inplace(self: Any) -> None:
+    """``x.exp_()``"""
+
+
+def _build_unary_inplace(fn: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
+    fused = getattr(torch, f"_foreach_{fn.__name__}", None)
+
+    def method(self: _Engine) -> Any:
+        # The stored tensors (a lazy stack's are its members'), each once.
+        leaves = list({id(t): t for t in self._own_tensors()}.values())
+        _check_unary_inplace(self, fn, leaves)
+        if fused is not None and leaves and not _transforms_active():
+            fused(leaves)
+        else:
+            for leaf in leaves:
+                fn(leaf)
+        return self
+
+    return method
+
+
+unary_inplace = Kind(
+    _unary_inplace,
+    _build_unary_inplace,
+    "``{fn}`` on every tensor leaf, in place; returns ``self``. Every leaf is checked "
+    "first: a leaf that cannot take the result is an error and no leaf is changed.",
+)
+
+
+def _binary(self: Any, other: Any) -> None:
+    """``x.mul(other)``"""
+
+
+def _build_binary(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    def method(self: _Engine, other: Any) -> Any:
+        return self._binary(op, other)
+
+    return method
+
+
+binary = Kind(
+    _binary,
+    _build_binary,
+    "``{fn}`` of every tensor leaf and ``other``: a number, a tensor (broadcast to every "
+    "leaf) or an instance with the same keys (leaves paired by key).",
+)
+
+
+def _binary_inplace(self: Any, other: Any) -> None:
+    """``x.mul_(other)``"""
+
+
+def _build_binary_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    def method(self: _Engine, other: Any) -> Any:
+        return self._inplace(op, other)
+
+    return method
+
+
+binary_inplace = Kind(
+    _binary_inplace,
+    _build_binary_inplace,
+    "``{fn}`` of every tensor leaf and ``other``, written into the leaves; returns ``self`` "
+    "(every leaf is written or none).",
+)
+
+
+def _binary_alpha(self: Any, other: Any, *, alpha: float | None = None) -> None:
+    """``x.add(other, *, alpha=None)``"""
+
+
+def _build_binary_alpha(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    def method(self: _Engine, other: Any, *, alpha: float | None = None) -> Any:
+        return self._binary(op, other if alpha is None else other * alpha)
+
+    return method
+
+
+binary_alpha = Kind(
+    _binary_alpha,
+    _build_binary_alpha,
+    "``{fn}`` of every tensor leaf and ``alpha * other`` (see :data:`binary`).",
+)
+
+
+def _binary_alpha_inplace(self: Any, other: Any, *, alpha: float | None = None) -> None:
+    """``x.add_(other, *, alpha=None)``"""
+
+
+def _build_binary_alpha_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    def method(self: _Engine, other: Any, *, alpha: float | None = None) -> Any:
+        return self._inplace(op, other if alpha is None else other * alpha)
+
+    return method
+
+
+binary_alpha_inplace = Kind(
+    _binary_alpha_inplace,
+    _build_binary_alpha_inplace,
+    "``{fn}`` of every tensor leaf and ``alpha * other``, written into the leaves.",
+)
+
+
+def _cast(self: Any) -> None:
+    """``x.float()``"""
+
+
+def _build_cast(dtype: torch.dtype) -> Callable[..., Any]:
+    def method(self: _Engine) -> Any:
+        return self.to(dtype)
+
+    return method
+
+
+cast = Kind(_cast, _build_cast, "Cast every tensor to ``{fn}``.")
+
+_Dims = int | Sequence[int] | None
+
+
+def _reduction(self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> None:
+    """``x.amax(dim=None, keepdim=False)``"""
+
+
+def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(self: _Engine, dim: _Dims = None, keepdim: bool = False) -> Any:
+        return self._reduce(fn, dim, keepdim)
+
+    return method
+
+
+reduction = Kind(
+    _reduction,
+    _build_reduction,
+    "``{fn}`` of every tensor: over all its elements (``dim=None``) or over batch ``dim``.",
+)
+
+
+def _reduction_dtype(
+    self: Any,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> None:
+    """``x.sum(dim=None, keepdim=False, *, dtype=None)``"""
+
+
+def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: _Engine,
+        dim: _Dims = None,
+        keepdim: bool = False,
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> Any:
+        return self._reduce(fn, dim, keepdim, **({"dtype": dtype} if dtype else {}))
+
+    return method
+
+
+reduction_dtype = Kind(
+    _reduction_dtype,
+    _build_reduction_dtype,
+    "``{fn}`` of every tensor: over all its elements (``dim=None``) or over batch ``dim``, "
+    "accumulated in ``dtype`` if given.",
+)
+
+
+def _reduction_correction(
+    self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, correction: int = 1
+) -> None:
+    """``x.std(dim=None, keepdim=False, *, correction=1)``"""
+
+
+def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: _Engine, dim: _Dims = None, keepdim: bool = False, *, correction: int = 1
+    ) -> Any:
+        return self._reduce(fn, dim, keepdim, correction=correction)
+
+    return method
+
+
+reduction_correction = Kind(
+    _reduction_correction,
+    _build_reduction_correction,
+    "``{fn}`` of every tensor (with ``correction``): over all its elements (``dim=None``) "
+    "or over batch ``dim``.",
+)
+
+
+def _reduction_one_dim(self: Any, dim: int | None = None, keepdim: bool = False) -> None:
+    """``x.prod(dim=None, keepdim=False)``, ``dim`` one int"""
+
+
+def single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adapt a reduction that takes one ``dim`` to the ``dim=(d,)`` calling convention."""
+
+    def reduce(tensor: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return fn(tensor)
+        return fn(tensor, dim[0], keepdim=keepdim)
+
+    return reduce
+
+
+def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    one_dim = single_dim(fn)
+
+    def method(self: _Engine, dim: int | None = None, keepdim: bool = False) -> Any:
+        return self._reduce(one_dim, dim, keepdim)
+
+    return method
+
+
+reduction_one_dim = Kind(
+    _reduction_one_dim,
+    _build_reduction_one_dim,
+    "``{fn}`` of every tensor: over all its elements (``dim=None``) or over one batch ``dim``.",
+)
+
+
+# -- in place, unary: every leaf is checked before any is written ----------------------------
+
+_GRAD_REFUSAL = "it is a leaf that requires grad (write it under torch.no_grad())"
+#: (function, dtype, device) -> why the function cannot run in place on such a leaf, or None
+_UNARY_REFUSALS: dict[tuple[Any, torch.dtype, torch.device], str | None] = {}
+
+
+def _unary_refusal(
+    fn: Callable[[Tensor], Tensor], dtype: torch.dtype, device: torch.device
+) -> str | None:
+    """Why ``fn`` (in place) fails on a ``dtype`` leaf on ``device``, tried once on a
+    zero-dim tensor and remembered."""
+    key = (fn, dtype, device)
+    try:
+        return _UNARY_REFUSALS[key]
+    except KeyError:
+        pass
+    try:
+        fn(torch.zeros((), dtype=dtype, device=device))
+        problem = None
+    except (RuntimeError, TypeError, NotImplementedError) as err:
+        problem = str(err).strip().splitlines()[0]
+    _UNARY_REFUSALS[key] = problem
+    return problem
+
+
+def _check_unary_inplace(
+    node: _Engine, fn: Callable[[Tensor], Tensor], leaves: list[Tensor]
+) -> None:
+    grad = torch.is_grad_enabled() and any(leaf.requires_grad for leaf in leaves)
+    kinds = {(leaf.dtype, leaf.device) for leaf in leaves}
+    if not grad and all(_unary_refusal(fn, dtype, device) is None for dtype, device in kinds):
+        return
+    for leaf in leaves:
+        if grad and leaf.requires_grad and leaf.is_leaf:
+            problem: str | None = _GRAD_REFUSAL
+        else:
+            problem = _unary_refusal(fn, leaf.dtype, leaf.device)
+        if problem is not None:
+            key = _key_of(node, leaf)
+            name = "?" if key is None else repr(shown_key(key))
+            raise OperandError(
+                f"in-place {fn.__name__}: key {name} (a {leaf.dtype} tensor of shape "
+                f"{tuple(leaf.shape)}) cannot be written: {problem}; no leaf was changed"
+            )
+
+
+def _key_of(node: Any, tensor: Tensor, prefix: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The key under which ``node`` stores ``tensor`` (for error messages)."""
+    members = getattr(node._data, "members", None)
+    if members is not None:  # a lazy stack: the tensor is in one of its members
+        for member in members:
+            found = _key_of(member, tensor, prefix)
+            if found is not None:
+                return found
+        return None
+    for key, leaf in node._data.items():
+        if leaf is tensor:
+            return (*prefix, key)
+        if isinstance(leaf, TensorCore):
+            found = _key_of(leaf, tensor, (*prefix, key))
+            if found is not None:
+                return found
+    return None
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+class LeafOps(Functional):
+    """The leaf-wise methods: one line each (the names ``float``, ``int``, ``bool`` shadow
+    builtins in this class body, so nothing else is written here)."""
+
+    __slots__ = ()
+
+    abs = unary(torch.abs, "Elementwise absolute value.")
+    neg = unary(torch.neg, "Elementwise negation.")
+    exp = unary(torch.exp, "Elementwise exponential.")
+    log = unary(torch.log, "Elementwise natural logarithm.")
+    sqrt = unary(torch.sqrt, "Elementwise square root.")
+    sigmoid = unary(torch.sigmoid, "Elementwise logistic sigmoid.")
+    tanh = unary(torch.tanh, "Elementwise hyperbolic tangent.")
+
+    abs_ = unary_inplace(Tensor.abs_)
+    neg_ = unary_inplace(Tensor.neg_)
+    exp_ = unary_inplace(Tensor.exp_)
+    log_ = unary_inplace(Tensor.log_)
+    sqrt_ = unary_inplace(Tensor.sqrt_)
+    sigmoid_ = unary_inplace(Tensor.sigmoid_)
+    tanh_ = unary_inplace(Tensor.tanh_)
+
+    add = binary_alpha(operator.add, "``self + alpha * other``.")
+    add_ = binary_alpha_inplace(operator.add, "``self += alpha * other``, in place.")
+    sub = binary_alpha(operator.sub, "``self - alpha * other``.")
+    sub_ = binary_alpha_inplace(operator.sub, "``self -= alpha * other``, in place.")
+    mul = binary(operator.mul, "``self * other``.")
+    mul_ = binary_inplace(operator.mul, "``self *= other``, in place.")
+    div = binary(operator.truediv, "``self / other``.")
+    div_ = binary_inplace(operator.truediv, "``self /= other``, in place.")
+    pow = binary(operator.pow, "``self ** other``.")
+    pow_ = binary_inplace(operator.pow, "``self **= other``, in place.")
+
+    sum = reduction_dtype(torch.sum)
+    mean = reduction_dtype(torch.mean)
+    prod = reduction_one_dim(torch.prod)
+    std = reduction_correction(torch.std)
+    var = reduction_correction(torch.var)
+    amax = reduction(torch.amax)
+    amin = reduction(torch.amin)
+
+    float = cast(torch.float32)
+    double = cast(torch.float64)
+    half = cast(torch.float16)
+    bfloat16 = cast(torch.bfloat16)
+    int = cast(torch.int32)
+    long = cast(torch.int64)
+    bool = cast(torch.bool)

@@ -1,0 +1,95 @@
+"""``TensorOps``: every operation of the engine, joined once.
+
+The operations live in small mixins (keys, indexing, shape, functional, leaf-wise ops,
+arithmetic, ``to_module``), each written once for every tensor class and each deriving only
+from the state (``TensorCore``) or the mixin it calls; this module joins them and adds the
+protocol methods: ``__torch_function__``, ``repr``, ``len``, iteration and pickling. Lazy
+stacks build on it; :class:`~tensorclass.tensordict_core.base.TensorDictBase` adds the
+storage methods on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from typing_extensions import Self
+
+from ._core import Names
+from .arithmetic import Arithmetic
+from .functional_params import FunctionalParams
+from .indexing import Indexing
+from .pytree import register_pytree
+from .repr import format_instance
+from .shape import ShapeOps
+from .torch_functions import HANDLED_FUNCTIONS
+
+__all__ = ["TensorOps"]
+
+
+def _rebuild(
+    cls: type[TensorOps],
+    data: dict[str, Any],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    names: Names,
+    locked: bool,
+) -> TensorOps:
+    obj = cls._new(data, batch_size, device, names)
+    if locked:
+        obj.lock_()
+    return obj
+
+
+class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams):
+    """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
+
+    An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
+    leading dims all equal :attr:`batch_size`; it behaves like one tensor of that shape.
+    """
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        impl = HANDLED_FUNCTIONS.get(func)
+        if impl is None:
+            return NotImplemented
+        return impl(*args, **(kwargs or {}))
+
+    def __repr__(self) -> str:
+        return format_instance(self)
+
+    def __len__(self) -> int:
+        """The size of the first batch dim (0 without batch dims), as for tensors."""
+        batch_size = self._batch_size
+        return batch_size[0] if batch_size else 0
+
+    def __iter__(self) -> Iterator[Self]:
+        """Iterate over the first batch dim (as for tensors); use :meth:`keys` for keys."""
+        if not self._batch_size:
+            raise TypeError(f"iteration over a {type(self).__name__} with no batch dims")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(
+            f"the truth value of a {type(self).__name__} is ambiguous: use .all() or .any() "
+            f"on a comparison, or .is_empty() to test for leaves"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild,
+            (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
+        )
