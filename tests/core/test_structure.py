@@ -108,8 +108,7 @@ def test_registry_fills_itself_from_any_entry_point() -> None:
         "with from_module(nn.Linear(2, 2)).to_module(nn.Linear(2, 2)) as swap:\n"
         "    assert type(swap).__name__ == 'ParamSwap'\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _runs_in_a_fresh_process(code)
 
 
 def test_importing_the_mypy_plugin_imports_no_torch() -> None:
@@ -119,6 +118,10 @@ def test_importing_the_mypy_plugin_imports_no_torch() -> None:
         "if m in sys.modules)\n"
         "assert not heavy, heavy\n"
     )
+    _runs_in_a_fresh_process(code)
+
+
+def _runs_in_a_fresh_process(code: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
