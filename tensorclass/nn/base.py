@@ -12,13 +12,15 @@ one tensor for one out key, else a tuple.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Generic, overload
 
+import torch
 from torch import Tensor, nn
 from typing_extensions import Self, TypeVar
 
-from ..errors import KeyNotFoundError, SchemaError
+from ..errors import BatchSizeError, KeyNotFoundError, SchemaError
 from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.base import TensorDictBase
@@ -97,6 +99,59 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         self._selected = None
         self._out_keys_changed()
         return self
+
+    @staticmethod
+    def is_tdmodule_compatible(module: Any) -> bool:
+        """Whether ``module`` reads and writes by key: it has ``in_keys`` and ``out_keys``.
+
+        >>> from torch import nn
+        >>> from tensorclass.nn import TensorDictModule
+        >>> TensorDictModule.is_tdmodule_compatible(nn.Linear(2, 2))
+        False
+        >>> TensorDictModule.is_tdmodule_compatible(TensorDictModule(nn.Linear(2, 2), ["x"], ["y"]))
+        True
+        """
+        return hasattr(module, "in_keys") and hasattr(module, "out_keys")
+
+    def reset_parameters_recursive(self, parameters: TensorDictBase | None = None) -> Any:
+        """Re-initialise every submodule that has a ``reset_parameters`` method.
+
+        Without ``parameters`` the module's own parameters are reset in place (a warning
+        says so when no submodule can be reset) and ``None`` is returned. With
+        ``parameters`` (the layout :meth:`TensorDict.from_module` gives, no batch dims)
+        the module is left as it is: new values are drawn into ``parameters``' storage, as
+        if they had been loaded into the module, and returned as a new instance whose
+        leaves share that storage and require grad.
+
+        >>> import torch
+        >>> from torch import nn
+        >>> from tensorclass import TensorDict
+        >>> from tensorclass.nn import TensorDictModule
+        >>> module = TensorDictModule(nn.Linear(3, 3), ["x"], ["y"])
+        >>> params = TensorDict.from_module(module).clone().zero_()
+        >>> fresh = module.reset_parameters_recursive(params)
+        >>> bool(params["module", "weight"].abs().sum() > 0)  # drawn into params' storage
+        True
+        """
+        if parameters is None:
+            if not _reset_each(self):
+                warnings.warn(
+                    f"{type(self).__name__}.reset_parameters_recursive: no submodule has a "
+                    "reset_parameters method; nothing was reset",
+                    stacklevel=2,
+                )
+            return None
+        if parameters.batch_dims:
+            raise BatchSizeError(
+                "reset_parameters_recursive: parameters must have no batch dims, got "
+                f"batch_size={list(parameters.batch_size)} (reset each copy separately)"
+            )
+        fresh = parameters.apply(
+            lambda leaf: leaf.detach().requires_grad_(leaf.is_floating_point())
+        )
+        with fresh.to_module(self):
+            _reset_each(self)
+        return fresh
 
     def _out_keys_changed(self) -> None:
         """Hook: the selected out keys changed (modules recompute what they write)."""
@@ -211,6 +266,18 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
             fields.append(("schema", self._schema.__name__))
         body = ",\n".join(f"    {name}={indent(text, 4)}" for name, text in fields)
         return f"{type(self).__name__}(\n{body})"
+
+
+def _reset_each(module: nn.Module) -> bool:
+    """Call ``reset_parameters`` on every submodule that has one; whether any had."""
+    found = False
+    with torch.no_grad():
+        for submodule in module.modules():
+            reset = getattr(submodule, "reset_parameters", None)
+            if submodule is not module and callable(reset):
+                reset()
+                found = True
+    return found
 
 
 def first_missing(tensordict: Any, keys: Iterable[Key]) -> Key | None:
