@@ -20,6 +20,7 @@ from ._core import Names
 from .arithmetic import Arithmetic
 from .functional_params import FunctionalParams
 from .indexing import Indexing
+from .packing import Packing
 from .pytree import register_pytree
 from .repr import format_instance
 from .shape import ShapeOps
@@ -42,7 +43,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams):
+class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Packing):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

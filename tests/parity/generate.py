@@ -3,9 +3,11 @@
 Run once with tensordict 0.15.3 installed: ``python tests/parity/generate.py`` from the
 repository root. Only names and parameter names are recorded.
 """
+
 import inspect, json
 import tensordict, tensordict.nn as tdnn
 from tensordict import TensorDict, LazyStackedTensorDict, MemoryMappedTensor
+
 
 def params(obj):
     try:
@@ -19,6 +21,7 @@ def params(obj):
         out.append(p.name)
     return out
 
+
 def members(cls):
     d = {}
     for n in sorted(dir(cls)):
@@ -30,6 +33,7 @@ def members(cls):
         else:
             d[n] = params(getattr(cls, n))
     return d
+
 
 def module(mod):
     d = {}
@@ -43,18 +47,28 @@ def module(mod):
             d[n] = None
     return d
 
-nn_classes = {n: members(getattr(tdnn, n)) for n in sorted(tdnn.__all__)
-              if inspect.isclass(getattr(tdnn, n)) and issubclass(getattr(tdnn, n), __import__("torch").nn.Module)}
+
+nn_classes = {
+    n: members(getattr(tdnn, n))
+    for n in sorted(tdnn.__all__)
+    if inspect.isclass(getattr(tdnn, n))
+    and issubclass(getattr(tdnn, n), __import__("torch").nn.Module)
+}
 data = {
     "version": tensordict.__version__,
     "TensorDict": members(TensorDict),
     "LazyStackedTensorDict": members(LazyStackedTensorDict),
-    "MemoryMappedTensor": {k: v for k, v in members(MemoryMappedTensor).items() if k not in dir(__import__("torch").Tensor)},
+    "MemoryMappedTensor": {
+        k: v
+        for k, v in members(MemoryMappedTensor).items()
+        if k not in dir(__import__("torch").Tensor)
+    },
     "tensordict": module(tensordict),
     "tensordict.nn": module(tdnn),
 }
 # nn classes: only the methods they add over nn.Module
 import torch
+
 base = set(dir(torch.nn.Module))
 for n, m in nn_classes.items():
     data[f"tensordict.nn.{n}"] = {k: v for k, v in m.items() if k not in base}
