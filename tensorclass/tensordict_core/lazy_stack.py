@@ -38,6 +38,7 @@ from .access import KeysView, read_value
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
+from .safe_globals import allow_loading
 from .shape import batch_dim
 
 __all__ = ["LazyStackedTensorDict", "lazy_stack"]
@@ -475,6 +476,9 @@ def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
 def _rebuild(members: list[Any], dim: int, locked: bool) -> Any:
     result = lazy_stack(members, dim)
     return result.lock_() if locked else result
+
+
+allow_loading(_rebuild)
 
 
 def _flatten(stack: LazyStackedTensorDict) -> tuple[list[Any], None]:

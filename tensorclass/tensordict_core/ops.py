@@ -18,11 +18,13 @@ from typing_extensions import Self
 
 from ._core import Names
 from .arithmetic import Arithmetic
+from .checkpoint import Checkpoint
 from .functional_params import FunctionalParams
 from .indexing import Indexing
 from .packing import Packing
 from .pytree import register_pytree
 from .repr import format_instance
+from .safe_globals import allow_loading
 from .shape import ShapeOps
 from .torch_functions import HANDLED_FUNCTIONS
 
@@ -43,7 +45,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Packing):
+class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Packing, Checkpoint):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
@@ -55,6 +57,8 @@ class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Packing):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
+        if not cls.__name__.startswith("_"):  # internal layouts (_Blank) stay unloadable
+            allow_loading(cls)  # torch.load(weights_only=True) may rebuild it
 
     @classmethod
     def __torch_function__(
@@ -94,3 +98,6 @@ class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Packing):
             _rebuild,
             (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
         )
+
+
+allow_loading(_rebuild)

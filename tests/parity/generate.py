@@ -1,77 +1,77 @@
 """Generate tests/parity/tensordict_0_15_3.json: public names and keyword parameters.
 
-Run once with tensordict 0.15.3 installed: ``python tests/parity/generate.py`` from the
-repository root. Only names and parameter names are recorded.
+Run once with tensordict 0.15.3 installed, from the repository root:
+``python tests/parity/generate.py``. Only names and parameter names are recorded.
 """
 
-import inspect, json
-import tensordict, tensordict.nn as tdnn
-from tensordict import TensorDict, LazyStackedTensorDict, MemoryMappedTensor
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import tensordict
+import tensordict.nn as tdnn
+import torch
+from tensordict import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
+
+OUT = Path(__file__).parent / "tensordict_0_15_3.json"
 
 
-def params(obj):
+def params(obj: Any) -> list[str] | None:
+    """The names of ``obj``'s parameters (without self/cls and * / ** catch-alls)."""
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return None
-    out = []
-    for p in sig.parameters.values():
-        if p.name in ("self", "cls") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+    return [
+        p.name
+        for p in sig.parameters.values()
+        if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def members(
+    cls: type, skip: frozenset[str] | set[str] = frozenset()
+) -> dict[str, list[str] | None]:
+    """Public attributes of ``cls`` (not in ``skip``): parameters of methods, None otherwise."""
+    out: dict[str, list[str] | None] = {}
+    for name in sorted(dir(cls)):
+        if name.startswith("_") or name in skip:
             continue
-        out.append(p.name)
+        static = inspect.getattr_static(cls, name)
+        value = getattr(cls, name, None)
+        out[name] = None if isinstance(static, property) or not callable(value) else params(value)
     return out
 
 
-def members(cls):
-    d = {}
-    for n in sorted(dir(cls)):
-        if n.startswith("_"):
-            continue
-        a = inspect.getattr_static(cls, n)
-        if isinstance(a, property) or not callable(getattr(cls, n, None)):
-            d[n] = None
+def module(mod: Any) -> dict[str, list[str] | None]:
+    """``mod.__all__``: parameters of functions and class constructors."""
+    out: dict[str, list[str] | None] = {}
+    for name in sorted(mod.__all__):
+        obj = getattr(mod, name)
+        if inspect.isclass(obj):
+            out[name] = params(obj.__init__)
         else:
-            d[n] = params(getattr(cls, n))
-    return d
+            out[name] = params(obj) if callable(obj) else None
+    return out
 
 
-def module(mod):
-    d = {}
-    for n in sorted(mod.__all__):
-        o = getattr(mod, n)
-        if inspect.isclass(o):
-            d[n] = params(o.__init__)
-        elif callable(o):
-            d[n] = params(o)
-        else:
-            d[n] = None
-    return d
+def main() -> None:
+    data: dict[str, Any] = {
+        "version": tensordict.__version__,
+        "TensorDict": members(TensorDict),
+        "LazyStackedTensorDict": members(LazyStackedTensorDict),
+        "MemoryMappedTensor": members(MemoryMappedTensor, set(dir(torch.Tensor))),
+        "tensordict": module(tensordict),
+        "tensordict.nn": module(tdnn),
+    }
+    module_names = set(dir(torch.nn.Module))  # an nn class: only what it adds to nn.Module
+    for name in sorted(tdnn.__all__):
+        obj = getattr(tdnn, name)
+        if inspect.isclass(obj) and issubclass(obj, torch.nn.Module):
+            data[f"tensordict.nn.{name}"] = members(obj, module_names)
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-nn_classes = {
-    n: members(getattr(tdnn, n))
-    for n in sorted(tdnn.__all__)
-    if inspect.isclass(getattr(tdnn, n))
-    and issubclass(getattr(tdnn, n), __import__("torch").nn.Module)
-}
-data = {
-    "version": tensordict.__version__,
-    "TensorDict": members(TensorDict),
-    "LazyStackedTensorDict": members(LazyStackedTensorDict),
-    "MemoryMappedTensor": {
-        k: v
-        for k, v in members(MemoryMappedTensor).items()
-        if k not in dir(__import__("torch").Tensor)
-    },
-    "tensordict": module(tensordict),
-    "tensordict.nn": module(tdnn),
-}
-# nn classes: only the methods they add over nn.Module
-import torch
-
-base = set(dir(torch.nn.Module))
-for n, m in nn_classes.items():
-    data[f"tensordict.nn.{n}"] = {k: v for k, v in m.items() if k not in base}
-json.dump(data, open("tests/parity/tensordict_0_15_3.json", "w"), indent=1, sort_keys=True)
-
-print({k: len(v) if isinstance(v, dict) else v for k, v in data.items()})
+if __name__ == "__main__":
+    main()
