@@ -16,9 +16,11 @@ The members may have different keys: the stack's keys are those every member has
 reading a key some members lack is an error naming them. A lazy stack is an instance of its
 members' class (``isinstance(lazy_stack(batches), Batch)``), so typed code reads fields as
 usual. Operations that keep the members (indexing, ``unbind``, ``split``, ``unsqueeze``,
-``permute``, ``expand``, ``clone``, ``to``, ``apply``, ``select``...) return lazy stacks;
-the others (arithmetic, reductions, ``reshape``...) return dense results in the members'
-class, as does :meth:`~LazyStackedTensorDict.contiguous`.
+``permute``, ``expand``, ``view``/``reshape`` that leave the stack dim whole, ``clone``,
+``to``, ``apply``, ``select``, element-wise maths and comparisons, ``torch.cat``...) return
+lazy stacks, so members whose leaves have different shapes keep working; the others
+(reductions over batch dims, reshapes across the stack dim...) return dense results in the
+members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
 from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
+from .keys import unravel_key_tuple
+from .lazy_cat import lazy_cat
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
+from .lazy_ragged import LazyRagged
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
 from .shape import batch_dim
@@ -63,7 +68,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(LazyShapeOps):
+class LazyStackedTensorDict(LazyRagged):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
@@ -110,6 +115,139 @@ class LazyStackedTensorDict(LazyShapeOps):
         """The members' class of a lazy-stack class (``None`` for the generic class)."""
         return cls._member_cls
 
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        impl = _LAZY_FUNCTIONS.get(func)
+        if impl is None:
+            return super().__torch_function__(func, types, args, kwargs)
+        return impl(*args, **(kwargs or {}))
+
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Any],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: Any = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+    ) -> Any:
+        """:func:`lazy_stack` as a class method (the spelling tensordict users know).
+
+        ``device`` moves the members first; ``stack_dim_name`` names the new dim;
+        ``strict_shape=True`` refuses members whose leaves have different shapes; ``out``
+        (an instance of the stacked shape) receives the values in place.
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict, TensorDict
+        >>> tds = [TensorDict(a=torch.zeros(2), batch_size=[2]) for _ in range(3)]
+        >>> LazyStackedTensorDict.lazy_stack(tds, 1, stack_dim_name="t").names
+        [None, 't']
+        """
+        members = list(items)
+        if device is not None:
+            members = [m.to(device) for m in members]
+        result = lazy_stack(members, dim)
+        if strict_shape:
+            for key in result.keys(include_nested=True, leaves_only=True):
+                shapes = {tuple(getattr(m.get(key), "shape", ())) for m in members}
+                if len(shapes) > 1:
+                    raise StructureMismatchError(
+                        f"lazy_stack(strict_shape=True): key {key!r} has shapes "
+                        f"{sorted(shapes)} in the members"
+                    )
+        if stack_dim_name is not None:
+            names = list(result._names or (None,) * len(result._batch_size))
+            names[result.stack_dim] = stack_dim_name
+            object.__setattr__(result, "_names", tuple(names))
+        if out is not None:
+            out.update_(result)
+            return out
+        return result
+
+    @classmethod
+    def maybe_dense_stack(
+        cls, items: Sequence[Any], dim: int = 0, out: Any = None, strict: bool = False
+    ) -> Any:
+        """A dense ``torch.stack`` of ``items`` when they have the same keys and shapes,
+        else a lazy stack. ``strict=True`` refuses instead of stacking lazily.
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict, TensorDict
+        >>> same = [TensorDict(a=torch.zeros(2)) for _ in range(2)]
+        >>> type(LazyStackedTensorDict.maybe_dense_stack(same)).__name__
+        'TensorDict'
+        >>> ragged = [TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))]
+        >>> type(LazyStackedTensorDict.maybe_dense_stack(ragged)).__name__
+        'LazyStackedTensorDict[TensorDict]'
+        """
+        members = list(items)
+        try:
+            return torch.stack(members, dim, out=out)
+        except StructureMismatchError:
+            if strict:
+                raise
+        result = lazy_stack(members, dim)
+        if out is not None:
+            out.update_(result)
+            return out
+        return result
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict: Sequence[Mapping[Any, Any]] | Mapping[str, Mapping[Any, Any]],
+        *,
+        auto_batch_size: bool = False,
+        batch_size: Any = None,
+        device: Any = None,
+        batch_dims: int | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+        names: Any = None,
+    ) -> Any:
+        """A lazy stack of one instance per dict of ``input_dict`` (a list of dicts, or a
+        dict whose keys are ``"0"``, ``"1"``...), each built by ``from_dict`` of the members'
+        class with ``auto_batch_size``, ``batch_size``, ``device`` and ``batch_dims``; the
+        dicts may have different keys and shapes. ``names`` names every dim of the result
+        (exclusive with ``stack_dim_name``).
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict
+        >>> stack = LazyStackedTensorDict.from_dict([{"a": torch.zeros(3)}, {"a": torch.ones(5)}])
+        >>> stack.batch_size, stack.members[1]["a"].shape
+        (torch.Size([2]), torch.Size([5]))
+        """
+        if isinstance(input_dict, Mapping):
+            order = [str(i) for i in range(len(input_dict))]
+            if sorted(input_dict) != sorted(order):
+                raise KeyError(
+                    f"from_dict: a dict of dicts needs the keys {order}, got {list(input_dict)}"
+                )
+            dicts = [input_dict[k] for k in order]
+        else:
+            dicts = list(input_dict)
+        if names is not None and stack_dim_name is not None:
+            raise ValueError("from_dict: pass names or stack_dim_name, not both")
+        member = cls._member_cls or dynamic_class()
+        build: Any = member.from_dict  # type: ignore[attr-defined]
+        # as tensordict: without a batch size, members get [] unless auto_batch_size=True
+        size = batch_size if batch_size is not None or auto_batch_size else []
+        members = [build(d, size, device, batch_dims=batch_dims) for d in dicts]
+        result = LazyStackedTensorDict.lazy_stack(
+            members, stack_dim, stack_dim_name=stack_dim_name
+        )
+        if names is not None:
+            result.names = names
+        return result
+
     # -- what it is --------------------------------------------------------------------------
 
     @property
@@ -149,6 +287,20 @@ class LazyStackedTensorDict(LazyShapeOps):
         if len(leaves.missing_from(name)) == len(leaves.members):
             return None
         return read_value(leaves[name])
+
+    def __delitem__(self, key: Any) -> None:
+        self.del_(key)
+
+    def del_(self, key: Any) -> Self:
+        """Delete ``key`` from every member (without reading it: members may hold values of
+        different shapes). A member held twice loses the key once."""
+        flat = unravel_key_tuple(key)
+        if len(flat) > 1:
+            self.get(flat[:-1]).del_(flat[-1])
+            return self
+        self._check_unlocked(key, "delete")
+        del self._lazy[flat[0]]
+        return self
 
     def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
         """The keys every member has (see ``TensorDict.keys``)."""
@@ -401,10 +553,6 @@ class LazyStackedTensorDict(LazyShapeOps):
         """Always ``False``: the members are separate."""
         return False
 
-    def where(self, condition: Tensor, other: Any) -> Any:
-        """See ``TensorDict.where`` (computed on the dense stack)."""
-        return self.contiguous().where(condition, other)
-
     def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
         """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
         if inplace:
@@ -463,6 +611,87 @@ class LazyStackedTensorDict(LazyShapeOps):
                 )
             )
         return self if inplace else self._restacked(results)
+
+
+class _MemberAttribute:
+    """A name of the members' class that the lazy-stack engine does not define itself (the
+    storage methods and the typed layer's names, which live above the engine): read from
+    the members' class (``TensorDict`` for the generic class), bound to the stack."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        cls: Any = owner if owner is not None else type(obj)
+        member = cls._member_cls or dynamic_class()
+        for klass in member.__mro__:
+            raw = klass.__dict__.get(self.name, MISSING)
+            if raw is not MISSING:
+                break
+        else:
+            raise AttributeError(f"{member.__name__} has no attribute {self.name!r}")
+        if isinstance(raw, (classmethod, staticmethod)):
+            return raw.__get__(None, member)  # built by the members' class, not the stack's
+        if obj is None or not hasattr(raw, "__get__"):
+            return raw
+        return raw.__get__(obj, cls)
+
+
+#: names instances get from their members' class, also readable on the generic class
+MEMBER_CLASS_NAMES = (
+    "all_gather",
+    "all_reduce",
+    "auto_batch_size_",
+    "broadcast",
+    "fields",
+    "from_module",
+    "from_modules",
+    "irecv",
+    "is_memmap",
+    "is_shared",
+    "isend",
+    "json_schema",
+    "load_memmap",
+    "map",
+    "memmap",
+    "memmap_",
+    "memmap_like",
+    "recv",
+    "send",
+    "share_memory_",
+    "to_tensordict",
+    "validate",
+)
+for _name in MEMBER_CLASS_NAMES:
+    setattr(LazyStackedTensorDict, _name, _MemberAttribute(_name))
+
+
+def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
+    def like(stack: Any, *args: Any, **kwargs: Any) -> Any:
+        return stack._each_member(lambda m: factory(m, *args, **kwargs))
+
+    return like
+
+
+#: torch functions that lazy stacks answer themselves (results stay lazy)
+_LAZY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    torch.cat: lazy_cat,
+    torch.concat: lazy_cat,
+    torch.concatenate: lazy_cat,
+    **{
+        factory: _like(factory)
+        for factory in (
+            torch.zeros_like,
+            torch.ones_like,
+            torch.empty_like,
+            torch.full_like,
+            torch.rand_like,
+            torch.randn_like,
+        )
+    },
+}
 
 
 def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
@@ -534,7 +763,10 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
     """
     members = list(items)
     if not members:
-        raise ValueError("lazy_stack needs at least one tensor class")
+        raise ValueError(
+            "lazy_stack needs at least one instance to stack (an empty list has no member "
+            "class and no batch size)"
+        )
     first = members[0]
     for index, item in enumerate(members):
         if not isinstance(item, TensorCore):
@@ -554,7 +786,7 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
     member_cls = getattr(type(first), "_member_cls", None) or type(first)
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
-    names = first._names
+    names = first._names if all(m._names == first._names for m in members) else None
     stack: Any = object.__new__(cls)
     set_state(
         stack,
