@@ -44,18 +44,20 @@ def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
         )
     d = batch_dim(dim, ndim)
     for item in items:
-        if any(a != b for k, (a, b) in enumerate(zip(item._batch_size, like._batch_size)) if k != d):
+        if any(
+            a != b for k, (a, b) in enumerate(zip(item._batch_size, like._batch_size)) if k != d
+        ):
             sizes = [list(item._batch_size) for item in items]
             raise StructureMismatchError(
                 f"cannot cat along dim {d}: batch sizes {sizes} differ in another dim"
             )
     stack = like._lazy.dim
     if d == stack:
-        members = [part for item in items for part in item.unbind(d)]  # type: ignore[attr-defined]
+        members = [part for item in items for part in item.unbind(d)]
         result = _restack(members, d, like)
     else:
         member_dim = d if d < stack else d - 1
-        columns = [item.unbind(stack) for item in items]  # type: ignore[attr-defined]
+        columns = [item.unbind(stack) for item in items]
         joined = [torch.cat(list(row), member_dim) for row in zip(*columns)]
         result = _restack(joined, stack, like)
     if out is not None:

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 from torch import Tensor
 from typing_extensions import Self
 
@@ -68,9 +67,7 @@ class LazyMaths(LazyShapeOps):
         parts = self._parts(other)
         if parts is None:
             return super()._binary(op, other, reflected)
-        results = [
-            m._binary(op, part, reflected) for m, part in zip(self._lazy.members, parts)
-        ]
+        results = [m._binary(op, part, reflected) for m, part in zip(self._lazy.members, parts)]
         if any(r is NotImplemented for r in results):
             return NotImplemented
         return _restack(results, self._lazy.dim, self)
@@ -112,7 +109,7 @@ class LazyMaths(LazyShapeOps):
         masks = self._split_mask(condition)
         parts = self._parts(other)
         if masks is None or parts is None:
-            return self.contiguous().where(condition, other)  # type: ignore[attr-defined]
+            return self.contiguous().where(condition, other)
         members = self._lazy.members
         results = [m.where(c, o) for m, c, o in zip(members, masks, parts)]
         return _restack(results, self._lazy.dim, self)

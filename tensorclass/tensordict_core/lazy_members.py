@@ -49,7 +49,7 @@ class LazyMembers(LazyMaths):
         ``keys``. ``sort=True`` gives them sorted (a list)."""
         if is_leaf is not None:
             raise TypeError("valid_keys: is_leaf is not supported; use leaves_only=True")
-        keys: KeysView = self.keys(include_nested, leaves_only)  # type: ignore[attr-defined]
+        keys: KeysView = self.keys(include_nested, leaves_only)
         if sort:
             return sorted(keys, key=lambda k: (k,) if isinstance(k, str) else k)
         return keys

@@ -36,8 +36,7 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
     if len(ndims) != 1:
         shapes = [list(t.shape) for t in tensors]
         raise StructureMismatchError(
-            f"cannot pad key {key!r}: the members' values have different numbers of dims "
-            f"{shapes}"
+            f"cannot pad key {key!r}: the members' values have different numbers of dims {shapes}"
         )
     largest = [max(sizes) for sizes in zip(*(t.shape for t in tensors))]
     padded = []

@@ -11,10 +11,9 @@ falls back to the dense engine: a copy in the members' class.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
-
-import math
 
 import torch
 from torch import Tensor
@@ -365,7 +364,7 @@ class LazyShapeOps(TensorOps):
             return super().flatten(start_dim, end_dim)
         start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
         stack = self._lazy.dim
-        if start > end or start <= stack <= end and start != end:
+        if start > end or (start <= stack <= end and start != end):
             return super().flatten(start_dim, end_dim)
         bs = self._batch_size
         new = torch.Size((*bs[:start], math.prod(bs[start : end + 1]), *bs[end + 1 :]))

@@ -236,14 +236,12 @@ class LazyStackedTensorDict(LazyRagged):
             dicts = list(input_dict)
         if names is not None and stack_dim_name is not None:
             raise ValueError("from_dict: pass names or stack_dim_name, not both")
-        member = cls._member_cls or dynamic_class()
-        build: Any = member.from_dict  # type: ignore[attr-defined]
+        member: Any = cls._member_cls or dynamic_class()
+        build = member.from_dict
         # as tensordict: without a batch size, members get [] unless auto_batch_size=True
         size = batch_size if batch_size is not None or auto_batch_size else []
         members = [build(d, size, device, batch_dims=batch_dims) for d in dicts]
-        result = LazyStackedTensorDict.lazy_stack(
-            members, stack_dim, stack_dim_name=stack_dim_name
-        )
+        result = LazyStackedTensorDict.lazy_stack(members, stack_dim, stack_dim_name=stack_dim_name)
         if names is not None:
             result.names = names
         return result
@@ -337,7 +335,9 @@ class LazyStackedTensorDict(LazyRagged):
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         leaves = self._lazy
-        if value is None and not self.__tensorclass_schema__.dynamic:  # typed: None removes the field
+        if (
+            value is None and not self.__tensorclass_schema__.dynamic
+        ):  # typed: None removes the field
             for member in leaves.members:
                 member._set_str(key, None, where=where)
             return
@@ -798,4 +798,3 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
         all(m._locked for m in members),
     )
     return stack  # type: ignore[no-any-return]
-
