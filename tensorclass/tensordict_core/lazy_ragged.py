@@ -66,7 +66,7 @@ class LazyRagged(LazyMembers):
         padding_value: float = 0.0,
         layout: torch.layout | None = None,
     ) -> Any:
-        """The value under ``key`` (see ``TensorDict.get``), or ``default`` if no member has it.
+        """The value under ``key`` (see ``TensorDict.get``), or ``default`` if a member lacks it.
 
         When the members' values cannot be stacked (different shapes), read them with one of:
         ``as_list=True`` (a list, one value per member), ``as_padded_tensor=True`` (padded
@@ -90,12 +90,12 @@ class LazyRagged(LazyMembers):
         return self._nested(key, tensors, torch.jagged if layout is None else layout)
 
     def _member_values(self, key: Any, default: Any) -> list[Any] | None:
-        """Each member's value under ``key``; None if no member has it and a default is
-        given; the usual missing-key error if some members lack it."""
+        """Each member's value under ``key``; None if a member lacks it and a default is
+        given (as ``get``); else the usual missing-key error, naming the members."""
         members = self._lazy.members
         values = [m.get(key, _ABSENT) for m in members]
         if any(v is _ABSENT for v in values):
-            if default is not MISSING and all(v is _ABSENT for v in values):
+            if default is not MISSING:
                 return None
             super().get(key)  # raises the error that names the members lacking it
         return values
