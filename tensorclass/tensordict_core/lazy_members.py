@@ -96,9 +96,10 @@ class LazyMembers(LazyMaths):
         self._lazy.members.insert(index, tensordict)
         self._grown(1)
 
-    def extend(self, tensordicts: Iterable[Any]) -> None:
-        """Add every instance of ``tensordicts`` as members (all are checked first)."""
-        items = list(tensordicts)
+    def extend(self, tensordict: Iterable[Any]) -> None:
+        """Add every instance of the iterable ``tensordict`` as members (all are checked
+        first; tensordict's parameter name)."""
+        items = list(tensordict)
         start = len(self._lazy.members)
         for offset, item in enumerate(items):
             self._check_new_member(item, f"member {start + offset}")

@@ -38,9 +38,9 @@ from ..registry import dynamic_class
 from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
 from .keys import unravel_key_tuple
+from .lazy_build import LazyBuilders
 from .lazy_cat import lazy_cat
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
-from .lazy_ragged import LazyRagged
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
 from .shape import batch_dim
@@ -68,7 +68,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(LazyRagged):
+class LazyStackedTensorDict(LazyBuilders):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
@@ -127,124 +127,6 @@ class LazyStackedTensorDict(LazyRagged):
         if impl is None:
             return super().__torch_function__(func, types, args, kwargs)
         return impl(*args, **(kwargs or {}))
-
-    @classmethod
-    def lazy_stack(
-        cls,
-        items: Sequence[Any],
-        dim: int = 0,
-        *,
-        device: Any = None,
-        out: Any = None,
-        stack_dim_name: str | None = None,
-        strict_shape: bool = False,
-    ) -> Any:
-        """:func:`lazy_stack` as a class method (the spelling tensordict users know).
-
-        ``device`` moves the members first; ``stack_dim_name`` names the new dim;
-        ``strict_shape=True`` refuses members whose leaves have different shapes; ``out``
-        (an instance of the stacked shape) receives the values in place.
-
-        >>> import torch
-        >>> from tensorclass import LazyStackedTensorDict, TensorDict
-        >>> tds = [TensorDict(a=torch.zeros(2), batch_size=[2]) for _ in range(3)]
-        >>> LazyStackedTensorDict.lazy_stack(tds, 1, stack_dim_name="t").names
-        [None, 't']
-        """
-        members = list(items)
-        if device is not None:
-            members = [m.to(device) for m in members]
-        result = lazy_stack(members, dim)
-        if strict_shape:
-            for key in result.keys(include_nested=True, leaves_only=True):
-                shapes = {tuple(getattr(m.get(key), "shape", ())) for m in members}
-                if len(shapes) > 1:
-                    raise StructureMismatchError(
-                        f"lazy_stack(strict_shape=True): key {key!r} has shapes "
-                        f"{sorted(shapes)} in the members"
-                    )
-        if stack_dim_name is not None:
-            names = list(result._names or (None,) * len(result._batch_size))
-            names[result.stack_dim] = stack_dim_name
-            object.__setattr__(result, "_names", tuple(names))
-        if out is not None:
-            out.update_(result)
-            return out
-        return result
-
-    @classmethod
-    def maybe_dense_stack(
-        cls, items: Sequence[Any], dim: int = 0, out: Any = None, strict: bool = False
-    ) -> Any:
-        """A dense ``torch.stack`` of ``items`` when they have the same keys and shapes,
-        else a lazy stack. ``strict=True`` refuses instead of stacking lazily.
-
-        >>> import torch
-        >>> from tensorclass import LazyStackedTensorDict, TensorDict
-        >>> same = [TensorDict(a=torch.zeros(2)) for _ in range(2)]
-        >>> type(LazyStackedTensorDict.maybe_dense_stack(same)).__name__
-        'TensorDict'
-        >>> ragged = [TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))]
-        >>> type(LazyStackedTensorDict.maybe_dense_stack(ragged)).__name__
-        'LazyStackedTensorDict[TensorDict]'
-        """
-        members = list(items)
-        try:
-            return torch.stack(members, dim, out=out)
-        except StructureMismatchError:
-            if strict:
-                raise
-        result = lazy_stack(members, dim)
-        if out is not None:
-            out.update_(result)
-            return out
-        return result
-
-    @classmethod
-    def from_dict(
-        cls,
-        input_dict: Sequence[Mapping[Any, Any]] | Mapping[str, Mapping[Any, Any]],
-        *,
-        auto_batch_size: bool = False,
-        batch_size: Any = None,
-        device: Any = None,
-        batch_dims: int | None = None,
-        stack_dim_name: str | None = None,
-        stack_dim: int = 0,
-        names: Any = None,
-    ) -> Any:
-        """A lazy stack of one instance per dict of ``input_dict`` (a list of dicts, or a
-        dict whose keys are ``"0"``, ``"1"``...), each built by ``from_dict`` of the members'
-        class with ``auto_batch_size``, ``batch_size``, ``device`` and ``batch_dims``; the
-        dicts may have different keys and shapes. ``names`` names every dim of the result
-        (exclusive with ``stack_dim_name``).
-
-        >>> import torch
-        >>> from tensorclass import LazyStackedTensorDict
-        >>> stack = LazyStackedTensorDict.from_dict([{"a": torch.zeros(3)}, {"a": torch.ones(5)}])
-        >>> stack.batch_size, stack.members[1]["a"].shape
-        (torch.Size([2]), torch.Size([5]))
-        """
-        if isinstance(input_dict, Mapping):
-            order = [str(i) for i in range(len(input_dict))]
-            if sorted(input_dict) != sorted(order):
-                raise KeyError(
-                    f"from_dict: a dict of dicts needs the keys {order}, got {list(input_dict)}"
-                )
-            dicts = [input_dict[k] for k in order]
-        else:
-            dicts = list(input_dict)
-        if names is not None and stack_dim_name is not None:
-            raise ValueError("from_dict: pass names or stack_dim_name, not both")
-        member: Any = cls._member_cls or dynamic_class()
-        build = member.from_dict
-        # as tensordict: without a batch size, members get [] unless auto_batch_size=True
-        size = batch_size if batch_size is not None or auto_batch_size else []
-        members = [build(d, size, device, batch_dims=batch_dims) for d in dicts]
-        result = LazyStackedTensorDict.lazy_stack(members, stack_dim, stack_dim_name=stack_dim_name)
-        if names is not None:
-            result.names = names
-        return result
 
     # -- what it is --------------------------------------------------------------------------
 

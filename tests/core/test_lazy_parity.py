@@ -415,8 +415,18 @@ def test_lazy_stack_class_method() -> None:
     assert stack.members == tuple(members)
     moved = LazyStackedTensorDict.lazy_stack(members, device="cpu")
     assert moved.device == torch.device("cpu")
-    with pytest.raises(StructureMismatchError, match="strict_shape"):
-        LazyStackedTensorDict.lazy_stack(ragged_tds(), strict_shape=True)
+    ragged = LazyStackedTensorDict.lazy_stack(ragged_tds(), strict_shape=True)
+    assert ragged.batch_size == (2,)  # one batch size is always required: nothing to refuse
+    tensors = [torch.zeros(3), torch.ones(5)]
+    assert LazyStackedTensorDict.lazy_stack(tensors, as_list=True) == tensors
+    padded = LazyStackedTensorDict.lazy_stack(tensors, as_padded_tensor=True, padding_value=9)
+    assert padded.tolist() == [[0, 0, 0, 9, 9], [1] * 5]
+    nested = LazyStackedTensorDict.lazy_stack(tensors, as_nested_tensor=True)
+    assert nested.is_nested and [t.shape[0] for t in nested.unbind()] == [3, 5]
+    assert torch.equal(
+        LazyStackedTensorDict.lazy_stack([torch.zeros(2), torch.ones(2)], 1),
+        torch.stack([torch.zeros(2), torch.ones(2)], 1),
+    )
     out = lazy_stack(square_tds(2), 0)
     assert LazyStackedTensorDict.lazy_stack(members, out=out) is out
     assert torch.equal(out["a"], torch.stack([m["a"] for m in members]))
