@@ -1,10 +1,13 @@
-"""``torch.cat`` with lazy stacks among its inputs: the result is a lazy stack.
+"""The torch functions lazy stacks answer themselves (``LAZY_FUNCTIONS``): ``torch.cat``
+with lazy stacks among its inputs, and the ``*_like`` factories, member by member; the
+results are lazy stacks.
 
 Along the stack dim the members of every input follow each other (a dense input gives its
 slices along that dim); along another dim each member is concatenated with the matching
 slices of the other inputs. Nothing is copied along the stack dim:
 
 >>> import torch
+from torch import Tensor
 >>> from tensorclass import TensorDict, lazy_stack
 >>> stack = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(3))])
 >>> more = TensorDict(a=torch.ones(1, 3), batch_size=[1])
@@ -15,17 +18,18 @@ slices of the other inputs. Nothing is copied along the stack dim:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch import Tensor
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
 from .lazy_shape import LazyShapeOps, _restack
 from .shape import batch_dim
 
-__all__ = ["lazy_cat"]
+__all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
 
 
 def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
@@ -64,3 +68,29 @@ def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
         out.update_(result)
         return out
     return result
+
+
+def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
+    def like(stack: Any, *args: Any, **kwargs: Any) -> Any:
+        return stack._each_member(lambda m: factory(m, *args, **kwargs))
+
+    return like
+
+
+#: torch functions that lazy stacks answer themselves (results stay lazy)
+LAZY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    torch.cat: lazy_cat,
+    torch.concat: lazy_cat,
+    torch.concatenate: lazy_cat,
+    **{
+        factory: _like(factory)
+        for factory in (
+            torch.zeros_like,
+            torch.ones_like,
+            torch.empty_like,
+            torch.full_like,
+            torch.rand_like,
+            torch.randn_like,
+        )
+    },
+}

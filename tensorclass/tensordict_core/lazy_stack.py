@@ -39,7 +39,8 @@ from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
 from .keys import unravel_key_tuple
 from .lazy_build import LazyBuilders
-from .lazy_cat import lazy_cat
+from .lazy_cat import LAZY_FUNCTIONS
+from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
@@ -123,7 +124,7 @@ class LazyStackedTensorDict(LazyBuilders):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        impl = _LAZY_FUNCTIONS.get(func)
+        impl = LAZY_FUNCTIONS.get(func)
         if impl is None:
             return super().__torch_function__(func, types, args, kwargs)
         return impl(*args, **(kwargs or {}))
@@ -495,85 +496,8 @@ class LazyStackedTensorDict(LazyBuilders):
         return self if inplace else self._restacked(results)
 
 
-class _MemberAttribute:
-    """A name of the members' class that the lazy-stack engine does not define itself (the
-    storage methods and the typed layer's names, which live above the engine): read from
-    the members' class (``TensorDict`` for the generic class), bound to the stack."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        cls: Any = owner if owner is not None else type(obj)
-        member = cls._member_cls or dynamic_class()
-        for klass in member.__mro__:
-            raw = klass.__dict__.get(self.name, MISSING)
-            if raw is not MISSING:
-                break
-        else:
-            raise AttributeError(f"{member.__name__} has no attribute {self.name!r}")
-        if isinstance(raw, (classmethod, staticmethod)):
-            return raw.__get__(None, member)  # built by the members' class, not the stack's
-        if obj is None or not hasattr(raw, "__get__"):
-            return raw
-        return raw.__get__(obj, cls)
-
-
-#: names instances get from their members' class, also readable on the generic class
-MEMBER_CLASS_NAMES = (
-    "all_gather",
-    "all_reduce",
-    "auto_batch_size_",
-    "broadcast",
-    "fields",
-    "from_module",
-    "from_modules",
-    "irecv",
-    "is_memmap",
-    "is_shared",
-    "isend",
-    "json_schema",
-    "load_memmap",
-    "map",
-    "memmap",
-    "memmap_",
-    "memmap_like",
-    "recv",
-    "send",
-    "share_memory_",
-    "to_tensordict",
-    "validate",
-)
 for _name in MEMBER_CLASS_NAMES:
-    setattr(LazyStackedTensorDict, _name, _MemberAttribute(_name))
-
-
-def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
-    def like(stack: Any, *args: Any, **kwargs: Any) -> Any:
-        return stack._each_member(lambda m: factory(m, *args, **kwargs))
-
-    return like
-
-
-#: torch functions that lazy stacks answer themselves (results stay lazy)
-_LAZY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
-    torch.cat: lazy_cat,
-    torch.concat: lazy_cat,
-    torch.concatenate: lazy_cat,
-    **{
-        factory: _like(factory)
-        for factory in (
-            torch.zeros_like,
-            torch.ones_like,
-            torch.empty_like,
-            torch.full_like,
-            torch.rand_like,
-            torch.randn_like,
-        )
-    },
-}
+    setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
 
 
 def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
