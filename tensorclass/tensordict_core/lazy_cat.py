@@ -7,7 +7,6 @@ slices along that dim); along another dim each member is concatenated with the m
 slices of the other inputs. Nothing is copied along the stack dim:
 
 >>> import torch
-from torch import Tensor
 >>> from tensorclass import TensorDict, lazy_stack
 >>> stack = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(3))])
 >>> more = TensorDict(a=torch.ones(1, 3), batch_size=[1])
