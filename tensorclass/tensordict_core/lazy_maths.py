@@ -129,6 +129,39 @@ class LazyMaths(LazyShapeOps):
         return any(bool(m.select(*self._lazy).any()) for m in self._lazy.distinct())
 
 
+def _operator(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[..., Any]:
+    def method(self: LazyMaths, other: Any) -> Any:
+        return self._binary(op, other, reflected)
+
+    return method
+
+
+# Redefined here (not inherited) so that Python asks a lazy stack first when it is the right
+# operand of a dense instance of its members' class: ``dense + stack`` stays lazy too.
+for _name, _op in {
+    "__radd__": operator.add,
+    "__rsub__": operator.sub,
+    "__rmul__": operator.mul,
+    "__rtruediv__": operator.truediv,
+    "__rfloordiv__": operator.floordiv,
+    "__rmod__": operator.mod,
+    "__rpow__": operator.pow,
+    "__rand__": operator.and_,
+    "__ror__": operator.or_,
+    "__rxor__": operator.xor,
+}.items():
+    setattr(LazyMaths, _name, _operator(_op, reflected=True))
+for _name, _op in {
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+}.items():
+    setattr(LazyMaths, _name, _operator(_op))
+
+
 def _member_wise(name: str, doc: str) -> Callable[..., Any]:
     def method(self: LazyMaths) -> Any:
         return self._each_member(lambda m: getattr(m, name)())

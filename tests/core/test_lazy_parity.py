@@ -490,3 +490,22 @@ def test_storage_methods_on_lazy_stacks() -> None:
     auto = lazy_stack([TensorDict({"a": torch.zeros(4, 2)}, []) for _ in range(2)])
     assert auto.auto_batch_size_().batch_size == (2, 4, 2)
     assert math.prod(auto.batch_size) == 16
+
+
+def test_a_dense_left_operand_gives_a_lazy_stack_too() -> None:
+    stack = lazy_stack(square_tds(), 1)  # [4, 3]
+    dense = stack.contiguous() * 2 + 1
+    for op in (
+        lambda a, b: a + b,
+        lambda a, b: a - b,
+        lambda a, b: a / b,
+        lambda a, b: a**b,
+        lambda a, b: a < b,
+        lambda a, b: a >= b,
+        lambda a, b: a == b,
+    ):
+        result = op(dense, stack)
+        expected = op(dense, stack.contiguous())
+        assert isinstance(result, LazyStackedTensorDict) and result.stack_dim == 1
+        assert torch.equal(result["a"], expected["a"])
+        assert torch.equal(result["n", "x"], expected["n", "x"])
