@@ -104,12 +104,17 @@ class LazyLeaves(MutableMapping[str, Any]):
         for member, part in zip(self.members, parts):
             member._data[key] = part
 
+    def distinct(self) -> list[Any]:
+        """The members, each once (a stack built with repeated indices holds some twice)."""
+        return list({id(member): member for member in self.members}.values())
+
     def __delitem__(self, key: str) -> None:
         if self.missing_from(key):
             raise self.owner._missing(key)
-        for member in self.members:
+        members = self.distinct()
+        for member in members:
             member._check_unlocked(key, "delete")
-        for member in self.members:
+        for member in members:
             del member._data[key]
 
     def __iter__(self) -> Iterator[str]:

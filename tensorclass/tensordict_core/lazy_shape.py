@@ -1,5 +1,6 @@
 """Batch-dim operations of lazy stacks that keep the members: indexing, writes at an index,
-``unbind``, ``split``, ``unsqueeze``/``squeeze``, ``permute``, ``expand``, ``flip``, ``roll``.
+``unbind``, ``split``, ``unsqueeze``/``squeeze``, ``permute``, ``expand``, ``flip``, ``roll``,
+and ``view``/``reshape``/``flatten``/``unflatten`` that leave the stack dim whole.
 
 Each one works on the members (or picks some of them) and stacks the results lazily again,
 so results still share the members' tensors and writes through them reach the members.
@@ -10,6 +11,7 @@ falls back to the dense engine: a copy in the members' class.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -23,7 +25,7 @@ from ._core import TensorCore
 from .indexing import _fits, _tensor_leaves, normalize_index
 from .lazy_leaves import LazyLeaves
 from .ops import TensorOps
-from .shape import _sizes, batch_dim
+from .shape import _infer_shape, _sizes, batch_dim
 
 __all__ = ["LazyShapeOps"]
 
@@ -113,13 +115,25 @@ class LazyShapeOps(TensorOps):
         index = tensors[0]
         if dim != leaves.dim or not all(_whole(p) for p in normalized if p is not index):
             return None
+        count = len(leaves.members)
         if index.dtype is torch.bool:
             if index.ndim != 1:
                 return None
+            if index.shape[0] != count:  # as torch: a mask must match the dim it indexes
+                raise IndexError(
+                    f"the boolean mask of length {index.shape[0]} does not match the stack "
+                    f"dim {dim} of size {count} (batch_size={list(self._batch_size)})"
+                )
             index = index.nonzero().squeeze(-1)
         if index.ndim > 1 or index.is_floating_point():
             return None
         positions: Any = index.tolist()
+        for position in [positions] if index.ndim == 0 else positions:
+            if not -count <= position < count:
+                raise IndexError(
+                    f"index {position} is out of range for the stack dim {dim} of size "
+                    f"{count} (batch_size={list(self._batch_size)})"
+                )
         if index.ndim == 0:
             return leaves.members[positions]
         if not positions:
@@ -303,3 +317,66 @@ class LazyShapeOps(TensorOps):
             member_dim = d if d < leaves.dim else d - 1
             members = [m.roll(shifts, member_dim) for m in members]
         return _restack(members, leaves.dim, self)
+
+    # -- reshaping around the stack dim ------------------------------------------------------
+
+    def _reshaped(self, new: torch.Size, method: str) -> Self | None:
+        """The members reshaped with ``method`` so that the stack dim stays whole, or None.
+
+        A row-major reshape keeps the members apart when the new shape is ``A + [N] + B``
+        with ``prod(A)`` the product of the dims before the stack dim (and so ``prod(B)``
+        that of the dims after it): each member is reshaped from its own dims to ``A + B``.
+        """
+        leaves = self._lazy
+        old, stack, count = self._batch_size, leaves.dim, len(leaves.members)
+        if not old.numel():
+            return None
+        before = math.prod(old[:stack])
+        product = 1
+        for at, size in enumerate(new):
+            if product == before and size == count:
+                target = torch.Size((*new[:at], *new[at + 1 :]))
+                members = [getattr(m, method)(target) for m in leaves.members]
+                return _restack(members, at, self)
+            product *= size
+            if product > before and before:
+                return None
+        return None
+
+    def view(self, *shape: int | Sequence[int]) -> Self:
+        """View the batch dims with a new shape; a lazy stack when the stack dim stays whole
+        (see ``TensorDict.view``), else a dense copy."""
+        new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
+        result = self._reshaped(new, "view")
+        return super().view(new) if result is None else result
+
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
+        """Reshape the batch dims; a lazy stack when the stack dim stays whole (see
+        ``TensorDict.reshape``), else a dense copy."""
+        new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
+        result = self._reshaped(new, "reshape")
+        return super().reshape(new) if result is None else result
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
+        """Merge batch dims ``start_dim..end_dim``; lazy unless the stack dim is merged."""
+        n = len(self._batch_size)
+        if n == 0:
+            return super().flatten(start_dim, end_dim)
+        start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
+        stack = self._lazy.dim
+        if start > end or (start <= stack <= end and start != end):
+            return super().flatten(start_dim, end_dim)
+        bs = self._batch_size
+        new = torch.Size((*bs[:start], math.prod(bs[start : end + 1]), *bs[end + 1 :]))
+        result = self._reshaped(new, "reshape")
+        return super().flatten(start_dim, end_dim) if result is None else result
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Self:
+        """Split batch dim ``dim`` into ``sizes``; lazy unless ``dim`` is the stack dim."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs))
+        if d == self._lazy.dim:
+            return super().unflatten(dim, sizes)
+        inner = _infer_shape(sizes, bs[d], bs[d : d + 1])
+        result = self._reshaped(torch.Size((*bs[:d], *inner, *bs[d + 1 :])), "reshape")
+        return super().unflatten(dim, sizes) if result is None else result

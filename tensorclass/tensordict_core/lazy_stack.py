@@ -16,9 +16,11 @@ The members may have different keys: the stack's keys are those every member has
 reading a key some members lack is an error naming them. A lazy stack is an instance of its
 members' class (``isinstance(lazy_stack(batches), Batch)``), so typed code reads fields as
 usual. Operations that keep the members (indexing, ``unbind``, ``split``, ``unsqueeze``,
-``permute``, ``expand``, ``clone``, ``to``, ``apply``, ``select``...) return lazy stacks;
-the others (arithmetic, reductions, ``reshape``...) return dense results in the members'
-class, as does :meth:`~LazyStackedTensorDict.contiguous`.
+``permute``, ``expand``, ``view``/``reshape`` that leave the stack dim whole, ``clone``,
+``to``, ``apply``, ``select``, element-wise maths and comparisons, ``torch.cat``...) return
+lazy stacks, so members whose leaves have different shapes keep working; the others
+(reductions over batch dims, reshapes across the stack dim...) return dense results in the
+members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
 from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
+from .keys import unravel_key_tuple
+from .lazy_build import LazyBuilders
+from .lazy_cat import LAZY_FUNCTIONS
+from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
@@ -64,7 +70,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(LazyShapeOps):
+class LazyStackedTensorDict(LazyBuilders):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
@@ -111,6 +117,19 @@ class LazyStackedTensorDict(LazyShapeOps):
         """The members' class of a lazy-stack class (``None`` for the generic class)."""
         return cls._member_cls
 
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        impl = LAZY_FUNCTIONS.get(func)
+        if impl is None:
+            return super().__torch_function__(func, types, args, kwargs)
+        return impl(*args, **(kwargs or {}))
+
     # -- what it is --------------------------------------------------------------------------
 
     @property
@@ -150,6 +169,20 @@ class LazyStackedTensorDict(LazyShapeOps):
         if len(leaves.missing_from(name)) == len(leaves.members):
             return None
         return read_value(leaves[name])
+
+    def __delitem__(self, key: Any) -> None:
+        self.del_(key)
+
+    def del_(self, key: Any) -> Self:
+        """Delete ``key`` from every member (without reading it: members may hold values of
+        different shapes). A member held twice loses the key once."""
+        flat = unravel_key_tuple(key)
+        if len(flat) > 1:
+            self.get(flat[:-1]).del_(flat[-1])
+            return self
+        self._check_unlocked(key, "delete")
+        del self._lazy[flat[0]]
+        return self
 
     def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
         """The keys every member has (see ``TensorDict.keys``)."""
@@ -404,10 +437,6 @@ class LazyStackedTensorDict(LazyShapeOps):
         """Always ``False``: the members are separate."""
         return False
 
-    def where(self, condition: Tensor, other: Any) -> Any:
-        """See ``TensorDict.where`` (computed on the dense stack)."""
-        return self.contiguous().where(condition, other)
-
     def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
         """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
         if inplace:
@@ -466,6 +495,10 @@ class LazyStackedTensorDict(LazyShapeOps):
                 )
             )
         return self if inplace else self._restacked(results)
+
+
+for _name in MEMBER_CLASS_NAMES:
+    setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
 
 
 def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
@@ -540,7 +573,10 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
     """
     members = list(items)
     if not members:
-        raise ValueError("lazy_stack needs at least one tensor class")
+        raise ValueError(
+            "lazy_stack needs at least one instance to stack (an empty list has no member "
+            "class and no batch size)"
+        )
     first = members[0]
     for index, item in enumerate(members):
         if not isinstance(item, TensorCore):
@@ -560,7 +596,7 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
     member_cls = getattr(type(first), "_member_cls", None) or type(first)
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
-    names = first._names
+    names = first._names if all(m._names == first._names for m in members) else None
     stack: Any = object.__new__(cls)
     set_state(
         stack,

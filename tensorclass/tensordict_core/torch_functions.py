@@ -191,6 +191,8 @@ def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) ->
             out[key] = stack_non_tensors(leaves, dim, first._batch_size)
     new_size = list(first._batch_size)
     names = first._names
+    if names is not None and any(item._names != names for item in items):
+        names = None  # as tensordict: dims named differently lose their names
     if how.stacks:
         new_size.insert(dim, len(items))
         if names is not None:

@@ -339,7 +339,7 @@ def test_functional_ops() -> None:
     assert members[0]["a"].requires_grad and stack.detach()["a"].requires_grad is False
 
 
-def test_arithmetic_and_torch_functions_are_dense() -> None:
+def test_arithmetic_and_torch_functions_match_dense() -> None:
     stack = lazy_stack(tds(), 0)
     dense = stack.contiguous()
     assert torch.equal((stack * 2)["a"], (dense * 2)["a"])
