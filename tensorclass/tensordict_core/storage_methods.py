@@ -7,9 +7,11 @@ This mixin only forwards: each concept lives in its own module (``memmap/``, ``p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any, Literal, overload
 
+import torch
 from torch import Tensor
 from typing_extensions import Self
 
@@ -25,9 +27,10 @@ from .distributed import (
     send,
 )
 from .memmap.load import register_defined
+from .memmap.options import check_save_options, in_background
 from .memmap.save import memmap
 from .memmap.tensor import MemoryMappedTensor, PathLike
-from .parallel import map_chunks
+from .parallel import map_chunks, map_iter
 
 __all__ = ["StorageMethods"]
 
@@ -53,26 +56,225 @@ class StorageMethods(TensorCore):
 
     # -- memory-mapped storage -------------------------------------------------------------
 
-    def memmap(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
+    @overload
+    def memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = True,
+    ) -> Self: ...
+
+    @overload
+    def memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = True,
+    ) -> Future[Self]: ...
+
+    def memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = True,
+    ) -> Self | Future[Self]:
         """Save to the directory ``prefix`` and return a copy backed by the files (locked).
 
-        One raw file per tensor and a ``meta.json`` per nested level; the save is atomic
-        (written aside, then renamed into place). Replacing an existing save needs
-        ``existsok=True``. ``num_threads`` writes files in parallel. See ``docs/storage.md``.
+        One raw file per tensor and a ``meta.json`` per nested level; the save is always
+        atomic (written aside, then renamed into place; ``atomic`` is accepted for
+        compatibility). Replacing an existing save needs ``existsok=True``. ``num_threads``
+        writes files in parallel; ``return_early=True`` saves in a background thread and
+        returns a :class:`concurrent.futures.Future` of the result. A leaf already mapped
+        from a file elsewhere is copied only with ``copy_existing=True``. File names are
+        percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
+        file name). There is no archive format: ``archive=True``, a ``.tdz`` path and
+        ``compression`` raise, and so does ``share_non_tensor=True``. See
+        ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
-        return memmap(self, prefix, existsok=existsok, num_threads=num_threads)  # type: ignore[return-value]
+        return self._memmap(
+            prefix,
+            copy_existing,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            existsok,
+            robust_key,
+            archive,
+            compression,
+            like=False,
+            inplace=False,
+        )
 
-    def memmap_(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
+    @overload
+    def memmap_(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        atomic: bool = True,
+    ) -> Self: ...
+
+    @overload
+    def memmap_(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        atomic: bool = True,
+    ) -> Future[Self]: ...
+
+    def memmap_(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        atomic: bool = True,
+    ) -> Self | Future[Self]:
         """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
-        ones (and it is locked); returns this instance."""
-        return memmap(self, prefix, existsok=existsok, num_threads=num_threads, inplace=True)  # type: ignore[return-value]
+        ones (and it is locked); returns this instance (or a future of it)."""
+        return self._memmap(
+            prefix,
+            copy_existing,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            existsok,
+            robust_key,
+            None,
+            None,
+            like=False,
+            inplace=True,
+        )
+
+    @overload
+    def memmap_like(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        existsok: bool = False,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ) -> Self: ...
+
+    @overload
+    def memmap_like(
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        existsok: bool = False,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ) -> Future[Self]: ...
 
     def memmap_like(
-        self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False
-    ) -> Self:
+        self,
+        prefix: PathLike,
+        copy_existing: bool = False,
+        *,
+        existsok: bool = False,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ) -> Self | Future[Self]:
         """Like :meth:`memmap`, without writing the data: new files of the right sizes,
-        reading as zeros. An expanded template is never materialised in memory."""
-        return memmap(self, prefix, existsok=existsok, num_threads=num_threads, like=True)  # type: ignore[return-value]
+        reading as zeros. An expanded template is never materialised in memory.
+        ``copy_existing`` has no effect (no value is copied); the other keywords are
+        those of :meth:`memmap`."""
+        return self._memmap(
+            prefix,
+            copy_existing,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            existsok,
+            robust_key,
+            archive,
+            None,
+            like=True,
+            inplace=False,
+        )
+
+    def _memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool,
+        num_threads: int,
+        return_early: bool,
+        share_non_tensor: bool,
+        existsok: bool,
+        robust_key: bool | None,
+        archive: bool | None,
+        compression: Any,
+        *,
+        like: bool,
+        inplace: bool,
+    ) -> Any:
+        check_save_options(
+            self,
+            prefix,
+            copy_existing=copy_existing,
+            share_non_tensor=share_non_tensor,
+            robust_key=robust_key,
+            archive=archive,
+            compression=compression,
+            like=like,
+        )
+
+        def run() -> TensorCore:
+            return memmap(
+                self, prefix, existsok=existsok, num_threads=num_threads, like=like, inplace=inplace
+            )
+
+        return in_background(run) if return_early else run()
 
     def is_memmap(self) -> bool:
         """Whether every tensor (at every depth) is a :class:`MemoryMappedTensor`."""
@@ -102,13 +304,17 @@ class StorageMethods(TensorCore):
         dim: int = 0,
         num_workers: int | None = None,
         *,
+        out: Any = None,
         chunksize: int | None = None,
         num_chunks: int | None = None,
-        out: Any = None,
         pool: Any = None,
+        generator: torch.Generator | None = None,
+        max_tasks_per_child: int | None = None,
+        worker_threads: int = 1,
+        index_with_generator: bool = False,
         pbar: bool = False,
         mp_start_method: str | None = None,
-        worker_threads: int = 1,
+        timeout: float | None = None,
     ) -> Any:
         """Run ``fn`` on chunks along ``dim`` in worker processes and join the results.
 
@@ -116,8 +322,19 @@ class StorageMethods(TensorCore):
         ``num_chunks`` chunks (default: one per worker); ``num_workers`` defaults to the CPUs
         available. ``fn`` returns a tensor class, a tensor, or ``None`` after writing into
         its chunk in place (then ``map`` returns ``out``). ``pbar=True`` shows a tqdm bar.
+
+        Worker ``i`` seeds torch (and NumPy, if imported) with a base seed plus ``i``; the
+        base seed is drawn from ``generator``, default the global torch RNG.
+        ``max_tasks_per_child`` replaces a worker after that many chunks;
+        ``index_with_generator=True`` indexes each chunk when a worker takes it rather than
+        all up front (with ``fork``, workers always index their own chunk). A ``pool``
+        you pass ignores ``num_workers``, ``generator``, ``max_tasks_per_child``,
+        ``worker_threads`` and ``mp_start_method``.
+
         Worker exceptions are raised here with the worker's traceback; a worker that dies
-        raises ``BrokenProcessPool``. See ``tensorclass.tensordict_core.parallel``.
+        raises ``BrokenProcessPool``; with ``timeout`` (seconds), waiting longer than that
+        for the next chunk raises ``TimeoutError`` (a hung ``fn``), and the workers are
+        stopped. See ``tensorclass.tensordict_core.parallel``.
         """
         return map_chunks(
             self,
@@ -128,9 +345,64 @@ class StorageMethods(TensorCore):
             num_chunks=num_chunks,
             out=out,
             pool=pool,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
+            worker_threads=worker_threads,
+            index_with_generator=index_with_generator,
             pbar=pbar,
             mp_start_method=mp_start_method,
+            timeout=timeout,
+        )
+
+    def map_iter(
+        self,
+        fn: Callable[[Any], Any],
+        dim: int = 0,
+        num_workers: int | None = None,
+        *,
+        shuffle: bool = False,
+        chunksize: int | None = None,
+        num_chunks: int | None = None,
+        pool: Any = None,
+        generator: torch.Generator | None = None,
+        max_tasks_per_child: int | None = None,
+        worker_threads: int = 1,
+        index_with_generator: bool = True,
+        pbar: bool = False,
+        mp_start_method: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[Any]:
+        """Like :meth:`map`, but yield ``fn``'s result for each chunk as soon as it is ready
+        (a data loader over this instance), in chunk order.
+
+        ``shuffle=True`` fills the chunks from a random permutation along ``dim`` (drawn
+        from ``generator``) and yields them in the order the workers finish; it needs
+        ``index_with_generator=True`` (the default here). Results are not joined, so ``fn``
+        may return anything picklable. The workers run while the iterator is consumed;
+        closing it early (``break``, ``close()``) stops them.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> data = TensorDict(x=torch.arange(6.0), batch_size=[6])
+        >>> [chunk["x"].tolist() for chunk in data.map_iter(lambda td: td * 10, num_workers=2, chunksize=2)]
+        [[0.0, 10.0], [20.0, 30.0], [40.0, 50.0]]
+        """
+        return map_iter(
+            self,
+            fn,
+            dim,
+            num_workers,
+            shuffle=shuffle,
+            chunksize=chunksize,
+            num_chunks=num_chunks,
+            pool=pool,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
             worker_threads=worker_threads,
+            index_with_generator=index_with_generator,
+            pbar=pbar,
+            mp_start_method=mp_start_method,
+            timeout=timeout,
         )
 
     # -- torch.distributed -----------------------------------------------------------------
