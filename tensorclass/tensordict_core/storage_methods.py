@@ -407,29 +407,153 @@ class StorageMethods(TensorCore):
 
     # -- torch.distributed -----------------------------------------------------------------
 
-    def send(self, dst: int, *, group: Any = None, tag: int = 0) -> None:
-        """Send to rank ``dst`` (which calls :meth:`recv` on the same structure)."""
-        send(self, dst, group=group, tag=tag)
+    def send(
+        self,
+        dst: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> None:
+        """Send to rank ``dst`` (which calls :meth:`recv` on the same structure).
 
-    def recv(self, src: int, *, group: Any = None, tag: int = 0) -> int:
-        """Receive in place what rank ``src`` sends; returns ``src``."""
-        return recv(self, src, group=group, tag=tag)
+        ``group_dst``: the receiver's rank in ``group`` instead of ``dst``. ``init_tag``: the
+        tag (``tag``'s tensordict name); ``pseudo_rand`` is accepted and has no effect (one
+        tag serves a whole transfer, in order). ``consolidated=True`` packs every tensor
+        into one message. See :mod:`tensorclass.tensordict_core.distributed`.
+        """
+        send(
+            self,
+            dst,
+            group=group,
+            tag=tag,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
 
-    def isend(self, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
-        """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes."""
-        return isend(self, dst, group=group, tag=tag)
+    def recv(
+        self,
+        src: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> int:
+        """Receive in place what rank ``src`` sends; returns ``src`` (its global rank).
+        Keywords as in :meth:`send` (``consolidated``: the sender's choice is followed)."""
+        return recv(
+            self,
+            src,
+            group=group,
+            tag=tag,
+            group_src=group_src,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
 
-    def irecv(self, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
-        """Start receiving from ``src`` in place; ``wait()`` on the result finishes."""
-        return irecv(self, src, group=group, tag=tag)
+    def isend(
+        self,
+        dst: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        return_early: bool = True,
+        consolidated: bool = False,
+    ) -> Transfer:
+        """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes
+        (``return_early=False`` waits before returning). Keywords as in :meth:`send`."""
+        return isend(
+            self,
+            dst,
+            group=group,
+            tag=tag,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            return_early=return_early,
+            consolidated=consolidated,
+        )
 
-    def broadcast(self, src: int, *, group: Any = None) -> Self:
-        """Overwrite this instance on every rank with rank ``src``'s values."""
-        return broadcast(self, src, group=group)  # type: ignore[return-value]
+    def irecv(
+        self,
+        src: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_src: int | None = None,
+        return_premature: bool = True,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> Transfer:
+        """Start receiving from ``src`` in place; ``wait()`` on the result finishes
+        (``return_premature=False`` waits before returning). Keywords as in :meth:`recv`."""
+        return irecv(
+            self,
+            src,
+            group=group,
+            tag=tag,
+            group_src=group_src,
+            return_premature=return_premature,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
 
-    def all_reduce(self, op: Any = None, *, group: Any = None) -> Self:
-        """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``)."""
-        return all_reduce(self, op, group=group)  # type: ignore[return-value]
+    def broadcast(
+        self, src: int, *, group: Any = None, device: torch.device | str | None = None
+    ) -> Self:
+        """Overwrite this instance on every rank with rank ``src``'s values (in place);
+        ``device``: where the exchange buffers live (default: CUDA for NCCL, else CPU)."""
+        return broadcast(self, src, group=group, device=device)  # type: ignore[return-value]
+
+    @overload
+    def all_reduce(
+        self,
+        op: Any = None,
+        *,
+        group: Any = None,
+        async_op: Literal[False] = False,
+        bucket_bytes: int | None = None,
+    ) -> Self: ...
+
+    @overload
+    def all_reduce(
+        self,
+        op: Any = None,
+        *,
+        group: Any = None,
+        async_op: Literal[True],
+        bucket_bytes: int | None = None,
+    ) -> Transfer: ...
+
+    def all_reduce(
+        self,
+        op: Any = None,
+        *,
+        group: Any = None,
+        async_op: bool = False,
+        bucket_bytes: int | None = None,
+    ) -> Self | Transfer:
+        """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``).
+
+        Tensors travel as one flat buffer per dtype, of at most ``bucket_bytes`` bytes if
+        given. ``async_op=True`` returns a :class:`~tensorclass.tensordict_core.distributed.Transfer`
+        at once; ``wait()`` on it writes the results into the leaves.
+        """
+        return all_reduce(self, op, group=group, async_op=async_op, bucket_bytes=bucket_bytes)  # type: ignore[no-any-return]
 
     def all_gather(self, *, group: Any = None) -> list[Self]:
         """Every rank's instance, in rank order."""

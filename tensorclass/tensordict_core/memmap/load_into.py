@@ -20,7 +20,9 @@ __all__ = ["load_into"]
 def load_into(out: Any, loaded: TensorCore, where: tuple[str, ...] = ()) -> Any:
     """Give ``out`` the structure and leaves of ``loaded``; returns ``out``."""
     if not isinstance(out, TensorCore):
-        raise TypeError(f"load_memmap: out must be a tensor class instance; got {type(out).__name__}")
+        raise TypeError(
+            f"load_memmap: out must be a tensor class instance; got {type(out).__name__}"
+        )
     if isinstance(out, LazyStackedTensorDict) or isinstance(loaded, LazyStackedTensorDict):
         if not (
             isinstance(out, LazyStackedTensorDict)

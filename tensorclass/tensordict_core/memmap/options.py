@@ -40,7 +40,9 @@ __all__ = ["check_save_options", "in_background"]
 T = TypeVar("T")
 
 
-def _levels(node: TensorCore, where: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], TensorCore]]:
+def _levels(
+    node: TensorCore, where: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], TensorCore]]:
     if isinstance(node, LazyStackedTensorDict):
         for index, member in enumerate(node.members):
             yield from _levels(member, (*where, f"<member {index}>"))
@@ -120,4 +122,3 @@ def in_background(run: Callable[[], T]) -> Future[T]:
         return executor.submit(run)
     finally:
         executor.shutdown(wait=False)  # the thread ends once ``run`` has
-
