@@ -62,10 +62,12 @@ class RemoteTraceback(Exception):
         return f"\n\nTraceback in the worker process:\n{self.text}"
 
 
-def _init_worker(threads: int, seed: int) -> None:
+def _init_worker(threads: int, seed: int, counter: Any) -> None:
     torch.set_num_threads(threads)
-    identity = multiprocessing.current_process()._identity
-    worker_seed = seed + (identity[0] if identity else 0)
+    with counter.get_lock():  # the worker's index in its pool: 1, 2, ... (replacements too)
+        counter.value += 1
+        index = counter.value
+    worker_seed = seed + index
     torch.manual_seed(worker_seed)
     numpy = sys.modules.get("numpy")  # seeded only when the caller uses it already
     if numpy is not None:
@@ -278,7 +280,7 @@ def _chunks(
             own = context.Pool(
                 min(workers, len(spans)),
                 initializer=_init_worker,
-                initargs=(worker_threads, _base_seed(generator)),
+                initargs=(worker_threads, _base_seed(generator), context.Value("q", 0)),
                 maxtasksperchild=max_tasks_per_child,
             )
         yield from _collect(own or pool, tasks, len(spans), bar, ordered, timeout)
