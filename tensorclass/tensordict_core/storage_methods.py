@@ -60,7 +60,7 @@ class StorageMethods(TensorCore):
     def memmap(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         num_threads: int = 0,
         return_early: Literal[False] = False,
@@ -76,7 +76,7 @@ class StorageMethods(TensorCore):
     def memmap(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         num_threads: int = 0,
         return_early: Literal[True],
@@ -91,7 +91,7 @@ class StorageMethods(TensorCore):
     def memmap(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         num_threads: int = 0,
         return_early: bool = False,
@@ -109,7 +109,8 @@ class StorageMethods(TensorCore):
         compatibility). Replacing an existing save needs ``existsok=True``. ``num_threads``
         writes files in parallel; ``return_early=True`` saves in a background thread and
         returns a :class:`concurrent.futures.Future` of the result. A leaf already mapped
-        from a file elsewhere is copied only with ``copy_existing=True``. File names are
+        from a file elsewhere is copied (``copy_existing=False`` refuses that instead, as
+        tensordict's default does). File names are
         percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
         file name). There is no archive format: ``archive=True``, a ``.tdz`` path and
         ``compression`` raise, and so does ``share_non_tensor=True``. See
@@ -133,7 +134,7 @@ class StorageMethods(TensorCore):
     def memmap_(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         num_threads: int = 0,
         return_early: Literal[False] = False,
@@ -147,7 +148,7 @@ class StorageMethods(TensorCore):
     def memmap_(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         num_threads: int = 0,
         return_early: Literal[True],
@@ -160,7 +161,7 @@ class StorageMethods(TensorCore):
     def memmap_(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         num_threads: int = 0,
         return_early: bool = False,
@@ -189,7 +190,7 @@ class StorageMethods(TensorCore):
     def memmap_like(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         existsok: bool = False,
         num_threads: int = 0,
@@ -203,7 +204,7 @@ class StorageMethods(TensorCore):
     def memmap_like(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         existsok: bool = False,
         num_threads: int = 0,
@@ -216,7 +217,7 @@ class StorageMethods(TensorCore):
     def memmap_like(
         self,
         prefix: PathLike,
-        copy_existing: bool = False,
+        copy_existing: bool | None = None,
         *,
         existsok: bool = False,
         num_threads: int = 0,
@@ -246,7 +247,7 @@ class StorageMethods(TensorCore):
     def _memmap(
         self,
         prefix: PathLike,
-        copy_existing: bool,
+        copy_existing: bool | None,
         num_threads: int,
         return_early: bool,
         share_non_tensor: bool,

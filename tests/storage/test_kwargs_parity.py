@@ -79,17 +79,18 @@ def _no_worker_left() -> Any:
 def test_copy_existing_guards_files_mapped_elsewhere(kind: str, tmp_path: Path) -> None:
     saved = KINDS[kind]().memmap(tmp_path / "first")
     with pytest.raises(RuntimeError, match="copy_existing=True"):
-        saved.memmap(tmp_path / "second")
+        saved.memmap(tmp_path / "second", False)  # positional, as in tensordict
     assert not (tmp_path / "second").exists()  # nothing written
-    copy = saved.memmap(tmp_path / "second", True)  # positional, as in tensordict
+    assert same(saved.memmap(tmp_path / "default"), saved)  # by default, copied
+    copy = saved.memmap(tmp_path / "second", True)
     assert same(copy, saved)
     files = [t.filename for t in copy._own_tensors()] if kind != "lazy_stack" else []
     assert all(str(tmp_path / "second") in f for f in files)
     # re-saving over its own directory needs no copy permission
-    again = saved.memmap(tmp_path / "first", existsok=True)
+    again = saved.memmap(tmp_path / "first", False, existsok=True)
     assert same(again, KINDS[kind]())
     # memmap_like copies nothing: copy_existing has no effect
-    assert saved.memmap_like(tmp_path / "third").is_memmap()
+    assert saved.memmap_like(tmp_path / "third", False).is_memmap()
 
 
 @pytest.mark.parametrize("kind", KINDS)

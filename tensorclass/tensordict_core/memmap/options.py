@@ -3,9 +3,12 @@
 They come from ``tensordict`` and are checked here, before anything is written:
 
 - ``copy_existing``: a leaf already mapped from a file *outside* the target directory is
-  copied only with ``copy_existing=True`` (otherwise :class:`RuntimeError`), so data on
-  disk is never duplicated by accident. Leaves mapped from the target itself are rewritten
-  in place of the old save (saves are atomic), which needs no copy permission.
+  copied into the new save (the default, ``None``, and ``True``). ``copy_existing=False``
+  refuses instead (:class:`RuntimeError`), so that data on disk is not duplicated by
+  accident: tensordict's default, which here must be asked for, since building a new
+  instance from loaded leaves and saving it elsewhere is a common, safe pattern. Leaves
+  mapped from the target itself are rewritten in place of the old save (saves are atomic),
+  which needs no copy permission.
 - ``robust_key``: file names are always derived from keys by percent-encoding (see
   :mod:`.metadata`), so no key can write outside the target. ``robust_key=False`` (the
   legacy layout: keys used as file names unchanged) is accepted when every key already is
@@ -85,7 +88,7 @@ def check_save_options(
     node: TensorCore,
     prefix: PathLike,
     *,
-    copy_existing: bool,
+    copy_existing: bool | None,
     share_non_tensor: bool,
     robust_key: bool | None,
     archive: bool | None,
@@ -111,7 +114,7 @@ def check_save_options(
         )
     if robust_key is False:
         _check_plain_keys(node)
-    if not copy_existing and not like:
+    if copy_existing is False and not like:
         _check_existing(node, os.path.abspath(path))
 
 
