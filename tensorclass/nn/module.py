@@ -103,9 +103,10 @@ class TensorDictModule(TensorDictModuleBase[T]):
         get_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        if not callable(module) and method is None:
-            raise TypeError(f"TensorDictModule needs a callable; got {type(module).__name__}")
-        if method is not None and not callable(getattr(module, method, None)):
+        if method is None:
+            if not callable(module):
+                raise TypeError(f"TensorDictModule needs a callable; got {type(module).__name__}")
+        elif not callable(getattr(module, method, None)):
             raise AttributeError(
                 f"TensorDictModule(method={method!r}): {type(module).__name__} has no method "
                 f"{method!r}"

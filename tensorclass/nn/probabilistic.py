@@ -259,7 +259,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         The intermediate entries are written into ``tensordict``, or into
         ``tensordict_out`` (which then receives what the modules write, the input
         staying as it was)."""
-        modules = list(self._list)[:-1]
+        modules = self._chain()[:-1]
         if tensordict_out is None:
             for module in modules:
                 tensordict = module(tensordict)

@@ -116,7 +116,7 @@ class StorageMethods(TensorCore):
         ``compression`` raise, and so does ``share_non_tensor=True``. See
         ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
-        return self._memmap(
+        result: Self | Future[Self] = self._memmap(
             prefix,
             copy_existing,
             num_threads,
@@ -129,6 +129,7 @@ class StorageMethods(TensorCore):
             like=False,
             inplace=False,
         )
+        return result
 
     @overload
     def memmap_(
@@ -172,7 +173,7 @@ class StorageMethods(TensorCore):
     ) -> Self | Future[Self]:
         """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
         ones (and it is locked); returns this instance (or a future of it)."""
-        return self._memmap(
+        result: Self | Future[Self] = self._memmap(
             prefix,
             copy_existing,
             num_threads,
@@ -185,6 +186,7 @@ class StorageMethods(TensorCore):
             like=False,
             inplace=True,
         )
+        return result
 
     @overload
     def memmap_like(
@@ -230,7 +232,7 @@ class StorageMethods(TensorCore):
         reading as zeros. An expanded template is never materialised in memory.
         ``copy_existing`` has no effect (no value is copied); the other keywords are
         those of :meth:`memmap`."""
-        return self._memmap(
+        result: Self | Future[Self] = self._memmap(
             prefix,
             copy_existing,
             num_threads,
@@ -243,6 +245,7 @@ class StorageMethods(TensorCore):
             like=True,
             inplace=False,
         )
+        return result
 
     def _memmap(
         self,
