@@ -546,3 +546,22 @@ def test_all_reduce_async_and_buckets(results: dict[int, dict[str, Any]]) -> Non
         assert results[rank]["reduced"] == {"a": [3.0] * 4, "b": [[1.0, 1.0]] * 2, "c": [2, 2, 2]}
         assert results[rank]["returned"] is True
         assert results[rank]["broadcast"] == [[5.0, 5.0]] * 3
+
+
+# -- top-level functions --------------------------------------------------------------------
+
+
+def test_top_level_memmap_and_from_module(tmp_path: Path) -> None:
+    import tensorclass
+
+    for kind, make in KINDS.items():
+        saved = tensorclass.memmap(make(), tmp_path / kind, num_threads=2)
+        assert saved.is_locked and same(tensorclass.load_memmap(tmp_path / kind), make())
+    future = tensorclass.memmap(plain(), tmp_path / "later", return_early=True)
+    assert same(future.result(timeout=60), plain())
+    with pytest.raises(NotImplementedError, match="archives"):
+        tensorclass.memmap(plain(), tmp_path / "x.tdz")
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    params = tensorclass.from_module(model, filter_empty=False)
+    assert params.is_locked and list(params.keys()) == ["0", "1"]
+    assert params["0", "weight"] is model[0].weight
