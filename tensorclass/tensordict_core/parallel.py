@@ -234,6 +234,11 @@ def _collect(
         yield result
 
 
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and timeout <= 0:
+        raise ValueError(f"map: timeout must be positive (seconds); got {timeout}")
+
+
 def _base_seed(generator: torch.Generator | None) -> int:
     """The workers' base seed: drawn from ``generator``, or from the global torch RNG."""
     return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
@@ -258,8 +263,6 @@ def _chunks(
 ) -> Iterator[Any]:
     """The results of ``fn`` on each span of ``data`` along ``dim`` (in span order if
     ``ordered``), computed in worker processes; the pool is closed when this ends."""
-    if timeout is not None and timeout <= 0:
-        raise ValueError(f"map: timeout must be positive (seconds); got {timeout}")
     data.share_memory_()  # type: ignore[attr-defined]
     method = mp_start_method or multiprocessing.get_start_method()
     inherit = pool is None and method == "fork"
@@ -314,6 +317,7 @@ def map_chunks(
     timeout: float | None = None,
 ) -> Any:
     """Run ``fn`` on chunks of ``data`` in worker processes (see the module documentation)."""
+    _check_timeout(timeout)
     d = batch_dim(dim, len(data._batch_size))
     workers = _worker_count(num_workers)
     spans: list[Span] = list(_spans(data._batch_size[d], workers, chunksize, num_chunks))
@@ -368,6 +372,7 @@ def map_iter(
 ) -> Iterator[Any]:
     """Yield ``fn``'s result for each chunk of ``data`` as it is ready (chunk order; with
     ``shuffle``, chunks of a random permutation, in the order they finish)."""
+    _check_timeout(timeout)
     d = batch_dim(dim, len(data._batch_size))
     if shuffle and not index_with_generator:
         raise RuntimeError("map_iter: shuffle=True needs index_with_generator=True")

@@ -193,3 +193,10 @@ def test_memory_mapped_data(tmp_path: Any) -> None:
     data = plain().memmap(tmp_path / "data")
     chunks = list(data.map_iter(times_ten, num_workers=2, chunksize=5))
     assert torch.equal(torch.cat(chunks)["n", "y"], torch.arange(10) * 10)
+
+
+def test_arguments_are_checked_when_called() -> None:
+    with pytest.raises(ValueError, match="timeout must be positive"):
+        plain().map_iter(times_ten, timeout=-1)
+    with pytest.raises(ValueError, match="chunksize or num_chunks"):
+        plain().map_iter(times_ten, chunksize=2, num_chunks=2)
