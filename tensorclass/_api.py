@@ -27,10 +27,11 @@ from .fields import field
 from .keys import NestedKey, unravel_key, unravel_keys
 from .loading import load_memmap
 from .non_tensor import NonTensorData, NonTensorStack
+from .saving import memmap
 from .schema import Field, FieldKind, Schema
 from .specs import Spec
 from .tensordict import TensorDict
-from .tensordict_core import TensorDictBase, cat, from_modules, stack
+from .tensordict_core import TensorDictBase, cat, from_module, from_modules, stack
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .tensordict_core.packing import PackLayout

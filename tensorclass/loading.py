@@ -16,7 +16,8 @@ from .errors import MemmapFormatError
 from .schema import is_typed
 from .tensordict_core._core import TensorCore
 from .tensordict_core.lazy_stack import LazyStackedTensorDict
-from .tensordict_core.memmap.load import ClassPolicy, load_tree, read_checked
+from .tensordict_core.memmap.load import ClassPolicy, load_tree, read_checked, subtree
+from .tensordict_core.memmap.load_into import load_into
 from .tensordict_core.memmap.metadata import MemmapInfo
 from .tensordict_core.memmap.tensor import PathLike
 
@@ -24,44 +25,84 @@ __all__ = ["load_memmap"]
 
 
 def load_memmap(
-    path: PathLike,
-    cls: type[TensorCore] | None = None,
+    prefix: PathLike,
+    cls: type[TensorCore] | Any = None,
+    non_blocking: bool = False,
     *,
     classes: ClassPolicy = "imported",
-    device: torch.device | str | None = None,
+    device: torch.device | str | int | None = None,
+    out: Any = None,
+    robust_key: bool | None = None,
+    subpath: str | tuple[str, ...] | None = None,
+    mode: str | None = None,
     num_threads: int = 0,
+    allow_pickle: bool | None = None,
     validate: bool = True,
 ) -> Any:
     """Load a save made by ``memmap``/``memmap_like`` (or one of its sub-directories).
 
     Tensors come back as :class:`~tensorclass.MemoryMappedTensor` views of the files
-    (nothing is read until used; writes go to the files) and the result is locked. Missing
-    or truncated files, and metadata that disagrees with the files, raise
-    :class:`~tensorclass.MemmapFormatError` listing every problem. ``device`` moves (copies)
-    the result there. ``cls`` and ``classes`` choose the classes that come back (see
-    :mod:`tensorclass.tensordict_core.memmap.load`). ``num_threads`` is accepted for
-    compatibility: mapping files reads nothing, so loading needs no threads. Typed levels
-    are checked against their class unless ``validate`` is false; problems raise
-    ``pydantic.ValidationError``.
+    (nothing is read until used) and the result is locked. Missing or truncated files, and
+    metadata that disagrees with the files, raise :class:`~tensorclass.MemmapFormatError`
+    listing every problem. ``cls`` and ``classes`` choose the classes that come back (see
+    :mod:`tensorclass.tensordict_core.memmap.load`); as in ``tensordict``, a device given
+    as the second argument is taken as ``device``. Typed levels are checked against their
+    class unless ``validate`` is false; problems raise ``pydantic.ValidationError``.
+
+    The keywords of ``tensordict.load_memmap``:
+
+    - ``device`` moves (copies) the result there (``non_blocking`` for that copy).
+    - ``subpath`` loads one nested level: a nested key (``("a", "b")``) or ``"a/b"``
+      (a member index inside a lazy stack); ``cls`` then applies to that level.
+    - ``mode``: ``"r+"`` maps the files shared (writes reach them), ``"r"`` copy-on-write
+      (writes stay in memory), ``None`` (default) shared where the file is writable.
+    - ``out`` receives the loaded leaves (its nested levels are reused, its keys that the
+      save lacks are removed) and is returned; it keeps its lock state.
+    - ``allow_pickle``: loading never unpickles (a save is data, not code), so ``None`` and
+      ``False`` are accepted and ``True`` raises ``ValueError``.
+    - ``robust_key`` has no effect: file names are recorded in ``meta.json``.
+    - ``num_threads`` has no effect: mapping files reads nothing.
     """
-    del num_threads  # nothing to parallelise: files are mapped, not read
+    del num_threads, robust_key  # files are mapped, not read; their names are recorded
+    if allow_pickle:
+        raise ValueError(
+            "load_memmap(allow_pickle=True): tensorclass never unpickles on load (a save "
+            "is data, not code; non-tensor values are JSON); pass allow_pickle=False or None"
+        )
+    if cls is not None and not isinstance(cls, type) and isinstance(cls, str | int | torch.device):
+        cls, device = None, cls  # tensordict's order: load_memmap(prefix, device)
     if cls is not None and not (isinstance(cls, type) and issubclass(cls, TensorCore)):
         raise TypeError(f"cls must be a tensor class; got {cls!r}")
-    info = read_checked(path, classes)
+    info = read_checked(prefix, classes)
+    if subpath is not None:
+        info = subtree(info, subpath)
     try:
-        result = load_tree(info, cls, classes)
+        result = load_tree(info, cls, classes, mode)
     except MemmapFormatError:
         if validate and cls is not None and info.kind != "lazy_stack" and is_typed(cls):
             _report_mismatch(info, cls)  # the save does not fit cls: list every problem
         raise
+    if out is not None:
+        device = _out_device(out, device)
     if device is not None and torch.device(device).type != "cpu":
-        result = result.to(device)  # type: ignore[attr-defined]
+        result = result.to(device, non_blocking=non_blocking)  # type: ignore[attr-defined]
     plain = classes == "tensordict" and (cls is None or not is_typed(cls))  # TensorDicts only
     if validate and not plain and _holds_typed(result):
         from .validation.run import check_tree  # pydantic: imported when there is a check
 
         check_tree(result)
+    if out is not None:
+        return load_into(out, result)
     return result
+
+
+def _out_device(out: Any, device: Any) -> Any:
+    own = getattr(out, "device", None)
+    if own is None:
+        return device
+    if device is not None and torch.device(device) != own:
+        raise ValueError(f"load_memmap: out is on {own}, but device={device!r} was given")
+    return own
 
 
 def _holds_typed(root: TensorCore) -> bool:

@@ -185,11 +185,17 @@ class TensorDict(TensorClass, dynamic=True):
         as_module: bool = False,
         lock: bool = True,
         use_state_dict: bool = False,
+        filter_empty: bool = True,
     ) -> Any:
         """The parameters and buffers of ``module``, nested by submodule name (shared, not
-        copied); see :mod:`tensorclass.tensordict_core.module_params`."""
+        copied); ``filter_empty=False`` keeps empty entries for submodules without any.
+        See :mod:`tensorclass.tensordict_core.module_params`."""
         return module_params.from_module(
-            module, as_module=as_module, lock=lock, use_state_dict=use_state_dict
+            module,
+            as_module=as_module,
+            lock=lock,
+            use_state_dict=use_state_dict,
+            filter_empty=filter_empty,
         )
 
     @classmethod

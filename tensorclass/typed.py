@@ -179,18 +179,26 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def load_memmap(
         cls,
         prefix: PathLike,
+        device: Any = None,
+        non_blocking: bool = False,
         *,
         classes: ClassPolicy | None = None,
-        device: Any = None,
+        out: Any = None,
+        robust_key: bool | None = None,
+        subpath: str | tuple[str, ...] | None = None,
+        mode: str | None = None,
         num_threads: int = 0,
+        allow_pickle: bool | None = None,
         validate: bool = True,
     ) -> Self:
-        """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``).
+        """Load a save made by :meth:`memmap` as this class (see ``tensorclass.load_memmap``,
+        which describes ``device``, ``non_blocking``, ``out``, ``subpath``, ``mode``,
+        ``robust_key``, ``num_threads`` and ``allow_pickle``).
 
         ``TensorDict.load_memmap`` gives plain TensorDicts at every level (``classes`` defaults
-        to ``"tensordict"``); a typed class gives itself, with its declared nested classes,
-        checked against their specs and annotations unless ``validate`` is false (problems
-        raise ``pydantic.ValidationError``).
+        to ``"tensordict"``); a typed class gives itself (for the level at ``subpath`` if
+        given), with its declared nested classes, checked against their specs and
+        annotations unless ``validate`` is false (problems raise ``pydantic.ValidationError``).
         """
         target: type[TensorCore] | None = None if cls is TensorClass else cls
         if classes is None:
@@ -199,9 +207,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return load_memmap(  # type: ignore[no-any-return]
             prefix,
             target,
+            non_blocking,
             classes=classes,
             device=device,
+            out=out,
+            robust_key=robust_key,
+            subpath=subpath,
+            mode=mode,
             num_threads=num_threads,
+            allow_pickle=allow_pickle,
             validate=validate,
         )
 

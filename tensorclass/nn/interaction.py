@@ -20,6 +20,7 @@ import threading
 from types import TracebackType
 from typing import Any
 
+import torch
 from torch import Tensor
 from torch.distributions import Distribution
 
@@ -56,6 +57,14 @@ class _Current(threading.local):
 
     def __init__(self) -> None:
         self.type: InteractionType | None = None
+        self.depth = 0  # thread-local blocks this thread is in
+
+
+class _Process:
+    """The interaction type of ``set_interaction_type(..., thread_local=False)`` blocks:
+    every thread that is not inside a thread-local block sees it."""
+
+    type: InteractionType | None = None
 
 
 _CURRENT = _Current()
@@ -63,19 +72,38 @@ _CURRENT = _Current()
 
 def interaction_type() -> InteractionType | None:
     """The interaction type set by the innermost ``set_interaction_type``, or ``None``."""
-    return _CURRENT.type
+    current = _CURRENT
+    return current.type if current.depth else _Process.type
 
 
 class set_interaction_type(contextlib.ContextDecorator):
-    """Set the interaction type of probabilistic modules inside a block (or a function)."""
+    """Set the interaction type of probabilistic modules inside a block (or a function).
 
-    def __init__(self, type: InteractionType | str | None = InteractionType.DETERMINISTIC) -> None:
+    ``thread_local=True`` (the default here) sets it for the calling thread only;
+    ``thread_local=False`` (tensordict's default) sets it for the whole process: every
+    thread that is not inside a thread-local block sees it. Inside a thread-local block,
+    nested blocks stay local to the thread whatever their flag.
+    """
+
+    def __init__(
+        self,
+        type: InteractionType | str | None = InteractionType.DETERMINISTIC,
+        *,
+        thread_local: bool = True,
+    ) -> None:
         self.type = None if type is None else InteractionType.from_str(type)
-        self._previous: list[InteractionType | None] = []
+        self.thread_local = thread_local
+        self._previous: list[tuple[bool, InteractionType | None]] = []
 
     def __enter__(self) -> None:
-        self._previous.append(_CURRENT.type)
-        _CURRENT.type = self.type
+        current = _CURRENT
+        if self.thread_local or current.depth:
+            self._previous.append((True, current.type))
+            current.type = self.type
+            current.depth += 1
+        else:
+            self._previous.append((False, _Process.type))
+            _Process.type = self.type
 
     def __exit__(
         self,
@@ -83,7 +111,12 @@ class set_interaction_type(contextlib.ContextDecorator):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        _CURRENT.type = self._previous.pop()
+        local, previous = self._previous.pop()
+        if local:
+            _CURRENT.type = previous
+            _CURRENT.depth -= 1
+        else:
+            _Process.type = previous
 
 
 def _mean_or_mode(dist: Distribution) -> Tensor:
@@ -93,12 +126,25 @@ def _mean_or_mode(dist: Distribution) -> Tensor:
         return dist.mode
 
 
-def sample(dist: Distribution, kind: InteractionType) -> Any:
-    """The value ``dist`` gives for the interaction type ``kind``."""
+def sample(
+    dist: Distribution,
+    kind: InteractionType,
+    shape: tuple[int, ...] = (),
+    n_empirical_estimate: int = 1000,
+) -> Any:
+    """The value ``dist`` gives for the interaction type ``kind``; ``shape`` leading dims
+    (new draws for ``RANDOM``, the one value repeated otherwise). ``MEAN`` of a
+    distribution without a mean averages ``n_empirical_estimate`` samples."""
     if kind is InteractionType.RANDOM:
-        return dist.rsample() if dist.has_rsample else dist.sample()
+        size = torch.Size(shape)
+        return dist.rsample(size) if dist.has_rsample else dist.sample(size)
     if kind is InteractionType.MODE:
-        return dist.mode
-    if kind is InteractionType.MEAN:
-        return dist.mean
-    return _mean_or_mode(dist)
+        value = dist.mode
+    elif kind is InteractionType.MEAN:
+        try:
+            value = dist.mean
+        except NotImplementedError:
+            value = dist.sample(torch.Size([n_empirical_estimate])).float().mean(0)
+    else:
+        value = _mean_or_mode(dist)
+    return value.expand(*shape, *value.shape) if shape else value

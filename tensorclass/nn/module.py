@@ -20,15 +20,18 @@ tensor(3.)
 
 from __future__ import annotations
 
+import functools
+import sys
+import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from torch import Tensor
 
 from ..errors import InvalidKeyError, StructureMismatchError
 from ..tensordict_core.keys import NestedKey, unravel_key
 from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
-from .base import T, TensorDictModuleBase, first_missing
+from .base import T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
 from .schema_check import check_keys, check_schema_class
 
@@ -36,6 +39,19 @@ __all__ = ["TensorDictModule"]
 
 DROP = "_"
 """The out key that drops an output."""
+
+
+def _flipped(in_keys: Mapping[Any, Any]) -> dict[NestedKey, str]:
+    """``{argument: key}`` (tensordict's ``out_to_in_map=True``) as ``{key: argument}``."""
+    flipped: dict[NestedKey, str] = {}
+    for name, key in in_keys.items():
+        if not isinstance(name, str):
+            raise InvalidKeyError(
+                f"out_to_in_map=True reads in_keys as {{argument name: key}}; {name!r} is not "
+                f"an argument name"
+            )
+        flipped[key] = name
+    return flipped
 
 
 def _describe_output(result: Any) -> str:
@@ -57,7 +73,17 @@ class TensorDictModule(TensorDictModuleBase[T]):
             keys create nested levels. The number of outputs must match.
         schema: a tensor class; every key must be one of its (nested) fields, and calling
             the module with an instance of another class is an error.
-        inplace: write into the input (default) or into a new, empty instance of its class.
+        inplace: write into the input (default) or into a new, empty instance of its class
+            (``False``, or ``"empty"`` as tensordict spells it).
+        out_to_in_map: the direction of a dict ``in_keys``: ``None``/``False`` read it as
+            ``{key: argument}``, ``True`` as ``{argument: key}`` (tensordict's default).
+        method: the name of the method of ``module`` to call instead of ``module`` itself
+            (its parameters stay registered in this wrapper).
+        method_kwargs: keyword arguments passed to ``module`` (or ``method``) at each call.
+        strict: ``True`` (default) raises when an input is missing; ``False`` passes
+            ``None`` in its place (for optional inputs), and if the module then fails, the
+            error names the missing keys.
+        get_kwargs: keyword arguments of ``get`` used to read the inputs (``default=...``).
     """
 
     _fn: Callable[..., Any]
@@ -69,12 +95,38 @@ class TensorDictModule(TensorDictModuleBase[T]):
         out_keys: KeysLike,
         *,
         schema: type[T] | None = None,
-        inplace: bool = True,
+        inplace: bool | Literal["empty"] = True,
+        out_to_in_map: bool | None = None,
+        method: str | None = None,
+        method_kwargs: Mapping[str, Any] | None = None,
+        strict: bool = True,
+        get_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        if not callable(module):
-            raise TypeError(f"TensorDictModule needs a callable; got {type(module).__name__}")
+        if method is None:
+            if not callable(module):
+                raise TypeError(f"TensorDictModule needs a callable; got {type(module).__name__}")
+        elif not callable(getattr(module, method, None)):
+            raise AttributeError(
+                f"TensorDictModule(method={method!r}): {type(module).__name__} has no method "
+                f"{method!r}"
+            )
+        if inplace not in (True, False, "empty"):
+            raise ValueError(
+                f"TensorDictModule: inplace must be True, False or 'empty'; got {inplace!r}"
+            )
+        object.__setattr__(self, "_call_spec", (method, dict(method_kwargs or {})))
         self.module = module
+        self.strict = strict
+        self._get_kwargs = None if get_kwargs is None else dict(get_kwargs)
+        if out_to_in_map is not None and not isinstance(in_keys, Mapping):
+            warnings.warn(
+                "TensorDictModule: out_to_in_map only applies to a dict in_keys",
+                UserWarning,
+                stacklevel=2,
+            )
+        if isinstance(in_keys, Mapping) and out_to_in_map:
+            in_keys = _flipped(in_keys)
         if isinstance(in_keys, Mapping):
             self._in_keys = [unravel_key(key) for key in in_keys]
             names = list(in_keys.values())
@@ -92,7 +144,7 @@ class TensorDictModule(TensorDictModuleBase[T]):
         if len(set(written)) != len(written):
             raise ValueError(f"out_keys has a key twice: {source!r}")
         self._out_source = source
-        self.inplace = inplace
+        self.inplace = inplace != "empty" and bool(inplace)
         if schema is not None:
             check_schema_class(schema)
             owner = f"TensorDictModule(schema={schema.__name__})"
@@ -106,7 +158,9 @@ class TensorDictModule(TensorDictModuleBase[T]):
         if name == "module":
             # A plain attribute for the forward pass (nn.Module keeps submodules in
             # _modules, reached through the slower __getattr__).
-            object.__setattr__(self, "_fn", value)
+            method, kwargs = self.__dict__.get("_call_spec", (None, {}))
+            fn = value if method is None else getattr(value, method)
+            object.__setattr__(self, "_fn", functools.partial(fn, **kwargs) if kwargs else fn)
 
     @property
     def in_keys(self) -> list[Key]:
@@ -139,25 +193,51 @@ class TensorDictModule(TensorDictModuleBase[T]):
         data = tensordict._data
         args = []
         try:
+            if self._get_kwargs is not None:
+                raise KeyError  # read through get() (the slower path below)
             for key in self._in_keys:
                 leaf = data[key] if key.__class__ is str else tensordict._leaf(key)
                 if leaf.__class__ is NonTensorData or leaf.__class__ is NonTensorStack:
                     leaf = leaf.value()
                 args.append(leaf)
         except KeyError:
-            missing = first_missing(tensordict, self._in_keys)
-            if missing is None:
-                raise
-            raise self._missing_input(tensordict, missing) from None
+            args = self._read_slowly(tensordict)
         names = self._kwargs
-        if names is None:
-            result = self._fn(*args)
-        else:
-            result = self._fn(**dict(zip(names, args)))
+        try:
+            if names is None:
+                result = self._fn(*args)
+            else:
+                result = self._fn(**dict(zip(names, args)))
+        except Exception as err:
+            if self.strict or all(arg is not None for arg in args):
+                raise
+            absent = [key for key, arg in zip(self._in_keys, args) if arg is None]
+            note = f"TensorDictModule(strict=False) passed None for the missing input(s) {absent!r}"
+            if sys.version_info >= (3, 11):
+                err.add_note(note)
+                raise
+            raise type(err)(f"{err} ({note})") from err
         if tensordict_out is None:
             tensordict_out = tensordict if self.inplace else tensordict.empty()
         self._write(result, tensordict_out)
         return tensordict_out
+
+    def _read_slowly(self, tensordict: Any) -> list[Any]:
+        """The inputs read through ``get`` (``get_kwargs``), or with ``None`` for missing
+        ones (``strict=False``); a missing input raises when ``strict``."""
+        options = self._get_kwargs or {}
+        args = []
+        for key in self._in_keys:
+            if key in tensordict or options:
+                leaf = tensordict.get(key, **options)
+            elif self.strict:
+                raise self._missing_input(tensordict, key)
+            else:
+                leaf = None
+            if leaf.__class__ is NonTensorData or leaf.__class__ is NonTensorStack:
+                leaf = leaf.value()
+            args.append(leaf)
+        return args
 
     def _write(self, result: Any, target: Any) -> None:
         # Writes go through _set_str/_set_path: the boundary checks (batch size, device,

@@ -18,17 +18,20 @@ tensor([0., 0., 0.])
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
 
+import torch
 from torch import Tensor
 from torch.distributions import Distribution
 
 from ..errors import InvalidKeyError
 from ..tensordict_core.keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
+from .generators import as_generator_spec, drawing_from, generator_from
 from .interaction import InteractionType, interaction_type, sample
-from .keys import Key, KeysLike, as_keys, read_input
+from .keys import Key, KeysLike, as_keys, read_input, structure_copy
 from .schema_check import check_keys, check_schema_class
 from .sequential import TensorDictSequential
 
@@ -49,9 +52,22 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         return_log_prob: also write the log-probability of the value under
             ``log_prob_key``.
         log_prob_key: where the log-probability goes (default ``"sample_log_prob"``).
+        log_prob_keys: tensordict's list form of ``log_prob_key``: one key per sampled key
+            (this module samples one).
         default_interaction_type: the value drawn outside ``set_interaction_type`` blocks
             (default: deterministic, the mean or else the mode).
         schema: a tensor class whose fields every key must be.
+        num_samples: draw that many values per call (an int or a shape): the result is the
+            input expanded to ``num_samples + batch_size`` (a new instance; the input is
+            unchanged) holding them. With ``RANDOM``, each is a new draw; otherwise the one
+            value is repeated.
+        n_empirical_estimate: the number of samples ``MEAN`` averages for a distribution
+            without a mean.
+        generator: what ``RANDOM`` (and the estimate of ``MEAN``) draws from: ``None`` the
+            global generator, a ``torch.Generator``, an ``int`` (the seed of a new one), or
+            a key of the input holding a generator or a seed (a new seed is written back
+            after each call). The global generator's state is left unchanged.
+        cache_dist: has no effect (as in tensordict, where it is deprecated).
     """
 
     def __init__(
@@ -62,11 +78,45 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         distribution_class: Any,
         distribution_kwargs: Mapping[str, Any] | None = None,
         return_log_prob: bool = False,
-        log_prob_key: NestedKey = "sample_log_prob",
+        log_prob_keys: KeysLike | None = None,
+        log_prob_key: NestedKey | None = None,
         default_interaction_type: InteractionType | str = InteractionType.DETERMINISTIC,
         schema: type[T] | None = None,
+        cache_dist: bool = False,
+        n_empirical_estimate: int = 1000,
+        num_samples: int | Sequence[int] | None = None,
+        generator: torch.Generator | int | NestedKey | None = None,
     ) -> None:
         super().__init__()
+        if cache_dist:
+            warnings.warn(
+                "ProbabilisticTensorDictModule(cache_dist=True) has no effect",
+                FutureWarning,
+                stacklevel=2,
+            )
+        if log_prob_keys is not None:
+            listed = as_keys(log_prob_keys, "log_prob_keys")
+            if len(listed) != 1:
+                raise InvalidKeyError(
+                    f"log_prob_keys holds one key per sampled key, and this module samples "
+                    f"one; got {listed!r}"
+                )
+            if log_prob_key is not None and unravel_key(log_prob_key) != listed[0]:
+                raise InvalidKeyError(
+                    f"log_prob_key={log_prob_key!r} and log_prob_keys={listed!r} disagree"
+                )
+            log_prob_key = listed[0]
+        if n_empirical_estimate < 1:
+            raise ValueError(f"n_empirical_estimate must be >= 1; got {n_empirical_estimate}")
+        self.n_empirical_estimate = n_empirical_estimate
+        self.num_samples: tuple[int, ...] = (
+            ()
+            if num_samples is None
+            else (num_samples,)
+            if isinstance(num_samples, int)
+            else tuple(num_samples)
+        )
+        self._generator = as_generator_spec(generator)
         if isinstance(in_keys, Mapping):
             self._in_keys = [unravel_key(key) for key in in_keys]
             self._names = list(in_keys.values())
@@ -79,7 +129,9 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
                 f"ProbabilisticTensorDictModule writes one value; got out_keys={keys!r}"
             )
         self.sample_key: Key = keys[0]
-        self.log_prob_key: Key = unravel_key(log_prob_key)
+        self.log_prob_key: Key = unravel_key(
+            "sample_log_prob" if log_prob_key is None else log_prob_key
+        )
         self.distribution_class = distribution_class
         self.distribution_kwargs = dict(distribution_kwargs or {})
         self.return_log_prob = return_log_prob
@@ -114,15 +166,30 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         dist: Distribution = self.distribution_class(**params, **self.distribution_kwargs)
         return dist
 
-    def log_prob(self, tensordict: Any) -> Tensor:
-        """The log-probability of the value under the sample key."""
-        log_prob: Tensor = self.get_dist(tensordict).log_prob(tensordict._leaf(self.sample_key))
+    @property
+    def log_prob_keys(self) -> list[Key]:
+        """The log-probability key of each sampled key (one here)."""
+        return [self.log_prob_key]
+
+    def log_prob(self, tensordict: Any, *, dist: Distribution | None = None) -> Tensor:
+        """The log-probability of the value under the sample key (under ``dist`` if given,
+        else the distribution ``tensordict`` holds the parameters of)."""
+        if dist is None:
+            dist = self.get_dist(tensordict)
+        log_prob: Tensor = dist.log_prob(tensordict._leaf(self.sample_key))
         return log_prob
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
         dist = self.get_dist(tensordict)
-        value = sample(dist, interaction_type() or self.default_interaction_type)
+        generator, write_back = generator_from(self._generator, tensordict)
+        kind = interaction_type() or self.default_interaction_type
+        with drawing_from(generator):
+            value = sample(dist, kind, self.num_samples, self.n_empirical_estimate)
+        if write_back is not None:
+            write_back()
         target = tensordict if tensordict_out is None else tensordict_out
+        if self.num_samples:
+            target = target.expand(*self.num_samples, *target.batch_size)
         selected = self._selected
         if selected is None or self.sample_key in selected:
             target.set(self.sample_key, value)
@@ -152,7 +219,15 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         partial_tolerant: bool = False,
         selected_out_keys: KeysLike | None = None,
         schema: type[T] | None = None,
+        inplace: bool | Literal["empty"] | None = None,
+        return_composite: bool | None = None,
     ) -> None:
+        if return_composite:
+            raise NotImplementedError(
+                "ProbabilisticTensorDictSequential(return_composite=True): tensorclass has no "
+                "CompositeDistribution yet; get_dist gives the last module's distribution"
+            )
+        self.return_composite = False
         if not modules or not isinstance(modules[-1], ProbabilisticTensorDictModule):
             last = type(modules[-1]).__name__ if modules else "nothing"
             raise TypeError(
@@ -164,6 +239,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
             partial_tolerant=partial_tolerant,
             selected_out_keys=selected_out_keys,
             schema=schema,
+            inplace=inplace,
         )
 
     def _class_for(self, modules: list[Any]) -> type[TensorDictSequential[Any]]:
@@ -177,15 +253,37 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         """The probabilistic module the chain ends with."""
         return cast("ProbabilisticTensorDictModule[Any]", self._list[-1])
 
-    def get_dist(self, tensordict: Any) -> Distribution:
-        """Run every module but the last on ``tensordict``; the last one's distribution."""
-        modules = list(self._list)[:-1]
+    def get_dist(self, tensordict: Any, tensordict_out: Any = None) -> Distribution:
+        """Run every module but the last on ``tensordict``; the last one's distribution.
+
+        The intermediate entries are written into ``tensordict``, or into
+        ``tensordict_out`` (which then receives what the modules write, the input
+        staying as it was)."""
+        modules = self._chain()[:-1]
+        if tensordict_out is None:
+            for module in modules:
+                tensordict = module(tensordict)
+            return self.last.get_dist(tensordict)
+        work = structure_copy(tensordict)
         for module in modules:
-            tensordict = module(tensordict)
+            work = module(work)
+        for module in modules:
+            for key in module.out_keys:
+                if key in work:
+                    tensordict_out.set(key, work._leaf(key))
+        tensordict = work
         return self.last.get_dist(tensordict)
 
-    def log_prob(self, tensordict: Any) -> Tensor:
-        """The log-probability of the value under the last module's sample key."""
+    def log_prob(
+        self, tensordict: Any, tensordict_out: Any = None, *, dist: Distribution | None = None
+    ) -> Tensor:
+        """The log-probability of the value under the last module's sample key.
+
+        ``dist`` is used if given; otherwise :meth:`get_dist` builds it (on a copy of
+        ``tensordict`` when ``tensordict_out`` is given, so the input gets no new entry)."""
         value = tensordict._leaf(self.last.sample_key)
-        log_prob: Tensor = self.get_dist(tensordict).log_prob(value)
+        if dist is None:
+            source = structure_copy(tensordict) if tensordict_out is not None else tensordict
+            dist = self.get_dist(source)
+        log_prob: Tensor = dist.log_prob(value)
         return log_prob

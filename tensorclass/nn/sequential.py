@@ -16,7 +16,7 @@ tensor([2., 2.])
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, cast, overload
+from typing import Any, Literal, cast, overload
 
 from torch import nn
 
@@ -56,6 +56,11 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             each module's inputs must be available: a field ``schema`` always holds (not
             defaulting to ``None``) or written by an earlier module (not checked when
             ``partial_tolerant``).
+        inplace: where the chain's ``out_keys`` end up. ``None`` (default): each module
+            writes as its own ``inplace`` says, and the chain returns what the last one
+            returns. ``True``: into the input, which is returned. ``False`` or ``"empty"``:
+            the modules run on a shallow copy of the input (which does not change), and the
+            out keys are written into ``input.empty()`` (same class, batch size, device).
     """
 
     _list: nn.ModuleList
@@ -66,8 +71,15 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         partial_tolerant: bool = False,
         selected_out_keys: KeysLike | None = None,
         schema: type[T] | None = None,
+        inplace: bool | Literal["empty"] | None = None,
     ) -> None:
         super().__init__()
+        if inplace not in (None, True, False, "empty"):
+            raise ValueError(
+                f"{type(self).__name__}: inplace must be None, True, False or 'empty'; "
+                f"got {inplace!r}"
+            )
+        self.inplace = inplace
         for index, module in enumerate(modules):
             if not isinstance(module, TensorDictModuleBase):
                 raise TypeError(
@@ -140,9 +152,18 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     # -- the forward pass ------------------------------------------------------------------
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+        inplace = self.inplace
+        if tensordict_out is None and inplace is not None and inplace is not True:
+            tensordict_out = tensordict.empty()  # False / "empty"
         selected = self._selected
         if selected is None and tensordict_out is None:
-            return self._run(tensordict)
+            result = self._run(tensordict)
+            if inplace is None or result is tensordict:
+                return result
+            for key in self.out_keys:  # inplace=True: the outputs go into the input
+                if key in result:
+                    tensordict.set(key, result._leaf(key))
+            return tensordict
         # Intermediate keys go to a copy of the structure; only the out keys come back.
         work = self._run(structure_copy(tensordict))
         target = tensordict if tensordict_out is None else tensordict_out
@@ -181,7 +202,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     def _with_modules(self, modules: list[Any]) -> TensorDictSequential[T]:
         """A sequential of ``modules`` with this one's settings (keys already checked)."""
         new: TensorDictSequential[T] = self._class_for(modules)(
-            *modules, partial_tolerant=self.partial_tolerant
+            *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
         )
         new._schema = self._schema
         if self._selected is not None:

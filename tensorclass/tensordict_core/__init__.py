@@ -9,7 +9,7 @@ from ..keys import NestedKey, unravel_key, unravel_keys
 from ..non_tensor import NonTensorData, NonTensorStack
 from . import collate as _collate  # noqa: F401  (registers DataLoader collation)
 from .base import TensorDictBase
-from .module_params import from_modules
+from .module_params import from_module, from_modules
 from .torch_functions import cat, stack
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "NonTensorStack",
     "TensorDictBase",
     "cat",
+    "from_module",
     "from_modules",
     "is_tensor_collection",
     "stack",

@@ -36,6 +36,7 @@ from .lazy_stack import LazyStackedTensorDict, lazy_stack
 from .memmap.metadata import DTYPES
 from .memmap.save import class_path
 from .non_tensor import NonTensorData, NonTensorStack
+from .wire_pack import pack_bytes, split_buckets, views_into
 
 __all__ = [
     "Transfer",
@@ -142,7 +143,28 @@ def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: st
 # differ), so both sides raise; an ``isend`` gets none, and a mismatch is raised on the
 # receiving side only.
 
-_HEADER = 3
+_HEADER = 4  # description length, non-tensor payload length, reply wanted, packed bytes
+
+
+def _peer(rank: int | None, group_rank: int | None, group: Any, name: str) -> int:
+    """The global rank of the peer: ``rank``, or ``group_rank`` within ``group``."""
+    if (rank is None) == (group_rank is None):
+        raise ValueError(
+            f"pass exactly one of {name} and group_{name}; got {rank!r} and {group_rank!r}"
+        )
+    if group_rank is not None:
+        if group is None:
+            raise ValueError(f"group_{name}={group_rank} needs group=...")
+        return int(dist.get_global_rank(group, group_rank))
+    assert rank is not None
+    return rank
+
+
+def _tag(tag: int, init_tag: int) -> int:
+    """``init_tag`` is tensordict's name for ``tag`` (one tag serves every message)."""
+    if tag and init_tag and tag != init_tag:
+        raise ValueError(f"tag={tag} and init_tag={init_tag} differ; pass one of them")
+    return tag or init_tag
 
 
 def _as_bytes(data: bytes, device: torch.device) -> Tensor:
@@ -170,26 +192,51 @@ def _mismatch(node: TensorCore, doing: str, peer: int, mine: bytes, theirs: byte
     )
 
 
-def _post(node: TensorCore, dst: int, group: Any, tag: int, reply: bool) -> tuple[Transfer, bytes]:
+def _post(
+    node: TensorCore, dst: int, group: Any, tag: int, reply: bool, consolidated: bool
+) -> tuple[Transfer, bytes]:
     """Post every message of a send without waiting (see the protocol above)."""
     device = _device(group)
     encoded = _encode(describe(node))
     payload = _non_tensor_payload(node)
-    header = [len(encoded), len(payload), int(reply)]
+    tensors = _tensors(node)
+    packed = pack_bytes(tensors, device) if consolidated else None
+    header = [len(encoded), len(payload), int(reply), -1 if packed is None else packed.numel()]
     messages = [torch.tensor(header, dtype=torch.int64, device=device), _as_bytes(encoded, device)]
     if payload:
         messages.append(_as_bytes(payload, device))
-    messages += [_wire(tensor, device) for tensor in _tensors(node)]
+    if packed is not None:
+        messages.append(packed)
+    else:
+        messages += [_wire(tensor, device) for tensor in tensors]
     works = [dist.isend(message, dst, group=group, tag=tag) for message in messages]
     return Transfer(node, [w for w in works if w is not None], [], messages), encoded
 
 
-def send(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> None:
+def send(
+    node: TensorCore,
+    dst: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_dst: int | None = None,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    consolidated: bool = False,
+) -> None:
     """Send ``node`` to rank ``dst``, which calls :func:`recv` or :func:`irecv` on an instance
     of the same structure. Returns once the receiver has checked the structure and received
     everything; a different structure raises :class:`~tensorclass.StructureMismatchError`
-    on both ranks."""
-    transfer, encoded = _post(node, dst, group, tag, reply=True)
+    on both ranks.
+
+    ``group_dst`` names the receiver by its rank in ``group`` instead. ``init_tag`` is the
+    tag (every message of one transfer shares it, in order, so ``pseudo_rand`` has nothing
+    to do and is accepted for compatibility). ``consolidated=True`` sends every tensor as
+    one packed message (the receiver follows the sender's choice)."""
+    del pseudo_rand
+    dst = _peer(dst, group_dst, group, "dst")
+    tag = _tag(tag, init_tag)
+    transfer, encoded = _post(node, dst, group, tag, reply=True, consolidated=consolidated)
     transfer.wait()
     device = _device(group)
     verdict = torch.zeros(2, dtype=torch.int64, device=device)
@@ -200,35 +247,82 @@ def send(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> None
         raise _mismatch(node, "send", dst, encoded, theirs)
 
 
-def isend(node: TensorCore, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
+def isend(
+    node: TensorCore,
+    dst: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_dst: int | None = None,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    return_early: bool = True,
+    consolidated: bool = False,
+) -> Transfer:
     """Start sending ``node`` to ``dst``; ``wait()`` on the result finishes. Nothing waits for
     the receiver here, so ranks may ``isend`` to each other before they ``irecv``. A receiver
-    holding a different structure raises; the sending side does not hear of it."""
-    transfer, _ = _post(node, dst, group, tag, reply=False)
+    holding a different structure raises; the sending side does not hear of it.
+    ``return_early=False`` waits for the transfer before returning it. The other keywords
+    are those of :func:`send`."""
+    del pseudo_rand
+    dst = _peer(dst, group_dst, group, "dst")
+    transfer, _ = _post(
+        node, dst, group, _tag(tag, init_tag), reply=False, consolidated=consolidated
+    )
+    if not return_early:
+        transfer.wait()
     return transfer
 
 
-def recv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> int:
-    """Receive into ``node`` (in place) what rank ``src`` sends; returns ``src``."""
-    irecv(node, src, group=group, tag=tag).wait()
+def recv(
+    node: TensorCore,
+    src: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_src: int | None = None,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    consolidated: bool = False,
+) -> int:
+    """Receive into ``node`` (in place) what rank ``src`` sends; returns ``src`` (the global
+    rank). ``group_src``, ``init_tag``, ``pseudo_rand``: as in :func:`send`;
+    ``consolidated`` is accepted for compatibility (the sender's choice is followed)."""
+    src = _peer(src, group_src, group, "src")
+    irecv(node, src, group=group, tag=_tag(tag, init_tag)).wait()
     return src
 
 
-def irecv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
+def irecv(
+    node: TensorCore,
+    src: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_src: int | None = None,
+    return_premature: bool = True,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    consolidated: bool = False,
+) -> Transfer:
     """Start receiving into ``node`` from ``src``; ``wait()`` on the result finishes it.
 
     Waits for the sender's structure (it is posted first) and checks it before anything is
     written: a different structure raises :class:`~tensorclass.StructureMismatchError`
-    here, with ``node`` unchanged.
+    here, with ``node`` unchanged. ``return_premature=False`` waits for the data before
+    returning. The other keywords are those of :func:`recv`.
     """
+    del pseudo_rand, consolidated  # one tag per transfer; packing is the sender's choice
+    src = _peer(src, group_src, group, "src")
+    tag = _tag(tag, init_tag)
     device = _device(group)
     header = torch.zeros(_HEADER, dtype=torch.int64, device=device)
     dist.recv(header, src, group=group, tag=tag)
-    length, payload_length, reply = (int(v) for v in header.tolist())
+    length, payload_length, reply, packed = (int(v) for v in header.tolist())
     theirs = _text(_recv_tensor(length, src, group, tag, device))
     encoded = _encode(describe(node))
     if theirs != encoded:
-        _drain(json.loads(theirs), payload_length, src, group, tag, device)
+        _drain(json.loads(theirs), payload_length, packed, src, group, tag, device)
         if reply:
             dist.send(torch.tensor([0, len(encoded)], device=device), src, group=group, tag=tag)
             dist.send(_as_bytes(encoded, device), src, group=group, tag=tag)
@@ -237,23 +331,34 @@ def irecv(node: TensorCore, src: int, *, group: Any = None, tag: int = 0) -> Tra
         payload = _text(_recv_tensor(payload_length, src, group, tag, device))
         _apply_non_tensor_payload(node, payload)
     works, copies = [], []
-    for tensor in _tensors(node):
-        direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
-        buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
-        works.append(dist.irecv(buffer, src, group=group, tag=tag))
-        if not direct:
-            copies.append((tensor, buffer))
     kept: list[Tensor] = []
+    tensors = _tensors(node)
+    if packed >= 0:
+        flat = torch.empty(packed, dtype=torch.uint8, device=device)
+        works.append(dist.irecv(flat, src, group=group, tag=tag))
+        copies = list(zip(tensors, views_into(flat, tensors)))
+        kept.append(flat)
+    else:
+        for tensor in tensors:
+            direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
+            buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
+            works.append(dist.irecv(buffer, src, group=group, tag=tag))
+            if not direct:
+                copies.append((tensor, buffer))
     if reply:
         verdict = torch.tensor([1, 0], dtype=torch.int64, device=device)
         works.append(dist.isend(verdict, src, group=group, tag=tag))
         kept.append(verdict)
-    return Transfer(node, [w for w in works if w is not None], copies, kept)
+    transfer = Transfer(node, [w for w in works if w is not None], copies, kept)
+    if not return_premature:
+        transfer.wait()
+    return transfer
 
 
 def _drain(
     description: dict[str, Any],
     payload_length: int,
+    packed: int,
     src: int,
     group: Any,
     tag: int,
@@ -262,6 +367,9 @@ def _drain(
     """Receive (and drop) what the sender of a different structure posted after its header."""
     if payload_length:
         _recv_tensor(payload_length, src, group, tag, device)
+    if packed >= 0:
+        _recv_tensor(packed, src, group, tag, device)
+        return
     for _, kind, dtype, shape in description["leaves"]:
         if kind == "tensor":
             scratch = torch.empty(shape, dtype=DTYPES[dtype], device=device)
@@ -310,6 +418,11 @@ class Transfer:
     works: list[Any]
     copies: list[tuple[Tensor, Tensor]]
     buffers: list[Tensor] = field(default_factory=list)  # alive until the transfer is done
+
+    def __iter__(self) -> Iterator[Transfer]:
+        """A transfer is also the list of its one ``Work``, as tensordict returns lists:
+        ``for work in td.isend(1): work.wait()`` works."""
+        yield self
 
     def is_completed(self) -> bool:
         """Whether every message has been transferred."""
@@ -370,32 +483,44 @@ def _check_collective(node: TensorCore, group: Any, what: str) -> None:
     )
 
 
-def _buckets(tensors: list[Tensor]) -> dict[torch.dtype, list[Tensor]]:
+def _buckets(tensors: list[Tensor], bucket_bytes: int | None) -> list[list[Tensor]]:
+    """Flat-buffer groups: by dtype, each split into groups of at most ``bucket_bytes``."""
     groups: dict[torch.dtype, list[Tensor]] = {}
     for tensor in tensors:
         groups.setdefault(tensor.dtype, []).append(tensor)
-    return groups
+    return [bucket for same in groups.values() for bucket in split_buckets(same, bucket_bytes)]
 
 
-def _flat_collective(node: TensorCore, group: Any, run: Any) -> None:
-    """Run ``run(flat_buffer)`` on one flat buffer per dtype, then copy the results back."""
-    device = _device(group)
-    for tensors in _buckets(_tensors(node)).values():
+def _flat_collective(
+    node: TensorCore, device: torch.device, run: Any, bucket_bytes: int | None = None
+) -> Transfer:
+    """Start ``run(flat_buffer)`` (an async collective) on each flat buffer; ``wait()`` on
+    the result copies the results back into the leaves."""
+    works, copies, flats = [], [], []
+    for tensors in _buckets(_tensors(node), bucket_bytes):
         flat = torch.cat([t.detach().reshape(-1).to(device) for t in tensors])
-        run(flat)
+        works.append(run(flat))
+        flats.append(flat)
         offset = 0
         for tensor in tensors:
             count = tensor.numel()
-            tensor.detach().copy_(flat[offset : offset + count].view(tensor.shape))
+            copies.append((tensor.detach(), flat[offset : offset + count].view(tensor.shape)))
             offset += count
+    return Transfer(node, [w for w in works if w is not None], copies, flats)
 
 
-def broadcast(node: TensorCore, src: int, *, group: Any = None) -> TensorCore:
-    """Overwrite ``node`` on every rank with rank ``src``'s values (in place)."""
+def broadcast(
+    node: TensorCore, src: int, *, group: Any = None, device: torch.device | str | None = None
+) -> TensorCore:
+    """Overwrite ``node`` on every rank with rank ``src``'s values (in place). ``device``:
+    where the exchange buffers live (default: CUDA for NCCL, else the CPU)."""
+    wire = _device(group) if device is None else torch.device(device)
     _check_collective(node, group, "broadcast")
-    _flat_collective(node, group, lambda flat: dist.broadcast(flat, src, group=group))
+    _flat_collective(
+        node, wire, lambda flat: dist.broadcast(flat, src, group=group, async_op=True)
+    ).wait()
     if any(True for _ in _non_tensor_slots(node)):
-        device = _device(group)
+        device = wire
         payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
         ranks = list(dist.get_process_group_ranks(group)) if group is not None else None
         index = ranks.index(src) if ranks is not None else src
@@ -403,12 +528,32 @@ def broadcast(node: TensorCore, src: int, *, group: Any = None) -> TensorCore:
     return node
 
 
-def all_reduce(node: TensorCore, op: Any = None, *, group: Any = None) -> TensorCore:
+def all_reduce(
+    node: TensorCore,
+    op: Any = None,
+    *,
+    group: Any = None,
+    async_op: bool = False,
+    bucket_bytes: int | None = None,
+) -> Any:
     """Reduce every tensor across ranks (``op``: a ``torch.distributed.ReduceOp``, default
-    ``SUM``), in place on every rank."""
+    ``SUM``), in place on every rank; returns ``node``.
+
+    The tensors of each dtype travel as one flat buffer; ``bucket_bytes`` caps a buffer's
+    size (a larger tensor is a buffer of its own). ``async_op=True`` returns a
+    :class:`Transfer` at once: ``wait()`` on it finishes and writes the results into the
+    leaves (it is also a one-item list, as tensordict returns a list of works)."""
     reduce_op = dist.ReduceOp.SUM if op is None else op
     _check_collective(node, group, "all_reduce")
-    _flat_collective(node, group, lambda flat: dist.all_reduce(flat, reduce_op, group=group))
+    transfer = _flat_collective(
+        node,
+        _device(group),
+        lambda flat: dist.all_reduce(flat, reduce_op, group=group, async_op=True),
+        bucket_bytes,
+    )
+    if async_op:
+        return transfer
+    transfer.wait()
     return node
 
 

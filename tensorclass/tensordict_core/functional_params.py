@@ -49,12 +49,28 @@ def _no_entry(module: nn.Module, key: str, path: tuple[str, ...]) -> KeyNotFound
     )
 
 
+def _as_parameter(leaf: Tensor, current: Any) -> Any:
+    """``preserve_module_state``: a plain tensor taking a parameter's place becomes a
+    parameter (same storage) with the original ``requires_grad``; tensors with a graph,
+    tensor subclasses and functorch-wrapped (vmap/grad) tensors stay as they are."""
+    if (
+        isinstance(current, nn.Parameter)
+        and leaf.__class__ is Tensor
+        and not leaf.requires_grad
+        and not torch._C._functorch.is_functorch_wrapped_tensor(leaf)
+    ):
+        return nn.Parameter(leaf, requires_grad=current.requires_grad)
+    return leaf
+
+
 def swap_into(
     node: TensorCore,
     module: nn.Module,
     inplace: bool,
     old: dict[str, Any] | None,
     path: tuple[str, ...] = (),
+    non_blocking: bool = False,
+    preserve: bool = False,
 ) -> None:
     """Put the leaves of ``node`` into ``module``; record replaced values in ``old``."""
     params: dict[str, Any] = module._parameters
@@ -80,11 +96,11 @@ def swap_into(
                 if old is not None:
                     old[key] = current.detach().clone()
                 with torch.no_grad():
-                    current.copy_(leaf)
+                    current.copy_(leaf, non_blocking=non_blocking)
                 continue
             if old is not None:
                 old[key] = current  # None too: leaving the block unsets the entry again
-            store[key] = leaf
+            store[key] = _as_parameter(leaf, current) if preserve else leaf
         elif isinstance(leaf, TensorCore):
             child = module._modules.get(key)
             if child is None:
@@ -93,7 +109,7 @@ def swap_into(
             if old is not None:
                 sub = {}  # recorded before the recursion fills it: a failure can roll back
                 old[key] = dynamic_class()._new(sub, _NO_BATCH)
-            swap_into(leaf, child, inplace, sub, (*path, key))
+            swap_into(leaf, child, inplace, sub, (*path, key), non_blocking, preserve)
         # non-tensor entries have no place in a module
 
 
@@ -132,9 +148,13 @@ class FunctionalParams(TensorCore):
         self,
         module: nn.Module,
         *,
-        inplace: bool = False,
+        inplace: bool | None = False,
         return_swap: Literal[True] = True,
+        swap_dest: Any = None,
         use_state_dict: bool = False,
+        non_blocking: bool = False,
+        preserve_module_state: bool = False,
+        memo: None = None,
     ) -> Any: ...  # a ParamSwap (tensorclass.module_params)
 
     @overload
@@ -142,18 +162,26 @@ class FunctionalParams(TensorCore):
         self,
         module: nn.Module,
         *,
-        inplace: bool = False,
+        inplace: bool | None = False,
         return_swap: Literal[False],
+        swap_dest: Any = None,
         use_state_dict: bool = False,
+        non_blocking: bool = False,
+        preserve_module_state: bool = False,
+        memo: None = None,
     ) -> Self: ...
 
     def to_module(
         self,
         module: nn.Module,
         *,
-        inplace: bool = False,
+        inplace: bool | None = False,
         return_swap: bool = True,
+        swap_dest: Any = None,
         use_state_dict: bool = False,
+        non_blocking: bool = False,
+        preserve_module_state: bool = False,
+        memo: None = None,
     ) -> Any:
         """Put these values into ``module`` in place of its parameters and buffers.
 
@@ -167,20 +195,54 @@ class FunctionalParams(TensorCore):
         put back, so the module is left as it was.
 
         Returns the replaced values (a TensorDict that is also a context manager: on exit
-        it puts them back), or this instance when ``return_swap=False``.
+        it puts them back), or this instance when ``return_swap=False``. ``swap_dest``
+        receives the replaced values instead (updated in place, and returned).
+
+        ``non_blocking`` is passed to the copies of ``inplace=True``.
+        ``preserve_module_state=True`` keeps the module's parameters ``nn.Parameter`` s: a
+        plain tensor (no graph, not batched by ``vmap``) loaded in a parameter's place is
+        wrapped as a parameter sharing its storage, with the original ``requires_grad``
+        (tensordict's default). By default the tensor is loaded as it is (still registered
+        as a parameter or buffer of the module). ``memo`` is not accepted (as in
+        tensordict 0.15).
         """
+        if memo is not None:
+            raise RuntimeError("to_module: memo is no longer accepted (as in tensordict 0.15)")
+        inplace = bool(inplace)
+        if use_state_dict and (non_blocking or preserve_module_state):
+            raise ValueError(
+                "to_module(use_state_dict=True) loads through load_state_dict: non_blocking "
+                "and preserve_module_state do not apply"
+            )
+        result = self._to_module(
+            module, inplace, return_swap, use_state_dict, non_blocking, preserve_module_state
+        )
+        if swap_dest is None or not return_swap:
+            return result
+        swap_dest.update(result)
+        return swap_dest
+
+    def _to_module(
+        self,
+        module: nn.Module,
+        inplace: bool,
+        return_swap: bool,
+        use_state_dict: bool,
+        non_blocking: bool,
+        preserve: bool,
+    ) -> Any:
         old_data: dict[str, Any] | None
         if use_state_dict:
             old_data = load_state_dict(self, module, inplace, return_swap)
         elif inplace and not return_swap:
             # Nothing to give back, so nothing is copied: check first, then write.
             _check_fits(self, module)
-            swap_into(self, module, True, None)
+            swap_into(self, module, True, None, (), non_blocking)
             return self
         else:
             old_data = {}
             try:
-                swap_into(self, module, inplace, old_data)
+                swap_into(self, module, inplace, old_data, (), non_blocking, preserve)
             except BaseException:
                 # Nothing half-loaded: put back what was replaced before the failure.
                 swap_into(dynamic_class()._new(old_data, _NO_BATCH), module, inplace, None)

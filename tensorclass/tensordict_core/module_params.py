@@ -36,7 +36,7 @@ __all__ = ["from_module", "from_modules"]
 _NO_BATCH = torch.Size(())
 
 
-def _collect(module: nn.Module) -> dict[str, Any]:
+def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for name, param in module._parameters.items():
         if param is not None:
@@ -46,8 +46,8 @@ def _collect(module: nn.Module) -> dict[str, Any]:
             data[name] = buffer
     for name, child in module._modules.items():
         if child is not None:
-            sub = _collect(child)
-            if sub:
+            sub = _collect(child, filter_empty)
+            if sub or not filter_empty:
                 data[name] = dynamic_class()._new(sub, _NO_BATCH)
     return data
 
@@ -58,20 +58,28 @@ def _as_module(params: Any) -> Any:
 
 
 def from_module(
-    module: nn.Module, as_module: bool = False, lock: bool = True, use_state_dict: bool = False
+    module: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
 ) -> Any:
     """The parameters and buffers of ``module`` as a TensorDict, nested by submodule name.
 
     The leaves *are* the module's tensors (storage and identity shared). Submodules without
     parameters or buffers are left out. ``use_state_dict=True`` reads ``state_dict()``
     instead (state-dict hooks run; non-persistent buffers are left out).
+    ``filter_empty=False`` keeps an empty entry for each submodule without parameters or
+    buffers (``nn.ReLU``...), so the result follows the module tree exactly.
     ``as_module=True`` returns a :class:`~tensorclass.nn.TensorDictParams`.
     """
+    if use_state_dict and not filter_empty:
+        raise ValueError("from_module: filter_empty=False needs use_state_dict=False")
     if use_state_dict:
         flat = dynamic_class()(dict(module.state_dict(keep_vars=True)))
         params = flat.unflatten_keys(".")
     else:
-        params = dynamic_class()._new(_collect(module), _NO_BATCH)
+        params = dynamic_class()._new(_collect(module, filter_empty), _NO_BATCH)
     if lock:
         params.lock_()
     return _as_module(params) if as_module else params

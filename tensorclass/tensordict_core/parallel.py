@@ -29,9 +29,11 @@ import itertools
 import multiprocessing
 import os
 import pickle
+import sys
+import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -42,7 +44,7 @@ from torch import Tensor
 from ._core import TensorCore
 from .shape import batch_dim
 
-__all__ = ["RemoteTraceback", "map_chunks"]
+__all__ = ["RemoteTraceback", "map_chunks", "map_iter"]
 
 _INHERITED: dict[int, tuple[Any, Callable[..., Any]]] = {}
 _TOKENS = itertools.count()
@@ -60,19 +62,30 @@ class RemoteTraceback(Exception):
         return f"\n\nTraceback in the worker process:\n{self.text}"
 
 
-def _init_worker(threads: int, seed: int) -> None:
+def _init_worker(threads: int, seed: int, counter: Any) -> None:
     torch.set_num_threads(threads)
-    identity = multiprocessing.current_process()._identity
-    torch.manual_seed(seed + (identity[0] if identity else 0))
+    with counter.get_lock():  # the worker's index in its pool: 1, 2, ... (replacements too)
+        counter.value += 1
+        index = counter.value
+    worker_seed = seed + index
+    torch.manual_seed(worker_seed)
+    numpy = sys.modules.get("numpy")  # seeded only when the caller uses it already
+    if numpy is not None:
+        numpy.random.seed(worker_seed % 2**32)
 
 
-def _take(data: Any, dim: int, span: tuple[int, int | None]) -> Any:
+Span = tuple[int, int | None] | Tensor  # (start, stop), (index, None), or shuffled indices
+
+
+def _take(data: Any, dim: int, span: Span) -> Any:
     return data[_span_index(dim, span)]
 
 
-def _span_index(dim: int, span: tuple[int, int | None]) -> tuple[Any, ...]:
-    start, stop = span
+def _span_index(dim: int, span: Span) -> tuple[Any, ...]:
     lead = [slice(None)] * dim
+    if isinstance(span, Tensor):
+        return (*lead, span if span.ndim else int(span))
+    start, stop = span
     return (*lead, start) if stop is None else (*lead, slice(start, stop))
 
 
@@ -131,9 +144,7 @@ def _progress(total: int, enabled: bool) -> Any:
     return tqdm(total=total)
 
 
-def _gather(
-    results: list[Any], dim: int, stacked: bool, out: Any, spans: list[tuple[int, int | None]]
-) -> Any:
+def _gather(results: list[Any], dim: int, stacked: bool, out: Any, spans: Sequence[Span]) -> Any:
     if all(result is None for result in results):
         return out
     if any(result is None for result in results):
@@ -174,14 +185,18 @@ def _died(workers: list[Any], recycles: bool) -> str | None:
     return None
 
 
-def _results(pool: Any, tasks: list[tuple[Any, ...]]) -> Iterator[tuple[bool, bytes]]:
-    """The outcomes in task order. A worker that dies (killed, ``os._exit``, a crash in C)
-    loses its task, which a pool never reports: instead of waiting forever, this watches
-    the workers and raises ``BrokenProcessPool``."""
+def _results(
+    pool: Any, tasks: Iterable[tuple[Any, ...]], count: int, ordered: bool, timeout: float | None
+) -> Iterator[tuple[bool, bytes]]:
+    """The outcomes, in task order if ``ordered``. A worker that dies (killed,
+    ``os._exit``, a crash in C) loses its task, which a pool never reports: instead of
+    waiting forever, this watches the workers and raises ``BrokenProcessPool``. With a
+    ``timeout``, waiting longer than that for the next outcome raises ``TimeoutError``."""
     workers = _workers(pool)
     recycles = getattr(pool, "_maxtasksperchild", None) is not None
-    outcomes = pool.imap(_run, tasks)
-    for _ in tasks:
+    outcomes = (pool.imap if ordered else pool.imap_unordered)(_run, tasks)
+    for done in range(count):
+        started = time.monotonic()
         while True:
             try:
                 outcome: tuple[bool, bytes] = outcomes.next(timeout=_POLL_SECONDS)
@@ -193,11 +208,23 @@ def _results(pool: Any, tasks: list[tuple[Any, ...]]) -> Iterator[tuple[bool, by
                         f"map: {death} while running fn; its chunk is lost (out of memory? "
                         f"a crash in native code? os._exit in fn?)"
                     ) from None
+                if timeout is not None and time.monotonic() - started > timeout:
+                    raise TimeoutError(
+                        f"map: no chunk finished within timeout={timeout} s ({done} of {count} "
+                        f"done); is fn stuck? The workers were stopped"
+                    ) from None
         yield outcome
 
 
-def _collect(pool: Any, tasks: list[tuple[Any, ...]], bar: Any) -> Iterator[Any]:
-    for ok, payload in _results(pool, tasks):
+def _collect(
+    pool: Any,
+    tasks: Iterable[tuple[Any, ...]],
+    count: int,
+    bar: Any,
+    ordered: bool = True,
+    timeout: float | None = None,
+) -> Iterator[Any]:
+    for ok, payload in _results(pool, tasks, count, ordered, timeout):
         if not ok:
             error_bytes, text = pickle.loads(payload)
             raise pickle.loads(error_bytes) from RemoteTraceback(text)
@@ -205,6 +232,70 @@ def _collect(pool: Any, tasks: list[tuple[Any, ...]], bar: Any) -> Iterator[Any]
         if bar is not None:
             bar.update(1)
         yield result
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and timeout <= 0:
+        raise ValueError(f"map: timeout must be positive (seconds); got {timeout}")
+
+
+def _base_seed(generator: torch.Generator | None) -> int:
+    """The workers' base seed: drawn from ``generator``, or from the global torch RNG."""
+    return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
+
+
+def _chunks(
+    data: TensorCore,
+    fn: Callable[[Any], Any],
+    dim: int,
+    spans: Sequence[Span],
+    *,
+    workers: int,
+    pool: Any,
+    pbar: bool,
+    mp_start_method: str | None,
+    worker_threads: int,
+    generator: torch.Generator | None,
+    max_tasks_per_child: int | None,
+    index_with_generator: bool,
+    ordered: bool,
+    timeout: float | None,
+) -> Iterator[Any]:
+    """The results of ``fn`` on each span of ``data`` along ``dim`` (in span order if
+    ``ordered``), computed in worker processes; the pool is closed when this ends."""
+    data.share_memory_()  # type: ignore[attr-defined]
+    method = mp_start_method or multiprocessing.get_start_method()
+    inherit = pool is None and method == "fork"
+    token = next(_TOKENS)
+    tasks: Iterable[tuple[Any, ...]]
+    if inherit:
+        _INHERITED[token] = (data, fn)
+        tasks = [("inherited", token, dim, span) for span in spans]
+    elif index_with_generator:  # each chunk is indexed when the pool takes its task
+        tasks = (("pickled", fn, _take(data, dim, span)) for span in spans)
+    else:
+        tasks = [("pickled", fn, _take(data, dim, span)) for span in spans]
+    bar = _progress(len(spans), pbar)
+    own = None
+    try:
+        if pool is None:
+            context = torch_mp.get_context(method)
+            own = context.Pool(
+                min(workers, len(spans)),
+                initializer=_init_worker,
+                initargs=(worker_threads, _base_seed(generator), context.Value("q", 0)),
+                maxtasksperchild=max_tasks_per_child,
+            )
+        yield from _collect(own or pool, tasks, len(spans), bar, ordered, timeout)
+        if own is not None:
+            own.close()
+    finally:
+        if own is not None:
+            own.terminate()
+            own.join()
+        _INHERITED.pop(token, None)
+        if bar is not None:
+            bar.close()
 
 
 def map_chunks(
@@ -217,46 +308,39 @@ def map_chunks(
     num_chunks: int | None = None,
     out: Any = None,
     pool: Any = None,
+    generator: torch.Generator | None = None,
+    max_tasks_per_child: int | None = None,
+    worker_threads: int = 1,
+    index_with_generator: bool = False,
     pbar: bool = False,
     mp_start_method: str | None = None,
-    worker_threads: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Run ``fn`` on chunks of ``data`` in worker processes (see the module documentation)."""
+    _check_timeout(timeout)
     d = batch_dim(dim, len(data._batch_size))
     workers = _worker_count(num_workers)
-    spans = _spans(data._batch_size[d], workers, chunksize, num_chunks)
+    spans: list[Span] = list(_spans(data._batch_size[d], workers, chunksize, num_chunks))
     if not spans:
         return out
-    data.share_memory_()  # type: ignore[attr-defined]
-    method = mp_start_method or multiprocessing.get_start_method()
-    inherit = pool is None and method == "fork"
-    token = next(_TOKENS)
-    tasks: Iterable[tuple[Any, ...]]
-    if inherit:
-        _INHERITED[token] = (data, fn)
-        tasks = [("inherited", token, d, span) for span in spans]
-    else:
-        tasks = [("pickled", fn, _take(data, d, span)) for span in spans]
-    bar = _progress(len(spans), pbar)
-    try:
-        if pool is not None:
-            results = list(_collect(pool, list(tasks), bar))
-        else:
-            seed = int(torch.empty((), dtype=torch.int64).random_().item())
-            context = torch_mp.get_context(method)
-            own = context.Pool(
-                min(workers, len(spans)), initializer=_init_worker, initargs=(worker_threads, seed)
-            )
-            try:
-                results = list(_collect(own, list(tasks), bar))
-                own.close()
-            finally:
-                own.terminate()
-                own.join()
-    finally:
-        _INHERITED.pop(token, None)
-        if bar is not None:
-            bar.close()
+    results = list(
+        _chunks(
+            data,
+            fn,
+            d,
+            spans,
+            workers=workers,
+            pool=pool,
+            pbar=pbar,
+            mp_start_method=mp_start_method,
+            worker_threads=worker_threads,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
+            index_with_generator=index_with_generator,
+            ordered=True,
+            timeout=timeout,
+        )
+    )
     result = _gather(results, d, chunksize == 0, out, spans)
     if result is None and not _writes_reach_caller(data):
         warnings.warn(
@@ -266,6 +350,56 @@ def map_chunks(
             stacklevel=3,
         )
     return result
+
+
+def map_iter(
+    data: TensorCore,
+    fn: Callable[[Any], Any],
+    dim: int = 0,
+    num_workers: int | None = None,
+    *,
+    shuffle: bool = False,
+    chunksize: int | None = None,
+    num_chunks: int | None = None,
+    pool: Any = None,
+    generator: torch.Generator | None = None,
+    max_tasks_per_child: int | None = None,
+    worker_threads: int = 1,
+    index_with_generator: bool = True,
+    pbar: bool = False,
+    mp_start_method: str | None = None,
+    timeout: float | None = None,
+) -> Iterator[Any]:
+    """Yield ``fn``'s result for each chunk of ``data`` as it is ready (chunk order; with
+    ``shuffle``, chunks of a random permutation, in the order they finish)."""
+    _check_timeout(timeout)
+    d = batch_dim(dim, len(data._batch_size))
+    if shuffle and not index_with_generator:
+        raise RuntimeError("map_iter: shuffle=True needs index_with_generator=True")
+    workers = _worker_count(num_workers)
+    size = data._batch_size[d]
+    spans: list[Span] = list(_spans(size, workers, chunksize, num_chunks))
+    if shuffle:
+        order = torch.randperm(size, generator=generator)
+        spans = [order[_span_index(0, span)] for span in spans]
+    if not spans:
+        return iter(())
+    return _chunks(
+        data,
+        fn,
+        d,
+        spans,
+        workers=workers,
+        pool=pool,
+        pbar=pbar,
+        mp_start_method=mp_start_method,
+        worker_threads=worker_threads,
+        generator=generator,
+        max_tasks_per_child=max_tasks_per_child,
+        index_with_generator=index_with_generator,
+        ordered=not shuffle,
+        timeout=timeout,
+    )
 
 
 def _writes_reach_caller(data: TensorCore) -> bool:

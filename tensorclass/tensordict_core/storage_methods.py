@@ -7,9 +7,11 @@ This mixin only forwards: each concept lives in its own module (``memmap/``, ``p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any, Literal, overload
 
+import torch
 from torch import Tensor
 from typing_extensions import Self
 
@@ -25,9 +27,10 @@ from .distributed import (
     send,
 )
 from .memmap.load import register_defined
+from .memmap.options import check_save_options, in_background
 from .memmap.save import memmap
 from .memmap.tensor import MemoryMappedTensor, PathLike
-from .parallel import map_chunks
+from .parallel import map_chunks, map_iter
 
 __all__ = ["StorageMethods"]
 
@@ -53,26 +56,229 @@ class StorageMethods(TensorCore):
 
     # -- memory-mapped storage -------------------------------------------------------------
 
-    def memmap(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
+    @overload
+    def memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = True,
+    ) -> Self: ...
+
+    @overload
+    def memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = True,
+    ) -> Future[Self]: ...
+
+    def memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = True,
+    ) -> Self | Future[Self]:
         """Save to the directory ``prefix`` and return a copy backed by the files (locked).
 
-        One raw file per tensor and a ``meta.json`` per nested level; the save is atomic
-        (written aside, then renamed into place). Replacing an existing save needs
-        ``existsok=True``. ``num_threads`` writes files in parallel. See ``docs/storage.md``.
+        One raw file per tensor and a ``meta.json`` per nested level; the save is always
+        atomic (written aside, then renamed into place; ``atomic`` is accepted for
+        compatibility). Replacing an existing save needs ``existsok=True``. ``num_threads``
+        writes files in parallel; ``return_early=True`` saves in a background thread and
+        returns a :class:`concurrent.futures.Future` of the result. A leaf already mapped
+        from a file elsewhere is copied (``copy_existing=False`` refuses that instead, as
+        tensordict's default does). File names are
+        percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
+        file name). There is no archive format: ``archive=True``, a ``.tdz`` path and
+        ``compression`` raise, and so does ``share_non_tensor=True``. See
+        ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
-        return memmap(self, prefix, existsok=existsok, num_threads=num_threads)  # type: ignore[return-value]
+        result: Self | Future[Self] = self._memmap(
+            prefix,
+            copy_existing,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            existsok,
+            robust_key,
+            archive,
+            compression,
+            like=False,
+            inplace=False,
+        )
+        return result
 
-    def memmap_(self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False) -> Self:
+    @overload
+    def memmap_(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        atomic: bool = True,
+    ) -> Self: ...
+
+    @overload
+    def memmap_(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        atomic: bool = True,
+    ) -> Future[Self]: ...
+
+    def memmap_(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        existsok: bool = False,
+        robust_key: bool | None = None,
+        atomic: bool = True,
+    ) -> Self | Future[Self]:
         """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
-        ones (and it is locked); returns this instance."""
-        return memmap(self, prefix, existsok=existsok, num_threads=num_threads, inplace=True)  # type: ignore[return-value]
+        ones (and it is locked); returns this instance (or a future of it)."""
+        result: Self | Future[Self] = self._memmap(
+            prefix,
+            copy_existing,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            existsok,
+            robust_key,
+            None,
+            None,
+            like=False,
+            inplace=True,
+        )
+        return result
+
+    @overload
+    def memmap_like(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        existsok: bool = False,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ) -> Self: ...
+
+    @overload
+    def memmap_like(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        existsok: bool = False,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ) -> Future[Self]: ...
 
     def memmap_like(
-        self, prefix: PathLike, *, num_threads: int = 0, existsok: bool = False
-    ) -> Self:
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None = None,
+        *,
+        existsok: bool = False,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ) -> Self | Future[Self]:
         """Like :meth:`memmap`, without writing the data: new files of the right sizes,
-        reading as zeros. An expanded template is never materialised in memory."""
-        return memmap(self, prefix, existsok=existsok, num_threads=num_threads, like=True)  # type: ignore[return-value]
+        reading as zeros. An expanded template is never materialised in memory.
+        ``copy_existing`` has no effect (no value is copied); the other keywords are
+        those of :meth:`memmap`."""
+        result: Self | Future[Self] = self._memmap(
+            prefix,
+            copy_existing,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            existsok,
+            robust_key,
+            archive,
+            None,
+            like=True,
+            inplace=False,
+        )
+        return result
+
+    def _memmap(
+        self,
+        prefix: PathLike,
+        copy_existing: bool | None,
+        num_threads: int,
+        return_early: bool,
+        share_non_tensor: bool,
+        existsok: bool,
+        robust_key: bool | None,
+        archive: bool | None,
+        compression: Any,
+        *,
+        like: bool,
+        inplace: bool,
+    ) -> Any:
+        check_save_options(
+            self,
+            prefix,
+            copy_existing=copy_existing,
+            share_non_tensor=share_non_tensor,
+            robust_key=robust_key,
+            archive=archive,
+            compression=compression,
+            like=like,
+        )
+
+        def run() -> TensorCore:
+            return memmap(
+                self, prefix, existsok=existsok, num_threads=num_threads, like=like, inplace=inplace
+            )
+
+        return in_background(run) if return_early else run()
 
     def is_memmap(self) -> bool:
         """Whether every tensor (at every depth) is a :class:`MemoryMappedTensor`."""
@@ -102,13 +308,17 @@ class StorageMethods(TensorCore):
         dim: int = 0,
         num_workers: int | None = None,
         *,
+        out: Any = None,
         chunksize: int | None = None,
         num_chunks: int | None = None,
-        out: Any = None,
         pool: Any = None,
+        generator: torch.Generator | None = None,
+        max_tasks_per_child: int | None = None,
+        worker_threads: int = 1,
+        index_with_generator: bool = False,
         pbar: bool = False,
         mp_start_method: str | None = None,
-        worker_threads: int = 1,
+        timeout: float | None = None,
     ) -> Any:
         """Run ``fn`` on chunks along ``dim`` in worker processes and join the results.
 
@@ -116,8 +326,19 @@ class StorageMethods(TensorCore):
         ``num_chunks`` chunks (default: one per worker); ``num_workers`` defaults to the CPUs
         available. ``fn`` returns a tensor class, a tensor, or ``None`` after writing into
         its chunk in place (then ``map`` returns ``out``). ``pbar=True`` shows a tqdm bar.
+
+        Worker ``i`` seeds torch (and NumPy, if imported) with a base seed plus ``i``; the
+        base seed is drawn from ``generator``, default the global torch RNG.
+        ``max_tasks_per_child`` replaces a worker after that many chunks;
+        ``index_with_generator=True`` indexes each chunk when a worker takes it rather than
+        all up front (with ``fork``, workers always index their own chunk). A ``pool``
+        you pass ignores ``num_workers``, ``generator``, ``max_tasks_per_child``,
+        ``worker_threads`` and ``mp_start_method``.
+
         Worker exceptions are raised here with the worker's traceback; a worker that dies
-        raises ``BrokenProcessPool``. See ``tensorclass.tensordict_core.parallel``.
+        raises ``BrokenProcessPool``; with ``timeout`` (seconds), waiting longer than that
+        for the next chunk raises ``TimeoutError`` (a hung ``fn``), and the workers are
+        stopped. See ``tensorclass.tensordict_core.parallel``.
         """
         return map_chunks(
             self,
@@ -128,36 +349,215 @@ class StorageMethods(TensorCore):
             num_chunks=num_chunks,
             out=out,
             pool=pool,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
+            worker_threads=worker_threads,
+            index_with_generator=index_with_generator,
             pbar=pbar,
             mp_start_method=mp_start_method,
+            timeout=timeout,
+        )
+
+    def map_iter(
+        self,
+        fn: Callable[[Any], Any],
+        dim: int = 0,
+        num_workers: int | None = None,
+        *,
+        shuffle: bool = False,
+        chunksize: int | None = None,
+        num_chunks: int | None = None,
+        pool: Any = None,
+        generator: torch.Generator | None = None,
+        max_tasks_per_child: int | None = None,
+        worker_threads: int = 1,
+        index_with_generator: bool = True,
+        pbar: bool = False,
+        mp_start_method: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[Any]:
+        """Like :meth:`map`, but yield ``fn``'s result for each chunk as soon as it is ready
+        (a data loader over this instance), in chunk order.
+
+        ``shuffle=True`` fills the chunks from a random permutation along ``dim`` (drawn
+        from ``generator``) and yields them in the order the workers finish; it needs
+        ``index_with_generator=True`` (the default here). Results are not joined, so ``fn``
+        may return anything picklable. The workers run while the iterator is consumed;
+        closing it early (``break``, ``close()``) stops them.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> data = TensorDict(x=torch.arange(6.0), batch_size=[6])
+        >>> [chunk["x"].tolist() for chunk in data.map_iter(lambda td: td * 10, num_workers=2, chunksize=2)]
+        [[0.0, 10.0], [20.0, 30.0], [40.0, 50.0]]
+        """
+        return map_iter(
+            self,
+            fn,
+            dim,
+            num_workers,
+            shuffle=shuffle,
+            chunksize=chunksize,
+            num_chunks=num_chunks,
+            pool=pool,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
             worker_threads=worker_threads,
+            index_with_generator=index_with_generator,
+            pbar=pbar,
+            mp_start_method=mp_start_method,
+            timeout=timeout,
         )
 
     # -- torch.distributed -----------------------------------------------------------------
 
-    def send(self, dst: int, *, group: Any = None, tag: int = 0) -> None:
-        """Send to rank ``dst`` (which calls :meth:`recv` on the same structure)."""
-        send(self, dst, group=group, tag=tag)
+    def send(
+        self,
+        dst: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> None:
+        """Send to rank ``dst`` (which calls :meth:`recv` on the same structure).
 
-    def recv(self, src: int, *, group: Any = None, tag: int = 0) -> int:
-        """Receive in place what rank ``src`` sends; returns ``src``."""
-        return recv(self, src, group=group, tag=tag)
+        ``group_dst``: the receiver's rank in ``group`` instead of ``dst``. ``init_tag``: the
+        tag (``tag``'s tensordict name); ``pseudo_rand`` is accepted and has no effect (one
+        tag serves a whole transfer, in order). ``consolidated=True`` packs every tensor
+        into one message. See :mod:`tensorclass.tensordict_core.distributed`.
+        """
+        send(
+            self,
+            dst,
+            group=group,
+            tag=tag,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
 
-    def isend(self, dst: int, *, group: Any = None, tag: int = 0) -> Transfer:
-        """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes."""
-        return isend(self, dst, group=group, tag=tag)
+    def recv(
+        self,
+        src: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> int:
+        """Receive in place what rank ``src`` sends; returns ``src`` (its global rank).
+        Keywords as in :meth:`send` (``consolidated``: the sender's choice is followed)."""
+        return recv(
+            self,
+            src,
+            group=group,
+            tag=tag,
+            group_src=group_src,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
 
-    def irecv(self, src: int, *, group: Any = None, tag: int = 0) -> Transfer:
-        """Start receiving from ``src`` in place; ``wait()`` on the result finishes."""
-        return irecv(self, src, group=group, tag=tag)
+    def isend(
+        self,
+        dst: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        return_early: bool = True,
+        consolidated: bool = False,
+    ) -> Transfer:
+        """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes
+        (``return_early=False`` waits before returning). Keywords as in :meth:`send`."""
+        return isend(
+            self,
+            dst,
+            group=group,
+            tag=tag,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            return_early=return_early,
+            consolidated=consolidated,
+        )
 
-    def broadcast(self, src: int, *, group: Any = None) -> Self:
-        """Overwrite this instance on every rank with rank ``src``'s values."""
-        return broadcast(self, src, group=group)  # type: ignore[return-value]
+    def irecv(
+        self,
+        src: int | None = None,
+        *,
+        group: Any = None,
+        tag: int = 0,
+        group_src: int | None = None,
+        return_premature: bool = True,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> Transfer:
+        """Start receiving from ``src`` in place; ``wait()`` on the result finishes
+        (``return_premature=False`` waits before returning). Keywords as in :meth:`recv`."""
+        return irecv(
+            self,
+            src,
+            group=group,
+            tag=tag,
+            group_src=group_src,
+            return_premature=return_premature,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
 
-    def all_reduce(self, op: Any = None, *, group: Any = None) -> Self:
-        """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``)."""
-        return all_reduce(self, op, group=group)  # type: ignore[return-value]
+    def broadcast(
+        self, src: int, *, group: Any = None, device: torch.device | str | None = None
+    ) -> Self:
+        """Overwrite this instance on every rank with rank ``src``'s values (in place);
+        ``device``: where the exchange buffers live (default: CUDA for NCCL, else CPU)."""
+        return broadcast(self, src, group=group, device=device)  # type: ignore[return-value]
+
+    @overload
+    def all_reduce(
+        self,
+        op: Any = None,
+        *,
+        group: Any = None,
+        async_op: Literal[False] = False,
+        bucket_bytes: int | None = None,
+    ) -> Self: ...
+
+    @overload
+    def all_reduce(
+        self,
+        op: Any = None,
+        *,
+        group: Any = None,
+        async_op: Literal[True],
+        bucket_bytes: int | None = None,
+    ) -> Transfer: ...
+
+    def all_reduce(
+        self,
+        op: Any = None,
+        *,
+        group: Any = None,
+        async_op: bool = False,
+        bucket_bytes: int | None = None,
+    ) -> Self | Transfer:
+        """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``).
+
+        Tensors travel as one flat buffer per dtype, of at most ``bucket_bytes`` bytes if
+        given. ``async_op=True`` returns a :class:`~tensorclass.tensordict_core.distributed.Transfer`
+        at once; ``wait()`` on it writes the results into the leaves.
+        """
+        return all_reduce(self, op, group=group, async_op=async_op, bucket_bytes=bucket_bytes)  # type: ignore[no-any-return]
 
     def all_gather(self, *, group: Any = None) -> list[Self]:
         """Every rank's instance, in rank order."""

@@ -41,6 +41,7 @@ back the recorded classes.
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import sys
 import weakref
@@ -61,13 +62,16 @@ __all__ = [
     "ClassPolicy",
     "POLICIES",
     "defined_classes",
+    "MODES",
     "load_tree",
     "read_checked",
     "register_defined",
     "resolve_class",
+    "subtree",
 ]
 
 ClassPolicy = Literal["imported", "import", "tensordict"]
+MODES = (None, "r", "r+")
 POLICIES = ("imported", "import", "tensordict")
 
 _DEFINED: weakref.WeakSet[type] = weakref.WeakSet()
@@ -145,31 +149,87 @@ def read_checked(path: PathLike, classes: ClassPolicy) -> MemmapInfo:
 
 
 def load_tree(
-    info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy = "imported"
+    info: MemmapInfo,
+    cls: type[TensorCore] | None,
+    classes: ClassPolicy = "imported",
+    mode: str | None = None,
 ) -> TensorCore:
     """Build the saved tree (tensors mapped from their files, every level locked), as the
     class rules above say. Nothing is validated here; a save whose keys do not fit a typed
-    ``cls`` raises :class:`~tensorclass.MemmapFormatError`."""
-    return _build(info, cls, classes)
+    ``cls`` raises :class:`~tensorclass.MemmapFormatError`.
+
+    ``mode`` says how files are mapped: ``"r+"`` shared (writes reach the files), ``"r"``
+    copy-on-write (writes stay in this process's memory), ``None`` shared where the file
+    is writable by this process and copy-on-write otherwise."""
+    if mode not in MODES:
+        raise ValueError(f"load_memmap: mode must be one of {MODES}; got {mode!r}")
+    return _build(info, cls, classes, mode)
 
 
-def _build(info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy) -> TensorCore:
+def subtree(info: MemmapInfo, subpath: str | tuple[str, ...]) -> MemmapInfo:
+    """The saved level at ``subpath``: a nested key (``("a", "b")``) or a ``"a/b"`` path;
+    in a lazy stack, a part is a member index (``"0"``)."""
+    parts = tuple(subpath.split("/")) if isinstance(subpath, str) else tuple(subpath)
+    node = info
+    for depth, part in enumerate(parts):
+        found: MemmapInfo | None = None
+        if node.kind == "lazy_stack":
+            if part.isdigit() and int(part) < len(node.members):
+                found = node.members[int(part)]
+        else:
+            entry = next((e for e in node.entries if e.key == part), None)
+            found = None if entry is None else entry.child
+        if found is None:
+            here = "/".join(parts[:depth]) or "the top level"
+            raise ValueError(
+                f"load_memmap: subpath {subpath!r} names no saved level: {here} has no nested "
+                f"level {part!r}"
+            )
+        node = found
+    return node
+
+
+def _build(
+    info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy, mode: str | None
+) -> TensorCore:
     if cls is not None and issubclass(cls, LazyStackedTensorDict):
         if info.kind != "lazy_stack":
             raise MemmapFormatError(f"{info.path} holds an instance, not a lazy stack")
         cls = cls.member_class_of()
     if info.kind == "lazy_stack":
         assert info.stack_dim is not None
-        members = [_build(member, cls, classes) for member in info.members]
+        members = [_build(member, cls, classes, mode) for member in info.members]
         return lazy_stack(members, info.stack_dim).lock_()
     if cls is None:
         cls = resolve_class(info.class_path, classes, info.path)
     fields = _fields(cls)
     data: dict[str, Any] = {}
     for entry in info.entries:
-        data[entry.key] = _leaf(info, entry, cls, fields, classes)
+        data[entry.key] = _leaf(info, entry, cls, fields, classes, mode)
     device = None if info.device is None else torch.device("cpu")
     return cls._new(data, torch.Size(info.batch_size), device, info.names).lock_()
+
+
+def _open(
+    filename: str, dtype: torch.dtype, shape: tuple[int, ...], mode: str | None
+) -> MemoryMappedTensor:
+    shared = mode == "r+" or (mode is None and os.access(filename, os.W_OK))
+    if shared:
+        return MemoryMappedTensor._open(filename, dtype, shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes == 0:
+        return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
+    storage: Any = torch.UntypedStorage.from_file(filename, shared=False, nbytes=nbytes)
+    plain = torch.empty((0,), dtype=dtype).set_(storage, 0, shape, _strides(shape))
+    return MemoryMappedTensor._wrap(plain, filename)
+
+
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def _fields(cls: type[TensorCore]) -> dict[str, Any] | None:
@@ -183,6 +243,7 @@ def _leaf(
     cls: type[TensorCore],
     fields: dict[str, Any] | None,
     classes: ClassPolicy,
+    mode: str | None,
 ) -> Any:
     child_cls: type[TensorCore] | None = None
     rebuild = None
@@ -209,9 +270,9 @@ def _leaf(
             rebuild = rebuilder_in(found.annotation)
     if entry.type == "tensor":
         assert entry.file is not None and entry.dtype is not None and entry.shape is not None
-        return MemoryMappedTensor._open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape)
+        return _open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape, mode)
     if entry.type == "nested":
         assert entry.child is not None
-        return _build(entry.child, child_cls, classes)
+        return _build(entry.child, child_cls, classes, mode)
     assert entry.shape is not None or entry.type == "non_tensor"
     return non_tensor_from_json(entry.type, entry.value, entry.shape or (), rebuild)
