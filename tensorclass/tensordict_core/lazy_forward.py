@@ -59,6 +59,7 @@ MEMBER_CLASS_NAMES = (
     "json_schema",
     "load_memmap",
     "map",
+    "map_iter",
     "memmap",
     "memmap_",
     "memmap_like",
