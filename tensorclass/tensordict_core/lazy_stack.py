@@ -185,7 +185,9 @@ class LazyStackedTensorDict(LazyShapeOps):
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         leaves = self._lazy
-        if value is None and not self.__tensorclass_schema__.dynamic:  # typed: None removes the field
+        if (
+            value is None and not self.__tensorclass_schema__.dynamic
+        ):  # typed: None removes the field
             for member in leaves.members:
                 member._set_str(key, None, where=where)
             return
@@ -310,10 +312,10 @@ class LazyStackedTensorDict(LazyShapeOps):
             member._inplace(op, part)
         return self
 
-    def lerp_(self, end: Any, weight: float) -> Self:
+    def lerp_(self, end: Any, weight: Any) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in the members."""
         parts = self._split_other(end)
-        if parts is None:
+        if parts is None or not isinstance(weight, (int, float)):
             return self._write_back(self.contiguous().lerp_(end, weight))
         for member, part in zip(self._lazy.members, parts):
             member.lerp_(part, weight)
@@ -566,4 +568,3 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
         all(m._locked for m in members),
     )
     return stack  # type: ignore[no-any-return]
-
