@@ -34,7 +34,7 @@ from typing_extensions import Self
 from ..errors import OperandError, StructureMismatchError
 from . import leaf_functions
 from ._core import TensorCore
-from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .functional import Functional, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
 from .leaf_ops import LeafOps
 from .non_tensor import NonTensorData
@@ -184,7 +184,7 @@ def _default_level(
         elif not drop:
             if isinstance(leaf, Tensor):
                 out[key] = pair(leaf, default, leaf)
-            elif isinstance(leaf, TensorCore):
+            elif isinstance(leaf, Functional):
                 out[key] = leaf._map_tensors(lambda t: pair(t, default, t))
             else:
                 out[key] = leaf
@@ -200,7 +200,7 @@ def _default_level(
             theirs = right_data[key]
             if isinstance(theirs, Tensor):
                 out[key] = pair(default, theirs, theirs)
-            elif isinstance(theirs, TensorCore):
+            elif isinstance(theirs, Functional):
                 out[key] = theirs._map_tensors(lambda t: pair(default, t, t))
             else:
                 out[key] = theirs

@@ -19,6 +19,9 @@ from tensorclass import TensorDict, lazy_stack
 from tensorclass.errors import OperandError
 from tensorclass.tensordict_core.leaf_ops import QUANTIZED, TABLE, LeafOp, LeafOps
 
+# a cast to complex32 (ComplexHalf) warns that torch's support of it is experimental
+pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+
 ENTRIES = sorted(TABLE)
 OTHER = "other instance"  # stands for a second instance with the same keys
 
