@@ -163,10 +163,25 @@ def _default_level(
             and batch_aligned(theirs.shape, left._batch_size)
         ):
             theirs = align(theirs, leaf.ndim, n)
-        return op(theirs, mine) if reflected else op(mine, theirs)
+        first, second = (theirs, mine) if reflected else (mine, theirs)
+        if not isinstance(first, Tensor):  # a default first: torch functions want a tensor
+            first = torch.as_tensor(first, device=leaf.device)
+        return op(first, second)
 
     out: dict[str, Any] = {}
     left_data, right_data = left._data, right._data
+    if drop and not _takes_any_key(left):
+        dropped = [
+            key
+            for key, leaf in left_data.items()
+            if key not in right_data and isinstance(leaf, (Tensor, TensorCore))
+        ]
+        if dropped:
+            raise StructureMismatchError(
+                f'default="intersection" would drop {dropped} at '
+                f"{shown_key(path) if path else 'the top level'}, which "
+                f"{type(left).__name__} declares"
+            )
     for key, leaf in left_data.items():
         if key in right_data:
             theirs = right_data[key]
@@ -181,7 +196,7 @@ def _default_level(
                 )
             else:
                 out[key] = leaf
-        elif not drop:
+        elif not drop or not isinstance(leaf, (Tensor, TensorCore)):
             if isinstance(leaf, Tensor):
                 out[key] = pair(leaf, default, leaf)
             elif isinstance(leaf, Functional):
