@@ -138,6 +138,22 @@ def _activation(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return call
 
 
+def _full(operand: Tensor, leaf: Tensor) -> Tensor:
+    """A batch-aligned tensor operand (trailing singleton dims) expanded to its leaf's
+    shape: a loss warns of operands of different shapes."""
+    if operand.ndim == leaf.ndim and operand.shape != leaf.shape:
+        try:
+            return operand.expand_as(leaf)
+        except RuntimeError:
+            pass  # torch's own error, from the loss
+    return operand
+
+
+def _kept(operand: Tensor, leaf: Tensor) -> Tensor:
+    """An instance's leaf, as it is (a shape that differs is torch's to warn of)."""
+    return operand
+
+
 def _loss(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     signature = inspect.signature(fn)
 
@@ -148,21 +164,14 @@ def _loss(fn: Callable[..., Tensor]) -> Callable[..., Any]:
             reduction = torch.nn._reduction.legacy_get_string(
                 bound.get("size_average"), bound.get("reduce")
             )
+        size = None if reduction == "none" else torch.Size()
         if not isinstance(input, TensorCore):  # the target is the instance: same pairing
+            full = _full if isinstance(input, Tensor) else _kept
             return leafwise(
-                target,
-                lambda t, i: fn(i, t, *args, **kwargs),
-                (input,),
-                {},
-                None if reduction == "none" else torch.Size(),
+                target, lambda t, i: fn(full(i, t), t, *args, **kwargs), (input,), {}, size
             )
-        return leafwise(
-            input,
-            lambda i, t: fn(i, t, *args, **kwargs),
-            (target,),
-            {},
-            None if reduction == "none" else torch.Size(),
-        )
+        full = _full if isinstance(target, Tensor) else _kept
+        return leafwise(input, lambda i, t: fn(i, full(t, i), *args, **kwargs), (target,), {}, size)
 
     return call
 

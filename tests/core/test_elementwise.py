@@ -464,6 +464,7 @@ def test_quantized_casts_name_the_key(make: Callable[..., Any], name: str) -> No
         make().type(getattr(torch, name))
 
 
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
 def test_a_quantized_leaf_is_kept_by_its_own_cast() -> None:
     q = torch.quantize_per_tensor(torch.rand(2), 0.1, 0, torch.qint8)
     td = TensorDict({"q": q, "f": torch.ones(2)}, [2])

@@ -120,9 +120,7 @@ def _expected(entry: LeafOp[...], args: tuple[Any, ...], kwargs: dict[str, Any])
         alpha = kwargs.get("alpha", 1)
         return lambda key, leaf, second: fn(leaf, _pair(args[0], key, second), alpha=alpha)
     if kind in ("ternary_value", "ternary_value_inplace", "ternary"):
-        return lambda key, leaf, second: fn(
-            leaf, *(_pair(a, key, second) for a in args), **kwargs
-        )
+        return lambda key, leaf, second: fn(leaf, *(_pair(a, key, second) for a in args), **kwargs)
     if kind in ("nan_replace", "nan_replace_inplace"):
         return lambda key, leaf, second: fn(leaf, *args, **kwargs)
     if kind == "cast_to":
