@@ -6,10 +6,18 @@ one method to the next is only the function and the call signature, so the metho
 entries of the :class:`LeafOps` table, each naming its *kind*:
 
 - :data:`unary` ``x.exp()``; :data:`unary_inplace` ``x.exp_()`` (returns ``x``);
-- :data:`binary` ``x.mul(other)``, :data:`binary_alpha` ``x.add(other, *, alpha=None)`` and
-  their in-place forms :data:`binary_inplace`, :data:`binary_alpha_inplace` (``other`` is a
-  number, a tensor broadcast to every leaf or an instance with the same keys);
-- :data:`cast` ``x.float()``;
+  :data:`nan_replace` ``x.nan_to_num(nan=0.0, posinf=None, neginf=None)`` and
+  :data:`nan_replace_inplace`;
+- :data:`binary` ``x.mul(other, *, default=None)``, :data:`binary_alpha`
+  ``x.add(other, *, alpha=None, default=None)`` and their in-place forms
+  :data:`binary_inplace`, :data:`binary_alpha_inplace` (``other`` is a number, a tensor
+  or an instance paired by key; elementwise.py says how a tensor lines up with the
+  leaves; ``default`` fills keys only one instance has); :data:`reversed_alpha`
+  ``x.rsub(other, *, alpha=None, default=None)``;
+- :data:`ternary_value` ``x.addcmul(other1, other2, *, value=1)`` and
+  :data:`ternary_value_inplace`; :data:`ternary` ``x.lerp(end, weight)``;
+- :data:`cast` ``x.float(*, cast_filter=None)``; :data:`cast_to`
+  ``x.type(dst_type, *, cast_filter=None)``;
 - :data:`reduction` ``x.amax(dim=None, keepdim=False)``, :data:`reduction_dtype` (and
   ``*, dtype=None``), :data:`reduction_correction` (and ``*, correction=1``),
   :data:`reduction_one_dim` (``dim`` is one int): over every element (``dim=None``) or
