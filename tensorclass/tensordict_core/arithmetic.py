@@ -1,7 +1,8 @@
 """Elementwise arithmetic, comparisons and reductions, leaf by leaf.
 
-The other operand is a number, a tensor (broadcast to every leaf) or a tensor class with
-the same keys. Fused ``torch._foreach_*`` kernels run the common operators over all the
+The other operand is a number, a tensor (lined up with the batch dims if its shape
+broadcasts to the batch shape, else broadcast to every leaf: see elementwise.py) or a
+tensor class with the same keys. Fused ``torch._foreach_*`` kernels run the common operators over all the
 tensors of a level in one call.
 """
 
