@@ -2,8 +2,8 @@
 
 The other operand is a number, a tensor (lined up with the batch dims if its shape
 broadcasts to the batch shape, else broadcast to every leaf: see elementwise.py) or a
-tensor class with the same keys. Fused ``torch._foreach_*`` kernels run the common operators over all the
-tensors of a level in one call.
+tensor class with the same keys. Fused ``torch._foreach_*`` kernels run the common
+operators over all the tensors of a level in one call.
 """
 
 from __future__ import annotations
