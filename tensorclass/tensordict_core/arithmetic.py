@@ -1,8 +1,9 @@
 """Elementwise arithmetic, comparisons and reductions, leaf by leaf.
 
-The other operand is a number, a tensor (broadcast to every leaf) or a tensor class with
-the same keys. Fused ``torch._foreach_*`` kernels run the common operators over all the
-tensors of a level in one call.
+The other operand is a number, a tensor (lined up with the batch dims if its shape
+broadcasts to the batch shape, else broadcast to every leaf: see elementwise.py) or a
+tensor class with the same keys. Fused ``torch._foreach_*`` kernels run the common
+operators over all the tensors of a level in one call.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import OperandError, StructureMismatchError
+from . import leaf_functions
 from ._core import TensorCore
 from .access import KeyAccess
+from .elementwise import Elementwise, align, batch_aligned, with_default
 from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
-from .leaf_ops import LeafOps, single_dim
+from .leaf_ops import single_dim
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .shape import batch_dim
 
@@ -37,6 +40,10 @@ _FOREACH: dict[Any, Any] = {
     operator.mul: torch._foreach_mul,
     operator.truediv: torch._foreach_div,
     operator.pow: torch._foreach_pow,
+    leaf_functions.maximum: torch._foreach_maximum,
+    leaf_functions.minimum: torch._foreach_minimum,
+    torch.clamp_min: torch._foreach_clamp_min,
+    torch.clamp_max: torch._foreach_clamp_max,
 }
 _FOREACH_INPLACE: dict[Any, Any] = {
     operator.add: torch._foreach_add_,
@@ -44,6 +51,10 @@ _FOREACH_INPLACE: dict[Any, Any] = {
     operator.mul: torch._foreach_mul_,
     operator.truediv: torch._foreach_div_,
     operator.pow: torch._foreach_pow_,
+    leaf_functions.maximum: torch._foreach_maximum_,
+    leaf_functions.minimum: torch._foreach_minimum_,
+    torch.clamp_min: torch._foreach_clamp_min_,
+    torch.clamp_max: torch._foreach_clamp_max_,
 }
 _SYMBOLS: dict[Any, str] = {
     operator.add: "+",
@@ -68,6 +79,7 @@ _INPLACE_OPS: dict[Any, Any] = {
     operator.and_: operator.iand,
     operator.or_: operator.ior,
     operator.xor: operator.ixor,
+    **leaf_functions.INPLACE,
 }
 
 
@@ -152,7 +164,14 @@ def _broadcasts_to(shape: torch.Size, target: torch.Size) -> bool:
     return all(a == 1 or a == b for a, b in zip(reversed(shape), reversed(target)))
 
 
-_BITWISE = (operator.and_, operator.or_, operator.xor)
+_BITWISE = (
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    torch.bitwise_and,
+    torch.bitwise_or,
+    torch.bitwise_xor,
+)
 _REAL = (int, float, bool)  # a real Python number fits any floating leaf
 _FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
 
@@ -181,16 +200,16 @@ def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: An
     if op is operator.truediv and not (result.is_floating_point or result.is_complex):
         result = torch.get_default_dtype()  # true division of integers gives floats
     if op in _BITWISE and (result.is_floating_point or result.is_complex):
-        return f"{_SYMBOLS[op]} needs integer or bool tensors, not {result}"
+        return f"{_SYMBOLS.get(op, op.__name__)} needs integer or bool tensors, not {result}"
     if not torch.can_cast(result, dtype):
         return f"the result, {result}, cannot be stored in a {dtype} leaf"
     return None
 
 
-class Arithmetic(LeafOps, KeyAccess):
+class Arithmetic(Elementwise, KeyAccess):
     """Operators (``+ - * / ** == < & ...``) and their in-place forms; ``_binary``,
     ``_inplace`` and ``_reduce``, which run the leaf-wise table's entries (leaf_ops.py);
-    ``clamp``, ``lerp_``, ``all``/``any``."""
+    ``lerp_``, ``all``/``any``."""
 
     __slots__ = ()
     # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
@@ -198,17 +217,35 @@ class Arithmetic(LeafOps, KeyAccess):
 
     # -- binary operators ------------------------------------------------------------------
 
-    def _binary(self, op: Callable[[Any, Any], Any], other: Any, reflected: bool = False) -> Any:
+    def _binary(
+        self,
+        op: Callable[[Any, Any], Any],
+        other: Any,
+        reflected: bool = False,
+        default: Any = None,
+    ) -> Any:
         if isinstance(other, TensorCore):
+            if default is not None:
+                return with_default(self, op, other, default, reflected)
             return self._like(self._binary_pairs(op, other, reflected, ()))
         other = _operand(other)
         if other is NotImplemented:
             return NotImplemented
+        if (
+            isinstance(other, Tensor)
+            and other.ndim
+            and batch_aligned(other.shape, self._batch_size)
+        ):
+            aligned = len(self._batch_size)
+            return self._like(self._binary_broadcast(op, other, reflected, aligned))
         return self._like(self._binary_broadcast(op, other, reflected))
 
     def _binary_broadcast(
-        self, op: Callable[[Any, Any], Any], other: Any, reflected: bool
+        self, op: Callable[[Any, Any], Any], other: Any, reflected: bool, aligned: int = -1
     ) -> dict[str, Any]:
+        """``op`` of every tensor leaf and ``other``; ``aligned`` (the batch dims of the
+        receiver the operation started from), if not -1: ``other`` lines up with the batch
+        dims (see elementwise.py)."""
         out = dict.fromkeys(self._data)
         keys, tensors = [], []
         for key, leaf in self._data.items():
@@ -216,11 +253,15 @@ class Arithmetic(LeafOps, KeyAccess):
                 keys.append(key)
                 tensors.append(leaf)
             elif isinstance(leaf, Arithmetic):
-                out[key] = leaf._like(leaf._binary_broadcast(op, other, reflected))
+                out[key] = leaf._like(leaf._binary_broadcast(op, other, reflected, aligned))
             else:
                 out[key] = leaf
         fused = _FOREACH.get(op)
-        if reflected:
+        if aligned >= 0:
+            others = [align(other, t.ndim, aligned) for t in tensors]
+            pairs = zip(others, tensors) if reflected else zip(tensors, others)
+            results = [op(a, b) for a, b in pairs]
+        elif reflected:
             results = [op(other, t) for t in tensors]
         elif (
             fused is not None
@@ -288,6 +329,13 @@ class Arithmetic(LeafOps, KeyAccess):
             if other is NotImplemented:
                 return NotImplemented
             leaves, others = tensor_leaves(self), None
+            if (
+                isinstance(other, Tensor)
+                and other.ndim
+                and batch_aligned(other.shape, self._batch_size)
+            ):
+                n = len(self._batch_size)
+                others = [align(other, leaf.ndim, n) for leaf in leaves]
         refused = _inplace_refusal(op, leaves, other, others)
         if refused is not None:
             position, reason = refused
@@ -452,12 +500,15 @@ class Arithmetic(LeafOps, KeyAccess):
     def __invert__(self) -> Self:
         return self._map_tensors(torch.bitwise_not)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> Self:
-        """Clamp every tensor to ``[min, max]``."""
-        return self._map_tensors(lambda t: t.clamp(min, max))
+    def lerp_(self, end: Any, weight: Any) -> Self:
+        """Move every tensor towards ``end`` by ``weight``, in place.
 
-    def lerp_(self, end: Any, weight: float) -> Self:
-        """Move every tensor towards ``end`` by ``weight``, in place."""
+        ``end`` and ``weight`` are each a number, a tensor or an instance (paired by key)."""
+        if not isinstance(weight, _SCALARS) or not (
+            isinstance(end, TensorCore)
+            or (isinstance(end, Tensor) and not batch_aligned(end.shape, self._batch_size))
+        ):
+            return self._nary_inplace(leaf_functions.lerp, (end, weight), {})
         if isinstance(end, TensorCore):
             leaves, ends = paired_tensor_leaves(self, end, "lerp_")
         else:

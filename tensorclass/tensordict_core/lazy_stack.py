@@ -346,10 +346,10 @@ class LazyStackedTensorDict(LazyBuilders):
             member._inplace(op, part)
         return self
 
-    def lerp_(self, end: Any, weight: float) -> Self:
+    def lerp_(self, end: Any, weight: Any) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in the members."""
         parts = self._split_other(end)
-        if parts is None:
+        if parts is None or not isinstance(weight, (int, float)):
             return self._write_back(self.contiguous().lerp_(end, weight))
         for member, part in zip(self._lazy.members, parts):
             member.lerp_(part, weight)

@@ -6,10 +6,18 @@ one method to the next is only the function and the call signature, so the metho
 entries of the :class:`LeafOps` table, each naming its *kind*:
 
 - :data:`unary` ``x.exp()``; :data:`unary_inplace` ``x.exp_()`` (returns ``x``);
-- :data:`binary` ``x.mul(other)``, :data:`binary_alpha` ``x.add(other, *, alpha=None)`` and
-  their in-place forms :data:`binary_inplace`, :data:`binary_alpha_inplace` (``other`` is a
-  number, a tensor broadcast to every leaf or an instance with the same keys);
-- :data:`cast` ``x.float()``;
+  :data:`nan_replace` ``x.nan_to_num(nan=0.0, posinf=None, neginf=None)`` and
+  :data:`nan_replace_inplace`;
+- :data:`binary` ``x.mul(other, *, default=None)``, :data:`binary_alpha`
+  ``x.add(other, *, alpha=None, default=None)`` and their in-place forms
+  :data:`binary_inplace`, :data:`binary_alpha_inplace` (``other`` is a number, a tensor
+  or an instance paired by key; elementwise.py says how a tensor lines up with the
+  leaves; ``default`` fills keys only one instance has); :data:`reversed_alpha`
+  ``x.rsub(other, *, alpha=None, default=None)``;
+- :data:`ternary_value` ``x.addcmul(other1, other2, *, value=1)`` and
+  :data:`ternary_value_inplace`; :data:`ternary` ``x.lerp(end, weight)``;
+- :data:`cast` ``x.float(*, cast_filter=None)``; :data:`cast_to`
+  ``x.type(dst_type, *, cast_filter=None)``;
 - :data:`reduction` ``x.amax(dim=None, keepdim=False)``, :data:`reduction_dtype` (and
   ``*, dtype=None``), :data:`reduction_correction` (and ``*, correction=1``),
   :data:`reduction_one_dim` (``dim`` is one int): over every element (``dim=None``) or
@@ -35,19 +43,24 @@ from __future__ import annotations
 import operator
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from functools import partial
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeVar, overload
 
 import torch
 from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import OperandError
+from . import leaf_functions
 from ._core import TensorCore
 from .functional import Functional
 from .keys import shown_key
 
 __all__ = [
+    "QUANTIZED",
     "TABLE",
+    "CastFilter",
+    "Default",
     "Kind",
     "LeafOp",
     "LeafOps",
@@ -56,10 +69,17 @@ __all__ = [
     "binary_alpha_inplace",
     "binary_inplace",
     "cast",
+    "cast_to",
+    "nan_replace",
+    "nan_replace_inplace",
     "reduction",
     "reduction_correction",
     "reduction_dtype",
     "reduction_one_dim",
+    "reversed_alpha",
+    "ternary",
+    "ternary_value",
+    "ternary_value_inplace",
     "unary",
     "unary_inplace",
 ]
@@ -75,15 +95,36 @@ class _Engine(Protocol):
     """What the generated methods call on their receiver (the engine's mixins provide it)."""
 
     def _map_tensors(self, fn: Callable[[Tensor], Tensor]) -> Any: ...
-    def _binary(self, op: Callable[[Any, Any], Any], other: Any) -> Any: ...
+    def _binary(
+        self,
+        op: Callable[[Any, Any], Any],
+        other: Any,
+        reflected: bool = False,
+        default: Any = None,
+    ) -> Any: ...
     def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any: ...
     def _reduce(self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> Any: ...
     def _own_tensors(self) -> list[Tensor]: ...
     def to(self, dtype: torch.dtype, /) -> Any: ...
+    def _nary(
+        self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any: ...
+    def _nary_inplace(
+        self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any: ...
+    def _cast_leaves(
+        self,
+        convert: Callable[[Tensor], Tensor] | None,
+        dtype: torch.dtype | str,
+        cast_filter: Callable[[tuple[str, ...], Tensor], bool] | None,
+    ) -> Any: ...
 
 
 #: every entry, by method name (tests/core/test_leaf_ops.py checks each one)
 TABLE: dict[str, LeafOp[...]] = {}
+#: the quantized dtypes: a cast to one is an error for a leaf not already of it (torch
+#: quantizes with a scale and zero point, which a plain cast has not)
+QUANTIZED = frozenset({torch.qint8, torch.qint32, torch.quint8, torch.quint4x2, torch.quint2x4})
 
 
 def _shown(fn: Any) -> str:
@@ -228,13 +269,19 @@ unary_inplace = Kind(
 )
 
 
-def _binary(self: Any, other: Any) -> None:
-    """``x.mul(other)``"""
+#: ``default=`` of the binary methods: what stands in for a key only one operand has
+Default = Literal["intersection"] | complex | Tensor | None
+
+
+def _binary(self: Any, other: Any, *, default: Default = None) -> None:
+    """``x.mul(other, *, default=None)``"""
 
 
 def _build_binary(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
-    def method(self: _Engine, other: Any) -> Any:
-        return self._binary(op, other)
+    def method(self: _Engine, other: Any, *, default: Default = None) -> Any:
+        if default is None:
+            return self._binary(op, other)
+        return self._binary(op, other, False, default)
 
     return method
 
@@ -242,8 +289,11 @@ def _build_binary(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
 binary = Kind(
     _binary,
     _build_binary,
-    "``{fn}`` of every tensor leaf and ``other``: a number, a tensor (broadcast to every "
-    "leaf) or an instance with the same keys (leaves paired by key).",
+    "``{fn}`` of every tensor leaf and ``other``: a number, a tensor (lined up with the batch "
+    "dims if its shape broadcasts to the batch shape, else broadcast to every leaf) or an "
+    "instance (leaves paired by key). ``default`` fills the keys only one instance has: "
+    '``None`` (they are an error), ``"intersection"`` (they are dropped) or a value that '
+    "stands in for the missing leaf.",
 )
 
 
@@ -266,15 +316,31 @@ binary_inplace = Kind(
 )
 
 
-def _binary_alpha(self: Any, other: Any, *, alpha: float | None = None) -> None:
-    """``x.add(other, *, alpha=None)``"""
+def _binary_alpha(
+    self: Any, other: Any, *, alpha: float | None = None, default: Default = None
+) -> None:
+    """``x.add(other, *, alpha=None, default=None)``"""
 
 
 def _build_binary_alpha(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
-    def method(self: _Engine, other: Any, *, alpha: float | None = None) -> Any:
-        return self._binary(op, other if alpha is None else other * alpha)
+    def method(
+        self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
+    ) -> Any:
+        if default is None:
+            return self._binary(op, other if alpha is None else other * alpha)
+        scaled = op if alpha is None else _scaled(op, alpha)
+        return self._binary(scaled, other, False, default)
 
     return method
+
+
+def _scaled(op: Callable[[Any, Any], Any], alpha: float) -> Callable[[Any, Any], Any]:
+    """``op(a, alpha * b)`` (with ``default=``, where either side may be the default)."""
+
+    def scaled(a: Any, b: Any) -> Any:
+        return op(a, b * alpha)
+
+    return scaled
 
 
 binary_alpha = Kind(
@@ -302,18 +368,189 @@ binary_alpha_inplace = Kind(
 )
 
 
-def _cast(self: Any) -> None:
-    """``x.float()``"""
+def _reversed_alpha(
+    self: Any, other: Any, *, alpha: float | None = None, default: Default = None
+) -> None:
+    """``x.rsub(other, *, alpha=None, default=None)``: ``other - alpha * x``"""
 
 
-def _build_cast(dtype: torch.dtype) -> Callable[..., Any]:
-    def method(self: _Engine) -> Any:
-        return self.to(dtype)
+def _build_reversed_alpha(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(
+        self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
+    ) -> Any:
+        op = fn if alpha is None else partial(fn, alpha=alpha)
+        if default is None:
+            return self._binary(op, other)
+        return self._binary(op, other, False, default)
 
     return method
 
 
-cast = Kind(_cast, _build_cast, "Cast every tensor to ``{fn}``.")
+reversed_alpha = Kind(
+    _reversed_alpha,
+    _build_reversed_alpha,
+    "``{fn}``: ``other - alpha * leaf`` for every tensor leaf (``other`` and ``default`` as "
+    "for :meth:`add`).",
+)
+
+
+def _ternary_value(self: Any, other1: Any, other2: Any, *, value: float = 1) -> None:
+    """``x.addcmul(other1, other2, *, value=1)``"""
+
+
+def _build_ternary_value(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> Any:
+        return self._nary(fn, (other1, other2), {"value": value})
+
+    return method
+
+
+ternary_value = Kind(
+    _ternary_value,
+    _build_ternary_value,
+    "``{fn}(leaf, other1, other2, value=value)`` for every tensor leaf; each operand is a "
+    "number, a tensor or an instance (paired by key), as ``other`` of :meth:`mul`.",
+)
+
+
+def _ternary_value_inplace(self: Any, other1: Any, other2: Any, *, value: float = 1) -> None:
+    """``x.addcmul_(other1, other2, *, value=1)``"""
+
+
+def _build_ternary_value_inplace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> Any:
+        return self._nary_inplace(fn, (other1, other2), {"value": value})
+
+    return method
+
+
+ternary_value_inplace = Kind(
+    _ternary_value_inplace,
+    _build_ternary_value_inplace,
+    "``{fn}(leaf, other1, other2, value=value)`` written into every tensor leaf; returns "
+    "``self``. Every leaf is checked first: every leaf is written or none.",
+)
+
+
+def _ternary(self: Any, end: Any, weight: Any) -> None:
+    """``x.lerp(end, weight)``"""
+
+
+def _build_ternary(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(self: _Engine, end: Any, weight: Any) -> Any:
+        return self._nary(fn, (end, weight), {})
+
+    return method
+
+
+ternary = Kind(
+    _ternary,
+    _build_ternary,
+    "``{fn}(leaf, end, weight)`` for every tensor leaf; ``end`` and ``weight`` are each a "
+    "number, a tensor or an instance (paired by key), as ``other`` of :meth:`mul`.",
+)
+
+
+def _nan_replace(
+    self: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> None:
+    """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``"""
+
+
+def _build_nan_replace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ) -> Any:
+        return self._map_tensors(lambda t: fn(t, nan, posinf, neginf))
+
+    return method
+
+
+nan_replace = Kind(
+    _nan_replace,
+    _build_nan_replace,
+    "``{fn}`` of every tensor leaf: NaN, +inf and -inf replaced by ``nan``, ``posinf`` and "
+    "``neginf`` (``None``: the largest and lowest finite values of the leaf's dtype).",
+)
+
+
+def _nan_replace_inplace(
+    self: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> None:
+    """``x.nan_to_num_(nan=0.0, posinf=None, neginf=None)``"""
+
+
+def _build_nan_replace_inplace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ) -> Any:
+        return self._nary_inplace(fn, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+    return method
+
+
+nan_replace_inplace = Kind(
+    _nan_replace_inplace,
+    _build_nan_replace_inplace,
+    "``{fn}`` written into every tensor leaf (see :meth:`nan_to_num`); returns ``self``.",
+)
+
+
+#: ``cast_filter=`` of the casts: ``fn(key, tensor) -> bool`` picks the leaves to cast
+CastFilter = Callable[[tuple[str, ...], Tensor], bool]
+
+
+def _cast(self: Any, *, cast_filter: CastFilter | None = None) -> None:
+    """``x.float(*, cast_filter=None)``"""
+
+
+def _build_cast(dtype: torch.dtype) -> Callable[..., Any]:
+    quantized = dtype in QUANTIZED
+
+    def convert(t: Tensor) -> Tensor:
+        return t.to(dtype)
+
+    def method(self: _Engine, *, cast_filter: CastFilter | None = None) -> Any:
+        if quantized:
+            return self._cast_leaves(None, dtype, cast_filter)
+        if cast_filter is None:
+            return self.to(dtype)
+        return self._cast_leaves(convert, dtype, cast_filter)
+
+    return method
+
+
+cast = Kind(
+    _cast,
+    _build_cast,
+    "Cast every tensor leaf to ``{fn}``; ``cast_filter(key, tensor)`` (``key`` a tuple of "
+    "strings), if given, picks the leaves to cast and the others are kept as they are.",
+)
+
+
+def _cast_to(
+    self: Any, dst_type: torch.dtype | str, *, cast_filter: CastFilter | None = None
+) -> None:
+    """``x.type(dst_type, *, cast_filter=None)``"""
+
+
+def _build_cast_to(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: _Engine, dst_type: torch.dtype | str, *, cast_filter: CastFilter | None = None
+    ) -> Any:
+        if isinstance(dst_type, torch.dtype) and dst_type in QUANTIZED:
+            return self._cast_leaves(None, dst_type, cast_filter)
+        return self._cast_leaves(lambda t: fn(t, dst_type), dst_type, cast_filter)
+
+    return method
+
+
+cast_to = Kind(
+    _cast_to,
+    _build_cast_to,
+    "``{fn}(dst_type)`` of every tensor leaf: ``dst_type`` is a dtype or a tensor type's "
+    'name (``"torch.IntTensor"``); ``cast_filter`` as for :meth:`float`.',
+)
 
 _Dims = int | Sequence[int] | None
 
@@ -504,6 +741,38 @@ class LeafOps(Functional):
     sigmoid = unary(torch.sigmoid, "Elementwise logistic sigmoid.")
     tanh = unary(torch.tanh, "Elementwise hyperbolic tangent.")
 
+    expm1 = unary(torch.expm1)
+    log1p = unary(torch.log1p)
+    log2 = unary(torch.log2)
+    log10 = unary(torch.log10)
+    rsqrt = unary(torch.rsqrt)
+    sin = unary(torch.sin)
+    cos = unary(torch.cos)
+    tan = unary(torch.tan)
+    sinh = unary(torch.sinh)
+    cosh = unary(torch.cosh)
+    asin = unary(torch.asin)
+    acos = unary(torch.acos)
+    atan = unary(torch.atan)
+    erf = unary(torch.erf)
+    erfc = unary(torch.erfc)
+    lgamma = unary(torch.lgamma)
+    floor = unary(torch.floor)
+    ceil = unary(torch.ceil)
+    round = unary(torch.round)
+    trunc = unary(torch.trunc)
+    frac = unary(torch.frac)
+    sign = unary(torch.sign)
+    reciprocal = unary(torch.reciprocal)
+    logical_not = unary(torch.logical_not)
+    bitwise_not = unary(torch.bitwise_not)
+    isnan = unary(torch.isnan)
+    isfinite = unary(torch.isfinite)
+    isposinf = unary(torch.isposinf)
+    isneginf = unary(torch.isneginf)
+    isreal = unary(torch.isreal)
+    nan_to_num = nan_replace(torch.nan_to_num)
+
     abs_ = unary_inplace(Tensor.abs_)
     neg_ = unary_inplace(Tensor.neg_)
     exp_ = unary_inplace(Tensor.exp_)
@@ -511,6 +780,33 @@ class LeafOps(Functional):
     sqrt_ = unary_inplace(Tensor.sqrt_)
     sigmoid_ = unary_inplace(Tensor.sigmoid_)
     tanh_ = unary_inplace(Tensor.tanh_)
+
+    expm1_ = unary_inplace(Tensor.expm1_)
+    log1p_ = unary_inplace(Tensor.log1p_)
+    log2_ = unary_inplace(Tensor.log2_)
+    log10_ = unary_inplace(Tensor.log10_)
+    rsqrt_ = unary_inplace(Tensor.rsqrt_)
+    sin_ = unary_inplace(Tensor.sin_)
+    cos_ = unary_inplace(Tensor.cos_)
+    tan_ = unary_inplace(Tensor.tan_)
+    sinh_ = unary_inplace(Tensor.sinh_)
+    cosh_ = unary_inplace(Tensor.cosh_)
+    asin_ = unary_inplace(Tensor.asin_)
+    acos_ = unary_inplace(Tensor.acos_)
+    atan_ = unary_inplace(Tensor.atan_)
+    erf_ = unary_inplace(Tensor.erf_)
+    erfc_ = unary_inplace(Tensor.erfc_)
+    lgamma_ = unary_inplace(Tensor.lgamma_)
+    floor_ = unary_inplace(Tensor.floor_)
+    ceil_ = unary_inplace(Tensor.ceil_)
+    round_ = unary_inplace(Tensor.round_)
+    trunc_ = unary_inplace(Tensor.trunc_)
+    frac_ = unary_inplace(Tensor.frac_)
+    sign_ = unary_inplace(Tensor.sign_)
+    reciprocal_ = unary_inplace(Tensor.reciprocal_)
+    logical_not_ = unary_inplace(Tensor.logical_not_)
+    bitwise_not_ = unary_inplace(Tensor.bitwise_not_)
+    nan_to_num_ = nan_replace_inplace(torch.nan_to_num)
 
     add = binary_alpha(operator.add, "``self + alpha * other``.")
     add_ = binary_alpha_inplace(operator.add, "``self += alpha * other``, in place.")
@@ -522,6 +818,34 @@ class LeafOps(Functional):
     div_ = binary_inplace(operator.truediv, "``self /= other``, in place.")
     pow = binary(operator.pow, "``self ** other``.")
     pow_ = binary_inplace(operator.pow, "``self **= other``, in place.")
+
+    rsub = reversed_alpha(torch.rsub)
+    mod = binary(operator.mod, "``self % other`` (the remainder has the sign of ``other``).")
+    maximum = binary(leaf_functions.maximum)
+    maximum_ = binary_inplace(leaf_functions.maximum)
+    minimum = binary(leaf_functions.minimum)
+    minimum_ = binary_inplace(leaf_functions.minimum)
+    clamp_min = binary(torch.clamp_min)
+    clamp_min_ = binary_inplace(torch.clamp_min)
+    clamp_max = binary(torch.clamp_max)
+    clamp_max_ = binary_inplace(torch.clamp_max)
+    logical_and = binary(leaf_functions.logical_and)
+    logical_and_ = binary_inplace(leaf_functions.logical_and)
+    logical_or = binary(leaf_functions.logical_or)
+    logical_or_ = binary_inplace(leaf_functions.logical_or)
+    logical_xor = binary(leaf_functions.logical_xor)
+    logical_xor_ = binary_inplace(leaf_functions.logical_xor)
+    bitwise_and = binary(torch.bitwise_and)
+    bitwise_and_ = binary_inplace(torch.bitwise_and)
+    bitwise_or = binary(torch.bitwise_or)
+    bitwise_or_ = binary_inplace(torch.bitwise_or)
+    bitwise_xor = binary(torch.bitwise_xor)
+    bitwise_xor_ = binary_inplace(torch.bitwise_xor)
+    addcmul = ternary_value(leaf_functions.addcmul)
+    addcmul_ = ternary_value_inplace(leaf_functions.addcmul)
+    addcdiv = ternary_value(leaf_functions.addcdiv)
+    addcdiv_ = ternary_value_inplace(leaf_functions.addcdiv)
+    lerp = ternary(leaf_functions.lerp)
 
     sum = reduction_dtype(torch.sum)
     mean = reduction_dtype(torch.mean)
@@ -538,3 +862,23 @@ class LeafOps(Functional):
     int = cast(torch.int32)
     long = cast(torch.int64)
     bool = cast(torch.bool)
+
+    float16 = cast(torch.float16)
+    float32 = cast(torch.float32)
+    float64 = cast(torch.float64)
+    int8 = cast(torch.int8)
+    int16 = cast(torch.int16)
+    int32 = cast(torch.int32)
+    int64 = cast(torch.int64)
+    uint8 = cast(torch.uint8)
+    uint16 = cast(torch.uint16)
+    uint32 = cast(torch.uint32)
+    uint64 = cast(torch.uint64)
+    complex32 = cast(torch.complex32)
+    complex64 = cast(torch.complex64)
+    complex128 = cast(torch.complex128)
+    qint8 = cast(torch.qint8)
+    qint32 = cast(torch.qint32)
+    quint8 = cast(torch.quint8)
+    quint4x2 = cast(torch.quint4x2)
+    type = cast_to(Tensor.type)

@@ -26,6 +26,7 @@ from .functional import paired_tensor_leaves
 from .keys import shown_key
 from .non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
 from .shape import batch_dim
+from .torch_elementwise import ELEMENTWISE_FUNCTIONS
 
 __all__ = ["HANDLED_FUNCTIONS", "cat", "stack"]
 
@@ -281,6 +282,11 @@ for _name in (
     "clamp",
 ):
     HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
+
+
+# -- element-wise functions (torch.sin, torch.maximum, F.relu, F.mse_loss, ...): see
+# torch_elementwise.py
+HANDLED_FUNCTIONS.update(ELEMENTWISE_FUNCTIONS)
 
 
 def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:

@@ -264,8 +264,9 @@ def mixed() -> TensorDict:
             r"key 'i' .* shape \(3, 2\) does not broadcast to \(3,\)",
         ),
         (
-            lambda td: td.__iadd__(torch.full((3,), 0.5)),
-            r"key 'f' .* shape \(3,\) does not broadcast to \(3, 2\)",
+            # (a tensor of the batch shape lines up with the batch dims: see elementwise.py)
+            lambda td: td.__iadd__(torch.full((2, 3), 0.5)),
+            r"key 'f' .* shape \(2, 3\) does not broadcast to \(3, 2\)",
         ),
         (lambda td: td.__iadd__(td.float() / 2), r"key 'i' .* the result, torch\.float32"),
         (lambda td: td.__iand__(1), r"key 'f' .* & needs integer or bool tensors"),

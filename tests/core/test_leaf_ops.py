@@ -17,14 +17,26 @@ from torch import Tensor
 
 from tensorclass import TensorDict, lazy_stack
 from tensorclass.errors import OperandError
-from tensorclass.tensordict_core.leaf_ops import TABLE, LeafOp, LeafOps
+from tensorclass.tensordict_core.leaf_ops import QUANTIZED, TABLE, LeafOp, LeafOps
+
+# a cast to complex32 (ComplexHalf) warns that torch's support of it is experimental
+pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 
 ENTRIES = sorted(TABLE)
 OTHER = "other instance"  # stands for a second instance with the same keys
 
 
-def _data() -> TensorDict:
+def _data(integers: bool = False) -> TensorDict:
     gen = torch.Generator().manual_seed(0)
+    if integers:  # for the bitwise entries
+        return TensorDict(
+            {
+                "a": torch.randint(0, 9, (4, 3), generator=gen),
+                "nested": {"b": torch.randint(0, 9, (4, 2, 5), generator=gen, dtype=torch.int32)},
+                "c": torch.randint(0, 9, (4,), generator=gen, dtype=torch.uint8),
+            },
+            [4],
+        )
     return TensorDict(
         {
             "a": torch.rand(4, 3, generator=gen) + 0.5,
@@ -33,6 +45,10 @@ def _data() -> TensorDict:
         },
         [4],
     )
+
+
+def _integers(name: str) -> bool:
+    return name.startswith("bitwise")
 
 
 def _reduce_ref(fn: Callable[..., Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -64,7 +80,24 @@ CALLS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "reduction_dtype": [((), {}), ((0, True), {}), ((), {"dim": 0, "dtype": torch.float64})],
     "reduction_correction": [((), {}), ((0,), {}), ((), {"dim": (0,), "correction": 0})],
     "reduction_one_dim": [((), {}), ((0,), {}), ((), {"dim": 0, "keepdim": True})],
+    "reversed_alpha": [((2.0,), {}), ((OTHER,), {"alpha": 0.5}), ((torch.tensor(3.0),), {})],
+    "ternary_value": [((OTHER, OTHER), {}), ((OTHER, 2.0), {"value": 0.5})],
+    "ternary_value_inplace": [((OTHER, OTHER), {}), ((OTHER, 2.0), {"value": 0.5})],
+    "ternary": [((OTHER, 0.5), {}), ((2.0, OTHER), {}), ((OTHER, torch.tensor(0.25)), {})],
+    "nan_replace": [((), {}), ((1.0,), {"posinf": 2.0, "neginf": -2.0})],
+    "nan_replace_inplace": [((), {}), ((1.0,), {"posinf": 2.0, "neginf": -2.0})],
+    "cast_to": [((torch.float64,), {}), (("torch.IntTensor",), {})],
 }
+#: entries whose calls differ from their kind's (integer operands for the bitwise ones)
+ENTRY_CALLS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
+    name: [((3,), {}), ((torch.tensor(5),), {}), ((OTHER,), {})]
+    for name in TABLE
+    if _integers(name) and TABLE[name].kind.name.startswith("binary")
+}
+
+
+def _calls(name: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return ENTRY_CALLS.get(name) or CALLS.get(TABLE[name].kind.name, [((), {})])
 
 
 def _expected(entry: LeafOp[...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -76,11 +109,22 @@ def _expected(entry: LeafOp[...], args: tuple[Any, ...], kwargs: dict[str, Any])
         return lambda key, leaf, second: fn(leaf.clone())
     if kind == "cast":
         return lambda key, leaf, second: leaf.to(fn)
-    if kind in ("binary", "binary_inplace"):
+    if kind == "binary":
         return lambda key, leaf, second: fn(leaf, _pair(args[0], key, second))
+    if kind == "binary_inplace":  # what the in-place form writes: the result, in the leaf's dtype
+        return lambda key, leaf, second: fn(leaf, _pair(args[0], key, second)).to(leaf.dtype)
     if kind in ("binary_alpha", "binary_alpha_inplace"):
         alpha = kwargs.get("alpha", 1)
         return lambda key, leaf, second: fn(leaf, _pair(args[0], key, second) * alpha)
+    if kind == "reversed_alpha":
+        alpha = kwargs.get("alpha", 1)
+        return lambda key, leaf, second: fn(leaf, _pair(args[0], key, second), alpha=alpha)
+    if kind in ("ternary_value", "ternary_value_inplace", "ternary"):
+        return lambda key, leaf, second: fn(leaf, *(_pair(a, key, second) for a in args), **kwargs)
+    if kind in ("nan_replace", "nan_replace_inplace"):
+        return lambda key, leaf, second: fn(leaf, *args, **kwargs)
+    if kind == "cast_to":
+        return lambda key, leaf, second: leaf.type(args[0])
     if kind.startswith("reduction"):
         ref = _reduce_ref(fn, args, kwargs)
         return lambda key, leaf, second: ref(leaf)
@@ -90,7 +134,8 @@ def _expected(entry: LeafOp[...], args: tuple[Any, ...], kwargs: dict[str, Any])
 CASES = [
     pytest.param(name, args, kwargs, id=f"{name}-{i}")
     for name in ENTRIES
-    for i, (args, kwargs) in enumerate(CALLS.get(TABLE[name].kind.name, [((), {})]))
+    for i, (args, kwargs) in enumerate(_calls(name))
+    if TABLE[name].fn not in QUANTIZED  # a cast to a quantized dtype is refused (see below)
 ]
 
 
@@ -104,7 +149,9 @@ def test_entry_matches_torch_leaf_by_leaf(
     name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> None:
     entry = TABLE[name]
-    td, second = _data(), _data().apply(lambda t: t * 0.5 + 0.25)
+    integers = _integers(name)
+    td = _data(integers)
+    second = _data(integers).apply(lambda t: t // 2 + 1 if integers else t * 0.5 + 0.25)
     before = td.clone()
     expected = _expected(entry, args, kwargs)
     call_args = tuple(second if isinstance(a, str) and a == OTHER else a for a in args)
@@ -185,3 +232,12 @@ def test_unary_inplace_under_vmap() -> None:
     td = TensorDict({"a": torch.zeros(3, 2)}, [3])
     out = torch.vmap(lambda t: t.exp_())(td)
     assert torch.equal(out["a"], torch.ones(3, 2))
+
+
+@pytest.mark.parametrize("name", [name for name in ENTRIES if TABLE[name].fn in QUANTIZED])
+def test_a_cast_to_a_quantized_dtype_names_the_key(name: str) -> None:
+    td = _data()
+    with pytest.raises(OperandError, match=rf"cannot cast key 'a' .* to torch\.{name}"):
+        getattr(td, name)()
+    # a filter that picks no leaf casts nothing
+    assert (getattr(td, name)(cast_filter=lambda key, leaf: False) == td).all()

@@ -48,6 +48,21 @@ assert_type(td.pow(2).half(), TensorDict)
 assert_type(td.std(), TensorDict)
 assert_type(lazy_stack([b, b]).exp(), Batch)
 
+# -- element-wise maths and casts ------------------------------------------------------------
+assert_type(b.sin().cos_(), Batch)
+assert_type(b.maximum(b, default=0), Batch)
+assert_type(s.sub(s, alpha=2.0, default="intersection"), Sub)
+assert_type(b.rsub(1.0, alpha=0.5), Batch)
+assert_type(b.addcmul(b, b, value=0.5), Batch)
+assert_type(b.lerp(b, 0.25), Batch)
+assert_type(b.nan_to_num(posinf=1.0), Batch)
+assert_type(td.float16(cast_filter=lambda key, leaf: key == ("a",)), TensorDict)
+assert_type(td.type(torch.int32), TensorDict)
+assert_type(td.type("torch.IntTensor"), TensorDict)
+assert_type(b.clamp(0.0, max=b), Batch)
+assert_type(b.dtype, torch.dtype | None)
+assert_type(b.bytes(), int)
+
 # -- a method taken off the instance or the class keeps its signature ------------------------
 bound = b.add
 assert_type(bound(1, alpha=2.0), Batch)
@@ -69,6 +84,10 @@ b.prod((0, 1))  # E: arg-type reportArgumentType
 b.amax(0, correction=1)  # E: call-arg reportCallIssue
 b.std(0, True, 1)  # E: call-arg reportCallIssue
 b.mul()  # E: call-arg reportCallIssue
+b.add(b, default="union")  # E: arg-type reportArgumentType
+b.addcmul(b, b, 2.0)  # E: call-arg reportCallIssue
+b.float16(lambda key, leaf: True)  # E: call-arg reportCallIssue
+b.nan_to_num(nan="0")  # E: arg-type reportArgumentType
 
 # -- no Any leaks ----------------------------------------------------------------------------
 q1: int = b.exp()  # E: assignment reportAssignmentType
