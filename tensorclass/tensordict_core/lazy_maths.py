@@ -29,7 +29,7 @@ from typing_extensions import Self
 
 from ._core import TensorCore
 from .lazy_shape import LazyShapeOps, _restack
-from .leaf_ops import TABLE, unary
+from .leaf_ops import TABLE, nan_replace, unary
 
 __all__ = ["LazyMaths"]
 
@@ -63,10 +63,16 @@ class LazyMaths(LazyShapeOps):
     def _each_member(self, fn: Callable[[Any], Any]) -> Self:
         return _restack([fn(m) for m in self._lazy.members], self._lazy.dim, self)
 
-    def _binary(self, op: Callable[[Any, Any], Any], other: Any, reflected: bool = False) -> Any:
-        parts = self._parts(other)
+    def _binary(
+        self,
+        op: Callable[[Any, Any], Any],
+        other: Any,
+        reflected: bool = False,
+        default: Any = None,
+    ) -> Any:
+        parts = None if default is not None else self._parts(other)
         if parts is None:
-            return super()._binary(op, other, reflected)
+            return super()._binary(op, other, reflected, default)
         results = [m._binary(op, part, reflected) for m, part in zip(self._lazy.members, parts)]
         if any(r is NotImplemented for r in results):
             return NotImplemented
@@ -81,9 +87,12 @@ class LazyMaths(LazyShapeOps):
     def __invert__(self) -> Self:
         return self._each_member(operator.invert)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> Self:
-        """Clamp every tensor of every member to ``[min, max]`` (a lazy stack)."""
-        return self._each_member(lambda m: m.clamp(min, max))
+    def clamp(self, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> Self:
+        """Clamp every tensor of every member to ``[min, max]`` (a lazy stack) when the
+        bounds are numbers; see ``TensorDict.clamp`` for the other forms (dense)."""
+        if out is None and all(b is None or _scalar(b) for b in (min, max)):
+            return self._each_member(lambda m: m.clamp(min, max))
+        return super().clamp(min, max, out=out)
 
     def _split_mask(self, mask: Tensor) -> list[Tensor] | None:
         """A batch mask split along the stack dim (None unless it spans the batch dims)."""
@@ -163,15 +172,15 @@ for _name, _op in {
 
 
 def _member_wise(name: str, doc: str) -> Callable[..., Any]:
-    def method(self: LazyMaths) -> Any:
-        return self._each_member(lambda m: getattr(m, name)())
+    def method(self: LazyMaths, *args: Any, **kwargs: Any) -> Any:
+        return self._each_member(lambda m: getattr(m, name)(*args, **kwargs))
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"{doc} Member by member: a lazy stack."
     return method
 
 
-# Every element-wise entry of the leaf-wise table runs member by member.
+# Every element-wise entry of the leaf-wise table without an operand runs member by member.
 for _name, _entry in TABLE.items():
-    if _entry.kind is unary and _name not in LazyMaths.__dict__:
+    if _entry.kind in (unary, nan_replace) and _name not in LazyMaths.__dict__:
         setattr(LazyMaths, _name, _member_wise(_name, _entry.doc))
