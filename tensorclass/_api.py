@@ -32,6 +32,7 @@ from .specs import Spec
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
+from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .typed import TensorClass
 

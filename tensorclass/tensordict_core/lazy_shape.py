@@ -289,11 +289,17 @@ class LazyShapeOps(TensorOps):
             members.reverse()
         return _restack(members, stack, self)
 
-    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Self:
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
         """Roll along one batch dim; rolling the stack dim rotates the members."""
         leaves = self._lazy
-        if not isinstance(dims, int) or not isinstance(shifts, int):
-            return super().roll(shifts, dims)
+        if inplace or not isinstance(dims, int) or not isinstance(shifts, int):
+            return super().roll(shifts, dims, inplace=inplace)
         d = batch_dim(dims, len(self._batch_size))
         members = list(leaves.members)
         if d == leaves.dim:

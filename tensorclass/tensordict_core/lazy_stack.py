@@ -389,21 +389,34 @@ class LazyStackedTensorDict(LazyShapeOps):
         """A lazy stack of the detached members."""
         return self._per_member("detach")
 
-    def contiguous(self) -> Any:
-        """A dense copy in the members' class (the keys every member has)."""
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
+        """A dense copy in the members' class (the keys every member has).
+
+        ``inplace=True`` makes the members' tensors contiguous instead and returns the stack.
+        """
+        if inplace:
+            return super().contiguous(canonical=canonical, inplace=True)
         data = {
             key: leaf.contiguous() if isinstance(leaf, LazyShapeOps) else leaf
             for key, leaf in self._lazy.items()
         }
-        return type(self)._new(data, self._batch_size, self._device, self._names)
+        dense = type(self)._new(data, self._batch_size, self._device, self._names)
+        return dense.contiguous(canonical=True) if canonical else dense
 
     def is_contiguous(self) -> bool:
         """Always ``False``: the members are separate."""
         return False
 
-    def where(self, condition: Tensor, other: Any) -> Any:
+    def where(
+        self,
+        condition: Tensor,
+        other: Any,
+        *,
+        out: TensorCore | None = None,
+        pad: float | bool | None = None,
+    ) -> Any:
         """See ``TensorDict.where`` (computed on the dense stack)."""
-        return self.contiguous().where(condition, other)
+        return self.contiguous().where(condition, other, out=out, pad=pad)
 
     def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
         """Keep only ``keys`` in every member (see ``TensorDict.select``)."""

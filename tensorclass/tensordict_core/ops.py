@@ -19,10 +19,10 @@ from typing_extensions import Self
 from ._core import Names
 from .arithmetic import Arithmetic
 from .functional_params import FunctionalParams
-from .indexing import Indexing
 from .pytree import register_pytree
 from .repr import format_instance
-from .shape import ShapeOps
+from .selection import Selecting
+from .tensor_state import TensorState
 from .torch_functions import HANDLED_FUNCTIONS
 
 __all__ = ["TensorOps"]
@@ -42,7 +42,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams):
+class TensorOps(Selecting, TensorState, Arithmetic, FunctionalParams):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

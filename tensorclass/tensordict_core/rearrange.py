@@ -1,0 +1,327 @@
+"""Rearranging, narrowing and repeating the batch dims: ``movedim``, ``swapaxes``, ``rot90``,
+``fliplr``/``flipud``, ``atleast_*d``, ``broadcast_to``, ``narrow``, ``tensor_split``, ``tile``,
+``repeat_interleave``.
+
+Each follows the torch function of the same name applied to the batch dims (the leaves' own
+feature dims are left as they are). Most are written with the shape operations of
+:class:`~tensorclass.tensordict_core.shape.ShapeOps` (``permute``, ``transpose``, ``flip``,
+``unsqueeze``, ``expand``, indexing), so a lazy stack keeps its members through them.
+
+>>> import torch
+>>> from tensorclass import TensorDict
+>>> td = TensorDict({"x": torch.zeros(2, 3, 5)}, batch_size=[2, 3])
+>>> td.movedim(0, 1).batch_size, td.movedim(0, 1)["x"].shape
+(torch.Size([3, 2]), torch.Size([3, 2, 5]))
+>>> [part.batch_size[1] for part in td.tensor_split(2, dim=1)]
+[2, 1]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from typing_extensions import Self
+
+from ._core import TensorCore
+from .non_tensor import NonTensorStack
+from .shape import ShapeOps, batch_dim
+
+__all__ = ["Rearranging", "positions_like"]
+
+
+def positions_like(leaf: NonTensorStack, pick: Tensor) -> NonTensorStack:
+    """The values of a per-element leaf at the flat batch positions ``pick`` (any shape)."""
+    return NonTensorStack(leaf.array.reshape(-1)[pick.cpu().numpy()])
+
+
+def _dims(value: int | Sequence[int]) -> list[int]:
+    return [value] if isinstance(value, int) else list(value)
+
+
+class Rearranging(ShapeOps):
+    """Moving, rotating, narrowing and repeating the batch dims."""
+
+    __slots__ = ()
+
+    def _rearranged(self, tensor_fn: Any, nested_fn: Any, new: torch.Size) -> Self:
+        """``tensor_fn`` on every tensor leaf, ``nested_fn`` on every nested instance; a
+        per-element non-tensor leaf takes the values at the positions ``tensor_fn`` moves
+        the batch elements to (a shared value is kept)."""
+        data: dict[str, Any] = {}
+        positions: Tensor | None = None
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                data[key] = tensor_fn(leaf)
+            elif isinstance(leaf, TensorCore):
+                data[key] = nested_fn(leaf)
+            elif type(leaf) is NonTensorStack:
+                if positions is None:
+                    bs = self._batch_size
+                    positions = tensor_fn(torch.arange(bs.numel()).reshape(bs))
+                data[key] = positions_like(leaf, positions)
+            else:
+                data[key] = leaf
+        return type(self)._new(data, new, self._device, None)
+
+    # -- moving dims -----------------------------------------------------------------------
+
+    def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
+        """Move batch dims ``source`` to positions ``destination`` (as ``torch.movedim``).
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> TensorDict({"x": torch.zeros(2, 3, 4)}, [2, 3, 4]).movedim(-1, 0).batch_size
+        torch.Size([4, 2, 3])
+        """
+        n = len(self._batch_size)
+        src = [batch_dim(d, n) for d in _dims(source)]
+        dst = [batch_dim(d, n) for d in _dims(destination)]
+        if len(src) != len(dst):
+            raise ValueError(
+                f"movedim: source {list(_dims(source))} and destination "
+                f"{list(_dims(destination))} must name as many dims"
+            )
+        if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise ValueError(f"movedim: repeated dim in source {src} or destination {dst}")
+        order: list[int | None] = [None] * n
+        for s, d in zip(src, dst):
+            order[d] = s
+        rest = iter(d for d in range(n) if d not in src)
+        return self.permute([next(rest) if d is None else d for d in order])
+
+    def moveaxis(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
+        """Alias of :meth:`movedim` (as ``torch.moveaxis``)."""
+        return self.movedim(source, destination)
+
+    def swapaxes(self, axis0: int, axis1: int) -> Self:
+        """Swap two batch dims (as ``torch.swapaxes``; same as :meth:`transpose`)."""
+        return self.transpose(axis0, axis1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Self:
+        """Swap two batch dims (as ``torch.swapdims``; same as :meth:`transpose`)."""
+        return self.transpose(dim0, dim1)
+
+    def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> Self:
+        """Rotate by 90 degrees ``k`` times in the plane of batch ``dims`` (as ``torch.rot90``:
+        from the first dim towards the second)."""
+        n = len(self._batch_size)
+        if len(dims) != 2:
+            raise ValueError(f"rot90 needs exactly 2 dims; got {list(dims)}")
+        if n < 2:
+            raise ValueError(f"rot90 needs at least 2 batch dims; batch size {list(self.shape)}")
+        d0, d1 = batch_dim(dims[0], n), batch_dim(dims[1], n)
+        if d0 == d1:
+            raise ValueError(f"rot90 needs two different dims; got {list(dims)}")
+        k %= 4
+        if k == 1:
+            return self.flip([d1]).transpose(d0, d1)
+        if k == 2:
+            return self.flip([d0, d1])
+        if k == 3:
+            return self.flip([d0]).transpose(d0, d1)
+        return self.flip([])
+
+    def fliplr(self) -> Self:
+        """Reverse batch dim 1 (as ``torch.fliplr``: needs at least 2 batch dims)."""
+        if len(self._batch_size) < 2:
+            raise ValueError(f"fliplr needs at least 2 batch dims; batch size {list(self.shape)}")
+        return self.flip([1])
+
+    def flipud(self) -> Self:
+        """Reverse batch dim 0 (as ``torch.flipud``: needs at least 1 batch dim)."""
+        if not self._batch_size:
+            raise ValueError("flipud needs at least 1 batch dim; the batch size is []")
+        return self.flip([0])
+
+    # -- adding dims -------------------------------------------------------------------------
+
+    def atleast_1d(self) -> Self:
+        """At least one batch dim (as ``torch.atleast_1d``: a 0-d batch becomes ``[1]``)."""
+        return self.unsqueeze(0) if not self._batch_size else self
+
+    def atleast_2d(self) -> Self:
+        """At least two batch dims (as ``torch.atleast_2d``: dims of size 1 go in front)."""
+        n = len(self._batch_size)
+        if n >= 2:
+            return self
+        return self.unsqueeze(0) if n == 1 else self.unsqueeze(0).unsqueeze(0)
+
+    def atleast_3d(self) -> Self:
+        """At least three batch dims, as ``torch.atleast_3d``: ``[]`` becomes ``[1, 1, 1]``,
+        ``[n]`` becomes ``[1, n, 1]`` and ``[m, n]`` becomes ``[m, n, 1]``."""
+        n = len(self._batch_size)
+        if n >= 3:
+            return self
+        if n == 2:
+            return self.unsqueeze(2)
+        if n == 1:
+            return self.unsqueeze(0).unsqueeze(2)
+        return self.unsqueeze(0).unsqueeze(0).unsqueeze(0)
+
+    def broadcast_to(self, *shape: int | Sequence[int]) -> Self:
+        """Broadcast the batch dims to ``shape`` (as ``torch.broadcast_to``; same as
+        :meth:`expand`): no copy."""
+        return self.expand(*shape)
+
+    # -- narrowing and splitting ---------------------------------------------------------------
+
+    def narrow(self, dim: int, start: int | Tensor, length: int) -> Self:
+        """The ``length`` elements from ``start`` along batch dim ``dim`` (a view, as
+        ``torch.narrow``; a negative ``start`` counts from the end)."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs))
+        size = bs[d]
+        begin = int(start) if isinstance(start, Tensor) else operator.index(start)
+        if begin < 0:
+            begin += size
+        if not 0 <= begin <= size:
+            raise IndexError(f"narrow: start {start} is out of range for dim {d} of size {size}")
+        if length < 0 or begin + length > size:
+            raise IndexError(
+                f"narrow: start ({begin}) + length ({length}) exceeds dim {d} of size {size}"
+            )
+        return self[(slice(None),) * d + (slice(begin, begin + length),)]
+
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """Split along batch dim ``dim`` as ``torch.tensor_split``: into that many nearly
+        equal parts (an int), or at the given indices (a list or a 1-d tensor)."""
+        bs = self._batch_size
+        if not bs:
+            raise ValueError("tensor_split needs at least one batch dim; the batch size is []")
+        d = batch_dim(dim, len(bs))
+        size = bs[d]
+        spec: Any = indices_or_sections
+        if isinstance(spec, Tensor):
+            if spec.ndim > 1 or spec.is_floating_point():
+                raise ValueError(
+                    f"tensor_split: a tensor of indices must be a 0-d or 1-d integer tensor; "
+                    f"got {spec.ndim}-d {spec.dtype}"
+                )
+            spec = spec.tolist()
+        if isinstance(spec, int):
+            if spec <= 0:
+                raise ValueError(f"tensor_split: sections must be positive; got {spec}")
+            small, extra = divmod(size, spec)
+            bounds = [0]
+            for part in range(spec):
+                bounds.append(bounds[-1] + small + (1 if part < extra else 0))
+        else:
+            bounds = [0]
+            for index in spec:
+                index = operator.index(index)
+                bounds.append(min(max(index + size if index < 0 else index, 0), size))
+            bounds.append(size)
+        return tuple(
+            self.narrow(d, start, max(stop - start, 0)) for start, stop in zip(bounds, bounds[1:])
+        )
+
+    # -- padding ------------------------------------------------------------------------------
+
+    def pad(self, pad_size: Sequence[int], value: float = 0.0, inplace: bool = False) -> Self:
+        """Pad the batch dims with ``value``: ``pad_size`` is ``[before, after]`` for batch dim
+        0, then for dim 1, and so on (negative sizes crop, as ``torch.nn.functional.pad``).
+        Non-tensor values take ``None`` in the new elements; ``inplace=True`` changes this
+        instance and returns it.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict({"x": torch.ones(2, 3)}, batch_size=[2])
+        >>> td.pad([1, 0], value=-1)["x"][:, 0].tolist()
+        [-1.0, 1.0, 1.0]
+        """
+        if inplace:
+            return self._become(self.pad(pad_size, value), "pad")
+        bs = self._batch_size
+        pads = [operator.index(p) for p in pad_size]
+        if len(pads) % 2 or len(pads) > 2 * len(bs):
+            raise ValueError(
+                f"pad: pad_size needs a (before, after) pair per padded batch dim, at most "
+                f"{len(bs)} pairs for batch size {list(bs)}; got {pads}"
+            )
+        new = list(bs)
+        for i, size in enumerate(pads):
+            new[i // 2] += size
+        if min(new, default=0) < 0:
+            raise ValueError(f"pad: {pads} would make batch size {list(bs)} negative")
+        padded = len(pads) // 2
+        pairs = [p for d in reversed(range(padded)) for p in pads[2 * d : 2 * d + 2]]
+        new_size = torch.Size(new)
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                data[key] = F.pad(leaf, [0, 0] * (leaf.ndim - padded) + pairs, value=value)
+            elif isinstance(leaf, Rearranging):
+                data[key] = leaf.pad(pads, value)
+            elif type(leaf) is NonTensorStack:
+                data[key] = _pad_stack(leaf, pads, new_size)
+            else:
+                data[key] = leaf
+        return type(self)._new(data, new_size, self._device, self._names)
+
+    # -- repeating ----------------------------------------------------------------------------
+
+    def tile(self, *dims: int | Sequence[int]) -> Self:
+        """Repeat the batch dims as ``torch.tile``: fewer counts than batch dims repeat the
+        last ones; more add leading batch dims."""
+        reps = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else list(_flat(dims))
+        n = len(self._batch_size)
+        return self.repeat([1] * (n - len(reps)) + reps)
+
+    def repeat_interleave(
+        self, repeats: int | Tensor, dim: int | None = None, *, output_size: int | None = None
+    ) -> Self:
+        """Repeat each element along batch dim ``dim`` ``repeats`` times, keeping repeats
+        together (as ``torch.repeat_interleave``; ``dim=None`` flattens the batch first)."""
+        bs = self._batch_size
+        if dim is None:
+            flat = self.reshape(-1) if len(bs) != 1 else self
+            return flat.repeat_interleave(repeats, 0, output_size=output_size)
+        d = batch_dim(dim, len(bs))
+        if isinstance(repeats, Tensor) and repeats.numel() != 1:
+            if repeats.ndim != 1 or repeats.shape[0] != bs[d]:
+                raise ValueError(
+                    f"repeat_interleave: repeats of shape {list(repeats.shape)} must have one "
+                    f"count per element of batch dim {d} (size {bs[d]})"
+                )
+            total = output_size if output_size is not None else int(repeats.sum())
+        else:
+            total = bs[d] * int(repeats)
+        new = torch.Size((*bs[:d], total, *bs[d + 1 :]))
+
+        def tensor_fn(leaf: Tensor) -> Tensor:
+            return leaf.repeat_interleave(repeats, d, output_size=output_size)
+
+        def nested_fn(leaf: Any) -> Any:
+            return leaf.repeat_interleave(repeats, d, output_size=output_size)
+
+        return self._rearranged(tensor_fn, nested_fn, new)
+
+
+def _pad_stack(leaf: NonTensorStack, pad_size: Sequence[int], new: torch.Size) -> NonTensorStack:
+    """A per-element leaf padded with ``None`` (negative sizes crop)."""
+    out = np.full(tuple(new), None, dtype=object)
+    source, target = [], []
+    for d in range(len(new)):
+        before = pad_size[2 * d] if 2 * d < len(pad_size) else 0
+        size = leaf.array.shape[d]
+        start = max(-before, 0)
+        stop = min(size, new[d] - before)
+        source.append(slice(start, max(stop, start)))
+        target.append(slice(start + before, max(stop, start) + before))
+    out[tuple(target)] = leaf.array[tuple(source)]
+    return NonTensorStack(out)
+
+
+def _flat(dims: tuple[Any, ...]) -> list[int]:
+    out: list[int] = []
+    for part in dims:
+        out.extend(_dims(part))
+    return out

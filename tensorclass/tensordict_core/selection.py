@@ -1,0 +1,194 @@
+"""Selecting batch elements and writing at an index, key by key: ``gather``,
+``masked_select``, ``get_at``, ``set_at_``, ``update_at_``, ``copy_at_``, ``get_item_shape``.
+
+An index is read against the batch dims, as for ``td[index]``: ``td.get_at("x", 0)`` is
+``td["x"][0]`` and ``td.set_at_("x", v, idx)`` is ``td["x"][idx] = v``, written through to
+the stored tensor (to the members of a lazy stack).
+
+>>> import torch
+>>> from tensorclass import TensorDict
+>>> td = TensorDict({"x": torch.arange(6).reshape(2, 3)}, batch_size=[2, 3])
+>>> td.gather(1, torch.tensor([[2, 0], [1, 1]]))["x"].tolist()
+[[2, 0], [4, 4]]
+>>> td.set_at_("x", 0, (1, slice(None)))["x"].tolist()
+[[0, 1, 2], [0, 0, 0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..errors import BatchSizeError, KeyNotFoundError
+from ..registry import dynamic_class
+from ._core import MISSING, TensorCore
+from .access import _owner, read_value
+from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
+from .keys import NestedKey, unravel_key_tuple
+from .non_tensor import NonTensorData
+from .rearrange import Rearranging
+from .shape import batch_dim
+
+__all__ = ["Selecting"]
+
+
+def _key(flat: tuple[str, ...]) -> str | tuple[str, ...]:
+    return flat[0] if len(flat) == 1 else flat
+
+
+def _expand_index(index: Tensor, shape: Sequence[int], batch_dims: int) -> Tensor:
+    """``index`` (shaped like the batch dims) with singleton trailing dims expanded to the
+    leaf's feature dims, as ``torch.gather`` needs."""
+    extra = len(shape) - batch_dims
+    if not extra:
+        return index
+    features = tuple(shape[batch_dims:])
+    return index.reshape(*index.shape, *(1,) * extra).expand(*index.shape, *features)
+
+
+class Selecting(Indexing, Rearranging):
+    """Gathering, masking and key-by-key reads and writes at a batch index."""
+
+    __slots__ = ()
+
+    def gather(self, dim: int, index: Tensor, out: TensorCore | None = None) -> Self:
+        """Gather along batch dim ``dim`` as ``torch.gather``, leaf by leaf.
+
+        ``index`` has as many dims as the batch and gives the result's batch size; a leaf
+        with feature dims takes it expanded to them (every feature is gathered). ``out=``
+        receives the result in place.
+        """
+        bs = self._batch_size
+        n = len(bs)
+        d = batch_dim(dim, n)
+        if index.ndim != n:
+            raise BatchSizeError(
+                f"gather: the index needs one dim per batch dim ({n}, batch size {list(bs)}); "
+                f"got shape {list(index.shape)}"
+            )
+
+        def tensor_fn(leaf: Tensor) -> Tensor:
+            return torch.gather(leaf, d, _expand_index(index, leaf.shape, n))
+
+        def nested_fn(leaf: Any) -> Any:
+            return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
+
+        result = self._rearranged(tensor_fn, nested_fn, torch.Size(index.shape))
+        if out is not None:
+            out.update_(result)  # type: ignore[attr-defined]
+            return out  # type: ignore[return-value]
+        return result
+
+    def masked_select(self, mask: Tensor) -> Self:
+        """The elements where the boolean ``mask`` (over the leading batch dims) is true,
+        along one new first batch dim, as ``td[mask]`` (trailing singleton mask dims past
+        the batch dims are ignored)."""
+        if mask.dtype is not torch.bool:
+            raise TypeError(f"masked_select needs a boolean mask; got {mask.dtype}")
+        bs = self._batch_size
+        while mask.ndim > len(bs) and mask.shape[-1] == 1:
+            mask = mask.squeeze(-1)
+        if mask.shape != bs[: mask.ndim] or (not mask.ndim and bs):
+            raise BatchSizeError(
+                f"masked_select: a mask of shape {list(mask.shape)} does not match the leading "
+                f"batch dims of batch size {list(bs)}"
+            )
+        result: Self = self[mask]
+        return result
+
+    # -- one key at an index -------------------------------------------------------------
+
+    def get_at(self, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
+        """``self[key][index]`` without building the intermediate result; ``default`` is
+        returned for a missing key (else a ``KeyError``)."""
+        flat = unravel_key_tuple(key)
+        try:
+            leaf = self._leaf(_key(flat))
+        except KeyNotFoundError:
+            if default is MISSING:
+                raise
+            return default
+        if type(leaf) is NonTensorData:
+            return leaf.data
+        return read_value(leaf[normalize_index(index, self._batch_size)])
+
+    def set_at_(self, key: NestedKey, value: Any, index: Any) -> Self:
+        """Write ``value`` into the existing ``key`` at batch ``index``, in place (the
+        value broadcasts to the selected elements, as ``tensor[index] = value``)."""
+        flat = unravel_key_tuple(key)
+        normalized = normalize_index(index, self._batch_size)
+        owner = _owner(self, flat)
+        if owner is not None and type(owner._data) is dict and _dense_path(self, flat):
+            leaf = owner._data.get(flat[-1], MISSING)
+            if isinstance(leaf, Tensor):
+                leaf[normalized] = value
+                return self
+            if isinstance(leaf, Indexing):
+                leaf._set_at(normalized, value)
+                return self
+        leaf = self._leaf(_key(flat))  # raises for a missing key
+        target = indexed_batch_size(self._batch_size, normalized)
+        if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
+            features = leaf.shape[len(self._batch_size) :]
+            value = torch.as_tensor(value, dtype=leaf.dtype).expand(*target, *features)
+        part = dynamic_class()({flat: value}, batch_size=target)
+        self._set_at(normalized, part)
+        return self
+
+    def update_at_(
+        self,
+        input: Mapping[Any, Any] | TensorCore,
+        index: Any,
+        clone: bool = False,
+        *,
+        keys_to_update: Sequence[NestedKey] | None = None,
+    ) -> Self:
+        """Write every entry of ``input`` into the existing keys at batch ``index``, in
+        place (``clone=True`` copies the values first). Every key must exist: on a missing
+        one nothing is written."""
+        if not isinstance(input, TensorCore):
+            input = dynamic_class()(input)
+        entries = _leaves(input, ())
+        if keys_to_update is not None:
+            wanted = {unravel_key_tuple(k) for k in keys_to_update}
+            entries = [(k, v) for k, v in entries if k in wanted or k[:1] in wanted]
+        for flat, _ in entries:
+            if not self._has(_key(flat)):
+                raise self._missing_at(flat, _key(flat))
+        if keys_to_update is None and not clone and entries:
+            self._set_at(index, input)
+            return self
+        for flat, value in entries:
+            value = read_value(value)
+            self.set_at_(flat, value.clone() if clone and isinstance(value, Tensor) else value, index)
+        return self
+
+    def copy_at_(self, src: Mapping[Any, Any] | TensorCore, index: Any) -> Self:
+        """Copy ``src`` into this instance at batch ``index``, in place (see
+        :meth:`update_at_`)."""
+        return self.update_at_(src, index)
+
+    def get_item_shape(self, key: NestedKey) -> torch.Size:
+        """The shape of the value under ``key``: a tensor's shape, a nested instance's batch
+        size, the batch size of the level holding a non-tensor value."""
+        flat = unravel_key_tuple(key)
+        leaf = self._leaf(_key(flat))
+        if type(leaf) is NonTensorData:
+            owner = _owner(self, flat)
+            return owner._batch_size if owner is not None else self._batch_size
+        shape: torch.Size = leaf.shape
+        return shape
+
+
+def _dense_path(node: TensorCore, flat: tuple[str, ...]) -> bool:
+    """Whether every level down to the owner of ``flat`` stores its own leaves (no lazy
+    stack, whose stored leaves are stacked copies)."""
+    for part in flat[:-1]:
+        if type(node._data) is not dict:
+            return False
+        node = node._data[part]
+    return type(node._data) is dict
