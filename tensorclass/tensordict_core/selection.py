@@ -26,7 +26,7 @@ from typing_extensions import Self
 from ..errors import BatchSizeError, KeyNotFoundError
 from ..registry import dynamic_class
 from ._core import MISSING, TensorCore
-from .access import _owner, read_value
+from .access import _entries, _flat_entries, _owner, read_value
 from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
 from .keys import NestedKey, unravel_key_tuple
 from .non_tensor import NonTensorData
@@ -150,16 +150,18 @@ class Selecting(Indexing, Rearranging):
         """Write every entry of ``input`` into the existing keys at batch ``index``, in
         place (``clone=True`` copies the values first). Every key must exist: on a missing
         one nothing is written."""
-        if not isinstance(input, TensorCore):
-            input = dynamic_class()(input)
-        entries = _leaves(input, ())
+        whole = isinstance(input, TensorCore)
+        if isinstance(input, TensorCore):
+            entries = _leaves(input, ())
+        else:
+            entries = list(_flat_entries(_entries(input)))
         if keys_to_update is not None:
             wanted = {unravel_key_tuple(k) for k in keys_to_update}
             entries = [(k, v) for k, v in entries if k in wanted or k[:1] in wanted]
         for flat, _ in entries:
             if not self._has(_key(flat)):
                 raise self._missing_at(flat, _key(flat))
-        if keys_to_update is None and not clone and entries:
+        if whole and keys_to_update is None and not clone and entries:
             self._set_at(index, input)
             return self
         for flat, value in entries:

@@ -62,8 +62,10 @@ class TensorState(Functional, KeyAccess):
     # -- autograd ----------------------------------------------------------------------------
 
     @property
-    def data(self) -> Self:
-        """The tensors detached from autograd, sharing their storage (as ``Tensor.data``)."""
+    def data(self) -> Any:  # Any, not Self: a typed class may declare a field named "data"
+        """The tensors detached from autograd, sharing their storage (as ``Tensor.data``),
+        in an instance of the same class. A typed class may declare a field named ``data``,
+        which then hides this property on that class."""
         return self._map_tensors(lambda t: t.data)
 
     @property
