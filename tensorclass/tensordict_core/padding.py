@@ -138,7 +138,9 @@ def pad_sequence(
         if masks_key is not None:
             for key in keys:
                 masks = [
-                    _padded(torch.ones(item._batch_size, dtype=torch.bool), pos, length, False, left)
+                    _padded(
+                        torch.ones(item._batch_size, dtype=torch.bool), pos, length, False, left
+                    )
                     for item in items
                 ]
                 result.set((*masks_key, *key), torch.stack(masks))
@@ -204,7 +206,9 @@ def _pad_leaves(
     return item.named_apply(fn, nested_keys=True)
 
 
-def unpad_sequence(padded: T, mask: TensorCore | Tensor | None = None, *, pad_dim: int = 0) -> list[T]:
+def unpad_sequence(
+    padded: Any, mask: TensorCore | Tensor | None = None, *, pad_dim: int = 0
+) -> list[Any]:
     """Undo :func:`pad_sequence`: the items, each cut back to its real elements (the
     ``True`` run of its mask), in a list (their batch sizes may differ, which a lazy stack
     does not allow).
@@ -221,7 +225,7 @@ def unpad_sequence(padded: T, mask: TensorCore | Tensor | None = None, *, pad_di
                 "pad_sequence(..., return_mask=True)"
             )
         mask = padded._data["masks"]
-        padded = padded.exclude("masks")  # type: ignore[attr-defined]
+        padded = padded.exclude("masks")
     n = len(padded._batch_size) - 1
     leaves = [(k, leaf) for k, leaf in _leaves(padded, ()) if isinstance(leaf, Tensor)]
     pads = {k: (pad_dim if pad_dim >= 0 else leaf.ndim - 1 + pad_dim) for k, leaf in leaves}
@@ -250,7 +254,7 @@ def unpad_sequence(padded: T, mask: TensorCore | Tensor | None = None, *, pad_di
     if n and all(p < n for p in pads.values()):
         pos = next(iter(pads.values()), pad_dim % n)
         bounds = runs(next(iter(pads), None), pos)
-        items = [padded[i].narrow(pos, s, c) for i, (s, c) in enumerate(bounds)]  # type: ignore[attr-defined]
+        items = [padded[i].narrow(pos, s, c) for i, (s, c) in enumerate(bounds)]
     else:
         cut = {k: runs(k, p) for k, p in pads.items()}
         items = []
@@ -263,4 +267,3 @@ def unpad_sequence(padded: T, mask: TensorCore | Tensor | None = None, *, pad_di
                     item.set(key, leaf.narrow(pads[key], start, length))
             items.append(item)
     return items
-

@@ -1,5 +1,5 @@
 """Rearranging, narrowing and repeating the batch dims: ``movedim``, ``swapaxes``, ``rot90``,
-``fliplr``/``flipud``, ``atleast_*d``, ``broadcast_to``, ``narrow``, ``tensor_split``, ``tile``,
+``fliplr``/``flipud``, ``atleast_*d``, ``broadcast_to``, ``pad``, ``tile``,
 ``repeat_interleave``.
 
 Each follows the torch function of the same name applied to the batch dims (the leaves' own
@@ -12,8 +12,8 @@ feature dims are left as they are). Most are written with the shape operations o
 >>> td = TensorDict({"x": torch.zeros(2, 3, 5)}, batch_size=[2, 3])
 >>> td.movedim(0, 1).batch_size, td.movedim(0, 1)["x"].shape
 (torch.Size([3, 2]), torch.Size([3, 2, 5]))
->>> [part.batch_size[1] for part in td.tensor_split(2, dim=1)]
-[2, 1]
+>>> td.rot90().batch_size
+torch.Size([3, 2])
 """
 
 from __future__ import annotations
@@ -168,60 +168,6 @@ class Rearranging(ShapeOps):
         """Broadcast the batch dims to ``shape`` (as ``torch.broadcast_to``; same as
         :meth:`expand`): no copy."""
         return self.expand(*shape)
-
-    # -- narrowing and splitting ---------------------------------------------------------------
-
-    def narrow(self, dim: int, start: int | Tensor, length: int) -> Self:
-        """The ``length`` elements from ``start`` along batch dim ``dim`` (a view, as
-        ``torch.narrow``; a negative ``start`` counts from the end)."""
-        bs = self._batch_size
-        d = batch_dim(dim, len(bs))
-        size = bs[d]
-        begin = int(start) if isinstance(start, Tensor) else operator.index(start)
-        if begin < 0:
-            begin += size
-        if not 0 <= begin <= size:
-            raise IndexError(f"narrow: start {start} is out of range for dim {d} of size {size}")
-        if length < 0 or begin + length > size:
-            raise IndexError(
-                f"narrow: start ({begin}) + length ({length}) exceeds dim {d} of size {size}"
-            )
-        return self[(slice(None),) * d + (slice(begin, begin + length),)]
-
-    def tensor_split(
-        self, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
-    ) -> tuple[Self, ...]:
-        """Split along batch dim ``dim`` as ``torch.tensor_split``: into that many nearly
-        equal parts (an int), or at the given indices (a list or a 1-d tensor)."""
-        bs = self._batch_size
-        if not bs:
-            raise ValueError("tensor_split needs at least one batch dim; the batch size is []")
-        d = batch_dim(dim, len(bs))
-        size = bs[d]
-        spec: Any = indices_or_sections
-        if isinstance(spec, Tensor):
-            if spec.ndim > 1 or spec.is_floating_point():
-                raise ValueError(
-                    f"tensor_split: a tensor of indices must be a 0-d or 1-d integer tensor; "
-                    f"got {spec.ndim}-d {spec.dtype}"
-                )
-            spec = spec.tolist()
-        if isinstance(spec, int):
-            if spec <= 0:
-                raise ValueError(f"tensor_split: sections must be positive; got {spec}")
-            small, extra = divmod(size, spec)
-            bounds = [0]
-            for part in range(spec):
-                bounds.append(bounds[-1] + small + (1 if part < extra else 0))
-        else:
-            bounds = [0]
-            for index in spec:
-                index = operator.index(index)
-                bounds.append(min(max(index + size if index < 0 else index, 0), size))
-            bounds.append(size)
-        return tuple(
-            self.narrow(d, start, max(stop - start, 0)) for start, stop in zip(bounds, bounds[1:])
-        )
 
     # -- padding ------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Selecting batch elements and writing at an index, key by key: ``gather``,
-``masked_select``, ``get_at``, ``set_at_``, ``update_at_``, ``copy_at_``, ``get_item_shape``.
+``masked_select``, ``narrow``, ``tensor_split``, ``get_at``, ``set_at_``, ``update_at_``, ``copy_at_``, ``get_item_shape``.
 
 An index is read against the batch dims, as for ``td[index]``: ``td.get_at("x", 0)`` is
 ``td["x"][0]`` and ``td.set_at_("x", v, idx)`` is ``td["x"][idx] = v``, written through to
@@ -16,7 +16,9 @@ the stored tensor (to the members of a lazy stack).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 import torch
@@ -100,6 +102,61 @@ class Selecting(Indexing, Rearranging):
         result: Self = self[mask]
         return result
 
+    # -- narrowing and splitting ---------------------------------------------------------------
+
+    def narrow(self, dim: int, start: int | Tensor, length: int) -> Self:
+        """The ``length`` elements from ``start`` along batch dim ``dim`` (a view, as
+        ``torch.narrow``; a negative ``start`` counts from the end)."""
+        bs = self._batch_size
+        d = batch_dim(dim, len(bs))
+        size = bs[d]
+        begin = int(start) if isinstance(start, Tensor) else operator.index(start)
+        if begin < 0:
+            begin += size
+        if not 0 <= begin <= size:
+            raise IndexError(f"narrow: start {start} is out of range for dim {d} of size {size}")
+        if length < 0 or begin + length > size:
+            raise IndexError(
+                f"narrow: start ({begin}) + length ({length}) exceeds dim {d} of size {size}"
+            )
+        result: Self = self[(slice(None),) * d + (slice(begin, begin + length),)]
+        return result
+
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """Split along batch dim ``dim`` as ``torch.tensor_split``: into that many nearly
+        equal parts (an int), or at the given indices (a list or a 1-d tensor)."""
+        bs = self._batch_size
+        if not bs:
+            raise ValueError("tensor_split needs at least one batch dim; the batch size is []")
+        d = batch_dim(dim, len(bs))
+        size = bs[d]
+        spec: Any = indices_or_sections
+        if isinstance(spec, Tensor):
+            if spec.ndim > 1 or spec.is_floating_point():
+                raise ValueError(
+                    f"tensor_split: a tensor of indices must be a 0-d or 1-d integer tensor; "
+                    f"got {spec.ndim}-d {spec.dtype}"
+                )
+            spec = spec.tolist()
+        if isinstance(spec, int):
+            if spec <= 0:
+                raise ValueError(f"tensor_split: sections must be positive; got {spec}")
+            small, extra = divmod(size, spec)
+            bounds = [0]
+            for part in range(spec):
+                bounds.append(bounds[-1] + small + (1 if part < extra else 0))
+        else:
+            bounds = [0]
+            for index in spec:
+                index = operator.index(index)
+                bounds.append(min(max(index + size if index < 0 else index, 0), size))
+            bounds.append(size)
+        return tuple(
+            self.narrow(d, start, max(stop - start, 0)) for start, stop in pairwise(bounds)
+        )
+
     # -- one key at an index -------------------------------------------------------------
 
     def get_at(self, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
@@ -166,7 +223,9 @@ class Selecting(Indexing, Rearranging):
             return self
         for flat, value in entries:
             value = read_value(value)
-            self.set_at_(flat, value.clone() if clone and isinstance(value, Tensor) else value, index)
+            self.set_at_(
+                flat, value.clone() if clone and isinstance(value, Tensor) else value, index
+            )
         return self
 
     def copy_at_(self, src: Mapping[Any, Any] | TensorCore, index: Any) -> Self:

@@ -86,7 +86,7 @@ class ShapeOps(TensorCore):
                 raise TypeError("view: pass the shape positionally or as size=, not both")
             shape = (tuple(size),)
         bs = self._batch_size
-        new = _infer_shape(_sizes(shape), bs.numel(), bs)  # type: ignore[arg-type]
+        new = _infer_shape(_sizes(shape), bs.numel(), bs)
         return self._resize_leaves(new, "view")
 
     def _map_leaf_tensors(self, fn: Any) -> Self:

@@ -113,9 +113,7 @@ class TensorState(Functional, KeyAccess):
                 keys.append(key)
                 tensors.append(leaf)
         if not tensors:
-            raise RuntimeError(
-                f"backward: no tensor of this {type(self).__name__} requires grad"
-            )
+            raise RuntimeError(f"backward: no tensor of this {type(self).__name__} requires grad")
         grads: list[Tensor] | None = None
         if gradient is None:
             for key, leaf in zip(keys, tensors):

@@ -265,7 +265,10 @@ def test_non_tensor_values_follow_the_elements() -> None:
         (lambda td: td.pad([1]), ValueError),
         (lambda td: td.pad([0, 0, 0, 0, 1, 1]), ValueError),
         (lambda td: td.repeat_interleave(torch.tensor([1, 2]), 0), ValueError),
-        (lambda td: td.view(torch.int32, size=(12,)) if False else td.view(12, size=(12,)), TypeError),
+        (
+            lambda td: td.view(torch.int32, size=(12,)) if False else td.view(12, size=(12,)),
+            TypeError,
+        ),
     ],
 )
 def test_bad_arguments_raise(call: Callable[[Any], Any], error: type[Exception]) -> None:
@@ -286,9 +289,17 @@ def test_bad_arguments_raise(call: Callable[[Any], Any], error: type[Exception])
             lambda td: td.unflatten(1, unflattened_size=(2, 2), inplace=True),
             lambda x: x.unflatten(1, (2, 2)),
         ),
-        ("repeat", lambda td: td.repeat(2, 1, inplace=True), lambda x: x.repeat(2, 1, *(1,) * (x.ndim - 2))),
+        (
+            "repeat",
+            lambda td: td.repeat(2, 1, inplace=True),
+            lambda x: x.repeat(2, 1, *(1,) * (x.ndim - 2)),
+        ),
         ("roll", lambda td: td.roll(1, 0, inplace=True), lambda x: x.roll(1, 0)),
-        ("pad", lambda td: td.pad([0, 1], inplace=True), lambda x: F.pad(x, [0, 0] * (x.ndim - 1) + [0, 1])),
+        (
+            "pad",
+            lambda td: td.pad([0, 1], inplace=True),
+            lambda x: F.pad(x, [0, 0] * (x.ndim - 1) + [0, 1]),
+        ),
         ("contiguous", lambda td: td.contiguous(inplace=True), lambda x: x),
     ],
 )
@@ -355,7 +366,9 @@ def test_where_with_pad_and_out(kind: str) -> None:
     out = source.clone()
     assert source.where(cond, 0.0, out=out) is out
     assert torch.equal(out.get("b"), torch.where(cond[..., None], source.get("b"), 0.0))
-    assert torch.equal(torch.where(cond, 1.0, source).get("a"), torch.where(cond, 1.0, source.get("a")))
+    assert torch.equal(
+        torch.where(cond, 1.0, source).get("a"), torch.where(cond, 1.0, source.get("a"))
+    )
 
 
 # -- key by key at an index --------------------------------------------------------------------
