@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.nn.utils.rnn import pad_sequence as torch_pad_sequence
 
 from ..errors import StructureMismatchError
 from ..keys import NestedKey, unravel_key_tuple
@@ -126,15 +127,17 @@ def pad_sequence(
     if batch_pos or (not tensor_keys and n):
         pos = batch_pos.pop() if batch_pos else pad_dim % n
         length = max(item._batch_size[pos] for item in items)
+        result: Any = _pad_stacked(items, pos, length, values, default, padding_side, ())
         padded_items = []
-        for item in items:
+        for item in items if result is None else ():
             missing = length - item._batch_size[pos]
             sizes = [0, 0] * pos + ([missing, 0] if left else [0, missing])
             if not values or not missing:
                 padded_items.append(item.pad(sizes, default))  # type: ignore[attr-defined]
             else:
                 padded_items.append(_pad_per_key(item, pos, length, values, default, left))
-        result: Any = stack(padded_items)
+        if result is None:
+            result = stack(padded_items)
         if masks_key is not None:
             for key in keys:
                 masks = [
@@ -169,6 +172,52 @@ def pad_sequence(
         return out
     padded_result: T = result
     return padded_result
+
+
+def _pad_stacked(
+    levels: list[Any],
+    pos: int,
+    length: int,
+    values: dict[tuple[str, ...], float],
+    default: Any,
+    side: str,
+    path: tuple[str, ...],
+) -> Any:
+    """The padded stack built key by key with ``torch.nn.utils.rnn.pad_sequence`` (one
+    call per key), or None when a level holds something else than tensors and nested
+    instances of one class (the general path pads item by item, then stacks)."""
+    first = levels[0]
+    cls = type(first)
+    if any(type(level) is not cls or type(level._data) is not dict for level in levels):
+        return None
+    extra = {"padding_side": side} if side == "left" else {}
+    data: dict[str, Any] = {}
+    for key, leaf in first._data.items():
+        column = [level._data[key] for level in levels]
+        if isinstance(leaf, Tensor):
+            if pos:
+                column = [t.transpose(0, pos) for t in column]
+            try:
+                out = torch_pad_sequence(
+                    column,
+                    batch_first=True,
+                    padding_value=values.get((*path, key), default),
+                    **extra,
+                )
+            except RuntimeError:
+                return None  # shapes that do not line up: the general path says why
+            data[key] = out.transpose(1, pos + 1) if pos else out
+        elif isinstance(leaf, TensorCore):
+            nested = _pad_stacked(column, pos, length, values, default, side, (*path, key))
+            if nested is None:
+                return None
+            data[key] = nested
+        else:
+            return None
+    size = [len(levels), *first._batch_size]
+    size[pos + 1] = length
+    device = first._device if all(level._device == first._device for level in levels) else None
+    return cls._new(data, torch.Size(size), device)
 
 
 def _pad_per_key(

@@ -73,8 +73,14 @@ class Selecting(Indexing, Rearranging):
                 f"got shape {list(index.shape)}"
             )
 
+        expanded: dict[torch.Size, Tensor] = {}  # leaves often share a shape
+
         def tensor_fn(leaf: Tensor) -> Tensor:
-            return torch.gather(leaf, d, _expand_index(index, leaf.shape, n))
+            shape = leaf.shape
+            found = expanded.get(shape)
+            if found is None:
+                found = expanded[shape] = _expand_index(index, shape, n)
+            return torch.gather(leaf, d, found)
 
         def nested_fn(leaf: Any) -> Any:
             return leaf.gather(d, _expand_index(index, leaf._batch_size, n))

@@ -53,6 +53,16 @@ class TensorState(Functional, KeyAccess):
     def copy_(self, tensordict: Mapping[Any, Any] | TensorCore, non_blocking: bool = False) -> Self:
         """Copy the values of ``tensordict`` into this instance's tensors, in place (every
         key must exist; as ``Tensor.copy_``, the values broadcast)."""
+        if isinstance(tensordict, TensorCore):
+            targets: list[Tensor] = []
+            sources: list[Tensor] = []
+            if _pair_exact(self, tensordict, targets, sources):
+                if torch._C._are_functorch_transforms_active():  # no batching rule for foreach
+                    for target, source in zip(targets, sources):
+                        target.copy_(source, non_blocking)
+                elif targets:  # one fused copy
+                    torch._foreach_copy_(targets, sources, non_blocking)
+                return self
         return self.update_(tensordict)
 
     def copy(self) -> Self:
@@ -210,6 +220,29 @@ class TensorState(Functional, KeyAccess):
     def is_meta(self) -> bool:
         """Whether the instance's device is the meta device (``False`` without a device)."""
         return self._device is not None and self._device.type == "meta"
+
+
+def _pair_exact(
+    node: TensorCore, other: TensorCore, targets: list[Tensor], sources: list[Tensor]
+) -> bool:
+    """Collect (target, source) tensor pairs when ``other`` has exactly this structure and
+    shapes, all tensors, in plain storage (else False: the general path checks and copies)."""
+    data, other_data = node._data, other._data
+    if type(data) is not dict or type(other_data) is not dict or data.keys() != other_data.keys():
+        return False
+    for key, leaf in data.items():
+        value = other_data[key]
+        if isinstance(leaf, Tensor):
+            if not isinstance(value, Tensor) or value.shape != leaf.shape:
+                return False
+            targets.append(leaf)
+            sources.append(value)
+        elif isinstance(leaf, TensorCore) and isinstance(value, TensorCore):
+            if not _pair_exact(leaf, value, targets, sources):
+                return False
+        else:
+            return False
+    return True
 
 
 def _as_dynamic_tree(node: TensorCore, fn: Callable[[Tensor], Tensor]) -> Any:

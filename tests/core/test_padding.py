@@ -105,3 +105,11 @@ def test_top_level_pad_is_the_method(kind: str) -> None:
     out = pad(td, [1, 1], value=0.5)
     assert type(out) is type(td) and out.batch_size == (4,)
     assert torch.equal(out.get("obs"), F.pad(td.get("obs"), [0, 0, 1, 1], value=0.5))
+
+
+def test_pad_sequence_with_non_tensor_values_pads_item_by_item() -> None:
+    a = TensorDict({"x": torch.ones(2), "tag": "a"}, [2])
+    b = TensorDict({"x": torch.ones(3), "tag": "b"}, [3])
+    padded = pad_sequence([a, b], padding_value=-1.0)
+    assert padded["x"].tolist() == [[1.0, 1.0, -1.0], [1.0, 1.0, 1.0]]
+    assert padded["tag"] == [["a"] * 3, ["b"] * 3]
