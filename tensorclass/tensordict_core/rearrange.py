@@ -103,9 +103,9 @@ class Rearranging(ShapeOps):
         """Swap two batch dims (as ``torch.swapaxes``; same as :meth:`transpose`)."""
         return self.transpose(axis0, axis1)
 
-    def swapdims(self, dim0: int, dim1: int) -> Self:
+    def swapdims(self, axis0: int, axis1: int) -> Self:
         """Swap two batch dims (as ``torch.swapdims``; same as :meth:`transpose`)."""
-        return self.transpose(dim0, dim1)
+        return self.transpose(axis0, axis1)
 
     def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> Self:
         """Rotate by 90 degrees ``k`` times in the plane of batch ``dims`` (as ``torch.rot90``:
@@ -164,10 +164,10 @@ class Rearranging(ShapeOps):
             return self.unsqueeze(0).unsqueeze(2)
         return self.unsqueeze(0).unsqueeze(0).unsqueeze(0)
 
-    def broadcast_to(self, *shape: int | Sequence[int]) -> Self:
+    def broadcast_to(self, shape: Sequence[int]) -> Self:
         """Broadcast the batch dims to ``shape`` (as ``torch.broadcast_to``; same as
         :meth:`expand`): no copy."""
-        return self.expand(*shape)
+        return self.expand(shape)
 
     # -- padding ------------------------------------------------------------------------------
 
@@ -212,20 +212,56 @@ class Rearranging(ShapeOps):
                 data[key] = leaf
         return type(self)._new(data, new_size, self._device, self._names)
 
+    def to_padded_tensor(self, padding: float = 0.0, mask_key: Any = None) -> Self:
+        """Nested (jagged) tensor leaves as regular tensors padded with ``padding`` (as
+        ``torch.nested.to_padded_tensor``); other leaves are kept. ``mask_key`` stores the
+        mask of the real elements of the first padded leaf (through its ragged dim)."""
+        padded: list[Tensor] = []
+
+        def fn(leaf: Tensor) -> Tensor:
+            if not leaf.is_nested:
+                return leaf
+            padded.append(leaf)
+            out: Tensor = torch.nested.to_padded_tensor(leaf, padding)
+            return out
+
+        result = self._map_leaf_tensors(fn)
+        if mask_key is not None:
+            if not padded:
+                raise ValueError("to_padded_tensor(mask_key=...): no leaf is a nested tensor")
+            leaf = padded[0]
+            ones = torch.ones_like(leaf, dtype=torch.bool)
+            mask = torch.nested.to_padded_tensor(ones, False)
+            ragged = getattr(leaf, "_ragged_idx", 1)
+            mask = (
+                mask[(...,) + (0,) * (mask.ndim - ragged - 1)] if mask.ndim > ragged + 1 else mask
+            )
+            result.set(mask_key, mask)  # type: ignore[attr-defined]
+        return result
+
     # -- repeating ----------------------------------------------------------------------------
 
-    def tile(self, *dims: int | Sequence[int]) -> Self:
+    def tile(self, dims: int | Sequence[int]) -> Self:
         """Repeat the batch dims as ``torch.tile``: fewer counts than batch dims repeat the
         last ones; more add leading batch dims."""
-        reps = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else list(_flat(dims))
+        reps = _dims(dims)
         n = len(self._batch_size)
         return self.repeat([1] * (n - len(reps)) + reps)
 
     def repeat_interleave(
-        self, repeats: int | Tensor, dim: int | None = None, *, output_size: int | None = None
+        self,
+        repeats: int | Tensor,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
     ) -> Self:
         """Repeat each element along batch dim ``dim`` ``repeats`` times, keeping repeats
-        together (as ``torch.repeat_interleave``; ``dim=None`` flattens the batch first)."""
+        together (as ``torch.repeat_interleave``; ``dim=None`` flattens the batch first;
+        ``inplace=True`` makes this instance the result)."""
+        if inplace:
+            result = self.repeat_interleave(repeats, dim, output_size=output_size)
+            return self._become(result, "repeat_interleave")
         bs = self._batch_size
         if dim is None:
             flat = self.reshape(-1) if len(bs) != 1 else self
@@ -264,10 +300,3 @@ def _pad_stack(leaf: NonTensorStack, pad_size: Sequence[int], new: torch.Size) -
         target.append(slice(start + before, max(stop, start) + before))
     out[tuple(target)] = leaf.array[tuple(source)]
     return NonTensorStack(out)
-
-
-def _flat(dims: tuple[Any, ...]) -> list[int]:
-    out: list[int] = []
-    for part in dims:
-        out.extend(_dims(part))
-    return out

@@ -57,13 +57,19 @@ class Selecting(Indexing, Rearranging):
 
     __slots__ = ()
 
-    def gather(self, dim: int, index: Tensor, out: TensorCore | None = None) -> Self:
+    def gather(
+        self, dim: int, index: Tensor, out: TensorCore | None = None, *, inplace: bool = False
+    ) -> Self:
         """Gather along batch dim ``dim`` as ``torch.gather``, leaf by leaf.
 
         ``index`` has as many dims as the batch and gives the result's batch size; a leaf
         with feature dims takes it expanded to them (every feature is gathered). ``out=``
-        receives the result in place.
+        receives the result in place; ``inplace=True`` makes this instance the result.
         """
+        if inplace:
+            if out is not None:
+                raise ValueError("gather: pass out= or inplace=True, not both")
+            return self._become(self.gather(dim, index), "gather")
         bs = self._batch_size
         n = len(bs)
         d = batch_dim(dim, n)
@@ -91,10 +97,12 @@ class Selecting(Indexing, Rearranging):
             return out  # type: ignore[return-value]
         return result
 
-    def masked_select(self, mask: Tensor) -> Self:
+    def masked_select(self, mask: Tensor, *, inplace: bool = False) -> Self:
         """The elements where the boolean ``mask`` (over the leading batch dims) is true,
         along one new first batch dim, as ``td[mask]`` (trailing singleton mask dims past
-        the batch dims are ignored)."""
+        the batch dims are ignored; ``inplace=True`` makes this instance the result)."""
+        if inplace:
+            return self._become(self.masked_select(mask), "masked_select")
         if mask.dtype is not torch.bool:
             raise TypeError(f"masked_select needs a boolean mask; got {mask.dtype}")
         bs = self._batch_size
@@ -179,9 +187,12 @@ class Selecting(Indexing, Rearranging):
             return leaf.data
         return read_value(leaf[normalize_index(index, self._batch_size)])
 
-    def set_at_(self, key: NestedKey, value: Any, index: Any) -> Self:
+    def set_at_(
+        self, key: NestedKey, value: Any, index: Any, *, non_blocking: bool = False
+    ) -> Self:
         """Write ``value`` into the existing ``key`` at batch ``index``, in place (the
-        value broadcasts to the selected elements, as ``tensor[index] = value``)."""
+        value broadcasts to the selected elements, as ``tensor[index] = value``;
+        ``non_blocking`` is accepted for compatibility: the write is an indexed copy)."""
         flat = unravel_key_tuple(key)
         normalized = normalize_index(index, self._batch_size)
         owner = _owner(self, flat)
@@ -204,15 +215,18 @@ class Selecting(Indexing, Rearranging):
 
     def update_at_(
         self,
-        input: Mapping[Any, Any] | TensorCore,
-        index: Any,
+        input_dict_or_td: Mapping[Any, Any] | TensorCore,
+        idx: Any,
         clone: bool = False,
         *,
+        non_blocking: bool = False,
         keys_to_update: Sequence[NestedKey] | None = None,
     ) -> Self:
-        """Write every entry of ``input`` into the existing keys at batch ``index``, in
-        place (``clone=True`` copies the values first). Every key must exist: on a missing
-        one nothing is written."""
+        """Write every entry of ``input_dict_or_td`` into the existing keys at batch
+        ``idx``, in place (``clone=True`` copies the values first; ``non_blocking`` is
+        accepted for compatibility). Every key must exist: on a missing one nothing is
+        written."""
+        input, index = input_dict_or_td, idx
         whole = isinstance(input, TensorCore)
         if isinstance(input, TensorCore):
             entries = _leaves(input, ())
@@ -234,10 +248,12 @@ class Selecting(Indexing, Rearranging):
             )
         return self
 
-    def copy_at_(self, src: Mapping[Any, Any] | TensorCore, index: Any) -> Self:
-        """Copy ``src`` into this instance at batch ``index``, in place (see
+    def copy_at_(
+        self, tensordict: Mapping[Any, Any] | TensorCore, idx: Any, non_blocking: bool = False
+    ) -> Self:
+        """Copy ``tensordict`` into this instance at batch ``idx``, in place (see
         :meth:`update_at_`)."""
-        return self.update_at_(src, index)
+        return self.update_at_(tensordict, idx)
 
     def get_item_shape(self, key: NestedKey) -> torch.Size:
         """The shape of the value under ``key``: a tensor's shape, a nested instance's batch

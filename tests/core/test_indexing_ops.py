@@ -301,6 +301,21 @@ def test_bad_arguments_raise(call: Callable[[Any], Any], error: type[Exception])
             lambda x: F.pad(x, [0, 0] * (x.ndim - 1) + [0, 1]),
         ),
         ("contiguous", lambda td: td.contiguous(inplace=True), lambda x: x),
+        (
+            "gather",
+            lambda td: td.gather(1, _gather_index(), inplace=True),
+            lambda x: torch.gather(x, 1, _expanded(_gather_index(), x)),
+        ),
+        (
+            "masked_select",
+            lambda td: td.masked_select(torch.tensor([True, False, True]), inplace=True),
+            lambda x: x[torch.tensor([True, False, True])],
+        ),
+        (
+            "repeat_interleave",
+            lambda td: td.repeat_interleave(2, 1, inplace=True),
+            lambda x: x.repeat_interleave(2, 1),
+        ),
     ],
 )
 def test_inplace_shape_keywords(name: str, call: Any, tensor_op: Any, kind: str) -> None:
@@ -570,3 +585,15 @@ def test_a_field_may_be_named_data() -> None:
     sample = Sample(torch.zeros(2), batch_size=[2])
     assert torch.equal(sample.data, torch.zeros(2))
     assert torch.equal(sample[0].data, torch.tensor(0.0))
+
+
+def test_to_padded_tensor_pads_nested_tensor_leaves() -> None:
+    parts = [torch.ones(2, 3), torch.full((4, 3), 2.0)]
+    nested = torch.nested.nested_tensor(parts, layout=torch.jagged)
+    td = TensorDict({"x": nested, "y": torch.zeros(2)}, [2])
+    padded = td.to_padded_tensor(padding=-1.0, mask_key="mask")
+    assert torch.equal(padded["x"], torch.nested.to_padded_tensor(nested, -1.0))
+    assert padded["y"] is td["y"]
+    assert padded["mask"].tolist() == [[True, True, False, False], [True] * 4]
+    with pytest.raises(ValueError, match="nested"):
+        TensorDict({"y": torch.zeros(2)}, [2]).to_padded_tensor(mask_key="mask")
