@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -66,17 +66,33 @@ class TensorState(Functional, KeyAccess):
         return self.update_(tensordict)
 
     def copy(self) -> Self:
-        """A shallow copy: a new instance (and new nested instances) sharing the leaves."""
-        return self.clone(recurse=False)
+        """A shallow copy: a new instance, with new nested instances, sharing the tensors
+        (adding or replacing a key in the copy leaves this instance as it is)."""
+        lazy = self._data
+        members = getattr(lazy, "members", None)
+        if members is not None:  # a lazy stack: a lazy stack of the members' copies
+            result: Self = self._restack([m.copy() for m in members], lazy.dim)  # type: ignore[attr-defined]
+            return result
+        data = {
+            key: leaf.copy() if isinstance(leaf, TensorState) else leaf
+            for key, leaf in self._data.items()
+        }
+        return type(self)._new(data, self._batch_size, self._device, self._names)
 
     # -- autograd ----------------------------------------------------------------------------
 
-    @property
-    def data(self) -> Any:  # Any, not Self: a typed class may declare a field named "data"
-        """The tensors detached from autograd, sharing their storage (as ``Tensor.data``),
-        in an instance of the same class. A typed class may declare a field named ``data``,
-        which then hides this property on that class."""
-        return self._map_tensors(lambda t: t.data)
+    if TYPE_CHECKING:
+        # For type checkers an attribute: a typed class may declare a field named "data"
+        # (a field overriding a property is an error to them, not to Python).
+        data: Any
+    else:
+
+        @property
+        def data(self) -> Any:
+            """The tensors detached from autograd, sharing their storage (as ``Tensor.data``),
+            in an instance of the same class. A typed class may declare a field named ``data``,
+            which then hides this property on that class."""
+            return self._map_tensors(lambda t: t.data)
 
     @property
     def grad(self) -> Self | None:

@@ -449,10 +449,14 @@ def test_writes_at_an_index_reach_the_members_of_a_lazy_stack() -> None:
 def test_copy_is_shallow(kind: str) -> None:
     source = make(kind)
     copy = source.copy()
-    assert copy is not source
-    assert copy.get("b") is source.get("b") or torch.equal(copy.get("b"), source.get("b"))
+    assert copy is not source and type(copy) is type(source)
+    if kind != "lazy":
+        assert copy.get("b") is source.get("b")  # the tensors are shared
+        assert copy.get("n") is not source.get("n")  # nested instances are new
     copy.set("a", torch.zeros(B))
+    copy.set(("n", "c"), torch.zeros(*B, 2, dtype=torch.long))
     assert not (source.get("a") == 0).all()
+    assert not (source.get(("n", "c")) == 0).all()
 
 
 @pytest.mark.parametrize("kind", KINDS)
