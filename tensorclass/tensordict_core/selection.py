@@ -79,19 +79,32 @@ class Selecting(Indexing, Rearranging):
                 f"got shape {list(index.shape)}"
             )
 
-        expanded: dict[torch.Size, Tensor] = {}  # leaves often share a shape
+        new = torch.Size(index.shape)
+        data: dict[str, Any] = {}
+        last: Any = None  # leaves often share a shape: reuse the last expanded index
+        found = index
+        gather = torch.gather
+        for key, leaf in self._data.items():
+            if leaf.__class__ is not Tensor:
+                break  # another kind of leaf: the general path below
+            shape = leaf.shape
+            if shape != last:
+                last, found = shape, _expand_index(index, shape, n)
+            data[key] = gather(leaf, d, found)
+        else:
+            result = type(self)._new(data, new, self._device, None)
+            if out is None:
+                return result
+            out.update_(result)  # type: ignore[attr-defined]
+            return out  # type: ignore[return-value]
 
         def tensor_fn(leaf: Tensor) -> Tensor:
-            shape = leaf.shape
-            found = expanded.get(shape)
-            if found is None:
-                found = expanded[shape] = _expand_index(index, shape, n)
-            return torch.gather(leaf, d, found)
+            return gather(leaf, d, _expand_index(index, leaf.shape, n))
 
         def nested_fn(leaf: Any) -> Any:
             return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
 
-        result = self._rearranged(tensor_fn, nested_fn, torch.Size(index.shape))
+        result = self._rearranged(tensor_fn, nested_fn, new)
         if out is not None:
             out.update_(result)  # type: ignore[attr-defined]
             return out  # type: ignore[return-value]
