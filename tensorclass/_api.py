@@ -35,6 +35,7 @@ from .tensordict_core import TensorDictBase, cat, from_module, from_modules, sta
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .tensordict_core.packing import PackLayout
+from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
 from .typed import TensorClass
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)

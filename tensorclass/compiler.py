@@ -35,6 +35,9 @@ __all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_anno
 _object_new = object.__new__
 _MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
 _ENGINE_NAMES = frozenset({"batch_size", "device", "names", "shape"})
+#: engine attributes a field may take anyway: on that class the field hides the attribute
+#: (``data``, the detached tensors, is too common a field name to refuse)
+_SHADOWABLE = frozenset({"data"})
 _reserved: dict[type, frozenset[str]] = {}
 
 
@@ -45,6 +48,7 @@ def _reserved_names(cls: type) -> frozenset[str]:
     found = _reserved.get(root)
     if found is None:
         found = frozenset(n for n in dir(root) if not n.startswith("__")) | _ENGINE_NAMES
+        found -= _SHADOWABLE
         _reserved[root] = found
     return found
 
@@ -61,6 +65,8 @@ def _check_field_name(cls: type, name: str, inherited: Mapping[str, Field]) -> N
     if callable(own) or isinstance(own, (property, classmethod, staticmethod)):
         raise SchemaError(f"{cls.__name__}.{name} is declared both as a field and a method")
     for base in cls.__mro__[1:]:
+        if name in _SHADOWABLE and not isinstance(base, TensorClassMeta):
+            break  # an engine attribute that a field may hide
         if name in vars(base) and not isinstance(vars(base)[name], NonTensorField):
             raise SchemaError(f"{cls.__name__}.{name}: the field would hide {base.__name__}.{name}")
 

@@ -22,6 +22,8 @@ __all__ = ["WORKLOADS"]
 GRID_BATCH = [8, 8]
 INDEX = torch.randperm(64)[:16]
 MASK = torch.arange(64) % 3 == 0
+GATHER = torch.randint(0, 8, (8, 4))
+GATHER_LEAF = GATHER[..., None].expand(8, 4, 8)
 
 
 def _flat() -> dict[str, Any]:
@@ -58,6 +60,8 @@ def unbind_tree(tree: dict[str, Any]) -> list[Any]:
 HELPERS: dict[str, Any] = {
     "INDEX": INDEX,
     "MASK": MASK,
+    "GATHER": GATHER,
+    "GATHER_LEAF": GATHER_LEAF,
     "rows": rows,
     "unbind_tree": unbind_tree,
     "tree_map": pytree.tree_map,
@@ -121,6 +125,51 @@ def _setitem() -> Workload:
     )
 
 
+def _copy_() -> Workload:
+    """``td.copy_(other)``: copy every leaf of an instance into this one's tensors."""
+
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        td = lib.TensorDict(_flat(), batch_size=FLAT_BATCH)
+        return Case("td.copy_(other)", td=td, other=td.clone())
+
+    def plain_build(scale: Scale) -> Case:
+        tree = _flat()
+        other = {k: v.clone() for k, v in tree.items()}
+        return Case("for k, v in d.items():\n    v.copy_(o[k])", d=tree, o=other)
+
+    return Workload(
+        "copy_(other)", "index", "batch", "loop over dict", with_plain(lib_build, plain_build)
+    )
+
+
+def _pad_sequence() -> Workload:
+    """``pad_sequence`` of 8 instances of lengths 8..64 (10 keys): pad and stack."""
+    lengths = [8 * (i + 1) for i in range(8)]
+
+    def sources() -> list[dict[str, Any]]:
+        return [{k: v[:n] for k, v in _flat().items()} for n in lengths]
+
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        fn = lib.require(lib.module, "pad_sequence")
+        tds = [lib.TensorDict(src, batch_size=[n]) for src, n in zip(sources(), lengths)]
+        return Case("pad_sequence(tds)", pad_sequence=fn, tds=tds)
+
+    def plain_build(scale: Scale) -> Case:
+        return Case(
+            "{k: pad_sequence([d[k] for d in ds], batch_first=True) for k in ds[0]}",
+            pad_sequence=torch.nn.utils.rnn.pad_sequence,
+            ds=sources(),
+        )
+
+    return Workload(
+        "pad_sequence of 8",
+        "stack/cat",
+        "batch",
+        "dict comprehension",
+        with_plain(lib_build, plain_build),
+    )
+
+
 # fmt: off
 WORKLOADS = [
     _op("td[int]", "index", "flat", "td[3]", "{k: v[3] for k, v in d.items()}"),
@@ -144,5 +193,10 @@ WORKLOADS = [
     _op("to(float64)", "maths", "flat", "td.to(torch.float64)", "{k: v.to(torch.float64) for k, v in d.items()}"),
     _op("apply(x + 1) 19-level chain", "maths", "chain", "td.apply(lambda x: x + 1)", "tree_map(lambda x: x + 1, d)", "pytree"),
     _op("clone() 19-level chain", "maths", "chain", "td.clone()", "tree_map(torch.clone, d)", "pytree"),
+    # indexing, reshaping and copying
+    _op("gather(1) of [8, 8]", "index", "grid", "td.gather(1, GATHER)", "{k: torch.gather(v, 1, GATHER_LEAF) for k, v in d.items()}"),
+    _copy_(),
+    _pad_sequence(),
+    _op("to('cpu')", "maths", "flat", "td.to('cpu')", "{k: v.to('cpu') for k, v in d.items()}"),
 ]
 # fmt: on

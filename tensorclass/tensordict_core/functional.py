@@ -378,9 +378,27 @@ class Functional(TensorCore):
         """Whether any tensor leaf requires grad."""
         return any(leaf.requires_grad for leaf in tensor_leaves(self))
 
-    def contiguous(self) -> Self:
-        """A copy whose tensors are contiguous in memory (leaves already so are shared)."""
-        return self._map_tensors(Tensor.contiguous)
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        """A copy whose tensors are contiguous in memory (leaves already so are shared).
+
+        ``canonical=True`` also copies contiguous tensors whose strides are not the
+        row-major ones (a size-1 dim can have any stride), so every stride is predictable.
+        ``inplace=True`` stores the contiguous tensors in this instance and returns it.
+        """
+        fn = _canonical if canonical else Tensor.contiguous
+        if not inplace:
+            return self._map_tensors(fn)
+        members = getattr(self._data, "members", None)
+        if members is not None:  # a lazy stack: its members
+            for member in members:
+                member.contiguous(canonical=canonical, inplace=True)
+            return self
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                self._data[key] = fn(leaf)
+            elif isinstance(leaf, Functional):
+                leaf.contiguous(canonical=canonical, inplace=True)
+        return self
 
     def is_contiguous(self) -> bool:
         """Whether every tensor leaf is contiguous."""
@@ -421,12 +439,76 @@ class Functional(TensorCore):
             leaf.masked_fill_(_expand_mask(mask, leaf, n), value)
         return self
 
-    def where(self, condition: Tensor, other: Any) -> Self:
+    def where(
+        self,
+        condition: Tensor,
+        other: Any,
+        *,
+        out: TensorCore | None = None,
+        pad: float | bool | None = None,
+    ) -> Self:
         """Elements of this instance where ``condition`` holds, else of ``other``.
 
-        ``other`` is a tensor class with the same keys, a tensor or a number.
+        ``other`` is a tensor class with the same keys, a tensor or a number. With
+        ``pad=``, the keys only one side has are kept, with ``pad`` standing in for the
+        other side. ``out=`` receives the result in place.
         """
         n = len(self._batch_size)
         if isinstance(other, TensorCore):
-            return self.apply(lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other)
-        return self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
+            if pad is None:
+                result = self.apply(
+                    lambda a, b: torch.where(_expand_mask(condition, a, n), a, b), other
+                )
+            else:
+                result = _where_padded(self, condition, other, pad, n)
+        else:
+            result = self._map_tensors(
+                lambda t: torch.where(_expand_mask(condition, t, n), t, other)
+            )
+        if out is not None:
+            out.update_(result)  # type: ignore[attr-defined]
+            return out  # type: ignore[return-value]
+        return result
+
+
+def _canonical(tensor: Tensor) -> Tensor:
+    """``tensor`` contiguous with row-major strides (copied only when they differ)."""
+    tensor = tensor.contiguous()
+    expected, step = [], 1
+    for size in reversed(tensor.shape):
+        expected.append(step)
+        step *= max(size, 1)
+    if tuple(reversed(expected)) == tensor.stride():
+        return tensor
+    return torch.empty_like(tensor, memory_format=torch.contiguous_format).copy_(tensor)
+
+
+def _where_padded(left: Any, condition: Tensor, right: Any, pad: Any, n: int) -> Any:
+    """``where`` over the union of the keys: a key one side lacks takes ``pad`` there."""
+    data: dict[str, Any] = {}
+    other = right._data
+    for key, leaf in left._data.items():
+        match = other.get(key, MISSING)
+        if isinstance(leaf, Tensor):
+            b = pad if match is MISSING else match
+            data[key] = torch.where(_expand_mask(condition, leaf, n), leaf, b)
+        elif isinstance(leaf, TensorCore) and isinstance(match, TensorCore):
+            data[key] = _where_padded(leaf, condition, match, pad, n)
+        elif isinstance(leaf, Functional) and match is MISSING:
+            data[key] = leaf._map_tensors(
+                lambda t: torch.where(_expand_mask(condition, t, n), t, pad)
+            )
+        else:
+            data[key] = leaf
+    for key, match in other.items():
+        if key in data:
+            continue
+        if isinstance(match, Tensor):
+            data[key] = torch.where(_expand_mask(condition, match, n), pad, match)
+        elif isinstance(match, Functional):
+            data[key] = match._map_tensors(
+                lambda t: torch.where(_expand_mask(condition, t, n), pad, t)
+            )
+        else:
+            data[key] = match
+    return type(left)._new(data, left._batch_size, left._device, left._names)

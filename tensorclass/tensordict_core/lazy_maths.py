@@ -112,13 +112,20 @@ class LazyMaths(LazyShapeOps):
         results = [m.masked_fill(part, value) for m, part in zip(self._lazy.members, masks)]
         return _restack(results, self._lazy.dim, self)
 
-    def where(self, condition: Tensor, other: Any) -> Any:
+    def where(
+        self,
+        condition: Tensor,
+        other: Any,
+        *,
+        out: TensorCore | None = None,
+        pad: float | bool | None = None,
+    ) -> Any:
         """See ``TensorDict.where``: member by member when ``condition`` spans the batch
         dims and ``other`` can be split between the members, else on the dense stack."""
-        masks = self._split_mask(condition)
-        parts = self._parts(other)
+        masks = None if out is not None or pad is not None else self._split_mask(condition)
+        parts = None if masks is None else self._parts(other)
         if masks is None or parts is None:
-            return self.contiguous().where(condition, other)
+            return self.contiguous().where(condition, other, out=out, pad=pad)
         members = self._lazy.members
         results = [m.where(c, o) for m, c, o in zip(members, masks, parts)]
         return _restack(results, self._lazy.dim, self)

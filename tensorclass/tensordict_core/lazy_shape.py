@@ -303,11 +303,17 @@ class LazyShapeOps(TensorOps):
             members.reverse()
         return _restack(members, stack, self)
 
-    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Self:
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
         """Roll along one batch dim; rolling the stack dim rotates the members."""
         leaves = self._lazy
-        if not isinstance(dims, int) or not isinstance(shifts, int):
-            return super().roll(shifts, dims)
+        if inplace or not isinstance(dims, int) or not isinstance(shifts, int):
+            return super().roll(shifts, dims, inplace=inplace)
         d = batch_dim(dims, len(self._batch_size))
         members = list(leaves.members)
         if d == leaves.dim:
@@ -343,10 +349,20 @@ class LazyShapeOps(TensorOps):
                 return None
         return None
 
-    def view(self, *shape: int | Sequence[int]) -> Self:
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
         """View the batch dims with a new shape; a lazy stack when the stack dim stays whole
         (see ``TensorDict.view``), else a dense copy."""
-        new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
+        if size is not None or batch_size is not None or any(
+            isinstance(s, torch.dtype) for s in shape
+        ):
+            return super().view(*shape, size=size, batch_size=batch_size)
+        sizes = _sizes(shape)
+        new = _infer_shape(sizes, self._batch_size.numel(), self._batch_size)
         result = self._reshaped(new, "view")
         return super().view(new) if result is None else result
 
@@ -357,9 +373,11 @@ class LazyShapeOps(TensorOps):
         result = self._reshaped(new, "reshape")
         return super().reshape(new) if result is None else result
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
+    def flatten(self, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> Self:
         """Merge batch dims ``start_dim..end_dim``; lazy unless the stack dim is merged."""
         n = len(self._batch_size)
+        if inplace:
+            return super().flatten(start_dim, end_dim, inplace=True)
         if n == 0:
             return super().flatten(start_dim, end_dim)
         start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
@@ -371,12 +389,16 @@ class LazyShapeOps(TensorOps):
         result = self._reshaped(new, "reshape")
         return super().flatten(start_dim, end_dim) if result is None else result
 
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Self:
-        """Split batch dim ``dim`` into ``sizes``; lazy unless ``dim`` is the stack dim."""
+    def unflatten(
+        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
+    ) -> Self:
+        """Split batch dim ``dim`` into ``unflattened_size``; lazy unless ``dim`` is the stack
+        dim."""
+        sizes = unflattened_size
         bs = self._batch_size
         d = batch_dim(dim, len(bs))
-        if d == self._lazy.dim:
-            return super().unflatten(dim, sizes)
+        if inplace or d == self._lazy.dim:
+            return super().unflatten(dim, sizes, inplace=inplace)
         inner = _infer_shape(sizes, bs[d], bs[d : d + 1])
         result = self._reshaped(torch.Size((*bs[:d], *inner, *bs[d + 1 :])), "reshape")
         return super().unflatten(dim, sizes) if result is None else result

@@ -425,13 +425,19 @@ class LazyStackedTensorDict(LazyBuilders):
         """A lazy stack of the detached members."""
         return self._per_member("detach")
 
-    def contiguous(self) -> Any:
-        """A dense copy in the members' class (the keys every member has)."""
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
+        """A dense copy in the members' class (the keys every member has).
+
+        ``inplace=True`` makes the members' tensors contiguous instead and returns the stack.
+        """
+        if inplace:
+            return super().contiguous(canonical=canonical, inplace=True)
         data = {
             key: leaf.contiguous() if isinstance(leaf, LazyShapeOps) else leaf
             for key, leaf in self._lazy.items()
         }
-        return type(self)._new(data, self._batch_size, self._device, self._names)
+        dense = type(self)._new(data, self._batch_size, self._device, self._names)
+        return dense.contiguous(canonical=True) if canonical else dense
 
     def is_contiguous(self) -> bool:
         """Always ``False``: the members are separate."""

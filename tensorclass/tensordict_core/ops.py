@@ -20,12 +20,12 @@ from ._core import Names
 from .arithmetic import Arithmetic
 from .checkpoint import Checkpoint
 from .functional_params import FunctionalParams
-from .indexing import Indexing
 from .packing import Packing
 from .pytree import register_pytree
 from .repr import format_instance
 from .safe_globals import allow_loading
-from .shape import ShapeOps
+from .selection import Selecting
+from .tensor_state import TensorState
 from .torch_functions import HANDLED_FUNCTIONS
 
 __all__ = ["TensorOps"]
@@ -45,7 +45,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Packing, Checkpoint):
+class TensorOps(Selecting, TensorState, Arithmetic, FunctionalParams, Packing, Checkpoint):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

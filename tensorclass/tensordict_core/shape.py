@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import BatchSizeError
+from ..errors import BatchSizeError, LockedError
 from ._core import BatchSizeLike, Names, TensorCore, as_batch_size
 from .non_tensor import NonTensorData
 
@@ -64,11 +64,58 @@ class ShapeOps(TensorCore):
         data = {key: fn(leaf) for key, leaf in self._data.items()}
         return type(self)._new(data, batch_size, self._device, names)
 
-    def view(self, *shape: int | Sequence[int]) -> Self:
-        """View the batch dims with a new shape (``-1`` infers one dim); shares storage."""
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
+
+        ``size=`` gives the shape by keyword. ``view(dtype)`` views every tensor as another
+        dtype (as ``Tensor.view(dtype)``); the batch size stays, or is ``batch_size=`` when
+        the reinterpretation changes the batch dims.
+        """
+        if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+            dtype = shape[0]
+            if batch_size is None:
+                return self._map_leaf_tensors(lambda t: t.view(dtype))
+            return self.apply(lambda t: t.view(dtype), batch_size=batch_size)  # type: ignore[attr-defined,no-any-return]
+        if size is not None:
+            if shape:
+                raise TypeError("view: pass the shape positionally or as size=, not both")
+            shape = (tuple(size),)
         bs = self._batch_size
         new = _infer_shape(_sizes(shape), bs.numel(), bs)
         return self._resize_leaves(new, "view")
+
+    def _map_leaf_tensors(self, fn: Any) -> Self:
+        """``fn`` on every tensor leaf at every depth, the structure kept."""
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Tensor):
+                data[key] = fn(leaf)
+            elif isinstance(leaf, ShapeOps):
+                data[key] = leaf._map_leaf_tensors(fn)
+            else:
+                data[key] = leaf
+        return type(self)._new(data, self._batch_size, self._device, self._names)
+
+    def _become(self, result: TensorCore, what: str) -> Self:
+        """Take the leaves, batch size and names of ``result`` in place (the ``inplace=True``
+        form of a shape operation); nested instances are kept and changed in place too."""
+        if type(self._data) is not dict:
+            raise NotImplementedError(
+                f"{what}(inplace=True) is not supported on a lazy stack (its batch size comes "
+                f"from its members); call contiguous() first or use inplace=False"
+            )
+        if self._locked:
+            raise LockedError(
+                f"cannot {what}(inplace=True): this {type(self).__name__} is locked; call "
+                f"unlock_() first or use inplace=False"
+            )
+        _rebind(self, result)
+        return self
 
     def reshape(self, *shape: int | Sequence[int]) -> Self:
         """Reshape the batch dims (``-1`` infers one dim); copies only when needed."""
@@ -99,8 +146,11 @@ class ShapeOps(TensorCore):
                 data[key] = getattr(leaf, method)(*new, *leaf.shape[n:])
         return type(self)._new(data, new, self._device)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
-        """Merge the batch dims ``start_dim..end_dim`` into one."""
+    def flatten(self, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> Self:
+        """Merge the batch dims ``start_dim..end_dim`` into one (``inplace=True`` changes this
+        instance and returns it)."""
+        if inplace:
+            return self._become(self.flatten(start_dim, end_dim), "flatten")
         n = len(self._batch_size)
         if n == 0:
             return self.unsqueeze(0)  # as for a 0-d tensor: one dim of size 1
@@ -111,11 +161,16 @@ class ShapeOps(TensorCore):
         new = torch.Size((*bs[:start], math.prod(bs[start : end + 1]), *bs[end + 1 :]))
         return self._map_shape(lambda leaf: leaf.flatten(start, end), new)
 
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Self:
-        """Split the batch dim ``dim`` into ``sizes``."""
+    def unflatten(
+        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
+    ) -> Self:
+        """Split the batch dim ``dim`` into ``unflattened_size`` (``inplace=True`` changes
+        this instance and returns it)."""
+        if inplace:
+            return self._become(self.unflatten(dim, unflattened_size), "unflatten")
         bs = self._batch_size
         d = batch_dim(dim, len(bs))
-        inner = _infer_shape(sizes, bs[d], bs[d : d + 1])
+        inner = _infer_shape(unflattened_size, bs[d], bs[d : d + 1])
         new = torch.Size((*bs[:d], *inner, *bs[d + 1 :]))
         return self._map_shape(lambda leaf: leaf.unflatten(d, inner), new)
 
@@ -229,8 +284,11 @@ class ShapeOps(TensorCore):
         """Expand to the batch shape of ``other`` (a tensor class or a tensor)."""
         return self.expand(other.shape)
 
-    def repeat(self, *repeats: int | Sequence[int]) -> Self:
-        """Tile the batch dims ``repeats`` times (copies)."""
+    def repeat(self, *repeats: int | Sequence[int], inplace: bool = False) -> Self:
+        """Tile the batch dims ``repeats`` times (copies; ``inplace=True`` changes this
+        instance and returns it)."""
+        if inplace:
+            return self._become(self.repeat(*repeats), "repeat")
         reps = _sizes(repeats)
         bs = self._batch_size
         if len(reps) < len(bs):
@@ -250,8 +308,25 @@ class ShapeOps(TensorCore):
         norm = [batch_dim(d, n) for d in ([dims] if isinstance(dims, int) else dims)]
         return self._map_shape(lambda leaf: leaf.flip(norm), self._batch_size, self._names)
 
-    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Self:
-        """Roll elements along batch ``dims`` by ``shifts``."""
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
+        """Roll elements along batch ``dims`` by ``shifts`` (``dims=None``: over the
+        flattened batch, as ``torch.roll``; ``inplace=True`` writes the rolled values into
+        this instance's tensors)."""
+        if inplace:
+            rolled = self.roll(shifts, dims)
+            if type(self._data) is not dict:  # a lazy stack's roll may reorder its members
+                rolled = rolled.clone()  # type: ignore[attr-defined]
+            self.update_(rolled)  # type: ignore[attr-defined]
+            return self
+        if dims is None or (not isinstance(dims, int) and not len(dims)):
+            flat = self.reshape(-1) if len(self._batch_size) != 1 else self
+            return flat.roll(shifts, 0).reshape(self._batch_size)
         n = len(self._batch_size)
         if isinstance(dims, int):
             norm: int | list[int] = batch_dim(dims, n)
@@ -331,3 +406,15 @@ class ShapeOps(TensorCore):
         """Set a new batch size (checked against every leaf) and return this instance."""
         self._set_batch_size(as_batch_size(batch_size))
         return self
+
+
+def _rebind(node: TensorCore, result: TensorCore) -> None:
+    data = node._data
+    for key, leaf in result._data.items():
+        old = data.get(key)
+        if isinstance(leaf, TensorCore) and isinstance(old, TensorCore) and type(old._data) is dict:
+            _rebind(old, leaf)
+        else:
+            data[key] = leaf
+    node._batch_size = result._batch_size
+    node._names = result._names

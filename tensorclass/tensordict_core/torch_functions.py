@@ -312,10 +312,47 @@ for _factory in (
 
 
 @implements(torch.where)
-def _where(condition: Tensor, input: Any, other: Any) -> Any:
+def _where(condition: Tensor, input: Any, other: Any, *, out: Any = None) -> Any:
     if isinstance(input, TensorCore):
-        return input.where(condition, other)  # type: ignore[attr-defined]
-    return other.where(~condition, input)
+        return input.where(condition, other, out=out)  # type: ignore[attr-defined]
+    return other.where(~condition, input, out=out)
+
+
+# -- indexing, reshaping and copying (the methods of the same name) --------------------------
+
+for _name in (
+    "gather",
+    "masked_select",
+    "narrow",
+    "tensor_split",
+    "tile",
+    "repeat_interleave",
+    "movedim",
+    "moveaxis",
+    "swapaxes",
+    "swapdims",
+    "rot90",
+    "fliplr",
+    "flipud",
+    "broadcast_to",
+):
+    HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
+
+
+def _atleast(name: str) -> Callable[..., Any]:
+    def call(*items: Any) -> Any:
+        """``torch.atleast_*d`` on one instance, several, or a sequence of them."""
+        if len(items) == 1 and isinstance(items[0], (list, tuple)):
+            items = tuple(items[0])
+        results = tuple(getattr(item, name)() for item in items)
+        return results[0] if len(results) == 1 else results
+
+    call.__name__ = name
+    return call
+
+
+for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+    HANDLED_FUNCTIONS[getattr(torch, _name)] = _atleast(_name)
 
 
 @implements(torch.allclose)

@@ -84,7 +84,9 @@ def test_one_batch_prefix_check() -> None:
     assert fits_batch(size([4, 3]), size([4])) and fits_batch(size([4, 3, 2]), size([4, 3]))
     assert fits_batch(size([4]), size([])) and fits_batch(size([2, 3, 4, 5]), size([2, 3, 4]))
     assert not fits_batch(size([]), size([4])) and not fits_batch(size([3]), size([4]))
-    assert not fits_batch(size([4]), size([4, 3])) and not fits_batch(size([2, 3, 5]), size([2, 3, 4]))
+    assert not fits_batch(size([4]), size([4, 3])) and not fits_batch(
+        size([2, 3, 5]), size([2, 3, 4])
+    )
     assert fits_batch([4, 3], [4])  # the memmap format check passes lists
 
 

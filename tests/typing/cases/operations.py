@@ -58,7 +58,7 @@ assert_type(b.squeeze(0), Batch)
 assert_type(b.expand_as(b), Batch)
 assert_type(b.set_batch_size([4]), Batch)
 b.reshape("2, 2")  # E: arg-type reportArgumentType
-b.view(torch.float32)  # E: arg-type reportArgumentType
+b.view("4")  # E: arg-type reportArgumentType
 b.expand(2.0, 4)  # E: arg-type reportArgumentType
 b.permute("0")  # E: arg-type reportArgumentType
 b.set_batch_size("4")  # E: arg-type reportArgumentType
