@@ -28,6 +28,8 @@ from .tensordict_core._core import (
     check_names,
     fits_batch,
 )
+from .tensordict_core.memmap.load import ClassPolicy
+from .tensordict_core.memmap.tensor import PathLike
 from .typed import TensorClass
 
 __all__ = ["TensorDict"]
@@ -210,6 +212,35 @@ class TensorDict(TensorClass, dynamic=True):
             lazy_stack=lazy_stack,
             expand_identical=expand_identical,
         )
+
+    @classmethod
+    def load_memmap(  # type: ignore[override]  # the recorded class, not always a TensorDict
+        cls,
+        prefix: PathLike,
+        *,
+        classes: ClassPolicy | None = None,
+        device: Any = None,
+        num_threads: int = 0,
+        validate: bool = True,
+    ) -> TensorClass:
+        """Load a save made by ``memmap``: each level comes back as its recorded class, as
+        :func:`tensorclass.load_memmap` does (``classes="tensordict"``: plain TensorDicts).
+
+        >>> import tempfile, torch
+        >>> from tensorclass import TensorClass, TensorDict
+        >>> class Frame(TensorClass):
+        ...     pixels: torch.Tensor
+        >>> path = tempfile.mkdtemp()
+        >>> _ = Frame(torch.zeros(2, 3), batch_size=[2]).memmap(path, existsok=True)
+        >>> type(TensorDict.load_memmap(path)).__name__
+        'Frame'
+        >>> type(TensorDict.load_memmap(path, classes="tensordict")).__name__
+        'TensorDict'
+        """
+        loaded: TensorClass = super().load_memmap(
+            prefix, classes=classes, device=device, num_threads=num_threads, validate=validate
+        )
+        return loaded
 
     def auto_batch_size_(self, batch_dims: int | None = None) -> Self:
         """Set the batch size to the longest prefix every leaf shares (recursively)."""

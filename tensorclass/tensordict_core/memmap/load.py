@@ -32,10 +32,11 @@ the class declares a nested level...) is reported the same way, with the problem
 keys that do fit. ``validate=False`` skips the checks (e.g. to load data saved before a
 spec changed, and fix it). Plain ``TensorDict`` levels have nothing to check and cost nothing.
 
-``TensorDict`` itself is always available. ``TensorDict.load_memmap(path)`` uses
-``cls=TensorDict, classes="tensordict"`` (plain data, whatever was saved);
-``MyClass.load_memmap(path)`` uses ``cls=MyClass``; ``tensorclass.load_memmap(path)`` gives
-back the recorded classes.
+``TensorDict`` itself is always available. ``tensorclass.load_memmap(path)`` and
+``TensorDict.load_memmap(path)`` give back the recorded classes (as tensordict's
+``TensorDict.load_memmap`` does); ``TensorDict.load_memmap(path, classes="tensordict")``
+uses ``cls=TensorDict, classes="tensordict"`` (plain data, whatever was saved);
+``MyClass.load_memmap(path)`` uses ``cls=MyClass``.
 """
 
 from __future__ import annotations
