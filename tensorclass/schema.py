@@ -187,7 +187,7 @@ def convert_dynamic(owner: Any, key: str, value: Any, where: object = None) -> A
         return owner._nested_from_mapping(key, value, where)
     cls = type(value)
     if cls is NonTensorData:
-        return value
+        return value.shared()
     if cls is NonTensorStack:
         return owner._check_leaf(key, value, where)
     if isinstance(value, _TENSORABLE):
@@ -240,7 +240,7 @@ def _convert_nested(field: Field, owner: Any, value: Any, where: object = None) 
 def _convert_non_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
     cls = type(value)
     if cls is NonTensorData:
-        return value
+        return value.shared()
     if cls is NonTensorStack:
         return owner._check_leaf(field.name, value, where)
     return NonTensorData(value)

@@ -132,10 +132,10 @@ def _result_batch_size(
 ) -> torch.Size:
     """The batch size after indexing, read off the first leaf that has dims of its own."""
     n = len(batch_size)
-    for key, leaf in before.items():
-        if leaf.__class__ is not NonTensorData:
-            old: torch.Size = leaf.shape
-            new: torch.Size = after[key].shape
+    for key, leaf in after.items():
+        if leaf.__class__ is not NonTensorData:  # (a stack of equal values may become one)
+            old: torch.Size = before[key].shape
+            new: torch.Size = leaf.shape
             return new[: len(new) - (len(old) - n)]
     return indexed_batch_size(batch_size, index)
 
