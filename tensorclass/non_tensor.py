@@ -40,6 +40,8 @@ def same_value(a: object, b: object) -> bool:
         return True
     if type(a) is not type(b):
         return False
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):  # UnbatchedTensor payloads
+        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b))
     try:
         result = a == b
     except Exception:
@@ -54,7 +56,7 @@ def object_array(shape: Sequence[int], value: object) -> np.ndarray:
     return array
 
 
-class NonTensorDataBase(abc.ABC):
+class NonTensorDataBase(abc.ABC):  # noqa: B024  (a marker: classes are registered)
     """What every single non-tensor value is an instance of: :class:`NonTensorData` and
     :class:`MetaData` (not :class:`NonTensorStack`, which holds one value per element, as
     in tensordict).
@@ -91,6 +93,11 @@ class NonTensorData:
     """
 
     __slots__ = ("data", "device", "meta", "names", "shape")
+    data: Any
+    device: torch.device | None
+    meta: bool
+    names: list[str | None] | None
+    shape: torch.Size
 
     def __init__(
         self,
@@ -144,17 +151,35 @@ class NonTensorData:
         return self._with_shape(torch.empty(self.shape, device="meta")[index].shape)
 
     def clone(self) -> NonTensorData:
-        """A new leaf holding the same value (:class:`MetaData`: a deep copy of the value)."""
-        data = copy.deepcopy(self.data) if self.meta else self.data
+        """A new leaf holding the same value; :class:`MetaData` holds a deep copy of it, an
+        ``UnbatchedTensor`` a clone."""
+        data = self.data
+        if self.meta:
+            data = copy.deepcopy(data)
+        elif isinstance(data, torch.Tensor):
+            data = data.clone()
         return NonTensorData(
-            data, batch_size=self.shape or None, device=self.device, names=self.names, meta=self.meta
+            data,
+            batch_size=self.shape or None,
+            device=self.device,
+            names=self.names,
+            meta=self.meta,
         )
 
-    def _same(self, *args: Any, **kwargs: Any) -> NonTensorData:
-        """This leaf, unchanged: device moves and casts do not apply to Python values."""
-        return self
 
-    contiguous = detach = to = cpu = _same
+def _payload_op(name: str) -> Callable[..., NonTensorData]:
+    """A tensor method that reaches a tensor payload (an ``UnbatchedTensor``); Python
+    values are unchanged by device moves and casts."""
+
+    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+        if not isinstance(self.data, torch.Tensor):
+            return self
+        moved = getattr(self.data, name)(*args, **kwargs)
+        return NonTensorData(moved, batch_size=self.shape or None, meta=self.meta)
+
+    op.__name__ = name
+    op.__doc__ = f"``{name}`` of a tensor payload (another value is unchanged)."
+    return op
 
 
 def _batch_op(name: str) -> Callable[..., NonTensorData]:
@@ -176,6 +201,8 @@ for _name in (
     "view reshape flatten unflatten squeeze unsqueeze permute transpose expand repeat flip roll"
 ).split():
     setattr(NonTensorData, _name, _batch_op(_name))
+for _name in ("contiguous", "detach", "to", "cpu"):
+    setattr(NonTensorData, _name, _payload_op(_name))
 NonTensorDataBase.register(NonTensorData)
 
 
@@ -255,7 +282,7 @@ class NonTensorStack:
         ([['a', 'a'], ['b', 'b']], 'a', ['a', 'b'])
         >>> tags = NonTensorStack.from_list(["x", "y", "z"])
         >>> tags.batch_size, tags[1:].tolist()
-        (torch.Size([2]), ['y', 'z'])
+        (torch.Size([3]), ['y', 'z'])
     """
 
     __slots__ = ("array",)
@@ -474,8 +501,7 @@ def _one_shared_value(leaves: Sequence[NonTensorData | NonTensorStack]) -> bool:
         return False
     if first.meta:
         return all(
-            type(leaf) is NonTensorData and leaf.meta and leaf.data is first.data
-            for leaf in leaves
+            type(leaf) is NonTensorData and leaf.meta and leaf.data is first.data for leaf in leaves
         )
     return all(
         type(leaf) is NonTensorData and not leaf.meta and same_value(leaf.data, first.data)
@@ -507,7 +533,7 @@ def _list_shape(values: Any) -> tuple[int, ...]:
 def _as_array(leaf: NonTensorData | NonTensorStack, shape: Sequence[int]) -> np.ndarray:
     if type(leaf) is NonTensorStack:
         return leaf.array
-    return object_array(shape, leaf.data)  # type: ignore[union-attr]
+    return object_array(shape, leaf.data)
 
 
 def _sizes(args: tuple[Any, ...]) -> tuple[int, ...]:

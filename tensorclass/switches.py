@@ -420,4 +420,3 @@ def get_printoptions() -> dict[str, Any]:
 def printoption(name: str) -> Any:
     """The value of one print option in force (for the repr)."""
     return _PRINT.get()[name]
-

@@ -41,6 +41,8 @@ def describe_leaf(leaf: Any, indent: str = "", options: dict[str, Any] | None = 
     if isinstance(leaf, TensorCore):
         return format_instance(leaf, indent, options)
     if type(leaf) is NonTensorData:
+        if isinstance(leaf.data, Tensor):  # an UnbatchedTensor
+            return describe_leaf(leaf.data, indent, options)
         text = repr(leaf.data)
         return text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 3] + "..."
     if type(leaf) is NonTensorStack:
@@ -48,7 +50,9 @@ def describe_leaf(leaf: Any, indent: str = "", options: dict[str, Any] | None = 
     return repr(leaf)
 
 
-def format_instance(obj: TensorCore, indent: str = "", options: dict[str, Any] | None = None) -> str:
+def format_instance(
+    obj: TensorCore, indent: str = "", options: dict[str, Any] | None = None
+) -> str:
     """The repr of an instance: ``Class(field=..., batch_size=[...])``.
 
     Typed classes list every field (absent ones as ``None``); a TensorDict lists its keys

@@ -193,7 +193,8 @@ def _check_cpu(device: Any) -> None:
 
 def _anonymous(shape: tuple[int, ...], dtype: torch.dtype) -> MemoryMappedTensor:
     """A new tensor of zeros in anonymous shared memory (no file)."""
-    return MemoryMappedTensor._wrap(torch.zeros(shape, dtype=dtype).share_memory_(), None)
+    memory = torch.zeros(shape, dtype=dtype).share_memory_()  # type: ignore[no-untyped-call]
+    return MemoryMappedTensor._wrap(memory, None)
 
 
 def _rebuild_anonymous(tensor: Tensor) -> MemoryMappedTensor:
@@ -315,7 +316,7 @@ class MemoryMappedTensor(Tensor):
             raise PermissionError(f"mode='r+' needs a writable file; {name!r} is read-only")
         shared = writable if mode is None else mode == "r+"
         out = cls._wrap(_map(name, dtype, size, shared), name)
-        return out if index is None else out[index]  # type: ignore[no-any-return]
+        return out if index is None else out[index]
 
     @classmethod
     def from_tensor(
@@ -399,7 +400,7 @@ class MemoryMappedTensor(Tensor):
         _check_cpu(device)
         if isinstance(storage, torch.TypedStorage):
             dtype = dtype or storage.dtype
-            untyped = storage.untyped()
+            untyped = storage.untyped()  # type: ignore[no-untyped-call]
         else:
             dtype = dtype or torch.int64
             untyped = storage
@@ -415,7 +416,7 @@ class MemoryMappedTensor(Tensor):
         plain = torch.empty((0,), dtype=dtype).set_(untyped, 0, size, _contiguous_strides(size))
         name = os.path.abspath(own) if own is not None else given
         out = cls._wrap(plain, name)
-        return out if index is None else out[index]  # type: ignore[no-any-return]
+        return out if index is None else out[index]
 
     @classmethod
     def empty(
@@ -507,7 +508,8 @@ class MemoryMappedTensor(Tensor):
         """
         if fill_value is None:
             if len(size) == 2 and not isinstance(size[0], int):
-                size, fill_value = (size[0],), size[1]
+                fill_value = size[-1]
+                size = size[:1]
             else:
                 raise TypeError("MemoryMappedTensor.full needs a fill_value")
         out = cls.empty(
