@@ -210,7 +210,8 @@ def _leaf(
             rebuild = rebuilder_in(found.annotation)
     if entry.type == "tensor":
         assert entry.file is not None and entry.dtype is not None and entry.shape is not None
-        return MemoryMappedTensor._open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape)
+        mapped = MemoryMappedTensor._open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape)
+        return mapped.mark_parameter() if entry.parameter else mapped
     if entry.type == "nested":
         assert entry.child is not None
         return _build(entry.child, child_cls, classes)

@@ -603,6 +603,17 @@ class MemoryMappedTensor(Tensor):
         with DisableTorchFunctionSubclass():
             return self.clone()
 
+    def mark_parameter(self) -> MemoryMappedTensor:
+        """Mark this tensor as the memory-mapped copy of an ``nn.Parameter`` (returns it).
+
+        Torch's own rule: a tensor whose ``_is_param`` is true passes
+        ``isinstance(x, nn.Parameter)``, so ``torch.testing.assert_close`` compares it with
+        the parameter. ``memmap`` and loading mark the tensors saved from parameters; the
+        mark is not inherited by views.
+        """
+        self._is_param = True
+        return self
+
     def as_tensor(self) -> Tensor:
         """The same data as a plain ``torch.Tensor`` (still backed by the file; no copy)."""
         with DisableTorchFunctionSubclass():
