@@ -7,18 +7,38 @@ Short instances print on one line; longer ones print one field per line::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import torch
 from torch import Tensor
 
 from ..switches import get_printoptions
 from ._core import TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
-__all__ = ["describe_leaf", "format_instance"]
+__all__ = ["describe_leaf", "describe_tensor", "format_instance"]
 
 _WIDTH = 100
 _VALUE_WIDTH = 40
+
+
+def describe_tensor(
+    dtype: torch.dtype,
+    shape: Sequence[int],
+    device: torch.device,
+    options: dict[str, Any] | None = None,
+) -> str:
+    """A tensor as a repr shows it: ``float32[3, 4]`` (``@device`` off the CPU), as the
+    print options say (:class:`tensorclass.set_printoptions`)."""
+    if options is None:
+        options = get_printoptions()
+    text = str(dtype).removeprefix("torch.") if options["show_dtype"] else ""
+    if options["show_shape"]:
+        text += f"[{', '.join(map(str, shape))}]"
+    if device.type != "cpu" and options["show_field_device"]:
+        text += f"@{device}"
+    return text or "Tensor"
 
 
 def describe_leaf(leaf: Any, indent: str = "", options: dict[str, Any] | None = None) -> str:
@@ -27,14 +47,7 @@ def describe_leaf(leaf: Any, indent: str = "", options: dict[str, Any] | None = 
     ``options`` are the print options (:func:`tensorclass.get_printoptions` by default).
     """
     if isinstance(leaf, Tensor):
-        if options is None:
-            options = get_printoptions()
-        text = str(leaf.dtype).removeprefix("torch.") if options["show_dtype"] else ""
-        if options["show_shape"]:
-            text += f"[{', '.join(map(str, leaf.shape))}]"
-        if leaf.device.type != "cpu" and options["show_field_device"]:
-            text += f"@{leaf.device}"
-        text = text or "Tensor"
+        text = describe_tensor(leaf.dtype, leaf.shape, leaf.device, options)
         if type(leaf) is not Tensor:
             text = f"{type(leaf).__name__}({text})"
         return text
