@@ -246,3 +246,13 @@ def test_unbatched_tensor_in_a_typed_class_and_lazy_stack() -> None:
 
     with pytest.raises(FieldTypeError, match="needs a field annotated UnbatchedTensor"):
         Batched(UnbatchedTensor(torch.ones(7)), batch_size=[3])
+
+
+def test_special_leaves_pass_through_vmap() -> None:
+    td = TensorDict({"x": torch.randn(4, 3)}, [4])
+    td["table"] = UnbatchedTensor(torch.arange(5.0))
+    td["config"] = MetaData("cfg")
+    out = torch.vmap(lambda t: t["x"].sum() + t["table"].sum())(td)
+    torch.testing.assert_close(out, td["x"].sum(-1) + 10)
+    same = torch.vmap(lambda t: t)(td)
+    assert same["config"] == "cfg" and torch.equal(same["table"], td["table"])
