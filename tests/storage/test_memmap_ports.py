@@ -14,6 +14,7 @@ import torch
 
 from tensorclass import (
     MemoryMappedTensor,
+    MetaData,
     TensorClass,
     TensorDict,
     lazy_stack,
@@ -256,3 +257,13 @@ def test_unwritten_rows_of_a_memmap_like_read_as_zeros(tmp_path: Path) -> None:
     assert torch.equal(blank.obs, torch.zeros(4, 3)) and torch.equal(
         blank.info.step, torch.zeros(4).long()
     )
+
+
+def test_metadata_round_trips_through_memmap(tmp_path: Path) -> None:
+    td = TensorDict({"x": torch.zeros(2)}, [2])
+    td["config"] = MetaData({"lr": 0.1})
+    td["name"] = "plain"
+    td.memmap(tmp_path / "m")
+    loaded = load_memmap(tmp_path / "m")
+    assert isinstance(loaded._data["config"], MetaData) and loaded["config"] == {"lr": 0.1}
+    assert not isinstance(loaded._data["name"], MetaData) and loaded["name"] == "plain"

@@ -55,6 +55,7 @@ from ...schema import FieldKind, resolved_schema
 from .._core import TensorCore
 from ..json_values import non_tensor_from_json, rebuilder_in
 from ..lazy_stack import LazyStackedTensorDict, lazy_stack
+from ..non_tensor import NonTensorData
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -216,4 +217,7 @@ def _leaf(
         assert entry.child is not None
         return _build(entry.child, child_cls, classes)
     assert entry.shape is not None or entry.type == "non_tensor"
-    return non_tensor_from_json(entry.type, entry.value, entry.shape or (), rebuild)
+    leaf = non_tensor_from_json(entry.type, entry.value, entry.shape or (), rebuild)
+    if entry.meta and type(leaf) is NonTensorData:
+        leaf.meta = True  # a MetaData
+    return leaf

@@ -135,9 +135,14 @@ def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> No
             _plan(leaf, f"{rel}{dir_name(key)}/", path, plan)
         elif type(leaf) in (NonTensorData, NonTensorStack):
             kind, value = non_tensor_to_json(leaf, path if len(path) > 1 else key)
-            entries.append(
-                {"key": key, "type": kind, "values" if kind.endswith("stack") else "value": value}
-            )
+            entry = {
+                "key": key,
+                "type": kind,
+                "values" if kind.endswith("stack") else "value": value,
+            }
+            if type(leaf) is NonTensorData and leaf.meta:
+                entry["meta"] = True  # a MetaData
+            entries.append(entry)
         else:
             raise MemmapFormatError(f"cannot save {path!r}: unknown leaf {type(leaf).__name__}")
     meta["entries"] = entries
