@@ -71,6 +71,36 @@ class NonTensorDataBase(abc.ABC):  # noqa: B024  (a marker: classes are register
     __slots__ = ()
 
 
+def _payload_op(name: str) -> Callable[..., NonTensorData]:
+    """A tensor method that reaches a tensor payload (an ``UnbatchedTensor``); Python
+    values are unchanged by device moves and casts."""
+
+    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+        if not isinstance(self.data, torch.Tensor):
+            return self
+        moved = getattr(self.data, name)(*args, **kwargs)
+        return NonTensorData(moved, batch_size=self.shape or None, meta=self.meta)
+
+    op.__name__ = name
+    op.__doc__ = f"``{name}`` of a tensor payload (another value is unchanged)."
+    return op
+
+
+def _batch_op(name: str) -> Callable[..., NonTensorData]:
+    """A shape operation of :class:`NonTensorData`: unchanged without dims, else the batch
+    size the operation gives a tensor of that shape."""
+
+    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+        if not self.shape:
+            return self
+        probe = getattr(torch.empty(self.shape, device="meta"), name)(*args, **kwargs)
+        return self._with_shape(probe.shape)
+
+    op.__name__ = name
+    op.__doc__ = f"``{name}`` along the batch dims (a value without dims is unchanged)."
+    return op
+
+
 class NonTensorData:
     """One non-tensor value shared by every element of the batch.
 
@@ -166,43 +196,27 @@ class NonTensorData:
             meta=self.meta,
         )
 
-
-def _payload_op(name: str) -> Callable[..., NonTensorData]:
-    """A tensor method that reaches a tensor payload (an ``UnbatchedTensor``); Python
-    values are unchanged by device moves and casts."""
-
-    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
-        if not isinstance(self.data, torch.Tensor):
-            return self
-        moved = getattr(self.data, name)(*args, **kwargs)
-        return NonTensorData(moved, batch_size=self.shape or None, meta=self.meta)
-
-    op.__name__ = name
-    op.__doc__ = f"``{name}`` of a tensor payload (another value is unchanged)."
-    return op
-
-
-def _batch_op(name: str) -> Callable[..., NonTensorData]:
-    """A shape operation of :class:`NonTensorData`: unchanged without dims, else the batch
-    size the operation gives a tensor of that shape."""
-
-    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
-        if not self.shape:
-            return self
-        probe = getattr(torch.empty(self.shape, device="meta"), name)(*args, **kwargs)
-        return self._with_shape(probe.shape)
-
-    op.__name__ = name
-    op.__doc__ = f"``{name}`` along the batch dims (a value without dims is unchanged)."
-    return op
+    # The shape protocol: without dims of its own (stored in an instance) the value is
+    # unchanged by batch operations; on its own, its batch size follows the operation.
+    view = _batch_op("view")
+    reshape = _batch_op("reshape")
+    flatten = _batch_op("flatten")
+    unflatten = _batch_op("unflatten")
+    squeeze = _batch_op("squeeze")
+    unsqueeze = _batch_op("unsqueeze")
+    permute = _batch_op("permute")
+    transpose = _batch_op("transpose")
+    expand = _batch_op("expand")
+    repeat = _batch_op("repeat")
+    flip = _batch_op("flip")
+    roll = _batch_op("roll")
+    # Device moves and casts reach a tensor payload (an UnbatchedTensor) only.
+    contiguous = _payload_op("contiguous")
+    detach = _payload_op("detach")
+    to = _payload_op("to")
+    cpu = _payload_op("cpu")
 
 
-for _name in (
-    "view reshape flatten unflatten squeeze unsqueeze permute transpose expand repeat flip roll"
-).split():
-    setattr(NonTensorData, _name, _batch_op(_name))
-for _name in ("contiguous", "detach", "to", "cpu"):
-    setattr(NonTensorData, _name, _payload_op(_name))
 NonTensorDataBase.register(NonTensorData)
 
 
