@@ -366,7 +366,10 @@ class NonTensorStack:
         return (self._wrap(part) for part in self.array)
 
     def __repr__(self) -> str:
-        return f"NonTensorStack(shape={list(self.array.shape)})"
+        values = repr(self.array.tolist())
+        if len(values) > 60:
+            values = values[:57] + "..."
+        return f"NonTensorStack({values}, batch_size={list(self.array.shape)})"
 
     @staticmethod
     def _wrap(result: Any) -> NonTensorData | NonTensorStack:

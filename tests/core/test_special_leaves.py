@@ -172,6 +172,7 @@ def test_nontensorstack_from_list_tolist_data_and_indexing() -> None:
     with pytest.raises(AttributeError, match="holds different values"):
         tags.data
     assert NonTensorStack.from_list(["z", "z"]).data == "z"
+    assert repr(tags) == "NonTensorStack([['a', 'b'], ['c', 'd']], batch_size=[2, 2])"
     assert NonTensorStack("a", "b").tolist() == ["a", "b"]
     assert NonTensorStack(NonTensorData("a"), NonTensorData("b")).tolist() == ["a", "b"]
     with pytest.raises(ValueError, match="not rectangular"):
