@@ -26,10 +26,22 @@ from .errors import (
 from .fields import field
 from .keys import NestedKey, unravel_key, unravel_keys
 from .loading import load_memmap
-from .non_tensor import NonTensorData, NonTensorStack
+from .non_tensor import MetaData, NonTensorData, NonTensorDataBase, NonTensorStack
 from .saving import memmap
 from .schema import Field, FieldKind, Schema
 from .specs import Spec
+from .switches import (
+    capture_non_tensor_stack,
+    get_defaults_to_none,
+    get_printoptions,
+    lazy_legacy,
+    list_to_stack,
+    set_capture_non_tensor_stack,
+    set_get_defaults_to_none,
+    set_lazy_legacy,
+    set_list_to_stack,
+    set_printoptions,
+)
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_module, from_modules, stack
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
@@ -37,6 +49,7 @@ from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, r
 from .tensordict_core.packing import PackLayout
 from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
 from .typed import TensorClass
+from .unbatched import UnbatchedTensor
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
 

@@ -14,13 +14,22 @@ stack).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import abc
+import copy
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["NonTensorData", "NonTensorStack", "is_non_tensor", "same_value"]
+__all__ = [
+    "MetaData",
+    "NonTensorData",
+    "NonTensorDataBase",
+    "NonTensorStack",
+    "is_non_tensor",
+    "same_value",
+]
 
 _EMPTY = torch.Size([])
 
@@ -31,6 +40,8 @@ def same_value(a: object, b: object) -> bool:
         return True
     if type(a) is not type(b):
         return False
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):  # UnbatchedTensor payloads
+        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b))
     try:
         result = a == b
     except Exception:
@@ -45,61 +56,277 @@ def object_array(shape: Sequence[int], value: object) -> np.ndarray:
     return array
 
 
+class NonTensorDataBase(abc.ABC):  # noqa: B024  (a marker: classes are registered)
+    """What every single non-tensor value is an instance of: :class:`NonTensorData` and
+    :class:`MetaData` (not :class:`NonTensorStack`, which holds one value per element, as
+    in tensordict).
+
+    >>> from tensorclass import MetaData, NonTensorData, NonTensorDataBase, NonTensorStack
+    >>> isinstance(NonTensorData("a"), NonTensorDataBase), isinstance(MetaData(1), NonTensorDataBase)
+    (True, True)
+    >>> isinstance(NonTensorStack.from_list(["a", "b"]), NonTensorDataBase)
+    False
+    """
+
+    __slots__ = ()
+
+
+def _payload_op(name: str) -> Callable[..., NonTensorData]:
+    """A tensor method that reaches a tensor payload (an ``UnbatchedTensor``); Python
+    values are unchanged by device moves and casts."""
+
+    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+        if not isinstance(self.data, torch.Tensor):
+            return self
+        moved = getattr(self.data, name)(*args, **kwargs)
+        return NonTensorData(moved, batch_size=self.shape or None, meta=self.meta)
+
+    op.__name__ = name
+    op.__doc__ = f"``{name}`` of a tensor payload (another value is unchanged)."
+    return op
+
+
+def _batch_op(name: str) -> Callable[..., NonTensorData]:
+    """A shape operation of :class:`NonTensorData`: unchanged without dims, else the batch
+    size the operation gives a tensor of that shape."""
+
+    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+        if not self.shape:
+            return self
+        probe = getattr(torch.empty(self.shape, device="meta"), name)(*args, **kwargs)
+        return self._with_shape(probe.shape)
+
+    op.__name__ = name
+    op.__doc__ = f"``{name}`` along the batch dims (a value without dims is unchanged)."
+    return op
+
+
 class NonTensorData:
     """One non-tensor value shared by every element of the batch.
 
+    Stored in an instance, it has no dims of its own (it broadcasts), so batch operations
+    return it unchanged. Built on its own, it may carry a ``batch_size`` (and a ``device``
+    and dim ``names``, informative: the value is not moved); indexing and reshaping it then
+    give the batch size the same operation gives a tensor of that shape. ``tolist()`` gives
+    the value once per element.
+
     Examples:
-        >>> from tensorclass import TensorDict
+        >>> from tensorclass import NonTensorData, TensorDict
         >>> import torch
         >>> td = TensorDict({"x": torch.zeros(4)}, batch_size=[4])
         >>> td["name"] = "run-1"
         >>> td[1:3]["name"]
         'run-1'
+        >>> alone = NonTensorData("run-1", batch_size=[2, 3])
+        >>> alone[0].batch_size, alone.tolist()[0]
+        (torch.Size([3]), ['run-1', 'run-1', 'run-1'])
     """
 
-    __slots__ = ("data",)
-    shape = _EMPTY
+    __slots__ = ("data", "device", "meta", "names", "shape")
+    data: Any
+    device: torch.device | None
+    meta: bool
+    names: list[str | None] | None
+    shape: torch.Size
 
-    def __init__(self, data: Any) -> None:
+    def __init__(
+        self,
+        data: Any,
+        *,
+        batch_size: Sequence[int] | None = None,
+        device: torch.device | str | int | None = None,
+        names: Sequence[str | None] | None = None,
+        meta: bool = False,
+    ) -> None:
+        if type(data) is NonTensorData:
+            data = data.data
         self.data = data
+        self.shape = _EMPTY if batch_size is None else torch.Size(batch_size)
+        self.device = None if device is None else torch.device(device)
+        self.names = None if names is None else list(names)
+        self.meta = meta
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The batch size (``torch.Size([])`` for a value stored in an instance)."""
+        return self.shape
 
     def value(self) -> Any:
         """The value a read returns."""
         return self.data
 
+    def tolist(self) -> Any:
+        """The value once per batch element, as nested lists (the value itself if no dims)."""
+        return object_array(self.shape, self.data).tolist()
+
+    def shared(self) -> NonTensorData:
+        """This leaf as a value stored in an instance: no dims of its own (broadcasts)."""
+        if not self.shape and self.device is None and self.names is None:
+            return self
+        return NonTensorData(self.data, meta=self.meta)
+
     def __repr__(self) -> str:
-        return f"NonTensorData({self.data!r})"
+        name = "MetaData" if self.meta else "NonTensorData"
+        extra = f", batch_size={list(self.shape)}" if self.shape else ""
+        if self.device is not None:
+            extra += f", device={self.device}"
+        return f"{name}({self.data!r}{extra})"
 
-    # The shape protocol: a broadcast value is unchanged by batch operations.
-    def _same(self, *args: Any, **kwargs: Any) -> NonTensorData:
-        """This leaf, unchanged: a shared value has no dims for a batch operation to act on."""
-        return self
+    def _with_shape(self, shape: torch.Size) -> NonTensorData:
+        return NonTensorData(self.data, batch_size=shape, device=self.device, meta=self.meta)
 
-    __getitem__ = view = reshape = flatten = unflatten = _same
-    squeeze = unsqueeze = permute = transpose = expand = repeat = flip = roll = _same
-    contiguous = detach = to = cpu = _same
+    def __getitem__(self, index: Any) -> NonTensorData:
+        if not self.shape:
+            return self  # a shared value broadcasts: every element is the value
+        return self._with_shape(torch.empty(self.shape, device="meta")[index].shape)
 
     def clone(self) -> NonTensorData:
-        """A new leaf holding the same value (the value itself is not copied)."""
-        return NonTensorData(self.data)
+        """A new leaf holding the same value; :class:`MetaData` holds a deep copy of it, an
+        ``UnbatchedTensor`` a clone."""
+        data = self.data
+        if self.meta:
+            data = copy.deepcopy(data)
+        elif isinstance(data, torch.Tensor):
+            data = data.clone()
+        return NonTensorData(
+            data,
+            batch_size=self.shape or None,
+            device=self.device,
+            names=self.names,
+            meta=self.meta,
+        )
+
+    # The shape protocol: without dims of its own (stored in an instance) the value is
+    # unchanged by batch operations; on its own, its batch size follows the operation.
+    view = _batch_op("view")
+    reshape = _batch_op("reshape")
+    flatten = _batch_op("flatten")
+    unflatten = _batch_op("unflatten")
+    squeeze = _batch_op("squeeze")
+    unsqueeze = _batch_op("unsqueeze")
+    permute = _batch_op("permute")
+    transpose = _batch_op("transpose")
+    expand = _batch_op("expand")
+    repeat = _batch_op("repeat")
+    flip = _batch_op("flip")
+    roll = _batch_op("roll")
+    # Device moves and casts reach a tensor payload (an UnbatchedTensor) only.
+    contiguous = _payload_op("contiguous")
+    detach = _payload_op("detach")
+    to = _payload_op("to")
+    cpu = _payload_op("cpu")
+
+
+NonTensorDataBase.register(NonTensorData)
+
+
+class _MetaDataMeta(abc.ABCMeta):
+    """``isinstance(x, MetaData)``: a :class:`NonTensorData` made by ``MetaData`` (of the
+    expected type, for ``MetaData[T]``)."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        if type(instance) is not NonTensorData or not instance.meta:
+            return False
+        expected: type | None = getattr(cls, "_expected", None)
+        return expected is None or isinstance(instance.data, expected)
+
+
+class MetaData(NonTensorDataBase, metaclass=_MetaDataMeta):
+    """One Python object for the whole batch, kept as that very object.
+
+    It behaves as a :class:`NonTensorData` (reads return the object, batch operations keep
+    it), but stacking keeps one value only when the instances stacked hold *the same
+    object* (``is``, not ``==``); otherwise the result is a :class:`NonTensorStack`.
+    ``clone()`` copies the object (deep copy), so a clone and its source hold different
+    objects. ``MetaData[T](value)`` checks that ``value`` is a ``T`` (a ``TypeError``
+    otherwise). ``MetaData(...)`` builds a :class:`NonTensorData` marked as metadata;
+    ``isinstance(leaf, MetaData)`` recognises it.
+
+    >>> import torch
+    >>> from tensorclass import MetaData, TensorDict
+    >>> config = {"lr": 0.1}
+    >>> td = TensorDict({"x": torch.zeros(3)}, batch_size=[3])
+    >>> td["config"] = MetaData(config)
+    >>> torch.stack([td, td])["config"] is config
+    True
+    >>> type(torch.stack([td, td.clone()])._data["config"]).__name__
+    'NonTensorStack'
+    """
+
+    __slots__ = ()
+    _expected: type | None = None
+
+    def __new__(  # type: ignore[misc]  # builds a marked NonTensorData
+        cls,
+        data: Any,
+        *,
+        batch_size: Sequence[int] | None = None,
+        device: torch.device | str | int | None = None,
+        names: Sequence[str | None] | None = None,
+    ) -> NonTensorData:
+        if type(data) is NonTensorData:
+            data = data.data
+        expected = cls._expected
+        if expected is not None and not isinstance(data, expected):
+            raise TypeError(
+                f"MetaData[{expected.__name__}] expects a {expected.__name__}; got "
+                f"{type(data).__name__} {data!r}"
+            )
+        return NonTensorData(data, batch_size=batch_size, device=device, names=names, meta=True)
+
+    def __class_getitem__(cls, expected: type) -> type[MetaData]:
+        name = f"MetaData[{getattr(expected, '__name__', expected)}]"
+        return type(name, (cls,), {"__slots__": (), "_expected": expected})
 
 
 class NonTensorStack:
     """One non-tensor value per batch element, in an object array shaped like the batch.
 
+    Reading a key returns the values as nested lists. Indexing selects values the way it
+    selects tensor elements; a selection whose values are all equal is one shared value
+    again (reading it returns the value, not a list).
+
     Examples:
-        >>> from tensorclass import TensorDict
+        >>> from tensorclass import NonTensorStack, TensorDict
         >>> import torch
         >>> a = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); a["name"] = "a"
         >>> b = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); b["name"] = "b"
-        >>> torch.stack([a, b])["name"]
-        [['a', 'a'], ['b', 'b']]
+        >>> both = torch.stack([a, b])
+        >>> both["name"], both[0]["name"], both[:, 0]["name"]
+        ([['a', 'a'], ['b', 'b']], 'a', ['a', 'b'])
+        >>> tags = NonTensorStack.from_list(["x", "y", "z"])
+        >>> tags.batch_size, tags[1:].tolist()
+        (torch.Size([3]), ['y', 'z'])
     """
 
     __slots__ = ("array",)
 
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
+    def __init__(self, *values: Any) -> None:
+        """``NonTensorStack(array)`` from an object array shaped like the batch, or
+        ``NonTensorStack(v0, v1, ...)``: the values (or leaves) stacked along a new dim."""
+        if len(values) == 1 and type(values[0]) is np.ndarray:
+            self.array = values[0]
+            return
+        parts = [_leaf_array(value) for value in values]
+        if any(part.shape != parts[0].shape for part in parts):
+            raise ValueError(
+                f"NonTensorStack: the values to stack have different batch shapes: "
+                f"{[list(part.shape) for part in parts]}"
+            )
+        self.array = np.stack(parts) if parts else np.empty((0,), dtype=object)
+
+    @classmethod
+    def from_list(cls, values: Sequence[Any]) -> NonTensorStack:
+        """A stack from (nested) lists: each list level is a batch dim, so the nesting
+        must be rectangular; anything that is not a list is a value."""
+        shape = _list_shape(values)
+        array = np.empty(shape, dtype=object)
+        for position in np.ndindex(*shape):
+            item: Any = values
+            for i in position:
+                item = item[i]
+            array[position] = item.data if type(item) is NonTensorData else item
+        return cls(array)
 
     @classmethod
     def full(cls, shape: Sequence[int], value: object) -> NonTensorStack:
@@ -111,18 +338,49 @@ class NonTensorStack:
         """The batch shape the values are laid out in."""
         return torch.Size(self.array.shape)
 
+    batch_size = shape
+
+    @property
+    def data(self) -> Any:
+        """The one value, when every element holds an equal value (an ``AttributeError``
+        otherwise: use :meth:`tolist`)."""
+        flat = self.array.reshape(-1)
+        if flat.size and all(same_value(item, flat[0]) for item in flat[1:]):
+            return flat[0]
+        raise AttributeError(
+            f"this NonTensorStack (shape {list(self.array.shape)}) holds different values; "
+            f"use .tolist() to get them"
+        )
+
     def value(self) -> list[Any]:
         """The values as a nested list (what a read returns)."""
         result: list[Any] = self.array.tolist()
         return result
 
+    tolist = value
+
+    def __len__(self) -> int:
+        return int(self.array.shape[0]) if self.array.ndim else 0
+
+    def __iter__(self) -> Iterator[NonTensorData | NonTensorStack]:
+        return (self._wrap(part) for part in self.array)
+
     def __repr__(self) -> str:
-        return f"NonTensorStack(shape={list(self.array.shape)})"
+        values = repr(self.array.tolist())
+        if len(values) > 60:
+            values = values[:57] + "..."
+        return f"NonTensorStack({values}, batch_size={list(self.array.shape)})"
 
     @staticmethod
     def _wrap(result: Any) -> NonTensorData | NonTensorStack:
         if isinstance(result, np.ndarray):
-            return NonTensorStack(result) if result.ndim else NonTensorData(result.item())
+            if not result.ndim:
+                return NonTensorData(result.item())
+            flat = result.reshape(-1)
+            first = flat[0] if flat.size else None
+            if flat.size and all(same_value(item, first) for item in flat[1:]):
+                return NonTensorData(first)  # equal values: one shared value again
+            return NonTensorStack(result)
         return NonTensorData(result)
 
     def __getitem__(self, index: Any) -> NonTensorData | NonTensorStack:
@@ -234,9 +492,7 @@ def stack_non_tensors(
 ) -> NonTensorData | NonTensorStack:
     """Stack non-tensor leaves: equal shared values stay shared, others become a stack."""
     first = leaves[0]
-    if type(first) is NonTensorData and all(
-        type(leaf) is NonTensorData and same_value(leaf.data, first.data) for leaf in leaves
-    ):
+    if _one_shared_value(leaves):
         return first
     arrays = [_as_array(leaf, member_shape) for leaf in leaves]
     return NonTensorStack(np.stack(arrays, axis=dim))
@@ -249,18 +505,52 @@ def cat_non_tensors(
 ) -> NonTensorData | NonTensorStack:
     """Concatenate non-tensor leaves along ``dim``."""
     first = leaves[0]
-    if type(first) is NonTensorData and all(
-        type(leaf) is NonTensorData and same_value(leaf.data, first.data) for leaf in leaves
-    ):
+    if _one_shared_value(leaves):
         return first
     arrays = [_as_array(leaf, shape) for leaf, shape in zip(leaves, member_shapes)]
     return NonTensorStack(np.concatenate(arrays, axis=dim))
 
 
+def _one_shared_value(leaves: Sequence[NonTensorData | NonTensorStack]) -> bool:
+    """Whether the leaves are one shared value: equal values (``MetaData``: one object)."""
+    first = leaves[0]
+    if type(first) is not NonTensorData:
+        return False
+    if first.meta:
+        return all(
+            type(leaf) is NonTensorData and leaf.meta and leaf.data is first.data for leaf in leaves
+        )
+    return all(
+        type(leaf) is NonTensorData and not leaf.meta and same_value(leaf.data, first.data)
+        for leaf in leaves
+    )
+
+
+def _leaf_array(value: Any) -> np.ndarray:
+    """One value (or leaf) as an object array of its batch shape."""
+    if type(value) is NonTensorStack:
+        return value.array
+    if type(value) is NonTensorData:
+        return object_array(value.shape, value.data)
+    return object_array((), value)
+
+
+def _list_shape(values: Any) -> tuple[int, ...]:
+    if not isinstance(values, list):
+        return ()
+    inner = [_list_shape(item) for item in values]
+    if any(shape != inner[0] for shape in inner):
+        raise ValueError(
+            "NonTensorStack.from_list: the nested lists are not rectangular (the lists at "
+            f"one depth have different lengths: {sorted(set(inner))})"
+        )
+    return (len(values), *(inner[0] if inner else ()))
+
+
 def _as_array(leaf: NonTensorData | NonTensorStack, shape: Sequence[int]) -> np.ndarray:
     if type(leaf) is NonTensorStack:
         return leaf.array
-    return object_array(shape, leaf.data)  # type: ignore[union-attr]
+    return object_array(shape, leaf.data)
 
 
 def _sizes(args: tuple[Any, ...]) -> tuple[int, ...]:

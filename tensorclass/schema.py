@@ -34,6 +34,7 @@ from .fields import MISSING
 from .non_tensor import NonTensorData, NonTensorStack
 from .registry import dynamic_class
 from .specs import Spec, has_spec_metadata, spec_from_annotation
+from .unbatched import UnbatchedTensor
 
 __all__ = [
     "DYNAMIC",
@@ -139,6 +140,8 @@ def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[Any] | N
     inner, optional = _strip_optional(annotation)
     if typing.get_origin(inner) is typing.Annotated:
         inner = typing.get_args(inner)[0]
+    if isinstance(inner, type) and issubclass(inner, UnbatchedTensor):
+        return FieldKind.ANY, optional, None  # stored whole, read back unwrapped
     if _is_tensor_type(inner) or _is_tensor_like_annotation(inner):
         return FieldKind.TENSOR, optional, None
     if isinstance(inner, type) and issubclass(inner, TensorCollection):
@@ -182,12 +185,14 @@ def convert_dynamic(owner: Any, key: str, value: Any, where: object = None) -> A
     anything else is a non-tensor value shared along the batch.
     """
     if isinstance(value, (Tensor, TensorCollection)):
+        if value.__class__ is UnbatchedTensor:
+            return NonTensorData(value)  # kept whole: exempt from the batch dims
         return owner._check_leaf(key, value, where)
     if isinstance(value, Mapping):
         return owner._nested_from_mapping(key, value, where)
     cls = type(value)
     if cls is NonTensorData:
-        return value
+        return value.shared()
     if cls is NonTensorStack:
         return owner._check_leaf(key, value, where)
     if isinstance(value, _TENSORABLE):
@@ -206,6 +211,12 @@ def _describe(value: Any) -> str:
 
 def _convert_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
     if isinstance(value, Tensor):
+        if value.__class__ is UnbatchedTensor:
+            raise FieldTypeError(
+                f"{type(owner).__name__}.{field.name} is a batched tensor field; an "
+                f"UnbatchedTensor needs a field annotated UnbatchedTensor (or Any)",
+                key=field.name,
+            )
         return owner._check_leaf(field.name, value, where)
     if isinstance(value, _NUMERIC):
         try:
@@ -240,7 +251,7 @@ def _convert_nested(field: Field, owner: Any, value: Any, where: object = None) 
 def _convert_non_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
     cls = type(value)
     if cls is NonTensorData:
-        return value
+        return value.shared()
     if cls is NonTensorStack:
         return owner._check_leaf(field.name, value, where)
     return NonTensorData(value)

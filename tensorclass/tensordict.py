@@ -28,6 +28,8 @@ from .tensordict_core._core import (
     check_names,
     fits_batch,
 )
+from .tensordict_core.memmap.load import ClassPolicy
+from .tensordict_core.memmap.tensor import PathLike
 from .typed import TensorClass
 
 __all__ = ["TensorDict"]
@@ -218,6 +220,52 @@ class TensorDict(TensorClass, dynamic=True):
             lazy_stack=lazy_stack,
             expand_identical=expand_identical,
         )
+
+    @classmethod
+    def load_memmap(  # type: ignore[override]  # the recorded class, not always a TensorDict
+        cls,
+        prefix: PathLike,
+        device: Any = None,
+        non_blocking: bool = False,
+        *,
+        classes: ClassPolicy | None = None,
+        out: Any = None,
+        robust_key: bool | None = None,
+        subpath: str | tuple[str, ...] | None = None,
+        mode: str | None = None,
+        num_threads: int = 0,
+        allow_pickle: bool | None = None,
+        validate: bool = True,
+    ) -> TensorClass:
+        """Load a save made by ``memmap``: each level comes back as its recorded class, as
+        :func:`tensorclass.load_memmap` does (``classes="tensordict"``: plain TensorDicts).
+        The other arguments are those of :meth:`TensorClass.load_memmap`.
+
+        >>> import tempfile, torch
+        >>> from tensorclass import TensorClass, TensorDict
+        >>> class Frame(TensorClass):
+        ...     pixels: torch.Tensor
+        >>> path = tempfile.mkdtemp()
+        >>> _ = Frame(torch.zeros(2, 3), batch_size=[2]).memmap(path, existsok=True)
+        >>> type(TensorDict.load_memmap(path)).__name__
+        'Frame'
+        >>> type(TensorDict.load_memmap(path, classes="tensordict")).__name__
+        'TensorDict'
+        """
+        loaded: TensorClass = super().load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            classes=classes,
+            out=out,
+            robust_key=robust_key,
+            subpath=subpath,
+            mode=mode,
+            num_threads=num_threads,
+            allow_pickle=allow_pickle,
+            validate=validate,
+        )
+        return loaded
 
     def auto_batch_size_(self, batch_dims: int | None = None) -> Self:
         """Set the batch size to the longest prefix every leaf shares (recursively)."""

@@ -195,15 +195,19 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         which describes ``device``, ``non_blocking``, ``out``, ``subpath``, ``mode``,
         ``robust_key``, ``num_threads`` and ``allow_pickle``).
 
-        ``TensorDict.load_memmap`` gives plain TensorDicts at every level (``classes`` defaults
-        to ``"tensordict"``); a typed class gives itself (for the level at ``subpath`` if
-        given), with its declared nested classes, checked against their specs and
-        annotations unless ``validate`` is false (problems raise ``pydantic.ValidationError``).
+        A typed class gives itself (for the level at ``subpath`` if given), with its
+        declared nested classes, checked against their specs and annotations unless
+        ``validate`` is false (problems raise ``pydantic.ValidationError``).
+        ``TensorDict.load_memmap`` gives back the recorded classes, as
+        ``tensorclass.load_memmap`` does (``classes="tensordict"``: plain TensorDicts at
+        every level).
         """
-        target: type[TensorCore] | None = None if cls is TensorClass else cls
+        dynamic = cls.__tensorclass_schema__.dynamic
+        target: type[TensorCore] | None = cls
+        if cls is TensorClass or (dynamic and classes != "tensordict"):
+            target = None  # the recorded classes
         if classes is None:
-            dynamic = target is not None and cls.__tensorclass_schema__.dynamic
-            classes = "tensordict" if dynamic else "imported"
+            classes = "imported"
         return load_memmap(  # type: ignore[no-any-return]
             prefix,
             target,

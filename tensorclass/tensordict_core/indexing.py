@@ -3,7 +3,8 @@
 An index is normalised once against the batch size (``...`` expanded, lists and ranges as
 tensors) and then applied to every leaf unchanged: the batch dims lead every leaf, so one
 index selects the same elements everywhere. Writing with a key that does not exist yet
-allocates it for the whole batch first (lazy pre-allocation).
+allocates it for the whole batch first (lazy pre-allocation; rows not written read as
+zeros).
 """
 
 from __future__ import annotations
@@ -131,10 +132,10 @@ def _result_batch_size(
 ) -> torch.Size:
     """The batch size after indexing, read off the first leaf that has dims of its own."""
     n = len(batch_size)
-    for key, leaf in before.items():
-        if leaf.__class__ is not NonTensorData:
-            old: torch.Size = leaf.shape
-            new: torch.Size = after[key].shape
+    for key, leaf in after.items():
+        if leaf.__class__ is not NonTensorData:  # (a stack of equal values may become one)
+            old: torch.Size = before[key].shape
+            new: torch.Size = leaf.shape
             return new[: len(new) - (len(old) - n)]
     return indexed_batch_size(batch_size, index)
 
@@ -418,7 +419,7 @@ class Indexing(KeyAccess):
         if isinstance(source, Tensor):
             device = owner._device if owner._device is not None else source.device
             shape = self._batch_size + source.shape[skip:]
-            allocated: Any = torch.empty(shape, dtype=source.dtype, device=device)
+            allocated: Any = torch.zeros(shape, dtype=source.dtype, device=device)
         elif type(source) is NonTensorData:
             allocated = NonTensorData(source.data)
         else:

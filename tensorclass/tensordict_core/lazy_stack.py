@@ -35,6 +35,7 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
+from ..switches import printoption
 from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, read_value
 from .keys import unravel_key_tuple
@@ -43,7 +44,7 @@ from .lazy_cat import LAZY_FUNCTIONS
 from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
-from .repr import describe_leaf
+from .repr import describe_leaf, describe_tensor
 from .safe_globals import allow_loading
 from .shape import batch_dim
 
@@ -197,8 +198,7 @@ class LazyStackedTensorDict(LazyBuilders):
             if isinstance(leaf, Tensor):
                 shape = list(leaf.shape)
                 shape.insert(leaves.dim, len(leaves.members))
-                dtype = str(leaf.dtype).removeprefix("torch.")
-                parts.append(f"{key}: {dtype}[{', '.join(map(str, shape))}]")
+                parts.append(f"{key}: {describe_tensor(leaf.dtype, shape, leaf.device)}")
             elif isinstance(leaf, TensorCore):
                 parts.append(f"{key}: {leaves[key]!r}")
             else:
@@ -206,8 +206,10 @@ class LazyStackedTensorDict(LazyBuilders):
         exclusive = sorted({k for m in leaves.members for k in m._data} - set(leaves))
         if exclusive:
             parts.append(f"exclusive_keys={exclusive}")
-        parts += [f"batch_size={list(self._batch_size)}", f"stack_dim={leaves.dim}"]
-        if self._device is not None:
+        if printoption("show_batch_size"):
+            parts.append(f"batch_size={list(self._batch_size)}")
+        parts.append(f"stack_dim={leaves.dim}")
+        if self._device is not None and printoption("show_device"):
             parts.append(f"device={self._device}")
         return f"{type(self).__name__}({', '.join(parts)})"
 

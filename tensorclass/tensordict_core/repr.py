@@ -7,32 +7,55 @@ Short instances print on one line; longer ones print one field per line::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import torch
 from torch import Tensor
 
+from ..switches import get_printoptions
 from ._core import TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
-__all__ = ["describe_leaf", "format_instance"]
+__all__ = ["describe_leaf", "describe_tensor", "format_instance"]
 
 _WIDTH = 100
 _VALUE_WIDTH = 40
 
 
-def describe_leaf(leaf: Any, indent: str = "") -> str:
-    """One leaf as it appears in a repr: ``float32[3, 4]``, ``'text'``, a nested repr."""
+def describe_tensor(
+    dtype: torch.dtype,
+    shape: Sequence[int],
+    device: torch.device,
+    options: dict[str, Any] | None = None,
+) -> str:
+    """A tensor as a repr shows it: ``float32[3, 4]`` (``@device`` off the CPU), as the
+    print options say (:class:`tensorclass.set_printoptions`)."""
+    if options is None:
+        options = get_printoptions()
+    text = str(dtype).removeprefix("torch.") if options["show_dtype"] else ""
+    if options["show_shape"]:
+        text += f"[{', '.join(map(str, shape))}]"
+    if device.type != "cpu" and options["show_field_device"]:
+        text += f"@{device}"
+    return text or "Tensor"
+
+
+def describe_leaf(leaf: Any, indent: str = "", options: dict[str, Any] | None = None) -> str:
+    """One leaf as it appears in a repr: ``float32[3, 4]``, ``'text'``, a nested repr.
+
+    ``options`` are the print options (:func:`tensorclass.get_printoptions` by default).
+    """
     if isinstance(leaf, Tensor):
-        dtype = str(leaf.dtype).removeprefix("torch.")
-        text = f"{dtype}[{', '.join(map(str, leaf.shape))}]"
-        if leaf.device.type != "cpu":
-            text += f"@{leaf.device}"
+        text = describe_tensor(leaf.dtype, leaf.shape, leaf.device, options)
         if type(leaf) is not Tensor:
             text = f"{type(leaf).__name__}({text})"
         return text
     if isinstance(leaf, TensorCore):
-        return format_instance(leaf, indent)
+        return format_instance(leaf, indent, options)
     if type(leaf) is NonTensorData:
+        if isinstance(leaf.data, Tensor):  # an UnbatchedTensor
+            return describe_leaf(leaf.data, indent, options)
         text = repr(leaf.data)
         return text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 3] + "..."
     if type(leaf) is NonTensorStack:
@@ -40,12 +63,17 @@ def describe_leaf(leaf: Any, indent: str = "") -> str:
     return repr(leaf)
 
 
-def format_instance(obj: TensorCore, indent: str = "") -> str:
+def format_instance(
+    obj: TensorCore, indent: str = "", options: dict[str, Any] | None = None
+) -> str:
     """The repr of an instance: ``Class(field=..., batch_size=[...])``.
 
     Typed classes list every field (absent ones as ``None``); a TensorDict lists its keys
-    as ``key: value``.
+    as ``key: value``. ``options`` are the print options (see
+    :class:`tensorclass.set_printoptions`).
     """
+    if options is None:
+        options = get_printoptions()
     if obj.__tensorclass_schema__.dynamic:
         entries = [
             (f"{key if key.isidentifier() else repr(key)}: ", leaf)
@@ -53,8 +81,8 @@ def format_instance(obj: TensorCore, indent: str = "") -> str:
         ]
     else:
         entries = [(f"{name}=", obj._data.get(name)) for name in obj.__tensorclass_schema__.names]
-    footer = [f"batch_size={list(obj._batch_size)}"]
-    if obj._device is not None:
+    footer = [f"batch_size={list(obj._batch_size)}"] if options["show_batch_size"] else []
+    if obj._device is not None and options["show_device"]:
         footer.append(f"device={obj._device}")
     if obj._names is not None:
         footer.append(f"names={list(obj._names)}")
@@ -63,13 +91,18 @@ def format_instance(obj: TensorCore, indent: str = "") -> str:
 
     def render(prefix: str) -> list[str]:
         fields = [
-            label + ("None" if leaf is None else describe_leaf(leaf, prefix))
+            label + ("None" if leaf is None else describe_leaf(leaf, prefix, options))
             for label, leaf in entries
         ]
+        order = options["sort_keys"]
+        if order == "alphabetical":
+            fields.sort()
+        elif callable(order):
+            fields.sort(key=order)
         return fields + footer
 
     text = f"{name}({', '.join(render(indent))})"
-    if len(text) + len(indent) <= _WIDTH and "\n" not in text:
+    if options["compact"] and len(text) + len(indent) <= _WIDTH and "\n" not in text:
         return text
     lines = "".join(f"{inner}{line},\n" for line in render(inner))
     return f"{name}(\n{lines}{indent})"

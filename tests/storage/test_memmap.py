@@ -87,7 +87,7 @@ def test_typed_class_comes_back(tmp_path: Path) -> None:
     assert type(loaded.extra) is TensorDict
     assert loaded.tags == {"run": 1, "names": ["a", "b"]}
     assert_same(Episode.load_memmap(tmp_path / "ep"), episode)
-    plain = TensorDict.load_memmap(tmp_path / "ep")  # data only: TensorDict at every level
+    plain = TensorDict.load_memmap(tmp_path / "ep", classes="tensordict")  # data only
     assert type(plain) is TensorDict and type(plain["info"]) is TensorDict
     assert torch.equal(plain["info", "step"], episode.info.step)
 
@@ -616,7 +616,7 @@ def test_enum_fields_round_trip_as_members(tmp_path: Path) -> None:
     assert loaded.mode is Mode.EVAL and loaded.level is Level.HIGH
     # nothing in the save names a class: where no field declares the enum, the value
     assert loaded.note == "train"
-    assert TensorDict.load_memmap(tmp_path / "r")["mode"] == "eval"
+    assert TensorDict.load_memmap(tmp_path / "r", classes="tensordict")["mode"] == "eval"
     assert Run.load_memmap(tmp_path / "r", validate=False).mode is Mode.EVAL
 
 
@@ -664,7 +664,7 @@ def test_pydantic_model_fields_round_trip_as_models(tmp_path: Path) -> None:
         loaded = Trial.load_memmap(tmp_path / "t", validate=validate)
         assert loaded.optimizer == adam and loaded.previous == Optimizer(name="sgd", lr=0.1)
     # the JSON form (the tuple became a list) where no field declares the model
-    plain = TensorDict.load_memmap(tmp_path / "t")["optimizer"]
+    plain = TensorDict.load_memmap(tmp_path / "t", classes="tensordict")["optimizer"]
     assert plain == {"name": "adam", "lr": 1e-3, "betas": [0.9, 0.999]}
 
 

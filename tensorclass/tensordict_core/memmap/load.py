@@ -32,10 +32,11 @@ the class declares a nested level...) is reported the same way, with the problem
 keys that do fit. ``validate=False`` skips the checks (e.g. to load data saved before a
 spec changed, and fix it). Plain ``TensorDict`` levels have nothing to check and cost nothing.
 
-``TensorDict`` itself is always available. ``TensorDict.load_memmap(path)`` uses
-``cls=TensorDict, classes="tensordict"`` (plain data, whatever was saved);
-``MyClass.load_memmap(path)`` uses ``cls=MyClass``; ``tensorclass.load_memmap(path)`` gives
-back the recorded classes.
+``TensorDict`` itself is always available. ``tensorclass.load_memmap(path)`` and
+``TensorDict.load_memmap(path)`` give back the recorded classes (as tensordict's
+``TensorDict.load_memmap`` does); ``TensorDict.load_memmap(path, classes="tensordict")``
+uses ``cls=TensorDict, classes="tensordict"`` (plain data, whatever was saved);
+``MyClass.load_memmap(path)`` uses ``cls=MyClass``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ...schema import FieldKind, resolved_schema
 from .._core import TensorCore
 from ..json_values import non_tensor_from_json, rebuilder_in
 from ..lazy_stack import LazyStackedTensorDict, lazy_stack
+from ..non_tensor import NonTensorData
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -270,9 +272,13 @@ def _leaf(
             rebuild = rebuilder_in(found.annotation)
     if entry.type == "tensor":
         assert entry.file is not None and entry.dtype is not None and entry.shape is not None
-        return _open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape, mode)
+        mapped = _open(os.fspath(entry.file), DTYPES[entry.dtype], entry.shape, mode)
+        return mapped.mark_parameter() if entry.parameter else mapped
     if entry.type == "nested":
         assert entry.child is not None
         return _build(entry.child, child_cls, classes, mode)
     assert entry.shape is not None or entry.type == "non_tensor"
-    return non_tensor_from_json(entry.type, entry.value, entry.shape or (), rebuild)
+    leaf = non_tensor_from_json(entry.type, entry.value, entry.shape or (), rebuild)
+    if entry.meta and type(leaf) is NonTensorData:
+        leaf.meta = True  # a MetaData
+    return leaf

@@ -47,7 +47,10 @@ A lazy stack has ``"kind": "lazy_stack"``, ``"stack_dim"``, ``"members": ["0", "
 and no entries; its ``class`` is the members' class. ``dtype`` is the name of a
 ``torch.dtype`` (``float32``, ``bfloat16``...). Non-tensor values are JSON values (``null``,
 booleans, numbers, strings, lists, objects with string keys); ``values`` nests lists as
-deep as the batch dims.
+deep as the batch dims. A tensor entry saved from an ``nn.Parameter`` also has
+``"parameter": true``: it loads as a memory-mapped tensor that ``isinstance(x, nn.Parameter)``
+recognises (so ``torch.testing.assert_close`` compares it with the parameter). A
+``non_tensor`` entry saved from a :class:`~tensorclass.MetaData` has ``"meta": true``.
 
 :func:`read_metadata` reads a save into a :class:`MemmapInfo` tree without mapping any data;
 ``MemmapInfo.problems()`` lists missing, truncated or oversized files.
@@ -142,6 +145,8 @@ class EntryInfo:
     bytes_on_disk: int | None = None
     value: Any = None
     child: MemmapInfo | None = None
+    parameter: bool = False
+    meta: bool = False
 
     def problem(self) -> str | None:
         """What is wrong with this entry's file, or ``None``."""
@@ -392,7 +397,9 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
         if raw.get("file") != leaf_file_name(key):
             raise _fail(path, f"entry {key!r}: file must be {leaf_file_name(key)!r}")
         file = path / leaf_file_name(key)
-        return EntryInfo(key, kind, dtype, shape, nbytes, file, _regular_size(file))
+        parameter = raw.get("parameter", False) is True
+        size = _regular_size(file)
+        return EntryInfo(key, kind, dtype, shape, nbytes, file, size, parameter=parameter)
     if kind == "nested":
         if raw.get("dir") != dir_name(key):
             raise _fail(path, f"entry {key!r}: dir must be {dir_name(key)!r}")
@@ -403,7 +410,7 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
     if kind == "non_tensor":
         if "value" not in raw:
             raise _fail(path, f"entry {key!r} has no value")
-        return EntryInfo(key, kind, value=raw["value"])
+        return EntryInfo(key, kind, value=raw["value"], meta=raw.get("meta", False) is True)
     values = raw.get("values")
     if not _has_shape(values, batch_size):
         raise _fail(path, f"entry {key!r}: values are not nested lists of shape {list(batch_size)}")

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.nn import Parameter
 
 from ...errors import MemmapFormatError
 from ...registry import dynamic_class
@@ -125,6 +126,7 @@ def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> No
                     "dtype": dtype_name(leaf.dtype),
                     "shape": list(leaf.shape),
                     "nbytes": leaf.numel() * leaf.element_size(),
+                    **({"parameter": True} if isinstance(leaf, Parameter) else {}),
                 }
             )
             plan.files.append((rel + file, leaf))
@@ -133,9 +135,14 @@ def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> No
             _plan(leaf, f"{rel}{dir_name(key)}/", path, plan)
         elif type(leaf) in (NonTensorData, NonTensorStack):
             kind, value = non_tensor_to_json(leaf, path if len(path) > 1 else key)
-            entries.append(
-                {"key": key, "type": kind, "values" if kind.endswith("stack") else "value": value}
-            )
+            entry = {
+                "key": key,
+                "type": kind,
+                "values" if kind.endswith("stack") else "value": value,
+            }
+            if type(leaf) is NonTensorData and leaf.meta:
+                entry["meta"] = True  # a MetaData
+            entries.append(entry)
         else:
             raise MemmapFormatError(f"cannot save {path!r}: unknown leaf {type(leaf).__name__}")
     meta["entries"] = entries
@@ -248,7 +255,10 @@ def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) ->
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
-            data[key] = MemoryMappedTensor._open(root + next(files), leaf.dtype, tuple(leaf.shape))
+            mapped = MemoryMappedTensor._open(root + next(files), leaf.dtype, tuple(leaf.shape))
+            if isinstance(leaf, Parameter):
+                mapped.mark_parameter()
+            data[key] = mapped
         elif isinstance(leaf, TensorCore):
             data[key] = _attach(leaf, root, files, inplace)
         else:

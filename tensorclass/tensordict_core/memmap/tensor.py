@@ -103,12 +103,13 @@ def write_tensor_file(tensor: Tensor, filename: PathLike, *, exclusive: bool = T
         target.copy_(tensor.detach())
 
 
-def _map(filename: str, dtype: torch.dtype, shape: tuple[int, ...]) -> Tensor:
-    """Map an existing file of exactly the right size as a plain tensor of ``shape``."""
+def _map(filename: str, dtype: torch.dtype, shape: tuple[int, ...], shared: bool = True) -> Tensor:
+    """Map an existing file of exactly the right size as a plain tensor of ``shape``
+    (``shared=False``: copy-on-write, writes stay in memory)."""
     nbytes = _nbytes(shape, dtype)
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype)
-    storage: Any = torch.UntypedStorage.from_file(filename, shared=True, nbytes=nbytes)
+    storage: Any = torch.UntypedStorage.from_file(filename, shared=shared, nbytes=nbytes)
     plain: Tensor = torch.empty((0,), dtype=dtype).set_(
         storage, 0, shape, _contiguous_strides(shape)
     )
@@ -163,13 +164,42 @@ def _replace_file(filename: PathLike, existsok: bool, write: Callable[[str], Non
         raise
 
 
-def _sizes(size: tuple[Any, ...]) -> tuple[int, ...]:
-    shape = tuple(
+def _sizes(size: tuple[Any, ...], shape: Sequence[int] | None = None) -> tuple[int, ...]:
+    """The shape given as ints (``2, 3``), one sequence (``(2, 3)``) or ``shape=``."""
+    if shape is not None:
+        if size:
+            raise TypeError(
+                f"give the size either positionally or as shape=, not both; got {size} and "
+                f"shape={shape}"
+            )
+        size = (shape,)
+    if not size:
+        raise TypeError("a size is required: give it as ints, as one sequence or as shape=")
+    dims = tuple(
         int(s) for s in (size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
     )
-    if any(s < 0 for s in shape):
-        raise ValueError(f"a tensor size cannot be negative; got {list(shape)}")
-    return shape
+    if any(s < 0 for s in dims):
+        raise ValueError(f"a tensor size cannot be negative; got {list(dims)}")
+    return dims
+
+
+def _check_cpu(device: Any) -> None:
+    if device is not None and torch.device(device).type != "cpu":
+        raise ValueError(
+            f"a MemoryMappedTensor lives in host memory: device must be None or 'cpu'; got "
+            f"{device!r}"
+        )
+
+
+def _anonymous(shape: tuple[int, ...], dtype: torch.dtype) -> MemoryMappedTensor:
+    """A new tensor of zeros in anonymous shared memory (no file)."""
+    memory = torch.zeros(shape, dtype=dtype).share_memory_()  # type: ignore[no-untyped-call]
+    return MemoryMappedTensor._wrap(memory, None)
+
+
+def _rebuild_anonymous(tensor: Tensor) -> MemoryMappedTensor:
+    """Unpickle a tensor without a file (multiprocessing shares its memory)."""
+    return MemoryMappedTensor._wrap(tensor, None)
 
 
 def _rebuild(
@@ -182,7 +212,7 @@ def _rebuild(
 ) -> MemoryMappedTensor:
     """Unpickle: map the file again and take the same view of it."""
     if nbytes == 0:
-        return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
+        return MemoryMappedTensor._wrap(torch.zeros(shape, dtype=dtype), filename)
     try:
         actual = os.stat(filename).st_size
     except FileNotFoundError:
@@ -206,16 +236,23 @@ class MemoryMappedTensor(Tensor):
     """A tensor stored in a file mapped into memory (see the module documentation).
 
     Build one with :meth:`from_tensor`, :meth:`empty`, :meth:`zeros`, :meth:`ones`,
-    :meth:`full` (each given a ``filename``) or :meth:`from_filename` for an existing file.
-    New files read as zeros. The file holds the raw elements in C order, nothing else.
+    :meth:`full` and the ``*_like`` functions, :meth:`from_filename` for an existing file,
+    :meth:`from_storage` for an existing storage. Given a ``filename``, the data lives in
+    that file (the raw elements in C order, nothing else); without one, in anonymous shared
+    memory (what ``share_memory_()`` gives: worker processes see the same memory). New
+    tensors read as zeros.
     """
 
-    _filename: str
+    _filename: str | None
+    _parent_shape: torch.Size
 
     @classmethod
-    def _wrap(cls, tensor: Tensor, filename: str) -> MemoryMappedTensor:
+    def _wrap(
+        cls, tensor: Tensor, filename: str | None, parent_shape: torch.Size | None = None
+    ) -> MemoryMappedTensor:
         with DisableTorchFunctionSubclass():
             out = tensor.as_subclass(cls)
+            out._parent_shape = tensor.shape if parent_shape is None else parent_shape
         out._filename = filename
         return out
 
@@ -243,7 +280,7 @@ class MemoryMappedTensor(Tensor):
             if index.__class__ is Tensor and index.ndim:
                 return out  # advanced indexing always copies
             same = out.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
-        return MemoryMappedTensor._wrap(out, self._filename) if same else out
+        return MemoryMappedTensor._wrap(out, self._filename, self._parent_shape) if same else out
 
     @classmethod
     def _open(cls, filename: str, dtype: torch.dtype, shape: tuple[int, ...]) -> MemoryMappedTensor:
@@ -254,106 +291,299 @@ class MemoryMappedTensor(Tensor):
 
     @classmethod
     def from_filename(
-        cls, filename: PathLike, dtype: torch.dtype, shape: Sequence[int]
+        cls,
+        filename: PathLike,
+        dtype: torch.dtype,
+        shape: Sequence[int],
+        index: Any = None,
+        mode: str | None = None,
     ) -> MemoryMappedTensor:
         """Map an existing file holding a tensor of ``dtype`` and ``shape``.
 
         The file size must be exactly what the shape and dtype need (a clear error
-        otherwise: the file is never extended or read past its end).
+        otherwise: the file is never extended or read past its end). ``index`` is applied
+        to the result (``tensor[index]``). ``mode="r+"`` maps the file shared (writes reach
+        it; a ``PermissionError`` if it is read-only), ``mode="r"`` copy-on-write (writes
+        stay in memory); ``None`` maps it shared when it is writable.
         """
+        if mode not in (None, "r", "r+"):
+            raise ValueError(f"mode must be None, 'r' or 'r+'; got {mode!r}")
         name = os.path.abspath(os.fspath(filename))
         size = tuple(int(s) for s in shape)
         _check_size(name, dtype, size)
-        return cls._wrap(_map(name, dtype, size), name)
+        writable = os.access(name, os.W_OK)
+        if mode == "r+" and not writable:
+            raise PermissionError(f"mode='r+' needs a writable file; {name!r} is read-only")
+        shared = writable if mode is None else mode == "r+"
+        out = cls._wrap(_map(name, dtype, size, shared), name)
+        return out if index is None else out[index]
 
     @classmethod
     def from_tensor(
-        cls, tensor: Tensor, *, filename: PathLike, existsok: bool = False
+        cls,
+        input: Tensor,
+        *,
+        filename: PathLike | None = None,
+        existsok: bool = False,
+        copy_existing: bool = False,
+        copy_data: bool = True,
+        shape: Sequence[int] | None = None,
     ) -> MemoryMappedTensor:
-        """Write ``tensor`` to ``filename`` and map it (its bytes, C order, nothing else)."""
-        source = tensor.as_subclass(Tensor) if isinstance(tensor, MemoryMappedTensor) else tensor
+        """Copy ``input`` into a file (``filename``) or anonymous shared memory (no filename).
+
+        ``shape`` gives the result another shape that ``input`` broadcasts to;
+        ``copy_data=False`` only allocates (the result reads as zeros). A memory-mapped
+        ``input`` is returned as it is when ``filename`` is its own file (or both have
+        none); copying it to another file needs ``copy_existing=True``, so data is not
+        duplicated on disk by mistake. An existing ``filename`` needs ``existsok=True``.
+
+        >>> import torch
+        >>> from tensorclass import MemoryMappedTensor
+        >>> shared = MemoryMappedTensor.from_tensor(torch.arange(3))
+        >>> shared, shared.is_shared()
+        (MemoryMappedTensor([0, 1, 2]), True)
+        """
+        if input.requires_grad:
+            raise RuntimeError(
+                "MemoryMappedTensor.from_tensor: the input requires grad; pass "
+                "input.detach() (a memory-mapped tensor holds data, not a graph)"
+            )
+        if isinstance(input, MemoryMappedTensor):
+            own = input._filename
+            target = None if filename is None else os.path.abspath(os.fspath(filename))
+            if own == target and shape is None:
+                return input
+            if own is not None and target is not None and not copy_existing:
+                raise RuntimeError(
+                    f"MemoryMappedTensor.from_tensor: the input is already mapped from "
+                    f"{own!r}; pass copy_existing=True to copy it to {target!r}"
+                )
+            source = input.as_tensor()
+        else:
+            source = input
+        size = tuple(source.shape) if shape is None else tuple(int(s) for s in shape)
+        if shape is not None:
+            source = source.expand(size)
+        if filename is None:
+            out = _anonymous(size, source.dtype)
+            if copy_data:
+                out.as_tensor().copy_(source.detach())
+            return out
+        if not copy_data:
+            return cls.empty(size, dtype=source.dtype, filename=filename, existsok=existsok)
 
         def write(path: str) -> None:
             write_tensor_file(source, path)
 
         _replace_file(filename, existsok, write)
-        return cls.from_filename(filename, tensor.dtype, tuple(tensor.shape))
+        return cls.from_filename(filename, source.dtype, size)
+
+    @classmethod
+    def from_storage(
+        cls,
+        storage: torch.UntypedStorage | torch.TypedStorage,
+        *,
+        shape: Sequence[int] | None = None,
+        dtype: torch.dtype | None = None,
+        device: Any = None,
+        index: Any = None,
+        filename: PathLike | None = None,
+    ) -> MemoryMappedTensor:
+        """View an existing storage as a memory-mapped tensor (no copy: writes reach it).
+
+        An untyped storage is read as ``dtype`` (``int64`` if not given, as tensordict
+        does); a typed storage keeps its dtype unless ``dtype`` is given. ``shape``
+        defaults to 1-D; ``index`` is applied to the result. A storage mapped from a file
+        (``torch.UntypedStorage.from_file``) keeps its file name; ``filename`` names it
+        when the storage does not record one.
+        """
+        _check_cpu(device)
+        if isinstance(storage, torch.TypedStorage):
+            dtype = dtype or storage.dtype
+            untyped = storage.untyped()  # type: ignore[no-untyped-call]
+        else:
+            dtype = dtype or torch.int64
+            untyped = storage
+        own = getattr(untyped, "filename", None)
+        given = None if filename is None else os.path.abspath(os.fspath(filename))
+        if own is not None and given is not None and os.path.abspath(own) != given:
+            raise RuntimeError(
+                f"MemoryMappedTensor.from_storage: the storage is mapped from {own!r}, not "
+                f"{given!r}"
+            )
+        numel = untyped.nbytes() // dtype.itemsize
+        size = (numel,) if shape is None else tuple(int(s) for s in shape)
+        plain = torch.empty((0,), dtype=dtype).set_(untyped, 0, size, _contiguous_strides(size))
+        name = os.path.abspath(own) if own is not None else given
+        out = cls._wrap(plain, name)
+        return out if index is None else out[index]
 
     @classmethod
     def empty(
         cls,
         *size: Any,
+        shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        filename: PathLike,
+        device: Any = None,
+        filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
-        """A new file-backed tensor of ``size`` (a new file: it reads as zeros)."""
-        shape = _sizes(size)
+        """A new tensor of ``size`` (ints, one sequence or ``shape=``) that reads as zeros:
+        a sparse new file, or anonymous shared memory without ``filename``."""
+        dims = _sizes(size, shape)
         dtype = dtype or torch.get_default_dtype()
+        _check_cpu(device)
+        if filename is None:
+            return _anonymous(dims, dtype)
 
         def write(path: str) -> None:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                os.ftruncate(fd, _nbytes(shape, dtype))  # sparse: no memory, no disk yet
+                os.ftruncate(fd, _nbytes(dims, dtype))  # sparse: no memory, no disk yet
             finally:
                 os.close(fd)
 
         _replace_file(filename, existsok, write)
-        return cls.from_filename(filename, dtype, shape)
+        return cls.from_filename(filename, dtype, dims)
 
     @classmethod
     def zeros(
         cls,
         *size: Any,
+        shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        filename: PathLike,
+        device: Any = None,
+        filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
-        """A new file-backed tensor of zeros."""
-        return cls.empty(*size, dtype=dtype, filename=filename, existsok=existsok)
+        """A new memory-mapped tensor of zeros (see :meth:`empty`).
+
+        >>> import torch
+        >>> from tensorclass import MemoryMappedTensor
+        >>> MemoryMappedTensor.zeros(2, 3, dtype=torch.int64).sum().item()
+        0
+        """
+        return cls.empty(
+            *size, shape=shape, dtype=dtype, device=device, filename=filename, existsok=existsok
+        )
 
     @classmethod
     def ones(
         cls,
         *size: Any,
+        shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        filename: PathLike,
+        device: Any = None,
+        filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
-        """A new file-backed tensor of ones."""
-        return cls.full(_sizes(size), 1, dtype=dtype, filename=filename, existsok=existsok)
+        """A new memory-mapped tensor of ones (see :meth:`empty`)."""
+        return cls.full(
+            _sizes(size, shape),
+            fill_value=1,
+            dtype=dtype,
+            device=device,
+            filename=filename,
+            existsok=existsok,
+        )
 
     @classmethod
     def full(
         cls,
-        size: Sequence[int],
-        fill_value: float | bool,
-        *,
+        *size: Any,
+        fill_value: float | bool | None = None,
+        shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        filename: PathLike,
+        device: Any = None,
+        filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
-        """A new file-backed tensor filled with ``fill_value``."""
-        out = cls.empty(size, dtype=dtype, filename=filename, existsok=existsok)
+        """A new memory-mapped tensor filled with ``fill_value`` (see :meth:`empty`).
+
+        ``full(size, fill_value)`` with the size as one sequence works too.
+
+        >>> from tensorclass import MemoryMappedTensor
+        >>> MemoryMappedTensor.full(3, fill_value=2.5).tolist()
+        [2.5, 2.5, 2.5]
+        """
+        if fill_value is None:
+            if len(size) == 2 and not isinstance(size[0], int):
+                fill_value = size[-1]
+                size = size[:1]
+            else:
+                raise TypeError("MemoryMappedTensor.full needs a fill_value")
+        out = cls.empty(
+            *size, shape=shape, dtype=dtype, device=device, filename=filename, existsok=existsok
+        )
         with DisableTorchFunctionSubclass():
             out.fill_(fill_value)
         return out
 
     @classmethod
     def empty_like(
-        cls, tensor: Tensor, *, filename: PathLike, existsok: bool = False
+        cls, input: Tensor, *, filename: PathLike | None = None, existsok: bool = False
     ) -> MemoryMappedTensor:
-        """A new file-backed tensor with the shape and dtype of ``tensor`` (zeros)."""
-        return cls.empty(tensor.shape, dtype=tensor.dtype, filename=filename, existsok=existsok)
+        """A new memory-mapped tensor with the shape and dtype of ``input`` (zeros)."""
+        return cls.empty(input.shape, dtype=input.dtype, filename=filename, existsok=existsok)
+
+    @classmethod
+    def zeros_like(
+        cls, input: Tensor, *, filename: PathLike | None = None, existsok: bool = False
+    ) -> MemoryMappedTensor:
+        """A new memory-mapped tensor of zeros with the shape and dtype of ``input``."""
+        return cls.empty(input.shape, dtype=input.dtype, filename=filename, existsok=existsok)
+
+    @classmethod
+    def ones_like(
+        cls, input: Tensor, *, filename: PathLike | None = None, existsok: bool = False
+    ) -> MemoryMappedTensor:
+        """A new memory-mapped tensor of ones with the shape and dtype of ``input``."""
+        return cls.full_like(input, 1, filename=filename, existsok=existsok)
+
+    @classmethod
+    def full_like(
+        cls,
+        input: Tensor,
+        fill_value: float | bool,
+        *,
+        filename: PathLike | None = None,
+        existsok: bool = False,
+    ) -> MemoryMappedTensor:
+        """A new memory-mapped tensor filled with ``fill_value``, shaped like ``input``.
+
+        >>> import torch
+        >>> from tensorclass import MemoryMappedTensor
+        >>> MemoryMappedTensor.full_like(torch.zeros(3, dtype=torch.int64), 7)
+        MemoryMappedTensor([7, 7, 7])
+        """
+        return cls.full(
+            input.shape,
+            fill_value=fill_value,
+            dtype=input.dtype,
+            filename=filename,
+            existsok=existsok,
+        )
 
     # -- the file ----------------------------------------------------------------------------
 
     @property
     def filename(self) -> str:
-        """The absolute path of the backing file."""
+        """The absolute path of the backing file (a ``RuntimeError`` if it has none)."""
+        if self._filename is None:
+            raise RuntimeError(
+                "this MemoryMappedTensor has no file: it was built without filename= and "
+                "lives in anonymous shared memory"
+            )
         return self._filename
 
+    @property
+    def parent_shape(self) -> torch.Size:
+        """The shape of the tensor this one was mapped as (a view keeps its source's)."""
+        return self._parent_shape
+
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        if self._filename is None:
+            return (_rebuild_anonymous, (self.as_tensor(),))
         # Pickle the file name and the view, never the data.
         with DisableTorchFunctionSubclass():
             nbytes = self.untyped_storage().nbytes()
@@ -373,6 +603,17 @@ class MemoryMappedTensor(Tensor):
         with DisableTorchFunctionSubclass():
             return self.clone()
 
+    def mark_parameter(self) -> MemoryMappedTensor:
+        """Mark this tensor as the memory-mapped copy of an ``nn.Parameter`` (returns it).
+
+        Torch's own rule: a tensor whose ``_is_param`` is true passes
+        ``isinstance(x, nn.Parameter)``, so ``torch.testing.assert_close`` compares it with
+        the parameter. ``memmap`` and loading mark the tensors saved from parameters; the
+        mark is not inherited by views.
+        """
+        self._is_param = True
+        return self
+
     def as_tensor(self) -> Tensor:
         """The same data as a plain ``torch.Tensor`` (still backed by the file; no copy)."""
         with DisableTorchFunctionSubclass():
@@ -389,7 +630,9 @@ def _views_of(out: Any, source: MemoryMappedTensor) -> Any:
             return out
         with DisableTorchFunctionSubclass():
             same = out.untyped_storage().data_ptr() == source.untyped_storage().data_ptr()
-        return MemoryMappedTensor._wrap(out, source._filename) if same else out
+        return (
+            MemoryMappedTensor._wrap(out, source._filename, source._parent_shape) if same else out
+        )
     if isinstance(out, (tuple, list)):
         return type(out)(_views_of(item, source) for item in out)
     return out
