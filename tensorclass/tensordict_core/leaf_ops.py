@@ -35,7 +35,7 @@ from __future__ import annotations
 import operator
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeVar, overload
 
 import torch
 from torch import Tensor
@@ -45,6 +45,17 @@ from ..errors import OperandError
 from ._core import TensorCore
 from .functional import Functional
 from .keys import shown_key
+from .reductions import (
+    ValuesIndices,
+    every_dim,
+    leaf_pairs,
+    one_dim,
+    reduce_all,
+    reduce_all_pairs,
+    reduce_leaves,
+    rename_keys,
+    scan_leaves,
+)
 
 __all__ = [
     "TABLE",
@@ -316,45 +327,81 @@ def _build_cast(dtype: torch.dtype) -> Callable[..., Any]:
 cast = Kind(_cast, _build_cast, "Cast every tensor to ``{fn}``.")
 
 _Dims = int | Sequence[int] | None
+_ReduceDims = int | Sequence[int] | Literal["feature"] | None
+_KeyTransform = Callable[[str], str] | None
 
 
-def _reduction(self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> None:
-    """``x.amax(dim=None, keepdim=False)``"""
+def _finish(self: Any, result: Any, key_transform: _KeyTransform) -> Any:
+    return result if key_transform is None else rename_keys(result, key_transform)
+
+
+def _reduction(
+    self: Any,
+    dim: int | Sequence[int] | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``"""
 
 
 def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: _Engine, dim: _Dims = None, keepdim: bool = False) -> Any:
-        return self._reduce(fn, dim, keepdim)
+    name = fn.__name__
+
+    def method(
+        self: Any,
+        dim: _ReduceDims = None,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        if reduce:
+            return reduce_all(self, fn, dim, keepdim, {}, name)
+        return _finish(self, reduce_leaves(self, fn, dim, keepdim, {}, name), key_transform)
 
     return method
 
 
-reduction = Kind(
-    _reduction,
-    _build_reduction,
-    "``{fn}`` of every tensor: over all its elements (``dim=None``) or over batch ``dim``.",
+_REDUCTION_DOC = (
+    "``{fn}`` of every tensor leaf: over all its elements (``dim=None``), over batch ``dim`` "
+    "(an int or ints; ``keepdim`` keeps them with size 1) or over its feature dims "
+    "(``dim='feature'``). ``reduce=True`` reduces the leaves together into one tensor; "
+    "``key_transform`` renames the keys of the result (a ``TensorDict``)."
 )
+
+reduction = Kind(_reduction, _build_reduction, _REDUCTION_DOC)
 
 
 def _reduction_dtype(
     self: Any,
-    dim: int | Sequence[int] | None = None,
+    dim: int | Sequence[int] | Literal["feature"] | None = None,
     keepdim: bool = False,
     *,
     dtype: torch.dtype | None = None,
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
 ) -> None:
-    """``x.sum(dim=None, keepdim=False, *, dtype=None)``"""
+    """``x.sum(dim=None, keepdim=False, *, dtype=None, reduce=None, key_transform=None)``"""
 
 
 def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
     def method(
-        self: _Engine,
-        dim: _Dims = None,
+        self: Any,
+        dim: _ReduceDims = None,
         keepdim: bool = False,
         *,
         dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
     ) -> Any:
-        return self._reduce(fn, dim, keepdim, **({"dtype": dtype} if dtype else {}))
+        kwargs = {"dtype": dtype} if dtype else {}
+        if reduce:
+            return reduce_all(self, fn, dim, keepdim, kwargs, name)
+        return _finish(self, reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
 
     return method
 
@@ -362,22 +409,38 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
 reduction_dtype = Kind(
     _reduction_dtype,
     _build_reduction_dtype,
-    "``{fn}`` of every tensor: over all its elements (``dim=None``) or over batch ``dim``, "
-    "accumulated in ``dtype`` if given.",
+    _REDUCTION_DOC + " ``dtype`` casts each leaf first (against overflows).",
 )
 
 
 def _reduction_correction(
-    self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, correction: int = 1
+    self: Any,
+    dim: int | Sequence[int] | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    correction: int = 1,
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
 ) -> None:
-    """``x.std(dim=None, keepdim=False, *, correction=1)``"""
+    """``x.std(dim=None, keepdim=False, *, correction=1, reduce=None, key_transform=None)``"""
 
 
 def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
     def method(
-        self: _Engine, dim: _Dims = None, keepdim: bool = False, *, correction: int = 1
+        self: Any,
+        dim: _ReduceDims = None,
+        keepdim: bool = False,
+        *,
+        correction: int = 1,
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
     ) -> Any:
-        return self._reduce(fn, dim, keepdim, correction=correction)
+        kwargs = {"correction": correction}
+        if reduce:
+            return reduce_all(self, fn, dim, keepdim, kwargs, name)
+        return _finish(self, reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
 
     return method
 
@@ -385,8 +448,8 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
 reduction_correction = Kind(
     _reduction_correction,
     _build_reduction_correction,
-    "``{fn}`` of every tensor (with ``correction``): over all its elements (``dim=None``) "
-    "or over batch ``dim``.",
+    _REDUCTION_DOC + " ``correction`` is the difference between the sample size and the "
+    "degrees of freedom (1: Bessel's).",
 )
 
 
@@ -408,7 +471,7 @@ def single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     one_dim = single_dim(fn)
 
-    def method(self: _Engine, dim: int | None = None, keepdim: bool = False) -> Any:
+    def method(self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
         return self._reduce(one_dim, dim, keepdim)
 
     return method
@@ -418,6 +481,248 @@ reduction_one_dim = Kind(
     _reduction_one_dim,
     _build_reduction_one_dim,
     "``{fn}`` of every tensor: over all its elements (``dim=None``) or over one batch ``dim``.",
+)
+
+
+def over_dims(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adapt a reduction that takes one ``dim`` (``torch.prod``) to several: one dim at a
+    time, the last first (the same result as one reduction over all of them)."""
+
+    def reduce(
+        tensor: Tensor,
+        dim: int | tuple[int, ...] | None = None,
+        keepdim: bool = False,
+        **kwargs: Any,
+    ) -> Tensor:
+        if dim is None:
+            return fn(tensor, **kwargs)
+        if isinstance(dim, int):
+            return fn(tensor, dim, keepdim=keepdim, **kwargs)
+        for d in sorted(dim, reverse=True):
+            tensor = fn(tensor, d, keepdim=keepdim, **kwargs)
+        return tensor
+
+    reduce.__name__ = fn.__name__
+    return reduce
+
+
+def _quantiles(
+    self: Any,
+    q: float | Tensor,
+    dim: int | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.quantile(q, dim=None, keepdim=False, *, interpolation="linear", reduce=None,
+    key_transform=None)``"""
+
+
+def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: Any,
+        q: float | Tensor,
+        dim: int | Literal["feature"] | None = None,
+        keepdim: bool = False,
+        *,
+        interpolation: str = "linear",
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        def at_q(t: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+            d = None if dim is None else dim[0]
+            at = q.to(t.dtype) if isinstance(q, Tensor) and q.dtype != t.dtype else q
+            return fn(t, at, dim=d, keepdim=keepdim, interpolation=interpolation)
+
+        if dim is not None and dim != "feature":
+            dim = one_dim(dim, len(self.batch_size), "quantile")
+        if reduce:
+            return reduce_all(self, at_q, dim, keepdim, {}, "quantile")
+        lead = q.shape if isinstance(q, Tensor) else torch.Size(())
+        result = reduce_leaves(self, at_q, dim, keepdim, {}, "quantile", lead)
+        return _finish(self, result, key_transform)
+
+    return method
+
+
+quantiles = Kind(
+    _quantiles,
+    _build_quantile,
+    "The ``q``-th quantiles (``{fn}``) of every tensor leaf: over all its elements "
+    "(``dim=None``), along one batch ``dim`` or over its feature dims (``'feature'``). A "
+    "1-d tensor ``q`` puts a leading dim of its size in every leaf and in the batch size. "
+    "``reduce=True`` and ``key_transform`` as for ``sum``.",
+)
+
+
+def _reduction_indices(
+    self: Any,
+    dim: int | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    reduce: bool | None = None,
+    return_indices: bool = True,
+) -> None:
+    """``x.max(dim=None, keepdim=False, *, reduce=None, return_indices=True)``"""
+
+
+def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def every(t: Tensor) -> Tensor:
+        result: Tensor = fn(t)
+        return result
+
+    def method(
+        self: Any,
+        dim: int | Literal["feature"] | None = None,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+        return_indices: bool = True,
+    ) -> Any:
+        if reduce:
+            return reduce_all_pairs(self, fn, dim, keepdim, name)
+        if dim is None:
+            return reduce_leaves(self, every, None, keepdim, {}, name)
+        pair = leaf_pairs(self, fn, dim, keepdim, name)
+        return pair if return_indices else pair.values
+
+    return method
+
+
+reduction_indices = Kind(
+    _reduction_indices,
+    _build_reduction_indices,
+    "``{fn}`` of every tensor leaf. Without ``dim``, over all its elements (an instance of "
+    "the maxima); along one batch ``dim`` (or ``'feature'``), like ``{fn}(t, dim)``: "
+    "``ValuesIndices`` of two instances, ``values`` and ``indices`` (only ``values`` with "
+    "``return_indices=False``). ``reduce=True`` reduces the leaves together (tensors).",
+)
+
+
+def _scan(self: Any, dim: int, dtype: torch.dtype | None = None) -> None:
+    """``x.cumsum(dim, dtype=None)``"""
+
+
+def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(self: Any, dim: int, dtype: torch.dtype | None = None) -> Any:
+        d = one_dim(dim, len(self.batch_size), fn.__name__)
+
+        def leaf_fn(t: Tensor, n: int) -> Tensor:
+            return fn(t, d, dtype=dtype)
+
+        return scan_leaves(self, leaf_fn, False)
+
+    return method
+
+
+scan = Kind(
+    _scan,
+    _build_scan,
+    "``{fn}`` of every tensor leaf along batch ``dim`` (shapes and batch size kept); "
+    "``dtype`` casts each leaf first.",
+)
+
+
+def _scan_indices(
+    self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+) -> None:
+    """``x.cummax(dim, *, reduce=None, return_indices=True)``"""
+
+
+def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(
+        self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+    ) -> Any:
+        d = one_dim(dim, len(self.batch_size), name)
+        if reduce:
+            joined = reduce_all(self, lambda t, dim, keepdim: t, d, False, {}, name)
+            return ValuesIndices(*fn(joined, d))
+
+        def leaf_fn(t: Tensor, n: int) -> Any:
+            return fn(t, d)
+
+        pair = scan_leaves(self, leaf_fn, True)
+        return pair if return_indices else pair.values
+
+    return method
+
+
+scan_indices = Kind(
+    _scan_indices,
+    _build_scan_indices,
+    "``{fn}`` of every tensor leaf along batch ``dim``: ``ValuesIndices`` of two instances "
+    "with the batch size kept (``values`` only with ``return_indices=False``); "
+    "``reduce=True`` joins the leaves along ``dim`` first (tensors).",
+)
+
+
+def _batch_reduction(
+    self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, out: Any = None
+) -> None:
+    """``x.logsumexp(dim=None, keepdim=False, *, out=None)``"""
+
+
+def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(self: Any, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
+        dims = every_dim(dim, len(self.batch_size))
+        if not dims:  # no batch dims: nothing to reduce
+            result = self._map_tensors(lambda t: t)
+        else:
+            result = reduce_leaves(self, fn, dims, keepdim, {}, name)
+        return result if out is None else out.update_(result)
+
+    return method
+
+
+batch_reduction = Kind(
+    _batch_reduction,
+    _build_batch_reduction,
+    "``{fn}`` of every tensor leaf over batch ``dim`` (every batch dim by default: feature "
+    "dims are never reduced); ``out`` receives the result (in place) and is returned.",
+)
+
+
+def _leaf_norm(
+    self: Any,
+    *,
+    out: Any = None,
+    dtype: torch.dtype | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.norm(*, out=None, dtype=None, key_transform=None)``"""
+
+
+def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: Any,
+        *,
+        out: Any = None,
+        dtype: torch.dtype | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        result = reduce_leaves(self, fn, None, False, kwargs, "norm")
+        if out is not None:
+            return out.update_(result)
+        return _finish(self, result, key_transform)
+
+    return method
+
+
+leaf_norm = Kind(
+    _leaf_norm,
+    _build_leaf_norm,
+    "The 2-norm (``{fn}``) of every tensor leaf over all its elements (batch size ``[]``); "
+    "``dtype`` is the dtype of the norms, ``out`` receives them (in place) and "
+    "``key_transform`` renames the keys of the result (a ``TensorDict``).",
 )
 
 
@@ -525,11 +830,24 @@ class LeafOps(Functional):
 
     sum = reduction_dtype(torch.sum)
     mean = reduction_dtype(torch.mean)
-    prod = reduction_one_dim(torch.prod)
+    prod = reduction_dtype(over_dims(torch.prod))
     std = reduction_correction(torch.std)
     var = reduction_correction(torch.var)
     amax = reduction(torch.amax)
     amin = reduction(torch.amin)
+    nansum = reduction_dtype(torch.nansum)
+    nanmean = reduction_dtype(torch.nanmean)
+    max = reduction_indices(torch.max)
+    min = reduction_indices(torch.min)
+    quantile = quantiles(torch.quantile)
+    logsumexp = batch_reduction(torch.logsumexp)
+    norm = leaf_norm(torch.linalg.vector_norm)
+    cumsum = scan(torch.cumsum)
+    cumprod = scan(torch.cumprod)
+    softmax = scan(torch.softmax)
+    log_softmax = scan(torch.log_softmax)
+    cummax = scan_indices(torch.cummax)
+    cummin = scan_indices(torch.cummin)
 
     float = cast(torch.float32)
     double = cast(torch.float64)
