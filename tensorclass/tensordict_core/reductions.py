@@ -130,6 +130,8 @@ def _reduced_size(
     new = torch.Size(s for d, s in enumerate(size) if d not in dims)
     if names is not None:
         names = tuple(n for d, n in enumerate(names) if d not in dims)
+        if all(n is None for n in names):
+            names = None
     return new, names
 
 
