@@ -36,6 +36,8 @@ from ._core import Names, TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
 _set_locked = TensorCore.__dict__["_locked"].__set__
+_transforms_active = torch._C._are_functorch_transforms_active
+_is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 _tuple_new = tuple.__new__
 _Size = torch.Size
 
@@ -57,10 +59,22 @@ class NodeContext(NamedTuple):
     locked: bool
 
 
+def _stacked_items(node: TensorCore) -> list[tuple[str, Any]]:
+    """A lazy stack's entries (stacked when read): outside the torch.func transforms when
+    its members' tensors are plain, or an active transform would take the stacked tensors
+    for its own and wrap them a second time (grad: "wrapped->level() < level")."""
+    if _transforms_active() and not any(map(_is_wrapped, node._own_tensors())):  # type: ignore[attr-defined]
+        with torch._C._DisableFuncTorch():
+            return list(node._data.items())
+    return list(node._data.items())
+
+
 def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
     n = len(node._batch_size)
     entries: list[tuple[Any, ...]] = []
-    for key, leaf in node._data.items():
+    data = node._data
+    items = data.items() if data.__class__ is dict else _stacked_items(node)
+    for key, leaf in items:
         cls = leaf.__class__
         # Exact classes first: isinstance against Tensor is slow for anything but a plain
         # tensor (its metaclass hooks it), and vmap flattens trees of ints.
