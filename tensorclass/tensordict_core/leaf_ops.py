@@ -45,6 +45,22 @@ from ..errors import OperandError
 from ._core import TensorCore
 from .functional import Functional
 from .keys import shown_key
+from .reduction_calls import (
+    CorrectionReductionCall,
+    CorrectionReductionUnbound,
+    DimsReductionCall,
+    DimsReductionUnbound,
+    DtypeReductionCall,
+    DtypeReductionUnbound,
+    ExtremumReductionCall,
+    ExtremumReductionUnbound,
+    NormReductionCall,
+    NormReductionUnbound,
+    PairScanCall,
+    PairScanUnbound,
+    QuantileReductionCall,
+    QuantileReductionUnbound,
+)
 from .reductions import (
     ValuesIndices,
     every_dim,
@@ -191,6 +207,136 @@ class LeafOp(Generic[P]):
 
     def __repr__(self) -> str:
         return f"{self.kind.name}({_shown(self.fn)})"
+
+
+# -- kinds whose result depends on the arguments (reduce=True, key_transform, max(dim)) ------
+
+OpT = TypeVar("OpT", bound="LeafOp[Any]")
+
+
+class TypedKind(Kind[P, F], Generic[P, F, OpT]):
+    """A kind whose entries are the descriptor class ``op``: its ``__get__`` gives type
+    checkers the overloads of a protocol (``reduction_calls.py``) instead of ``P``."""
+
+    __slots__ = ("op",)
+
+    def __init__(
+        self,
+        signature: Callable[Concatenate[Any, P], None],
+        build: Callable[[F], Callable[..., Any]],
+        doc: str,
+        op: type[OpT],
+    ) -> None:
+        super().__init__(signature, build, doc)
+        self.op = op
+
+    def __call__(self, fn: F, doc: str | None = None) -> OpT:
+        return self.op(self, fn, self.build(fn), doc or self.doc.format(fn=_shown(fn)))
+
+
+class DimsReductionOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.DimsReductionCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> DimsReductionUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> DimsReductionCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
+
+
+class DtypeReductionOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.DtypeReductionCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> DtypeReductionUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> DtypeReductionCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
+
+
+class CorrectionReductionOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.CorrectionReductionCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> CorrectionReductionUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> CorrectionReductionCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
+
+
+class QuantileReductionOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.QuantileReductionCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> QuantileReductionUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> QuantileReductionCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
+
+
+class ExtremumReductionOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.ExtremumReductionCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> ExtremumReductionUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> ExtremumReductionCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
+
+
+class PairScanOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.PairScanCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> PairScanUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> PairScanCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
+
+
+class NormReductionOp(LeafOp[...]):
+    """A table entry typed as :class:`~.reduction_calls.NormReductionCall`."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[T]) -> NormReductionUnbound[T]: ...
+
+    @overload
+    def __get__(self, obj: T, owner: type[Any] | None = None) -> NormReductionCall[T]: ...
+
+    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+        return LeafOp.__get__(self, obj, owner)
 
 
 # -- the kinds: a stub (the signature), a builder (the method), a default docstring ----------
@@ -371,7 +517,7 @@ _REDUCTION_DOC = (
     "``key_transform`` renames the keys of the result (a ``TensorDict``)."
 )
 
-reduction = Kind(_reduction, _build_reduction, _REDUCTION_DOC)
+reduction = TypedKind(_reduction, _build_reduction, _REDUCTION_DOC, DimsReductionOp)
 
 
 def _reduction_dtype(
@@ -406,10 +552,11 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-reduction_dtype = Kind(
+reduction_dtype = TypedKind(
     _reduction_dtype,
     _build_reduction_dtype,
     _REDUCTION_DOC + " ``dtype`` casts each leaf first (against overflows).",
+    DtypeReductionOp,
 )
 
 
@@ -445,11 +592,12 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
     return method
 
 
-reduction_correction = Kind(
+reduction_correction = TypedKind(
     _reduction_correction,
     _build_reduction_correction,
     _REDUCTION_DOC + " ``correction`` is the difference between the sample size and the "
     "degrees of freedom (1: Bessel's).",
+    CorrectionReductionOp,
 )
 
 
@@ -547,13 +695,14 @@ def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-quantiles = Kind(
+quantiles = TypedKind(
     _quantiles,
     _build_quantile,
     "The ``q``-th quantiles (``{fn}``) of every tensor leaf: over all its elements "
     "(``dim=None``), along one batch ``dim`` or over its feature dims (``'feature'``). A "
     "1-d tensor ``q`` puts a leading dim of its size in every leaf and in the batch size. "
     "``reduce=True`` and ``key_transform`` as for ``sum``.",
+    QuantileReductionOp,
 )
 
 
@@ -593,13 +742,14 @@ def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-reduction_indices = Kind(
+reduction_indices = TypedKind(
     _reduction_indices,
     _build_reduction_indices,
     "``{fn}`` of every tensor leaf. Without ``dim``, over all its elements (an instance of "
     "the maxima); along one batch ``dim`` (or ``'feature'``), like ``{fn}(t, dim)``: "
     "``ValuesIndices`` of two instances, ``values`` and ``indices`` (only ``values`` with "
     "``return_indices=False``). ``reduce=True`` reduces the leaves together (tensors).",
+    ExtremumReductionOp,
 )
 
 
@@ -653,12 +803,13 @@ def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-scan_indices = Kind(
+scan_indices = TypedKind(
     _scan_indices,
     _build_scan_indices,
     "``{fn}`` of every tensor leaf along batch ``dim``: ``ValuesIndices`` of two instances "
     "with the batch size kept (``values`` only with ``return_indices=False``); "
     "``reduce=True`` joins the leaves along ``dim`` first (tensors).",
+    PairScanOp,
 )
 
 
@@ -717,12 +868,13 @@ def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-leaf_norm = Kind(
+leaf_norm = TypedKind(
     _leaf_norm,
     _build_leaf_norm,
     "The 2-norm (``{fn}``) of every tensor leaf over all its elements (batch size ``[]``); "
     "``dtype`` is the dtype of the norms, ``out`` receives them (in place) and "
     "``key_transform`` renames the keys of the result (a ``TensorDict``).",
+    NormReductionOp,
 )
 
 

@@ -53,37 +53,37 @@ __all__ = [
     "scan_leaves",
 ]
 
-T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 _NO_LEAD = torch.Size(())
 
 #: a leaf function: (tensor, the batch dims of its level) -> one tensor, or two (a pair)
 LeafFn = Callable[[Tensor, int], Any]
 
 
-class ValuesIndices(tuple[T, T], Generic[T]):
+class ValuesIndices(tuple[T_co, T_co], Generic[T_co]):
     """What ``max``/``min``/``cummax``/``cummin`` give along a dim, as torch's named tuples:
     ``values`` and ``indices`` (each an instance of the receiver's class, or tensors with
     ``reduce=True``); it unpacks as ``values, indices = td.max(0)``."""
 
     __slots__ = ()
 
-    def __new__(cls, values: T, indices: T) -> ValuesIndices[T]:
+    def __new__(cls, values: T_co, indices: T_co) -> ValuesIndices[T_co]:
         return tuple.__new__(cls, (values, indices))
 
     @property
-    def values(self) -> T:  # type: ignore[override]
+    def values(self) -> T_co:
         """The maxima (minima...)."""
         return self[0]
 
     @property
-    def indices(self) -> T:
+    def indices(self) -> T_co:
         """Where they are along the dim."""
         return self[1]
 
     def __repr__(self) -> str:
         return f"ValuesIndices(values={self[0]!r}, indices={self[1]!r})"
 
-    def __getnewargs__(self) -> tuple[T, T]:
+    def __getnewargs__(self) -> tuple[T_co, T_co]:
         return (self[0], self[1])
 
 

@@ -246,7 +246,7 @@ def test_key_transform_renames_every_level(obj: Any) -> None:
         path = (key,) if isinstance(key, str) else key
         torch.testing.assert_close(result[tuple(f"avg_{k}" for k in path)], leaf)
     assert result.batch_size == plain.batch_size
-    assert list(obj.norm(key_transform=str.upper).keys())[0].isupper()
+    assert all(key.isupper() for key in obj.norm(key_transform=str.upper).keys())
 
 
 def test_key_transform_refuses_collisions_and_non_strings() -> None:
