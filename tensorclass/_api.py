@@ -33,6 +33,7 @@ from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
+from .tensordict_core.reductions import ValuesIndices
 from .typed import TensorClass
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)

@@ -13,9 +13,8 @@ import torch.nn.functional as F
 import torch.utils._pytree as pytree
 from torch import Tensor
 
-from tensorclass import TensorClass, TensorDict, lazy_stack
+from tensorclass import TensorClass, TensorDict, ValuesIndices, lazy_stack
 from tensorclass.errors import InvalidKeyError, StructureMismatchError
-from tensorclass.tensordict_core.reductions import ValuesIndices
 
 
 class Inner(TensorClass):

@@ -7,8 +7,7 @@ from __future__ import annotations
 import torch
 from typing_extensions import Self, assert_type
 
-from tensorclass import TensorClass, TensorDict, lazy_stack
-from tensorclass.tensordict_core.reductions import ValuesIndices
+from tensorclass import TensorClass, TensorDict, ValuesIndices, lazy_stack
 
 
 class Batch(TensorClass):
