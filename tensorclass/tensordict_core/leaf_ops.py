@@ -10,10 +10,21 @@ entries of the :class:`LeafOps` table, each naming its *kind*:
   their in-place forms :data:`binary_inplace`, :data:`binary_alpha_inplace` (``other`` is a
   number, a tensor broadcast to every leaf or an instance with the same keys);
 - :data:`cast` ``x.float()``;
-- :data:`reduction` ``x.amax(dim=None, keepdim=False)``, :data:`reduction_dtype` (and
-  ``*, dtype=None``), :data:`reduction_correction` (and ``*, correction=1``),
-  :data:`reduction_one_dim` (``dim`` is one int): over every element (``dim=None``) or
-  over batch dims.
+- :data:`reduction` ``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``,
+  :data:`reduction_dtype` (and ``dtype=None``), :data:`reduction_correction` (and
+  ``correction=1``), :data:`quantiles` (``q`` first): over every element (``dim=None``),
+  over batch dims or over each leaf's feature dims (``dim="feature"``); ``reduce=True``
+  gives one tensor, ``key_transform`` renames the keys (see ``reductions.py``);
+  :data:`reduction_one_dim` (``dim`` is one int);
+- :data:`reduction_indices` ``x.max(dim=None, keepdim=False, *, reduce=None,
+  return_indices=True)`` and :data:`scan_indices` ``x.cummax(dim, ...)``: values and
+  indices (:class:`~.reductions.ValuesIndices`) along a dim; :data:`scan` ``x.cumsum(dim,
+  dtype=None)`` (the batch size kept); :data:`batch_reduction` ``x.logsumexp(dim=None,
+  keepdim=False, *, out=None)`` (batch dims only); :data:`leaf_norm` ``x.norm(*, ...)``.
+
+The reductions whose result depends on their arguments (a tensor for ``reduce=True``...)
+are :class:`TypedKind` s: their entries give type checkers the overloads of a protocol of
+``reduction_calls.py``.
 
 A kind is a typed signature (a stub), a builder that makes the method from the function,
 and a default docstring. Type checkers see each entry as a :class:`LeafOp` descriptor whose
@@ -82,11 +93,19 @@ __all__ = [
     "binary_alpha",
     "binary_alpha_inplace",
     "binary_inplace",
+    "TypedKind",
+    "batch_reduction",
     "cast",
+    "leaf_norm",
+    "over_dims",
+    "quantiles",
     "reduction",
     "reduction_correction",
     "reduction_dtype",
+    "reduction_indices",
     "reduction_one_dim",
+    "scan",
+    "scan_indices",
     "unary",
     "unary_inplace",
 ]
@@ -477,7 +496,8 @@ _ReduceDims = int | Sequence[int] | Literal["feature"] | None
 _KeyTransform = Callable[[str], str] | None
 
 
-def _finish(self: Any, result: Any, key_transform: _KeyTransform) -> Any:
+def _finish(result: Any, key_transform: _KeyTransform) -> Any:
+    """``result``, its keys renamed by ``key_transform`` if given."""
     return result if key_transform is None else rename_keys(result, key_transform)
 
 
@@ -505,7 +525,7 @@ def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     ) -> Any:
         if reduce:
             return reduce_all(self, fn, dim, keepdim, {}, name)
-        return _finish(self, reduce_leaves(self, fn, dim, keepdim, {}, name), key_transform)
+        return _finish(reduce_leaves(self, fn, dim, keepdim, {}, name), key_transform)
 
     return method
 
@@ -547,7 +567,7 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         kwargs = {"dtype": dtype} if dtype else {}
         if reduce:
             return reduce_all(self, fn, dim, keepdim, kwargs, name)
-        return _finish(self, reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+        return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
 
     return method
 
@@ -587,7 +607,7 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
         kwargs = {"correction": correction}
         if reduce:
             return reduce_all(self, fn, dim, keepdim, kwargs, name)
-        return _finish(self, reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+        return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
 
     return method
 
@@ -690,7 +710,7 @@ def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
             return reduce_all(self, at_q, dim, keepdim, {}, "quantile")
         lead = q.shape if isinstance(q, Tensor) else torch.Size(())
         result = reduce_leaves(self, at_q, dim, keepdim, {}, "quantile", lead)
-        return _finish(self, result, key_transform)
+        return _finish(result, key_transform)
 
     return method
 
@@ -863,7 +883,7 @@ def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         result = reduce_leaves(self, fn, None, False, kwargs, "norm")
         if out is not None:
             return out.update_(result)
-        return _finish(self, result, key_transform)
+        return _finish(result, key_transform)
 
     return method
 
