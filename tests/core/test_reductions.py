@@ -425,3 +425,17 @@ def test_torch_function_refusals() -> None:
         F.softmax(td)
     with pytest.raises(TypeError, match="p=1"):
         torch.norm(td, p=1)
+
+
+def test_reductions_compile_without_graph_breaks() -> None:
+    sample = make_typed()
+
+    def f(s: Sample) -> tuple[Sample, Tensor]:
+        return s.max(0).values.softmax(0), s.mean("feature").sum(reduce=True)
+
+    compiled = torch.compile(f, fullgraph=True, backend="eager")
+    got, total = compiled(sample)
+    want, want_total = f(sample)
+    assert type(got) is Sample and got.inner.batch_size == (4, 2)
+    torch.testing.assert_close(got.inner.c, want.inner.c)
+    torch.testing.assert_close(total, want_total)
