@@ -337,9 +337,7 @@ def reduce_all(
     if dims is None:
         joined = _join([t.reshape(-1) for t in leaves], 0, what)
         result = fn(joined, **kwargs)
-        if keepdim:
-            return result.reshape((1,) * leaves[0].ndim)
-        return result
+        return result.reshape((1,) * n) if keepdim else result  # the batch dims, kept
     return fn(_join(leaves, dims[0], what), dim=dims, keepdim=keepdim, **kwargs)
 
 
