@@ -48,6 +48,7 @@ from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .tensordict_core.packing import PackLayout
 from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
+from .tensordict_core.reductions import ValuesIndices
 from .typed import TensorClass
 from .unbatched import UnbatchedTensor
 

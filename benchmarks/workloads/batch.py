@@ -198,5 +198,11 @@ WORKLOADS = [
     _copy_(),
     _pad_sequence(),
     _op("to('cpu')", "maths", "flat", "td.to('cpu')", "{k: v.to('cpu') for k, v in d.items()}"),
+    # reductions and scans over the batch
+    _op("sum(0)", "reduce", "flat", "td.sum(0)", "{k: v.sum(0) for k, v in d.items()}"),
+    _op("mean()", "reduce", "flat", "td.mean()", "{k: v.mean() for k, v in d.items()}"),
+    _op("softmax(0)", "reduce", "flat", "td.softmax(0)", "{k: torch.softmax(v, 0) for k, v in d.items()}"),
+    _op("max(0) values and indices", "reduce", "flat", "td.max(0)", "{k: v.max(0) for k, v in d.items()}"),
+    _op("sum(0) 19-level chain", "reduce", "chain", "td.sum(0)", "tree_map(lambda x: x.sum(0), d)", "pytree"),
 ]
 # fmt: on

@@ -36,6 +36,8 @@ from ._core import Names, TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
 _set_locked = TensorCore.__dict__["_locked"].__set__
+_transforms_active = torch._C._are_functorch_transforms_active
+_is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 _tuple_new = tuple.__new__
 _Size = torch.Size
 
@@ -57,10 +59,22 @@ class NodeContext(NamedTuple):
     locked: bool
 
 
+def _stacked_items(node: TensorCore) -> list[tuple[str, Any]]:
+    """A lazy stack's entries (stacked when read): outside the torch.func transforms when
+    its members' tensors are plain, or an active transform would take the stacked tensors
+    for its own and wrap them a second time (grad: "wrapped->level() < level")."""
+    if _transforms_active() and not any(map(_is_wrapped, node._own_tensors())):  # type: ignore[attr-defined]
+        with torch._C._DisableFuncTorch():
+            return list(node._data.items())
+    return list(node._data.items())
+
+
 def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
     n = len(node._batch_size)
     entries: list[tuple[Any, ...]] = []
-    for key, leaf in node._data.items():
+    data = node._data
+    items = data.items() if data.__class__ is dict else _stacked_items(node)
+    for key, leaf in items:
         cls = leaf.__class__
         # Exact classes first: isinstance against Tensor is slow for anything but a plain
         # tensor (its metaclass hooks it), and vmap flattens trees of ints.
@@ -115,34 +129,57 @@ def _paths(context: NodeContext, prefix: tuple[str, ...]) -> list[Any]:
 def _build(
     cls: type[TensorCore], values: list[Any], position: int, context: NodeContext
 ) -> tuple[Any, int]:
-    """Rebuild one level from ``values[position:]``; returns it and the next position."""
+    """Rebuild one level from ``values[position:]``; returns it and the next position.
+
+    The batch size is read off the children: a tensor child's shape without its trailing
+    dims, a nested level's batch size without its extra dims. ``vmap`` (and a jacobian with
+    respect to an instance) puts dims in front of every child, and every child gives the
+    same reading. When they differ (a jacobian of an instance output puts the input's dims
+    after each leaf) or a child is something a ``tree_map`` put there (an instance per leaf:
+    ``jacrev`` of an instance with respect to an instance, ``hessian``), the stored batch
+    size is kept if it is still a prefix of every child, else the children's longest common
+    prefix: the result is always a valid instance."""
     data: dict[str, Any] = {}
     batch_size: torch.Size | None = None
+    agree = True
+    others: list[torch.Size] | None = None  # shapes of children a tree_map put there
     for entry in context.entries:
         kind = entry[0]
         if kind == "leaf":
             value = values[position]
             position += 1
             data[entry[1]] = value
-            if batch_size is None and value.__class__ is not int:  # vmap unflattens ints
-                kind_of = value.__class__
-                if kind_of is Tensor or kind_of is Parameter or isinstance(value, Tensor):
-                    shape = value.shape
-                else:
-                    shape = getattr(value, "shape", None)
-                if shape is not None:
-                    trailing = entry[2]
-                    prefix = shape[: len(shape) - trailing] if trailing else shape
+            kind_of = value.__class__
+            if kind_of is int:  # vmap unflattens ints
+                continue
+            if kind_of is Tensor or kind_of is Parameter or isinstance(value, Tensor):
+                shape = value.shape
+                trailing = entry[2]
+                prefix = shape[: len(shape) - trailing] if trailing else shape
+                if batch_size is None:
                     batch_size = prefix if prefix.__class__ is _Size else _Size(prefix)
+                elif agree and prefix != batch_size:
+                    agree = False
+            else:
+                shape = getattr(value, "shape", None)
+                if shape is not None:
+                    others = [] if others is None else others
+                    others.append(_Size(shape))
         elif kind == "node":
             nested, position = _build(entry[2], values, position, entry[3])
             data[entry[1]] = nested
-            if batch_size is None and entry[3].entries:
+            if entry[3].entries:
                 nested_size = nested._batch_size
-                batch_size = nested_size[: len(nested_size) - entry[4]]
+                prefix = nested_size[: len(nested_size) - entry[4]]
+                if batch_size is None:
+                    batch_size = prefix
+                elif agree and prefix != batch_size:
+                    agree = False
         else:
             data[entry[1]] = entry[2]
-    if batch_size is None:
+    if not agree or others is not None:
+        batch_size = _settle(data, batch_size if agree else None, context.batch_size)
+    elif batch_size is None:
         batch_size = context.batch_size
     names = context.names
     if names is not None and len(names) != len(batch_size):
@@ -151,6 +188,36 @@ def _build(
     if context.locked:  # this level only: nested levels restore their own
         _set_locked(node, True)
     return node, position
+
+
+def _leading_shape(leaf: Any) -> torch.Size | None:
+    """What a child's leading dims are checked against: a nested level's batch size, a
+    tensor's shape (``None`` for a non-tensor value)."""
+    if isinstance(leaf, TensorCore):
+        return leaf._batch_size
+    if leaf.__class__ is int or isinstance(leaf, (NonTensorData, NonTensorStack)):
+        return None
+    shape = getattr(leaf, "shape", None)
+    return None if shape is None else _Size(shape)
+
+
+def _settle(data: dict[str, Any], reading: torch.Size | None, stored: torch.Size) -> torch.Size:
+    """The batch size of a level whose children disagree (see :func:`_build`): the reading
+    if every child starts with it, else the stored batch size if every child starts with
+    it, else their longest common prefix."""
+    shapes = [shape for shape in map(_leading_shape, data.values()) if shape is not None]
+    for candidate in (reading, stored):
+        if candidate is not None and all(s[: len(candidate)] == candidate for s in shapes):
+            return candidate
+    common = shapes[0] if shapes else stored
+    for shape in shapes[1:]:
+        size = 0
+        for a, b in zip(common, shape):
+            if a != b:
+                break
+            size += 1
+        common = common[:size]
+    return _Size(common[: len(stored)]) if len(common) > len(stored) else _Size(common)
 
 
 def unflatten_node(cls: type[TensorCore], values: Iterable[Any], context: NodeContext) -> Any:

@@ -287,6 +287,73 @@ for _name in (
 # -- element-wise functions (torch.sin, torch.maximum, F.relu, F.mse_loss, ...): see
 # torch_elementwise.py
 HANDLED_FUNCTIONS.update(ELEMENTWISE_FUNCTIONS)
+# -- reductions and scans: torch.fn(obj, ...) is obj.fn(...) (leaf_ops.py's reduction entries)
+for _name in (
+    "nansum",
+    "nanmean",
+    "logsumexp",
+    "quantile",
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "softmax",
+    "log_softmax",
+):
+    HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
+
+
+def _extremum(name: str, elementwise: Callable[..., Tensor]) -> Callable[..., Any]:
+    """``torch.max(obj)``, ``torch.max(obj, dim, keepdim)``, and ``torch.max(obj, other)``
+    (the element-wise maximum, as ``torch.maximum``)."""
+
+    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        other = args[0] if args else kwargs.get("other")
+        if isinstance(other, (Tensor, TensorCore)):
+            return obj._binary(elementwise, other)
+        return getattr(obj, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+HANDLED_FUNCTIONS[torch.max] = _extremum("max", torch.maximum)
+HANDLED_FUNCTIONS[torch.min] = _extremum("min", torch.minimum)
+
+
+@implements(torch.nn.functional.softmax)
+def _functional_softmax(
+    input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+) -> Any:
+    if dim is None:
+        raise TypeError("softmax of a tensor class needs a batch dim (dim=...)")
+    return input.softmax(dim, dtype)
+
+
+@implements(torch.nn.functional.log_softmax)
+def _functional_log_softmax(
+    input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+) -> Any:
+    if dim is None:
+        raise TypeError("log_softmax of a tensor class needs a batch dim (dim=...)")
+    return input.log_softmax(dim, dtype)
+
+
+@implements(torch.norm)
+def _norm(
+    input: Any,
+    p: Any = "fro",
+    dim: Any = None,
+    keepdim: bool = False,
+    out: Any = None,
+    dtype: torch.dtype | None = None,
+) -> Any:
+    if p not in ("fro", 2, 2.0) or dim is not None or keepdim:
+        raise TypeError(
+            "torch.norm of a tensor class is the 2-norm of every leaf over all its elements; "
+            f"p={p!r}, dim={dim!r}, keepdim={keepdim!r} are not supported (use apply)"
+        )
+    return input.norm(out=out, dtype=dtype)
 
 
 def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:

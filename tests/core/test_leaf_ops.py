@@ -58,9 +58,21 @@ def _reduce_ref(fn: Callable[..., Tensor], args: tuple[Any, ...], kwargs: dict[s
         keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
         if dim is None:
             return fn(leaf, **extra)
+        if isinstance(dim, int):
+            dim %= 1  # a batch dim of the data (batch size [4]), as a dim of the leaf
         return fn(leaf, dim, keepdim=keepdim, **extra)
 
     return ref
+
+
+def _features(leaf: Tensor) -> Tensor:
+    """A leaf's feature dims as one (the data's batch size is ``[4]``)."""
+    return leaf.flatten(1) if leaf.ndim > 1 else leaf.unsqueeze(-1)
+
+
+def _values(result: Any) -> Any:
+    """The values of a (values, indices) pair, a tensor as it is."""
+    return result.values if isinstance(result, tuple) else result
 
 
 def _pair(other: Any, key: tuple[str, ...], second: TensorDict) -> Any:
@@ -76,9 +88,19 @@ CALLS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "binary_inplace": [((2.0,), {}), ((torch.tensor(1.5),), {}), ((OTHER,), {})],
     "binary_alpha": [((2.0,), {}), ((OTHER,), {"alpha": 0.5})],
     "binary_alpha_inplace": [((2.0,), {}), ((OTHER,), {"alpha": 0.5})],
-    "reduction": [((), {}), ((0,), {}), ((), {"dim": [0], "keepdim": True})],
-    "reduction_dtype": [((), {}), ((0, True), {}), ((), {"dim": 0, "dtype": torch.float64})],
-    "reduction_correction": [((), {}), ((0,), {}), ((), {"dim": (0,), "correction": 0})],
+    "reduction": [((), {}), ((0,), {}), ((), {"dim": [0], "keepdim": True}), (("feature",), {})],
+    "reduction_dtype": [
+        ((), {}),
+        ((0, True), {}),
+        ((), {"dim": 0, "dtype": torch.float64}),
+        (("feature",), {}),
+    ],
+    "reduction_correction": [
+        ((), {}),
+        ((0,), {}),
+        ((), {"dim": (0,), "correction": 0}),
+        (("feature",), {"correction": 0}),
+    ],
     "reduction_one_dim": [((), {}), ((0,), {}), ((), {"dim": 0, "keepdim": True})],
     "reversed_alpha": [((2.0,), {}), ((OTHER,), {"alpha": 0.5}), ((torch.tensor(3.0),), {})],
     "ternary_value": [((OTHER, OTHER), {}), ((OTHER, 2.0), {"value": 0.5})],
@@ -87,6 +109,13 @@ CALLS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "nan_replace": [((), {}), ((1.0,), {"posinf": 2.0, "neginf": -2.0})],
     "nan_replace_inplace": [((), {}), ((1.0,), {"posinf": 2.0, "neginf": -2.0})],
     "cast_to": [((torch.float64,), {}), (("torch.IntTensor",), {})],
+    # reductions and scans (tests/core/test_reductions.py tests their other options)
+    "quantiles": [((0.5,), {}), ((0.25, 0), {}), ((torch.tensor([0.2, 0.8]), 0, True), {})],
+    "reduction_indices": [((), {}), ((0,), {}), ((-1,), {"keepdim": True})],
+    "scan": [((0,), {}), ((-1,), {"dtype": torch.float64})],
+    "scan_indices": [((0,), {}), ((0,), {"return_indices": False})],
+    "batch_reduction": [((), {}), ((0,), {"keepdim": True})],
+    "leaf_norm": [((), {}), ((), {"dtype": torch.float64})],
 }
 #: entries whose calls differ from their kind's (integer operands for the bitwise ones)
 ENTRY_CALLS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
@@ -125,9 +154,26 @@ def _expected(entry: LeafOp[...], args: tuple[Any, ...], kwargs: dict[str, Any])
         return lambda key, leaf, second: fn(leaf, *args, **kwargs)
     if kind == "cast_to":
         return lambda key, leaf, second: leaf.type(args[0])
-    if kind.startswith("reduction"):
+    if kind in ("reduction", "reduction_dtype", "reduction_correction", "leaf_norm") and (
+        args[:1] == ("feature",)
+    ):
+        return lambda key, leaf, second: fn(_features(leaf), dim=1, **kwargs)
+    if kind.startswith("reduction") or kind == "leaf_norm":
         ref = _reduce_ref(fn, args, kwargs)
         return lambda key, leaf, second: ref(leaf)
+    if kind == "quantiles":  # a tensor q is cast to each leaf's dtype
+        q, rest = args[0], args[1:]
+        return lambda key, leaf, second: fn(
+            leaf, q.to(leaf.dtype) if isinstance(q, Tensor) else q, *rest, **kwargs
+        )
+    if kind in ("scan", "scan_indices"):
+        dtype = {"dtype": kwargs["dtype"]} if "dtype" in kwargs else {}
+        pairs = kind == "scan_indices" and kwargs.get("return_indices", True)
+        return lambda key, leaf, second: (
+            tuple(fn(leaf, 0)) if pairs else _values(fn(leaf, 0, **dtype))
+        )
+    if kind == "batch_reduction":
+        return lambda key, leaf, second: fn(leaf, (0,), *args[1:], **kwargs)
     raise AssertionError(f"no reference for the kind {kind!r}: add one to {__name__}")
 
 
@@ -158,18 +204,22 @@ def test_entry_matches_torch_leaf_by_leaf(
     result = getattr(td, name)(*call_args, **kwargs)
 
     inplace = name.endswith("_")
-    assert type(result) is TensorDict
+    results = tuple(result) if isinstance(result, tuple) else (result,)  # values, indices
+    assert all(type(part) is TensorDict for part in results)
     if inplace:
         assert result is td
     else:
         assert (td == before).all()  # the receiver is untouched
     for key in before.keys(include_nested=True, leaves_only=True):
         want = expected(key, before[key], second)
-        got = result[key]
-        assert got.dtype == want.dtype, key
-        torch.testing.assert_close(got, want, equal_nan=True, msg=f"{name} at {key}")
+        wants = want if isinstance(want, tuple) else (want,)
+        assert len(wants) == len(results), key
+        for part, want in zip(results, wants):
+            got = part[key]
+            assert got.dtype == want.dtype, key
+            torch.testing.assert_close(got, want, equal_nan=True, msg=f"{name} at {key}")
         if inplace:
-            assert got.data_ptr() == td[key].data_ptr()
+            assert results[0][key].data_ptr() == td[key].data_ptr()
 
 
 @pytest.mark.parametrize("name", ENTRIES)

@@ -78,11 +78,11 @@ b.float(torch.float64)  # E: call-arg reportCallIssue
 b.mul(2, alpha=2.0)  # E: call-arg reportCallIssue
 b.add(1, 2.0)  # E: call-arg reportCallIssue
 b.add(1, alpha="2")  # E: arg-type reportArgumentType
-b.sum(keepdim=True, dtype="float64")  # E: arg-type reportArgumentType
+b.sum(keepdim=True, dtype="float64")  # E: arg-type call-overload reportArgumentType reportCallIssue
 b.sum("0")  # E: arg-type reportArgumentType
-b.prod((0, 1))  # E: arg-type reportArgumentType
-b.amax(0, correction=1)  # E: call-arg reportCallIssue
-b.std(0, True, 1)  # E: call-arg reportCallIssue
+b.prod("0")  # E: arg-type reportArgumentType
+b.amax(0, correction=1)  # E: call-arg call-overload reportCallIssue
+b.std(0, True, 1)  # E: call-arg call-overload reportCallIssue
 b.mul()  # E: call-arg reportCallIssue
 b.add(b, default="union")  # E: arg-type reportArgumentType
 b.addcmul(b, b, 2.0)  # E: call-arg reportCallIssue
