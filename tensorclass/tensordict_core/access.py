@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import countOf
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import KeyNotFoundError, StructureMismatchError
+from ..errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ._core import MISSING, TensorCore, fits_batch
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
@@ -18,7 +18,7 @@ from .paths import walk
 if TYPE_CHECKING:
     from ..tensordict import TensorDict
 
-__all__ = ["KeyAccess", "KeysView"]
+__all__ = ["FilteredKeysView", "KeyAccess", "KeysView"]
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
@@ -73,6 +73,63 @@ def _walk_into(
                 _walk_into(leaf, path, include_nested, leaves_only, out)
         else:
             out.append(((*prefix, key) if prefix else key, leaf))
+
+
+def _walk_is_leaf(
+    node: TensorCore,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+) -> list[tuple[str | tuple[str, ...], Any]]:
+    """:func:`_walk` where ``is_leaf(type(entry))`` decides what is a leaf (when given).
+
+    An entry it accepts is a leaf (a nested instance is then not entered); one it refuses
+    is a node: entered if it is a nested instance, left out of ``leaves_only`` walks.
+    """
+    if is_leaf is None:
+        return _walk(node, prefix, include_nested, leaves_only)
+    out: list[tuple[str | tuple[str, ...], Any]] = []
+    _walk_is_leaf_into(node, prefix, include_nested, leaves_only, is_leaf, out)
+    return out
+
+
+def _walk_is_leaf_into(
+    node: TensorCore,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool],
+    out: list[tuple[str | tuple[str, ...], Any]],
+) -> None:
+    for key, leaf in node._data.items():
+        path = (*prefix, key) if prefix else key
+        if is_leaf(type(leaf)):
+            out.append((path, leaf))
+            continue
+        if not leaves_only:
+            out.append((path, leaf))
+        if include_nested and isinstance(leaf, TensorCore):
+            _walk_is_leaf_into(leaf, (*prefix, key), include_nested, leaves_only, is_leaf, out)
+
+
+def _sort_key(entry: tuple[str | tuple[str, ...], Any]) -> tuple[str, ...]:
+    key = entry[0]
+    return (key,) if type(key) is str else key  # type: ignore[return-value]
+
+
+def _entries_of(
+    node: TensorCore,
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+    sort: bool,
+) -> list[tuple[str | tuple[str, ...], Any]]:
+    """The ``(key, leaf)`` pairs :meth:`KeyAccess.keys` and its siblings list."""
+    out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
+    if sort:
+        out.sort(key=_sort_key)
+    return out
 
 
 def _count(node: TensorCore, include_nested: bool, leaves_only: bool) -> int:
@@ -146,6 +203,43 @@ class KeysView:
         return f"{type(self).__name__}({list(self)})"
 
 
+class FilteredKeysView(KeysView):
+    """The keys listed with ``is_leaf`` or ``sort`` (see :meth:`KeyAccess.keys`)."""
+
+    __slots__ = ("_is_leaf", "_sort")
+
+    def __init__(
+        self,
+        owner: TensorCore,
+        include_nested: bool,
+        leaves_only: bool,
+        is_leaf: Callable[[type], bool] | None,
+        sort: bool,
+    ) -> None:
+        super().__init__(owner, include_nested, leaves_only)
+        self._is_leaf = is_leaf
+        self._sort = sort
+
+    def _list(self) -> list[str | tuple[str, ...]]:
+        entries = _entries_of(
+            self._owner, self._include_nested, self._leaves_only, self._is_leaf, self._sort
+        )
+        return [key for key, _ in entries]
+
+    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            flat = unravel_key_tuple(key)
+        except TypeError:
+            return False
+        return (flat[0] if len(flat) == 1 else flat) in self._list()
+
+
 class KeyAccess(TensorCore):
     """Key-level reads and writes, shared by every tensor class."""
 
@@ -198,21 +292,47 @@ class KeyAccess(TensorCore):
         flat = unravel_key_tuple(key)
         return self._has(flat if len(flat) > 1 else flat[0])
 
-    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
         """The keys; nested ones as tuples when ``include_nested``; no sub-instances when
-        ``leaves_only``."""
-        return KeysView(self, include_nested, leaves_only)
+        ``leaves_only``.
 
-    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
-        """The values, in the order of :meth:`keys`."""
-        for _, leaf in _walk(self, (), include_nested, leaves_only):
+        ``is_leaf(cls)`` decides which entries are leaves (a nested instance it accepts is
+        not entered; an entry it refuses is left out of ``leaves_only``); ``sort=True``
+        lists the keys in sorted order (nested keys as tuples of their parts).
+        """
+        if is_leaf is None and not sort:
+            return KeysView(self, include_nested, leaves_only)
+        return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
+
+    def values(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> Iterator[Any]:
+        """The values, in the order of :meth:`keys` (same arguments)."""
+        for _, leaf in _entries_of(self, include_nested, leaves_only, is_leaf, sort):
             yield read_value(leaf)
 
     def items(
-        self, include_nested: bool = False, leaves_only: bool = False
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
-        """``(key, value)`` pairs, in the order of :meth:`keys`."""
-        for key, leaf in _walk(self, (), include_nested, leaves_only):
+        """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
+        for key, leaf in _entries_of(self, include_nested, leaves_only, is_leaf, sort):
             yield key, read_value(leaf)
 
     def is_empty(self) -> bool:
@@ -443,27 +563,56 @@ class KeyAccess(TensorCore):
         }
         return self._like(data)
 
-    def flatten_keys(self, separator: str = ".") -> TensorDict:
-        """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``."""
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> TensorDict:
+        """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``.
+
+        ``inplace=True`` rewrites this instance instead (a ``TensorDict``: a typed class
+        keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
+        whole.
+        """
         flat: dict[str, Any] = {}
-        for key, leaf in _walk(self, (), True, True):
+        for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
             name = key if type(key) is str else separator.join(key)
             if name in flat:
                 raise StructureMismatchError(
                     f"flatten_keys: two keys become {name!r}; choose another separator"
                 )
             flat[name] = leaf
+        if inplace:
+            return self._rewrite_keys(flat, "flatten_keys")
         return self._as_dynamic()._like(flat)
 
-    def unflatten_keys(self, separator: str = ".") -> TensorDict:
-        """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``."""
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> TensorDict:
+        """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``.
+
+        ``inplace=True`` rewrites this instance instead (a ``TensorDict``).
+        """
         result = self._as_dynamic()._like({})
         for key, leaf in self._data.items():
             if isinstance(leaf, KeyAccess):
                 leaf = leaf.unflatten_keys(separator)
             result._set_path(tuple(key.split(separator)), leaf)
+        if inplace:
+            return self._rewrite_keys(result._data, "unflatten_keys")
         return result
 
+    def _rewrite_keys(self, data: dict[str, Any], what: str) -> Any:
+        """Replace every entry with ``data`` (the in-place key rewrites)."""
+        if not type(self).__tensorclass_schema__.dynamic:
+            raise SchemaError(
+                f"{what}(inplace=True): {type(self).__name__} has fixed fields; use the "
+                f"returned TensorDict instead"
+            )
+        if list(data) != list(self._data):
+            self._check_unlocked(list(self._data), what)
+        self._data.clear()
+        self._data.update(data)
+        return self
 
 def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:
     """The instance that holds (or would hold) the last part of ``flat``, or ``None`` when

@@ -150,9 +150,18 @@ class LazyStackedTensorDict(LazyShapeOps):
             return None
         return read_value(leaves[name])
 
-    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
         """The keys every member has (see ``TensorDict.keys``)."""
-        return _LazyKeys(self, include_nested, leaves_only)
+        if is_leaf is None and not sort:
+            return _LazyKeys(self, include_nested, leaves_only)
+        return super().keys(include_nested, leaves_only, is_leaf, sort=sort)
 
     def __repr__(self) -> str:
         leaves = self._lazy

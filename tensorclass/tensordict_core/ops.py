@@ -23,6 +23,8 @@ from .indexing import Indexing
 from .pytree import register_pytree
 from .repr import format_instance
 from .shape import ShapeOps
+from .context import ContextOps
+from .dim_names import DimNames
 from .torch_functions import HANDLED_FUNCTIONS
 
 __all__ = ["TensorOps"]
@@ -42,7 +44,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams):
+class TensorOps(Indexing, ContextOps, ShapeOps, Arithmetic, FunctionalParams, DimNames):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
