@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import torch
 from torch import Tensor
 from typing_extensions import Self
 
@@ -103,7 +104,9 @@ class ContextOps(ShapeOps, Structure):
 
     def _remember(self, result: Any, undo: Callable[..., None], *args: Any) -> Any:
         # The origin is left out when the result is this instance (no reference cycle).
-        _set_last_op(result, (undo, None if result is self else self, args))
+        # Under torch.compile nothing is remembered (a slot store breaks the graph).
+        if not _is_dynamo_compiling():
+            _set_last_op(result, (undo, None if result is self else self, args))
         return result
 
     def __enter__(self) -> Self:
@@ -229,6 +232,6 @@ def _ints(dims: tuple[Any, ...]) -> list[int]:
     return list(dims)
 
 
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _set_last_op = ContextOps._last_op.__set__  # type: ignore[attr-defined]
 _set_entered = ContextOps._entered.__set__  # type: ignore[attr-defined]
-

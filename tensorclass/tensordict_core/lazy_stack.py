@@ -34,7 +34,7 @@ from typing_extensions import Self
 from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
 from ._core import MISSING, TensorCore, set_state
-from .access import KeysView, read_value
+from .access import KeysView, cloned_input, read_value
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
@@ -194,7 +194,9 @@ class LazyStackedTensorDict(LazyShapeOps):
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         leaves = self._lazy
-        if value is None and not self.__tensorclass_schema__.dynamic:  # typed: None removes the field
+        if (
+            value is None and not self.__tensorclass_schema__.dynamic
+        ):  # typed: None removes the field
             for member in leaves.members:
                 member._set_str(key, None, where=where)
             return
@@ -263,12 +265,35 @@ class LazyStackedTensorDict(LazyShapeOps):
 
     def update(
         self,
-        other: Mapping[Any, Any] | TensorCore,
-        *,
+        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+        clone: bool = False,
         inplace: bool = False,
+        *,
+        non_blocking: bool = False,
         keys_to_update: Any = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        update_batch_size: bool = False,
+        ignore_lock: bool = False,
     ) -> Self:
-        """Write every entry of ``other`` into the members (split along the stack dim)."""
+        """Write every entry of ``input_dict_or_td`` into the members (split along the
+        stack dim); see ``TensorDict.update``. A lazy stack keeps its batch size:
+        ``update_batch_size=True`` is refused."""
+        if input_dict_or_td is None:
+            return self
+        if update_batch_size:
+            raise BatchSizeError(
+                "update(update_batch_size=True): a lazy stack's batch size is its members'; "
+                "update a dense copy (contiguous()) instead"
+            )
+        other: Any = cloned_input(input_dict_or_td) if clone else input_dict_or_td
+        if ignore_lock and self._locked:
+            self.unlock_()
+            try:
+                return self.update(
+                    other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
+                )
+            finally:
+                self.lock_()
         n = len(self._batch_size)
         if not isinstance(other, TensorCore):
             other = dynamic_class()(other, batch_size=self._batch_size)
@@ -278,11 +303,11 @@ class LazyStackedTensorDict(LazyShapeOps):
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
-        first = next(iter(other._data), None)  # type: ignore[union-attr]
+        first = next(iter(other._data), None)
         if not inplace and first is not None:
             self._check_members_unlocked(first, "write")
         for member, part in zip(self._lazy.members, parts):
-            member.update(part, inplace=inplace, keys_to_update=keys_to_update)
+            member.update(part, inplace=inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
     def _write_back(self, dense: TensorCore) -> Self:
@@ -414,11 +439,13 @@ class LazyStackedTensorDict(LazyShapeOps):
         """See ``TensorDict.where`` (computed on the dense stack)."""
         return self.contiguous().where(condition, other)
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
         if inplace:
             return self._each("select", *keys, inplace=True, strict=strict)
-        return self._per_member("select", *keys, strict=strict)
+        return self._per_member("select", *keys, strict=strict, as_tensordict=as_tensordict)
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
         """Drop ``keys`` from every member (see ``TensorDict.exclude``)."""
@@ -575,4 +602,3 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
         all(m._locked for m in members),
     )
     return stack  # type: ignore[no-any-return]
-

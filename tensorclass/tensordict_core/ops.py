@@ -18,13 +18,13 @@ from typing_extensions import Self
 
 from ._core import Names
 from .arithmetic import Arithmetic
+from .context import ContextOps
+from .dim_names import DimNames
 from .functional_params import FunctionalParams
 from .indexing import Indexing
 from .pytree import register_pytree
 from .repr import format_instance
 from .shape import ShapeOps
-from .context import ContextOps
-from .dim_names import DimNames
 from .torch_functions import HANDLED_FUNCTIONS
 
 __all__ = ["TensorOps"]

@@ -243,7 +243,9 @@ class Structure(KeyAccess):
             part = flat[depth]
             child = owner._data.get(part, MISSING)
             if child is MISSING or depth == len(flat) - 1:
-                owner.set(part, owner._nested_class(part)._new({}, owner._batch_size, owner._device))
+                owner.set(
+                    part, owner._nested_class(part)._new({}, owner._batch_size, owner._device)
+                )
                 child = owner._data[part]
             if not isinstance(child, TensorCore):
                 raise StructureMismatchError(
@@ -308,7 +310,9 @@ class Structure(KeyAccess):
 
     def auto_device_(self) -> Self:
         """Set the device to the one every tensor leaf is on (if they share one)."""
-        devices = {leaf.device for _, leaf in _walk(self, (), True, True) if isinstance(leaf, Tensor)}
+        devices = {
+            leaf.device for _, leaf in _walk(self, (), True, True) if isinstance(leaf, Tensor)
+        }
         if len(devices) == 1:
             _set_device(self, devices.pop())
         return self
