@@ -466,28 +466,47 @@ class LazyStackedTensorDict(LazyShapeOps):
         fn: Callable[..., Any],
         *others: TensorCore,
         batch_size: Any = None,
+        device: Any = MISSING,
         names: Any = None,
         inplace: bool = False,
         default: Any = MISSING,
+        filter_empty: bool | None = None,
+        propagate_lock: bool = False,
         call_on_nested: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        out: TensorCore | None = None,
     ) -> Self:
         """Apply ``fn`` member by member (see ``TensorDict.apply``); the result stays lazy.
 
-        With ``batch_size=`` or ``names=`` the dense stack is used instead.
+        With ``batch_size=``, ``names=``, ``device=``, ``is_leaf=`` or ``out=`` the dense
+        stack is used instead.
         """
         split = [self._split_other(o) for o in others]
-        if batch_size is not None or names is not None or any(s is None for s in split):
+        dense = (
+            batch_size is not None
+            or names is not None
+            or device is not MISSING
+            or is_leaf is not None
+            or out is not None
+            or any(s is None for s in split)
+        )
+        if dense:
             if inplace:
-                dense = self.contiguous()
-                dense.apply(fn, *others, inplace=True, default=default)
-                return self._write_back(dense)
+                copy = self.contiguous()
+                copy.apply(fn, *others, inplace=True, default=default, is_leaf=is_leaf)
+                return self._write_back(copy)
             return super().apply(
                 fn,
                 *others,
                 batch_size=batch_size,
+                device=device,
                 names=names,
                 default=default,
+                filter_empty=filter_empty,
+                propagate_lock=propagate_lock,
                 call_on_nested=call_on_nested,
+                is_leaf=is_leaf,
+                out=out,
             )
         leaves = self._lazy
         results = []
@@ -495,10 +514,20 @@ class LazyStackedTensorDict(LazyShapeOps):
             extra = [parts[index] for parts in split if parts is not None]
             results.append(
                 member.apply(
-                    fn, *extra, inplace=inplace, default=default, call_on_nested=call_on_nested
+                    fn,
+                    *extra,
+                    inplace=inplace,
+                    default=default,
+                    filter_empty=filter_empty,
+                    call_on_nested=call_on_nested,
                 )
             )
-        return self if inplace else self._restacked(results)
+        if inplace:
+            return self
+        result = self._restacked(results)
+        if propagate_lock and self._locked:
+            result.lock_()
+        return result
 
 
 def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
