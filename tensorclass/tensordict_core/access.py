@@ -339,13 +339,6 @@ class KeyAccess(TensorCore):
         """Whether there is no leaf at all (nested instances without leaves count as empty)."""
         return _count(self, True, True) == 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """A nested plain ``dict`` of the values (tensors are shared, not copied)."""
-        return {
-            key: leaf.to_dict() if isinstance(leaf, KeyAccess) else read_value(leaf)
-            for key, leaf in self._data.items()
-        }
-
     # -- writing -----------------------------------------------------------------------
 
     def set(

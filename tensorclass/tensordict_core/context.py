@@ -64,7 +64,7 @@ def write_back(origin: TensorCore, back: TensorCore) -> None:
         origin._set_str(key, leaf)
 
 
-def _undo_lock(origin: Any, result: Any, was_locked: bool) -> None:
+def undo_lock(origin: Any, result: Any, was_locked: bool) -> None:
     if was_locked and not origin._locked:
         origin.lock_()
     elif not was_locked and origin._locked:
@@ -141,7 +141,7 @@ class ContextOps(ShapeOps, Structure):
         """
         was_locked = self._locked
         super().lock_()
-        return self._remember(self, _undo_lock, was_locked)  # type: ignore[no-any-return]
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
 
     def unlock_(self) -> Self:
         """Undo :meth:`lock_` (here and in nested instances).
@@ -151,7 +151,7 @@ class ContextOps(ShapeOps, Structure):
         """
         was_locked = self._locked
         super().unlock_()
-        return self._remember(self, _undo_lock, was_locked)  # type: ignore[no-any-return]
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
 
     def flatten_keys(
         self,

@@ -35,6 +35,7 @@ from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
 from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, cloned_input, read_value
+from .context import undo_lock
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_shape import LazyShapeOps
 from .repr import describe_leaf
@@ -373,16 +374,49 @@ class LazyStackedTensorDict(LazyShapeOps):
         """Set ``requires_grad`` on the members' floating-point tensors."""
         return self._each("requires_grad_", requires_grad)
 
+    def filter_empty_(self) -> Self:
+        """Remove the empty nested instances of every member."""
+        return self._each("filter_empty_")
+
+    def clear_device_(self) -> Self:
+        """Clear the device of the stack and of its members."""
+        self._each("clear_device_")
+        self._device = None
+        return self
+
+    def auto_device_(self) -> Self:
+        """Set each member's device from its leaves, then the stack's if they agree."""
+        self._each("auto_device_")
+        devices = {member._device for member in self._lazy.members}
+        self._device = devices.pop() if len(devices) == 1 else None
+        return self
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        """A lazy stack keeps its batch size: refused if the leaves imply another one."""
+        dense = self.contiguous().auto_batch_size_(batch_dims, keep_compliant_size)
+        if dense._batch_size != self._batch_size:
+            raise BatchSizeError(
+                f"auto_batch_size_: the leaves of this lazy stack imply batch size "
+                f"{list(dense._batch_size)}, not {list(self._batch_size)}; a lazy stack "
+                f"keeps its members' batch size (call contiguous() first)"
+            )
+        return self
+
     def lock_(self) -> Self:
-        """Lock the stack and its members."""
+        """Lock the stack and its members (``with stack.lock_():`` restores on exit)."""
+        was_locked = self._locked
         self._locked = True
-        return self._each("lock_")
+        self._each("lock_")
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
 
     def unlock_(self) -> Self:
-        """Unlock the stack and its members."""
+        """Unlock the stack and its members (``with stack.unlock_():`` restores on exit)."""
+        was_locked = self._locked
         self._each("unlock_")
         self._locked = False
-        return self
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
 
     def _check_batch_size(
         self, new: torch.Size, path: tuple[str, ...], changes: list[tuple[TensorCore, torch.Size]]

@@ -19,6 +19,7 @@ from typing_extensions import Self
 from ._core import Names
 from .arithmetic import Arithmetic
 from .context import ContextOps
+from .conversion import Conversion
 from .dim_names import DimNames
 from .functional_params import FunctionalParams
 from .indexing import Indexing
@@ -44,7 +45,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ContextOps, ShapeOps, Arithmetic, FunctionalParams, DimNames):
+class TensorOps(Indexing, ContextOps, Conversion, ShapeOps, Arithmetic, FunctionalParams, DimNames):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
