@@ -24,15 +24,32 @@ from .errors import (
     TensorClassError,
 )
 from .fields import field
-from .keys import NestedKey, unravel_key, unravel_keys
+from .keys import (
+    KEY_SEPARATOR,
+    NestedKey,
+    unravel_key,
+    unravel_key_list,
+    unravel_key_to_tuple,
+    unravel_keys,
+)
 from .loading import load_memmap
-from .non_tensor import NonTensorData, NonTensorStack
+from .non_tensor import NonTensorData, NonTensorStack, is_non_tensor
 from .schema import Field, FieldKind, Schema
 from .specs import Spec
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_modules, stack
+from .tensordict_core.comparing import assert_allclose_td, assert_close
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
+from .tensordict_core.merging import group_by, merge_tensordicts
+from .tensordict_core.predicates import (
+    default_is_leaf,
+    is_bool,
+    is_floating,
+    is_inexact,
+    is_integer,
+    is_leaf_nontensor,
+)
 from .typed import TensorClass
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
