@@ -646,6 +646,9 @@ class KeyAccess(TensorCore):
         whole.
         """
         flat: dict[str, Any] = {}
+        if is_leaf is not None:  # values that are not tensor classes stay leaves
+            given = is_leaf
+            is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
         for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
             name = key if type(key) is str else separator.join(key)
             if name in flat:

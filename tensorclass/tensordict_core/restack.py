@@ -46,13 +46,15 @@ def _densify_stack(stack: LazyStackedTensorDict, layout: torch.layout) -> Any:
 def _densify(node: TensorCore, layout: torch.layout) -> Any:
     if isinstance(node, LazyStackedTensorDict):
         return _densify_stack(node, layout)
-    nested = {key: leaf for key, leaf in node._data.items() if isinstance(leaf, TensorCore)}
-    if not nested:
+    changed = {}
+    for key, leaf in node._data.items():
+        if isinstance(leaf, TensorCore):
+            dense = _densify(leaf, layout)
+            if dense is not leaf:
+                changed[key] = dense
+    if not changed:
         return node
-    data = dict(node._data)
-    for key, leaf in nested.items():
-        data[key] = _densify(leaf, layout)
-    return type(node)._new(data, node._batch_size, node._device, node._names)
+    return type(node)._new({**node._data, **changed}, node._batch_size, node._device, node._names)
 
 
 class Restacking(ShapeOps):
