@@ -320,8 +320,15 @@ class KeyAccess(TensorCore):
         sort: bool = False,
     ) -> Iterator[Any]:
         """The values, in the order of :meth:`keys` (same arguments)."""
-        for _, leaf in _entries_of(self, include_nested, leaves_only, is_leaf, sort):
-            yield read_value(leaf)
+        if not (include_nested or leaves_only or sort) and is_leaf is None:
+            data = self._data
+            if type(data) is dict:
+                values = list(data.values())
+                if countOf(map(type, values), Tensor) == len(values):  # plain tensors
+                    return iter(values)
+                return map(read_value, values)
+        entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        return (read_value(leaf) for _, leaf in entries)
 
     def items(
         self,
@@ -332,8 +339,12 @@ class KeyAccess(TensorCore):
         sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
         """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
-        for key, leaf in _entries_of(self, include_nested, leaves_only, is_leaf, sort):
-            yield key, read_value(leaf)
+        if not (include_nested or leaves_only or sort) and is_leaf is None:
+            data = self._data
+            if type(data) is dict and countOf(map(type, data.values()), Tensor) == len(data):
+                return iter(list(data.items()))  # plain tensors: nothing to unwrap
+        entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        return ((key, read_value(leaf)) for key, leaf in entries)
 
     def is_empty(self) -> bool:
         """Whether there is no leaf at all (nested instances without leaves count as empty)."""

@@ -86,11 +86,17 @@ def _undo_unflatten_keys(origin: Any, result: Any, separator: str, inplace: bool
         write_back(origin, result.flatten_keys(separator))
 
 
-def _undo_permute(origin: Any, result: Any, order: list[int]) -> None:
+def _undo_permute(origin: Any, result: Any, dims: tuple[Any, ...]) -> None:
+    n = len(origin._batch_size)
+    order = [batch_dim(d, n) for d in _ints(dims)]
     inverse = [0] * len(order)
     for position, dim in enumerate(order):
         inverse[dim] = position
     write_back(origin, result.permute(inverse))
+
+
+def _undo_transpose(origin: Any, result: Any, dim0: int, dim1: int) -> None:
+    write_back(origin, result.transpose(dim0, dim1))
 
 
 def _undo_reshape(origin: Any, result: Any) -> None:
@@ -184,19 +190,12 @@ class ContextOps(ShapeOps, Structure):
 
         As a context manager, the entries of the result are written back on exit.
         """
-        result = super().permute(*dims)
-        n = len(self._batch_size)
-        order = [batch_dim(d, n) for d in _ints(dims)]
-        return self._remember(result, _undo_permute, order)  # type: ignore[no-any-return]
+        return self._remember(super().permute(*dims), _undo_permute, dims)  # type: ignore[no-any-return]
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         """Swap two batch dims (as a context manager: written back on exit)."""
-        n = len(self._batch_size)
-        order = list(range(n))
-        d0, d1 = batch_dim(dim0, n), batch_dim(dim1, n)
-        order[d0], order[d1] = order[d1], order[d0]
         result = super().transpose(dim0, dim1)
-        return self._remember(result, _undo_permute, order)  # type: ignore[no-any-return]
+        return self._remember(result, _undo_transpose, dim0, dim1)  # type: ignore[no-any-return]
 
     def unsqueeze(self, dim: int) -> Self:
         """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
