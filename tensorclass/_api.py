@@ -42,6 +42,7 @@ from .tensordict_core.comparing import assert_allclose_td, assert_close
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .tensordict_core.merging import group_by, merge_tensordicts
+from .tensordict_core.parse_repr import parse_tensor_dict_string
 from .tensordict_core.predicates import (
     default_is_leaf,
     is_bool,

@@ -35,6 +35,7 @@ from tensorclass import (
     is_non_tensor,
     lazy_stack,
     merge_tensordicts,
+    parse_tensor_dict_string,
     unravel_key_list,
     unravel_key_to_tuple,
 )
@@ -680,3 +681,21 @@ def test_assert_close(obj: Any) -> None:
     assert assert_close(nan, nan.clone())
     with pytest.raises(AssertionError):
         assert_close(nan, nan.clone(), equal_nan=False)
+
+
+def test_parse_tensor_dict_string(obj: Any) -> None:
+    obj = obj.clone() if not isinstance(obj, LazyStackedTensorDict) else obj
+    rebuilt = parse_tensor_dict_string(repr(obj))
+    assert type(rebuilt) is TensorDict and rebuilt.batch_size == obj.batch_size
+    for key in obj.keys(True, True):
+        value = obj.get(key)
+        if isinstance(value, torch.Tensor):
+            assert rebuilt[key].shape == value.shape and rebuilt[key].dtype == value.dtype
+            assert not rebuilt[key].any()
+        else:
+            assert rebuilt[key] == value
+    named = TensorDict({"my key": torch.ones(2, dtype=torch.int8), "s": "a, b"}, [2], names=["t"])
+    again = parse_tensor_dict_string(repr(named))
+    assert again.names == ["t"] and again["s"] == "a, b" and again["my key"].dtype == torch.int8
+    with pytest.raises(ValueError, match="not a printed tensor class"):
+        parse_tensor_dict_string("hello")
