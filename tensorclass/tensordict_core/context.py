@@ -103,17 +103,31 @@ def _undo_reshape(origin: Any, result: Any) -> None:
     write_back(origin, result.reshape(origin._batch_size))
 
 
+def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[Any, ...]) -> Any:
+    """Let ``result`` undo itself into ``origin`` at the end of a ``with`` block.
+
+    The origin is left out when the result is the origin itself (no reference cycle). An
+    instance forgets its own pending operation when another one is taken from it, so
+    results never hold a chain of every intermediate (``td = td.view(...)`` in a loop): a
+    ``with`` form works on the result of the last call. Under torch.compile nothing is
+    remembered (a slot store breaks the graph).
+    """
+    if not _is_dynamo_compiling():
+        if result is origin:
+            _set_last_op(origin, (undo, None, args))
+        else:
+            _set_last_op(origin, None)
+            _set_last_op(result, (undo, origin, args))
+    return result
+
+
 class ContextOps(ShapeOps, Structure):
     """Operations whose result can undo itself at the end of a ``with`` block."""
 
     __slots__ = ("_entered", "_last_op")
 
     def _remember(self, result: Any, undo: Callable[..., None], *args: Any) -> Any:
-        # The origin is left out when the result is this instance (no reference cycle).
-        # Under torch.compile nothing is remembered (a slot store breaks the graph).
-        if not _is_dynamo_compiling():
-            _set_last_op(result, (undo, None if result is self else self, args))
-        return result
+        return remember(self, result, undo, args)
 
     def __enter__(self) -> Self:
         op = getattr(self, "_last_op", None)
@@ -190,38 +204,38 @@ class ContextOps(ShapeOps, Structure):
 
         As a context manager, the entries of the result are written back on exit.
         """
-        return self._remember(super().permute(*dims), _undo_permute, dims)  # type: ignore[no-any-return]
+        return remember(self, _shape_permute(self, *dims), _undo_permute, (dims,))  # type: ignore[no-any-return]
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         """Swap two batch dims (as a context manager: written back on exit)."""
-        result = super().transpose(dim0, dim1)
+        result = _shape_transpose(self, dim0, dim1)
         return self._remember(result, _undo_transpose, dim0, dim1)  # type: ignore[no-any-return]
 
     def unsqueeze(self, dim: int) -> Self:
         """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
         exit)."""
-        return self._remember(super().unsqueeze(dim), _undo_reshape)  # type: ignore[no-any-return]
+        return remember(self, _shape_unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
     def squeeze(self, dim: int | None = None) -> Self:
         """Remove batch dims of size 1 (all of them, or ``dim`` if it has size 1); as a
         context manager, written back on exit."""
-        return self._remember(super().squeeze(dim), _undo_reshape)  # type: ignore[no-any-return]
+        return remember(self, _shape_squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
     def view(self, *shape: int | Sequence[int]) -> Self:
         """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
         As a context manager, written back on exit."""
-        return self._remember(super().view(*shape), _undo_reshape)  # type: ignore[no-any-return]
+        return remember(self, _shape_view(self, *shape), _undo_reshape, ())  # type: ignore[no-any-return]
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Merge the batch dims ``start_dim..end_dim`` into one (as a context manager:
         written back on exit)."""
-        result = super().flatten(start_dim, end_dim)
+        result = _shape_flatten(self, start_dim, end_dim)
         return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
 
     def unflatten(self, dim: int, sizes: Sequence[int]) -> Self:
         """Split the batch dim ``dim`` into ``sizes`` (as a context manager: written back
         on exit)."""
-        result = super().unflatten(dim, sizes)
+        result = _shape_unflatten(self, dim, sizes)
         return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
 
 
@@ -232,5 +246,12 @@ def _ints(dims: tuple[Any, ...]) -> list[int]:
 
 
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_shape_permute = ShapeOps.permute
+_shape_transpose = ShapeOps.transpose
+_shape_unsqueeze = ShapeOps.unsqueeze
+_shape_squeeze = ShapeOps.squeeze
+_shape_view = ShapeOps.view
+_shape_flatten = ShapeOps.flatten
+_shape_unflatten = ShapeOps.unflatten
 _set_last_op = ContextOps._last_op.__set__  # type: ignore[attr-defined]
 _set_entered = ContextOps._entered.__set__  # type: ignore[attr-defined]

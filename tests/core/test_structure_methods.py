@@ -472,6 +472,18 @@ def test_with_shape_op_on_typed_class() -> None:
     assert obj.extra is not None and obj.extra.shape == (2, 3)
 
 
+def test_results_do_not_chain_their_origins() -> None:
+    td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3])
+    for _ in range(50):
+        td = td.unsqueeze(0).squeeze(0).permute(1, 0)
+    chain = 0
+    node: Any = td
+    while getattr(node, "_last_op", None) is not None:
+        node = node._last_op[1]
+        chain += 1
+    assert chain <= 1  # the last result knows its origin; the origin forgot its own
+
+
 def test_plain_with_and_nesting() -> None:
     td = make_td()
     with td as same:  # no pending operation: nothing to undo
