@@ -148,9 +148,8 @@ def _build_class(
     if dynamic or getattr(cls, "__tensorclass_schema__", DYNAMIC).dynamic:
         # Any string key (TensorDict and its subclasses): annotations are not fields.
         if frozen or validate:
-            raise SchemaError(
-                f"{cls.__name__}: a class with a dynamic schema has no fields to freeze or validate"
-            )
+            raise SchemaError(f"{cls.__name__}: a class with a dynamic schema has no fields to "
+                              f"freeze or validate")
         install_schema(cls, DYNAMIC)
         return
     parent_frozen = parent_validate = False

@@ -172,8 +172,6 @@ def _register_source(cls: type, source: str) -> str:
     """Register generated source with ``linecache`` under a unique name; return the name."""
     global _generated
     _generated += 1
-    filename = (
-        f"<tensorclass generated __init__ of {cls.__module__}.{cls.__qualname__} #{_generated}>"
-    )
+    filename = f"<tensorclass generated __init__ of {cls.__module__}.{cls.__qualname__} #{_generated}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return filename

@@ -315,7 +315,8 @@ class Schema:
         found = self.by_name.get(key)
         if found is None:
             raise KeyNotFoundError(
-                f"{type(owner).__name__} has no field {key!r}; its fields are {self.field_list()}",
+                f"{type(owner).__name__} has no field {key!r}; its fields are "
+                f"{self.field_list()}",
                 key=key,
             )
         return found

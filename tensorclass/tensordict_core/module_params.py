@@ -144,9 +144,7 @@ def from_modules(
     if lazy_stack:
         params = stack_lazily(tds, 0)
         return params.lock_() if lock else params
-    stacked = dynamic_class()._new(
-        _stack_level(tds, expand_identical, ()), torch.Size([len(modules)])
-    )
+    stacked = dynamic_class()._new(_stack_level(tds, expand_identical, ()), torch.Size([len(modules)]))
     if lock:
         stacked.lock_()
     return _as_module(stacked) if as_module else stacked
