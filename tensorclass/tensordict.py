@@ -187,9 +187,7 @@ class TensorDict(TensorClass, dynamic=True):
     ) -> Any:
         """The parameters and buffers of ``module``, nested by submodule name (shared, not
         copied); see :mod:`tensorclass.tensordict_core.module_params`."""
-        return module_params.from_module(
-            module, as_module=as_module, lock=lock, use_state_dict=use_state_dict
-        )
+        return module_params.from_module(module, as_module=as_module, lock=lock, use_state_dict=use_state_dict)
 
     @classmethod
     def from_modules(
