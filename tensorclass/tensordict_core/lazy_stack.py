@@ -195,9 +195,7 @@ class LazyStackedTensorDict(LazyShapeOps):
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         leaves = self._lazy
-        if (
-            value is None and not self.__tensorclass_schema__.dynamic
-        ):  # typed: None removes the field
+        if value is None and not self.__tensorclass_schema__.dynamic:  # typed: None removes the field
             for member in leaves.members:
                 member._set_str(key, None, where=where)
             return
@@ -665,3 +663,4 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
         all(m._locked for m in members),
     )
     return stack  # type: ignore[no-any-return]
+
