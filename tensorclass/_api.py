@@ -24,9 +24,22 @@ from .errors import (
     TensorClassError,
 )
 from .fields import field
-from .keys import NestedKey, unravel_key, unravel_keys
+from .keys import (
+    KEY_SEPARATOR,
+    NestedKey,
+    unravel_key,
+    unravel_key_list,
+    unravel_key_to_tuple,
+    unravel_keys,
+)
 from .loading import load_memmap
-from .non_tensor import MetaData, NonTensorData, NonTensorDataBase, NonTensorStack
+from .non_tensor import (
+    MetaData,
+    NonTensorData,
+    NonTensorDataBase,
+    NonTensorStack,
+    is_non_tensor,
+)
 from .saving import memmap
 from .schema import Field, FieldKind, Schema
 from .specs import Spec
@@ -44,10 +57,21 @@ from .switches import (
 )
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_module, from_modules, stack
+from .tensordict_core.comparing import assert_allclose_td, assert_close
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
+from .tensordict_core.merging import group_by, merge_tensordicts
 from .tensordict_core.packing import PackLayout
 from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
+from .tensordict_core.parse_repr import parse_tensor_dict_string
+from .tensordict_core.predicates import (
+    default_is_leaf,
+    is_bool,
+    is_floating,
+    is_inexact,
+    is_integer,
+    is_leaf_nontensor,
+)
 from .tensordict_core.reductions import ValuesIndices
 from .typed import TensorClass
 from .unbatched import UnbatchedTensor

@@ -10,7 +10,17 @@ from typing import TypeAlias, Union
 
 from .errors import InvalidKeyError
 
-__all__ = ["NestedKey", "key_str", "shown_key", "unravel_key", "unravel_key_tuple", "unravel_keys"]
+__all__ = [
+    "KEY_SEPARATOR",
+    "NestedKey",
+    "key_str",
+    "shown_key",
+    "unravel_key",
+    "unravel_key_list",
+    "unravel_key_to_tuple",
+    "unravel_key_tuple",
+    "unravel_keys",
+]
 
 NestedKey: TypeAlias = Union[str, tuple["NestedKey", ...]]  # noqa: UP007
 """A string, or a tuple of nested keys: ``"obs"``, ``("obs", "pixels")``."""
@@ -75,3 +85,33 @@ def key_str(key: str | tuple[str, ...]) -> str:
 def shown_key(path: tuple[str, ...]) -> str | tuple[str, ...]:
     """A key path as messages show it: ``'a'`` for one part, else the tuple."""
     return path[0] if len(path) == 1 else path
+
+
+KEY_SEPARATOR = "."
+"""The separator ``flatten_keys`` and ``unflatten_keys`` use by default: ``"."``."""
+
+
+def unravel_key_list(keys: list[object] | tuple[object, ...]) -> list[str | tuple[str, ...]]:
+    """Normalise every key of a list (see :func:`unravel_key`).
+
+    >>> unravel_key_list(["a", ("b", ("c",)), ("d",)])
+    ['a', ('b', 'c'), 'd']
+    """
+    if not isinstance(keys, (list, tuple)):
+        raise TypeError(
+            f"unravel_key_list takes a list or tuple of keys; got {type(keys).__name__}"
+        )
+    return [unravel_key(key) for key in keys]
+
+
+def unravel_key_to_tuple(key: object) -> tuple[str, ...]:
+    """A key as a flat tuple of strings (a string gives a 1-tuple); ``()`` if it is not
+    a valid key.
+
+    >>> unravel_key_to_tuple(("a", ("b",))), unravel_key_to_tuple("a"), unravel_key_to_tuple(1)
+    (('a', 'b'), ('a',), ())
+    """
+    try:
+        return unravel_key_tuple(key)
+    except InvalidKeyError:
+        return ()

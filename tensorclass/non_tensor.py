@@ -481,9 +481,18 @@ class NonTensorStack:
     contiguous = detach = to = cpu = _same
 
 
-def is_non_tensor(leaf: object) -> bool:
-    """Whether a stored leaf is a non-tensor value (shared or per element)."""
-    cls = type(leaf)
+def is_non_tensor(data: object) -> bool:
+    """Whether ``data`` is a non-tensor leaf (:class:`NonTensorData`, shared by the batch,
+    or :class:`NonTensorStack`, one value per element).
+
+    Reading a key gives the value itself; this tests a stored leaf, such as the leaves
+    ``apply(..., is_leaf=...)`` or ``entry_class`` describe.
+
+    >>> from tensorclass import NonTensorData, is_non_tensor
+    >>> is_non_tensor(NonTensorData("run-1")), is_non_tensor("run-1")
+    (True, False)
+    """
+    cls = type(data)
     return cls is NonTensorData or cls is NonTensorStack
 
 

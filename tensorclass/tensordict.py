@@ -16,7 +16,6 @@ from typing_extensions import Self
 
 from .errors import TensorClassError
 from .keys import unravel_key_tuple
-from .non_tensor import NonTensorData
 from .registry import register_dynamic_class
 from .tensordict_core import module_params
 from .tensordict_core._core import (
@@ -266,24 +265,6 @@ class TensorDict(TensorClass, dynamic=True):
             validate=validate,
         )
         return loaded
-
-    def auto_batch_size_(self, batch_dims: int | None = None) -> Self:
-        """Set the batch size to the longest prefix every leaf shares (recursively)."""
-        for leaf in self._data.values():
-            if isinstance(leaf, TensorDict):
-                leaf.auto_batch_size_(batch_dims)
-        shapes = [leaf.shape for leaf in self._data.values() if type(leaf) is not NonTensorData]
-        if not shapes:
-            return self
-        common: list[int] = []
-        for dims in zip(*shapes):
-            if any(d != dims[0] for d in dims) or (
-                batch_dims is not None and len(common) == batch_dims
-            ):
-                break
-            common.append(dims[0])
-        self._set_batch_size(torch.Size(common))
-        return self
 
 
 register_dynamic_class(TensorDict)  # what the engine builds for nested mappings

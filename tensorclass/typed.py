@@ -44,6 +44,18 @@ __all__ = [
 _NO_DEFAULT: Any = None  # the declared default of batch_size/device/names (typing only)
 
 
+def _retain_none(source: TensorCore, target: TensorCore) -> None:
+    """Write ``None`` into ``target`` for every unset field of ``source`` (recursively)."""
+    for key, leaf in source._data.items():
+        if isinstance(leaf, TensorCore):
+            nested = leaf._as_dynamic()
+            _retain_none(leaf, nested)
+            target._data[key] = nested
+    for name in type(source).__tensorclass_schema__.names:
+        if name not in target._data:
+            target._set_str(name, None)
+
+
 class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     """Base class of typed tensor classes: declared fields, one batch shape.
 
@@ -171,9 +183,16 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             raise FrozenInstanceError(f"{type(self).__name__} is frozen: it cannot be unlocked")
         return super().unlock_()
 
-    def to_tensordict(self) -> TensorDict:
-        """A :class:`TensorDict` with the same leaves (shared, not copied)."""
-        return self._as_dynamic()
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A :class:`TensorDict` with the same leaves (shared, not copied).
+
+        ``retain_none=True`` also lists the unset fields of a typed class, as ``None``
+        (nested instances included); by default they are left out.
+        """
+        result = self._as_dynamic()
+        if retain_none:
+            _retain_none(self, result)
+        return result
 
     @classmethod
     def load_memmap(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import countOf
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import KeyNotFoundError, StructureMismatchError
+from ..errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ._core import MISSING, TensorCore, fits_batch
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
@@ -18,7 +18,7 @@ from .paths import walk
 if TYPE_CHECKING:
     from ..tensordict import TensorDict
 
-__all__ = ["KeyAccess", "KeysView"]
+__all__ = ["FilteredKeysView", "KeyAccess", "KeysView"]
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
@@ -73,6 +73,63 @@ def _walk_into(
                 _walk_into(leaf, path, include_nested, leaves_only, out)
         else:
             out.append(((*prefix, key) if prefix else key, leaf))
+
+
+def _walk_is_leaf(
+    node: TensorCore,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+) -> list[tuple[str | tuple[str, ...], Any]]:
+    """:func:`_walk` where ``is_leaf(type(entry))`` decides what is a leaf (when given).
+
+    An entry it accepts is a leaf (a nested instance is then not entered); one it refuses
+    is a node: entered if it is a nested instance, left out of ``leaves_only`` walks.
+    """
+    if is_leaf is None:
+        return _walk(node, prefix, include_nested, leaves_only)
+    out: list[tuple[str | tuple[str, ...], Any]] = []
+    _walk_is_leaf_into(node, prefix, include_nested, leaves_only, is_leaf, out)
+    return out
+
+
+def _walk_is_leaf_into(
+    node: TensorCore,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool],
+    out: list[tuple[str | tuple[str, ...], Any]],
+) -> None:
+    for key, leaf in node._data.items():
+        path = (*prefix, key) if prefix else key
+        if is_leaf(type(leaf)):
+            out.append((path, leaf))
+            continue
+        if not leaves_only:
+            out.append((path, leaf))
+        if include_nested and isinstance(leaf, TensorCore):
+            _walk_is_leaf_into(leaf, (*prefix, key), include_nested, leaves_only, is_leaf, out)
+
+
+def _sort_key(entry: tuple[str | tuple[str, ...], Any]) -> tuple[str, ...]:
+    key = entry[0]
+    return (key,) if type(key) is str else key  # type: ignore[return-value]
+
+
+def _entries_of(
+    node: TensorCore,
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+    sort: bool,
+) -> list[tuple[str | tuple[str, ...], Any]]:
+    """The ``(key, leaf)`` pairs :meth:`KeyAccess.keys` and its siblings list."""
+    out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
+    if sort:
+        out.sort(key=_sort_key)
+    return out
 
 
 def _count(node: TensorCore, include_nested: bool, leaves_only: bool) -> int:
@@ -146,6 +203,43 @@ class KeysView:
         return f"{type(self).__name__}({list(self)})"
 
 
+class FilteredKeysView(KeysView):
+    """The keys listed with ``is_leaf`` or ``sort`` (see :meth:`KeyAccess.keys`)."""
+
+    __slots__ = ("_is_leaf", "_sort")
+
+    def __init__(
+        self,
+        owner: TensorCore,
+        include_nested: bool,
+        leaves_only: bool,
+        is_leaf: Callable[[type], bool] | None,
+        sort: bool,
+    ) -> None:
+        super().__init__(owner, include_nested, leaves_only)
+        self._is_leaf = is_leaf
+        self._sort = sort
+
+    def _list(self) -> list[str | tuple[str, ...]]:
+        entries = _entries_of(
+            self._owner, self._include_nested, self._leaves_only, self._is_leaf, self._sort
+        )
+        return [key for key, _ in entries]
+
+    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            flat = unravel_key_tuple(key)
+        except TypeError:
+            return False
+        return (flat[0] if len(flat) == 1 else flat) in self._list()
+
+
 class KeyAccess(TensorCore):
     """Key-level reads and writes, shared by every tensor class."""
 
@@ -198,45 +292,78 @@ class KeyAccess(TensorCore):
         flat = unravel_key_tuple(key)
         return self._has(flat if len(flat) > 1 else flat[0])
 
-    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
         """The keys; nested ones as tuples when ``include_nested``; no sub-instances when
-        ``leaves_only``."""
-        return KeysView(self, include_nested, leaves_only)
+        ``leaves_only``.
 
-    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
-        """The values, in the order of :meth:`keys`."""
-        for _, leaf in _walk(self, (), include_nested, leaves_only):
-            yield read_value(leaf)
+        ``is_leaf(cls)`` decides which entries are leaves (a nested instance it accepts is
+        not entered; an entry it refuses is left out of ``leaves_only``); ``sort=True``
+        lists the keys in sorted order (nested keys as tuples of their parts).
+        """
+        if is_leaf is None and not sort:
+            return KeysView(self, include_nested, leaves_only)
+        return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
+
+    def values(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> Iterator[Any]:
+        """The values, in the order of :meth:`keys` (same arguments)."""
+        if not (include_nested or leaves_only or sort) and is_leaf is None:
+            data = self._data
+            if type(data) is dict:
+                values = list(data.values())
+                if countOf(map(type, values), Tensor) == len(values):  # plain tensors
+                    return iter(values)
+                return map(read_value, values)
+        entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        return (read_value(leaf) for _, leaf in entries)
 
     def items(
-        self, include_nested: bool = False, leaves_only: bool = False
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
-        """``(key, value)`` pairs, in the order of :meth:`keys`."""
-        for key, leaf in _walk(self, (), include_nested, leaves_only):
-            yield key, read_value(leaf)
+        """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
+        if not (include_nested or leaves_only or sort) and is_leaf is None:
+            data = self._data
+            if type(data) is dict and countOf(map(type, data.values()), Tensor) == len(data):
+                return iter(list(data.items()))  # plain tensors: nothing to unwrap
+        entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        return ((key, read_value(leaf)) for key, leaf in entries)
 
     def is_empty(self) -> bool:
         """Whether there is no leaf at all (nested instances without leaves count as empty)."""
         return _count(self, True, True) == 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """A nested plain ``dict`` of the values (tensors are shared, not copied)."""
-        return {
-            key: leaf.to_dict() if isinstance(leaf, KeyAccess) else read_value(leaf)
-            for key, leaf in self._data.items()
-        }
-
     # -- writing -----------------------------------------------------------------------
 
-    def set(self, key: NestedKey, value: Any, *, inplace: bool = False) -> Self:
-        """Write ``value`` under ``key``; checks its batch size and moves it to the device.
+    def set(
+        self, key: NestedKey, item: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
+        """Write ``item`` under ``key``; checks its batch size and moves it to the device.
 
         With ``inplace=True`` an existing tensor is written in place (its storage is kept);
-        a missing key is created.
+        a missing key is created. ``non_blocking`` is accepted for ``tensordict``
+        compatibility (writes and device moves here are synchronous).
         """
         if key.__class__ is str:
             if (
-                value.__class__ is Tensor
+                item.__class__ is Tensor
                 and not inplace
                 and not self._locked
                 and self._device is None
@@ -244,50 +371,76 @@ class KeyAccess(TensorCore):
             ):
                 # The fast path of _set_str, inline (a frame less): only the batch prefix.
                 batch_size = self._batch_size
-                shape = value.shape
+                shape = item.shape
                 if (  # fits_batch, its one-dim case inline (a call costs as much again)
                     shape[0] == batch_size[0]
                     if len(batch_size) == 1 and shape
                     else fits_batch(shape, batch_size)
                 ):
-                    self._data[key] = value
+                    self._data[key] = item
                     return self
-            self._set_str(key, value, inplace)
-        elif key.__class__ is tuple and self._set_existing_path(key, value, inplace):
+            self._set_str(key, item, inplace)
+        elif key.__class__ is tuple and self._set_existing_path(key, item, inplace):
             pass
         else:
-            self._set_path(unravel_key_tuple(key), value, inplace)
+            self._set_path(unravel_key_tuple(key), item, inplace)
         return self
 
-    def set_(self, key: NestedKey, value: Any) -> Self:
-        """Write ``value`` into the existing entry ``key``, in place."""
+    def set_(self, key: NestedKey, item: Any, *, non_blocking: bool = False) -> Self:
+        """Write ``item`` into the existing entry ``key``, in place (``non_blocking`` is
+        accepted for ``tensordict`` compatibility)."""
         flat = unravel_key_tuple(key)
         owner = _owner(self, flat)
         if owner is None or flat[-1] not in owner._data:
             raise self._missing_at(flat, key)
-        owner._write_inplace(flat[-1], value, key)
+        owner._write_inplace(flat[-1], item, key)
         return self
 
-    def setdefault(self, key: NestedKey, default: Any) -> Any:
-        """The value under ``key``; if missing, ``default`` is set first and returned."""
+    def setdefault(self, key: NestedKey, default: Any, inplace: bool = False) -> Any:
+        """The value under ``key``; if missing, ``default`` is set first (with ``inplace``
+        as :meth:`set` takes it) and returned."""
         flat = unravel_key_tuple(key)
         if not self._has(flat if len(flat) > 1 else flat[0]):
-            self.set(key, default)
+            self.set(key, default, inplace)
         return self.get(key)
 
     def update(
         self,
-        other: Mapping[Any, Any] | TensorCore,
-        *,
+        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+        clone: bool = False,
         inplace: bool = False,
+        *,
+        non_blocking: bool = False,
         keys_to_update: Iterable[NestedKey] | None = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        update_batch_size: bool = False,
+        ignore_lock: bool = False,
     ) -> Self:
-        """Write every entry of ``other`` (a mapping or a tensor class).
+        """Write every entry of ``input_dict_or_td`` (a mapping or a tensor class).
 
-        Nested mappings merge into existing nested instances. Every value is checked
-        before anything is written, so a bad value leaves this instance unchanged.
-        ``keys_to_update`` limits the update to those keys (and the keys nested under them).
+        Nested mappings merge into existing nested instances (unless ``is_leaf`` accepts
+        their class: then they replace). Every value is checked before anything is
+        written, so a bad value leaves this instance unchanged. ``keys_to_update`` limits
+        the update to those keys (and the keys nested under them); ``clone`` copies the
+        values first; ``inplace`` writes into existing tensors; ``ignore_lock`` writes even
+        when this instance is locked; ``update_batch_size=True`` takes the batch size of
+        a tensor class given as input (its entries replace the existing ones).
         """
+        if input_dict_or_td is None:
+            return self
+        other: Any = input_dict_or_td
+        if clone:
+            other = cloned_input(other)
+        if update_batch_size and isinstance(other, TensorCore):
+            return self._update_resized(other)
+        if ignore_lock and self._locked:
+            self.unlock_()
+            try:
+                return self.update(
+                    other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
+                )
+            finally:
+                self.lock_()
         entries = _entries(other)
         if keys_to_update is not None:
             wanted = {unravel_key_tuple(k) for k in keys_to_update}
@@ -297,7 +450,7 @@ class KeyAccess(TensorCore):
                 if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
             ]
         plan: list[tuple[TensorCore, str, Any, bool]] = []
-        self._plan_update(entries, (), inplace, plan)
+        self._plan_update(entries, (), inplace, plan, is_leaf)
         for owner, key, leaf, write_in_place in plan:
             if write_in_place:
                 owner._data[key].copy_(leaf)
@@ -307,17 +460,36 @@ class KeyAccess(TensorCore):
                 owner._data[key] = leaf
         return self
 
+    def _update_resized(self, other: TensorCore) -> Self:
+        """``update(other, update_batch_size=True)``: take ``other``'s entries and batch
+        size; every other entry must fit it (else nothing changes)."""
+        self._check_unlocked(list(other._data), "replace")
+        saved, saved_size = dict(self._data), self._batch_size
+        try:
+            self._batch_size = other._batch_size  # the new entries are checked against it
+            converted = {key: self._convert(key, leaf) for key, leaf in other._data.items()}
+            self._data.update(converted)
+            self._batch_size = saved_size
+            self._set_batch_size(other._batch_size)  # checks the entries kept
+        except BaseException:
+            self._data.clear()
+            self._data.update(saved)
+            self._batch_size = saved_size
+            raise
+        return self
+
     def _plan_update(
         self,
         entries: Iterable[tuple[Any, Any]],
         prefix: tuple[str, ...],
         inplace: bool,
         plan: list[tuple[TensorCore, str, Any, bool]],
+        is_leaf: Callable[[type], bool] | None = None,
     ) -> None:
         for raw_key, value in entries:
             flat = unravel_key_tuple(raw_key)
             if len(flat) > 1:
-                self._plan_update([(flat[0], {flat[1:]: value})], prefix, inplace, plan)
+                self._plan_update([(flat[0], {flat[1:]: value})], prefix, inplace, plan, is_leaf)
                 continue
             key = flat[0]
             where = (*prefix, key) if prefix else key
@@ -327,9 +499,11 @@ class KeyAccess(TensorCore):
                 plan.append((self, key, MISSING, False))
                 continue
             current = self._data.get(key, MISSING)
-            is_nested_value = isinstance(value, (Mapping, TensorCore))
+            is_nested_value = isinstance(value, (Mapping, TensorCore)) and (
+                is_leaf is None or not is_leaf(type(value))
+            )
             if isinstance(current, KeyAccess) and is_nested_value:
-                current._plan_update(_entries(value), (*prefix, key), inplace, plan)
+                current._plan_update(_entries(value), (*prefix, key), inplace, plan, is_leaf)
                 continue
             if current is MISSING or not inplace or not isinstance(current, Tensor):
                 if self._locked:
@@ -345,12 +519,30 @@ class KeyAccess(TensorCore):
                 )
             plan.append((self, key, leaf, True))
 
-    def update_(self, other: Mapping[Any, Any] | TensorCore) -> Self:
-        """Write every entry of ``other`` in place; every key must already exist."""
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Iterable[NestedKey] | None = None,
+    ) -> Self:
+        """Write every entry of ``input_dict_or_td`` in place; every key must already
+        exist (``keys_to_update`` limits the keys written, ``clone`` copies first)."""
+        if input_dict_or_td is None:
+            return self
+        other = input_dict_or_td
         for key, _ in _flat_entries(_entries(other)):
+            if keys_to_update is not None:
+                break
             if not self._has(key if len(key) > 1 else key[0]):
                 raise self._missing_at(key, key if len(key) > 1 else key[0])
-        return self.update(other, inplace=True)
+        if keys_to_update is not None:
+            for raw in keys_to_update:
+                flat = unravel_key_tuple(raw)
+                if not self._has(flat if len(flat) > 1 else flat[0]):
+                    raise self._missing_at(flat, raw)
+        return self.update(other, clone, True, keys_to_update=keys_to_update)
 
     # -- removing and renaming -----------------------------------------------------------
 
@@ -397,13 +589,22 @@ class KeyAccess(TensorCore):
 
     # -- choosing keys ---------------------------------------------------------------------
 
-    def select(self, *keys: NestedKey, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self,
+        *keys: NestedKey,
+        inplace: bool = False,
+        strict: bool = True,
+        as_tensordict: bool = False,
+    ) -> Self:
         """A new instance with only ``keys`` (nested keys keep their path).
 
-        ``strict=False`` skips keys that are missing instead of raising.
+        ``strict=False`` skips keys that are missing instead of raising;
+        ``as_tensordict=True`` gives a ``TensorDict`` (for a typed class).
         """
         tree = _key_tree(keys)
         data = _select(self, tree, strict, ())
+        if as_tensordict and not inplace:
+            return self._as_dynamic()._like(data)  # type: ignore[return-value]
         if inplace:
             self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "select")
             self._data.clear()
@@ -443,26 +644,59 @@ class KeyAccess(TensorCore):
         }
         return self._like(data)
 
-    def flatten_keys(self, separator: str = ".") -> TensorDict:
-        """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``."""
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> TensorDict:
+        """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``.
+
+        ``inplace=True`` rewrites this instance instead (a ``TensorDict``: a typed class
+        keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
+        whole.
+        """
         flat: dict[str, Any] = {}
-        for key, leaf in _walk(self, (), True, True):
+        if is_leaf is not None:  # values that are not tensor classes stay leaves
+            given = is_leaf
+            is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
+        for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
             name = key if type(key) is str else separator.join(key)
             if name in flat:
                 raise StructureMismatchError(
                     f"flatten_keys: two keys become {name!r}; choose another separator"
                 )
             flat[name] = leaf
+        if inplace:
+            return self._rewrite_keys(flat, "flatten_keys")
         return self._as_dynamic()._like(flat)
 
-    def unflatten_keys(self, separator: str = ".") -> TensorDict:
-        """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``."""
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> TensorDict:
+        """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``.
+
+        ``inplace=True`` rewrites this instance instead (a ``TensorDict``).
+        """
         result = self._as_dynamic()._like({})
         for key, leaf in self._data.items():
             if isinstance(leaf, KeyAccess):
                 leaf = leaf.unflatten_keys(separator)
             result._set_path(tuple(key.split(separator)), leaf)
+        if inplace:
+            return self._rewrite_keys(result._data, "unflatten_keys")
         return result
+
+    def _rewrite_keys(self, data: dict[str, Any], what: str) -> TensorDict:
+        """Replace every entry with ``data`` (the in-place key rewrites)."""
+        if not type(self).__tensorclass_schema__.dynamic:
+            raise SchemaError(
+                f"{what}(inplace=True): {type(self).__name__} has fixed fields; use the "
+                f"returned TensorDict instead"
+            )
+        if list(data) != list(self._data):
+            self._check_unlocked(list(self._data), what)
+        self._data.clear()
+        self._data.update(data)
+        return self  # type: ignore[return-value]  # a dynamic class: a TensorDict
 
 
 def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:
@@ -478,6 +712,16 @@ def _entries(other: Any) -> list[tuple[Any, Any]]:
     if isinstance(other, Mapping):
         return list(other.items())
     raise TypeError(f"expected a mapping or a tensor class; got {type(other).__name__}")
+
+
+def cloned_input(value: Any) -> Any:
+    """A copy of an update's input: tensors and tensor classes cloned, mappings rebuilt."""
+    if isinstance(value, (Tensor, TensorCore)):
+        copy: Any = value
+        return copy.clone()
+    if isinstance(value, Mapping):
+        return {key: cloned_input(sub) for key, sub in value.items()}
+    return value
 
 
 def _flat_entries(entries: Iterable[tuple[Any, Any]]) -> Iterator[tuple[tuple[str, ...], Any]]:

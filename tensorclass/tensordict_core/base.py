@@ -10,12 +10,13 @@ meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from th
 from __future__ import annotations
 
 from .ops import TensorOps
+from .restack import Restacking
 from .storage_methods import StorageMethods
 
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(StorageMethods, TensorOps):
+class TensorDictBase(Restacking, StorageMethods, TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

@@ -6,14 +6,14 @@ Tensor leaves (at every depth) are transformed; non-tensor leaves are kept as th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, overload
+from typing import Any, Literal, NamedTuple, overload
 
 import torch
 from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import StructureMismatchError
-from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, check_names
+from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 
 __all__ = ["Functional", "tensor_leaves"]
 
@@ -103,6 +103,26 @@ def _other_leaf(other: Any, key: str, default: Any, path: tuple[str, ...]) -> An
     return leaf
 
 
+class _Options(NamedTuple):
+    """The rarely used arguments of ``apply``, passed down as one value."""
+
+    device: Any = MISSING
+    filter_empty: bool | None = None
+    propagate_lock: bool = False
+    is_leaf: Callable[[type], bool] | None = None
+    out: TensorCore | None = None
+
+
+_PLAIN = _Options()
+
+
+def _clear_device(node: TensorCore) -> None:
+    node._device = None
+    for leaf in node._data.values():
+        if isinstance(leaf, TensorCore):
+            _clear_device(leaf)
+
+
 def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
     """A mask over the batch dims, with singleton feature dims appended for ``leaf``.
 
@@ -137,10 +157,15 @@ class Functional(TensorCore):
         fn: Callable[[Tensor], Tensor | None],
         *,
         batch_size: Any = ...,
+        device: Any = ...,
         names: Any = ...,
         inplace: bool = ...,
         default: Any = ...,
+        filter_empty: bool | None = ...,
+        propagate_lock: bool = ...,
         call_on_nested: Literal[False] = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        out: TensorCore | None = ...,
     ) -> Self: ...
 
     @overload
@@ -149,10 +174,15 @@ class Functional(TensorCore):
         fn: Callable[..., Any],
         *others: TensorCore,
         batch_size: Any = ...,
+        device: Any = ...,
         names: Any = ...,
         inplace: bool = ...,
         default: Any = ...,
+        filter_empty: bool | None = ...,
+        propagate_lock: bool = ...,
         call_on_nested: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        out: TensorCore | None = ...,
     ) -> Self: ...
 
     def apply(
@@ -160,15 +190,27 @@ class Functional(TensorCore):
         fn: Callable[..., Any],
         *others: TensorCore,
         batch_size: Any = None,
+        device: Any = MISSING,
         names: Any = None,
         inplace: bool = False,
         default: Any = MISSING,
+        filter_empty: bool | None = None,
+        propagate_lock: bool = False,
         call_on_nested: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        out: TensorCore | None = None,
     ) -> Self:
         """Apply ``fn`` to every tensor leaf (with the matching leaves of ``others``).
 
-        Returning ``None`` drops the leaf. ``batch_size=`` declares the batch size of the
-        result when ``fn`` changes it; ``inplace=True`` writes results into the leaves.
+        Returning ``None`` drops the leaf; a nested instance left without leaves that way
+        is dropped too (``filter_empty=True`` drops every empty nested result,
+        ``filter_empty=False`` none). ``batch_size=`` declares the batch size of the
+        result when ``fn`` changes it; ``device=`` its device (leaves are moved there;
+        ``None`` clears it); ``inplace=True`` writes results into the leaves;
+        ``propagate_lock=True`` locks the result if this instance is locked;
+        ``call_on_nested=True`` calls ``fn`` on nested instances instead of entering them,
+        as ``is_leaf`` does for the nested classes it accepts; ``out=`` receives the
+        results (written in place where it has the key) and is returned.
 
         >>> import torch
         >>> from tensorclass import TensorDict
@@ -177,9 +219,27 @@ class Functional(TensorCore):
         >>> list(floats.keys())
         ['a']
         """
-        if not (others or inplace or call_on_nested) and batch_size is None and names is None:
+        if (
+            not (others or inplace or call_on_nested or propagate_lock)
+            and batch_size is None
+            and names is None
+            and device is MISSING
+            and filter_empty is None
+            and is_leaf is None
+            and out is None
+        ):
             return self._apply_plain(fn)
-        return self._apply(fn, others, batch_size, names, inplace, default, call_on_nested, None)
+        return self._apply(
+            fn,
+            others,
+            batch_size,
+            names,
+            inplace,
+            default,
+            call_on_nested,
+            None,
+            _Options(device, filter_empty, propagate_lock, is_leaf, out),
+        )
 
     def _apply_plain(self, fn: Callable[[Tensor], Any]) -> Self:
         """``apply`` with one function and nothing else: the common case, kept lean."""
@@ -189,6 +249,8 @@ class Functional(TensorCore):
                 result = fn(leaf)
             elif isinstance(leaf, Functional):
                 result = leaf._apply_plain(fn)
+                if not result._data and leaf._data:  # emptied by fn: dropped
+                    continue
             else:
                 result = leaf
             if result is not None:
@@ -201,15 +263,26 @@ class Functional(TensorCore):
         *others: TensorCore,
         nested_keys: bool = False,
         batch_size: Any = None,
+        device: Any = MISSING,
         names: Any = None,
+        inplace: bool = False,
         default: Any = MISSING,
+        filter_empty: bool | None = None,
+        propagate_lock: bool = False,
+        call_on_nested: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        out: TensorCore | None = None,
     ) -> Self:
         """Like :meth:`apply`, with the key first: ``fn(key, leaf, *other_leaves)``.
 
-        ``nested_keys=True`` passes full tuple paths instead of the last key.
+        ``nested_keys=True`` passes full tuple paths instead of the last key; the other
+        arguments are those of :meth:`apply`.
         """
         prefix: tuple[str, ...] | None = () if nested_keys else ("",)
-        return self._apply(fn, others, batch_size, names, False, default, False, prefix)
+        options = _Options(device, filter_empty, propagate_lock, is_leaf, out)
+        return self._apply(
+            fn, others, batch_size, names, inplace, default, call_on_nested, prefix, options
+        )
 
     def _apply(
         self,
@@ -221,6 +294,7 @@ class Functional(TensorCore):
         default: Any,
         call_on_nested: bool,
         prefix: tuple[str, ...] | None,
+        options: _Options | None = None,
     ) -> Self:
         new_size = self._batch_size if batch_size is None else as_batch_size(batch_size)
         for other in others:
@@ -228,14 +302,29 @@ class Functional(TensorCore):
                 raise TypeError(
                     f"apply: extra inputs must be tensor classes; got {type(other).__name__}"
                 )
-        data = self._apply_level(fn, others, new_size, inplace, default, call_on_nested, prefix, ())
+        opts = _PLAIN if options is None else options
+        data = self._apply_level(
+            fn, others, new_size, inplace, default, call_on_nested, prefix, (), opts
+        )
         if inplace:
             return self
         if batch_size is None and names is None:
             new_names = self._names
         else:
             new_names = check_names(names, len(new_size))
-        return type(self)._new(data, new_size, self._device, new_names)
+        result = type(self)._new(data, new_size, self._device, new_names)
+        if opts.device is not MISSING:
+            device = as_device(opts.device)
+            if device is None:
+                _clear_device(result)
+            else:
+                result = result._map_tensors(lambda t: t.to(device), device)
+        if opts.out is not None:
+            target: Any = opts.out
+            return target.update(result, inplace=True)  # type: ignore[no-any-return]
+        if opts.propagate_lock and self._locked:
+            result.lock_()
+        return result
 
     def _apply_level(
         self,
@@ -247,9 +336,11 @@ class Functional(TensorCore):
         call_on_nested: bool,
         prefix: tuple[str, ...] | None,
         path: tuple[str, ...],
+        opts: _Options,
     ) -> dict[str, Any]:
         n = len(self._batch_size)
         out: dict[str, Any] = {}
+        is_leaf = opts.is_leaf
         for key, leaf in self._data.items():
             extra = [_other_leaf(other, key, default, path) for other in others]
             if isinstance(leaf, Tensor):
@@ -262,8 +353,12 @@ class Functional(TensorCore):
                     leaf.copy_(result)
                     result = leaf
             elif isinstance(leaf, Functional):
-                if call_on_nested:
-                    result = fn(leaf, *extra)
+                if call_on_nested or (is_leaf is not None and is_leaf(type(leaf))):
+                    if prefix is None:
+                        result = fn(leaf, *extra)
+                    else:
+                        name = (*path, key) if prefix == () else key
+                        result = fn(name, leaf, *extra)
                 else:
                     nested_size = new_size + leaf._batch_size[n:]
                     nested = leaf._apply_level(
@@ -275,7 +370,12 @@ class Functional(TensorCore):
                         call_on_nested,
                         prefix,
                         (*path, key),
+                        opts,
                     )
+                    if not nested and (
+                        opts.filter_empty or (opts.filter_empty is None and leaf._data)
+                    ):
+                        continue
                     result = type(leaf)._new(nested, nested_size, leaf._device, None)
             else:
                 result = leaf

@@ -47,7 +47,6 @@ class MemberAttribute:
 MEMBER_CLASS_NAMES = (
     "all_gather",
     "all_reduce",
-    "auto_batch_size_",
     "broadcast",
     "fields",
     "from_module",
@@ -65,6 +64,7 @@ MEMBER_CLASS_NAMES = (
     "memmap_like",
     "recv",
     "send",
+    "to_lazystack",
     "share_memory_",
     "to_tensordict",
     "validate",

@@ -37,7 +37,8 @@ from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class
 from ..switches import printoption
 from ._core import MISSING, TensorCore, set_state
-from .access import KeysView, read_value
+from .access import KeysView, cloned_input, read_value
+from .context import undo_lock
 from .keys import unravel_key_tuple
 from .lazy_build import LazyBuilders
 from .lazy_cat import LAZY_FUNCTIONS
@@ -185,9 +186,18 @@ class LazyStackedTensorDict(LazyBuilders):
         del self._lazy[flat[0]]
         return self
 
-    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
         """The keys every member has (see ``TensorDict.keys``)."""
-        return _LazyKeys(self, include_nested, leaves_only)
+        if is_leaf is None and not sort:
+            return _LazyKeys(self, include_nested, leaves_only)
+        return super().keys(include_nested, leaves_only, is_leaf, sort=sort)
 
     def __repr__(self) -> str:
         leaves = self._lazy
@@ -292,12 +302,35 @@ class LazyStackedTensorDict(LazyBuilders):
 
     def update(
         self,
-        other: Mapping[Any, Any] | TensorCore,
-        *,
+        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+        clone: bool = False,
         inplace: bool = False,
+        *,
+        non_blocking: bool = False,
         keys_to_update: Any = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        update_batch_size: bool = False,
+        ignore_lock: bool = False,
     ) -> Self:
-        """Write every entry of ``other`` into the members (split along the stack dim)."""
+        """Write every entry of ``input_dict_or_td`` into the members (split along the
+        stack dim); see ``TensorDict.update``. A lazy stack keeps its batch size:
+        ``update_batch_size=True`` is refused."""
+        if input_dict_or_td is None:
+            return self
+        if update_batch_size:
+            raise BatchSizeError(
+                "update(update_batch_size=True): a lazy stack's batch size is its members'; "
+                "update a dense copy (contiguous()) instead"
+            )
+        other: Any = cloned_input(input_dict_or_td) if clone else input_dict_or_td
+        if ignore_lock and self._locked:
+            self.unlock_()
+            try:
+                return self.update(
+                    other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
+                )
+            finally:
+                self.lock_()
         n = len(self._batch_size)
         if not isinstance(other, TensorCore):
             other = dynamic_class()(other, batch_size=self._batch_size)
@@ -307,11 +340,11 @@ class LazyStackedTensorDict(LazyBuilders):
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
-        first = next(iter(other._data), None)  # type: ignore[union-attr]
+        first = next(iter(other._data), None)
         if not inplace and first is not None:
             self._check_members_unlocked(first, "write")
         for member, part in zip(self._lazy.members, parts):
-            member.update(part, inplace=inplace, keys_to_update=keys_to_update)
+            member.update(part, inplace=inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
     def _write_back(self, dense: TensorCore) -> Self:
@@ -377,16 +410,49 @@ class LazyStackedTensorDict(LazyBuilders):
         """Set ``requires_grad`` on the members' floating-point tensors."""
         return self._each("requires_grad_", requires_grad)
 
+    def filter_empty_(self) -> Self:
+        """Remove the empty nested instances of every member."""
+        return self._each("filter_empty_")
+
+    def clear_device_(self) -> Self:
+        """Clear the device of the stack and of its members."""
+        self._each("clear_device_")
+        self._device = None
+        return self
+
+    def auto_device_(self) -> Self:
+        """Set each member's device from its leaves, then the stack's if they agree."""
+        self._each("auto_device_")
+        devices = {member._device for member in self._lazy.members}
+        self._device = devices.pop() if len(devices) == 1 else None
+        return self
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        """A lazy stack keeps its batch size: refused if the leaves imply another one."""
+        dense = self.contiguous().auto_batch_size_(batch_dims, keep_compliant_size)
+        if dense._batch_size != self._batch_size:
+            raise BatchSizeError(
+                f"auto_batch_size_: the leaves of this lazy stack imply batch size "
+                f"{list(dense._batch_size)}, not {list(self._batch_size)}; a lazy stack "
+                f"keeps its members' batch size (call contiguous() first)"
+            )
+        return self
+
     def lock_(self) -> Self:
-        """Lock the stack and its members."""
+        """Lock the stack and its members (``with stack.lock_():`` restores on exit)."""
+        was_locked = self._locked
         self._locked = True
-        return self._each("lock_")
+        self._each("lock_")
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
 
     def unlock_(self) -> Self:
-        """Unlock the stack and its members."""
+        """Unlock the stack and its members (``with stack.unlock_():`` restores on exit)."""
+        was_locked = self._locked
         self._each("unlock_")
         self._locked = False
-        return self
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
 
     def _check_batch_size(
         self, new: torch.Size, path: tuple[str, ...], changes: list[tuple[TensorCore, torch.Size]]
@@ -445,11 +511,13 @@ class LazyStackedTensorDict(LazyBuilders):
         """Always ``False``: the members are separate."""
         return False
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
         if inplace:
             return self._each("select", *keys, inplace=True, strict=strict)
-        return self._per_member("select", *keys, strict=strict)
+        return self._per_member("select", *keys, strict=strict, as_tensordict=as_tensordict)
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
         """Drop ``keys`` from every member (see ``TensorDict.exclude``)."""
@@ -470,28 +538,47 @@ class LazyStackedTensorDict(LazyBuilders):
         fn: Callable[..., Any],
         *others: TensorCore,
         batch_size: Any = None,
+        device: Any = MISSING,
         names: Any = None,
         inplace: bool = False,
         default: Any = MISSING,
+        filter_empty: bool | None = None,
+        propagate_lock: bool = False,
         call_on_nested: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        out: TensorCore | None = None,
     ) -> Self:
         """Apply ``fn`` member by member (see ``TensorDict.apply``); the result stays lazy.
 
-        With ``batch_size=`` or ``names=`` the dense stack is used instead.
+        With ``batch_size=``, ``names=``, ``device=``, ``is_leaf=`` or ``out=`` the dense
+        stack is used instead.
         """
         split = [self._split_other(o) for o in others]
-        if batch_size is not None or names is not None or any(s is None for s in split):
+        dense = (
+            batch_size is not None
+            or names is not None
+            or device is not MISSING
+            or is_leaf is not None
+            or out is not None
+            or any(s is None for s in split)
+        )
+        if dense:
             if inplace:
-                dense = self.contiguous()
-                dense.apply(fn, *others, inplace=True, default=default)
-                return self._write_back(dense)
+                copy = self.contiguous()
+                copy.apply(fn, *others, inplace=True, default=default, is_leaf=is_leaf)
+                return self._write_back(copy)
             return super().apply(
                 fn,
                 *others,
                 batch_size=batch_size,
+                device=device,
                 names=names,
                 default=default,
+                filter_empty=filter_empty,
+                propagate_lock=propagate_lock,
                 call_on_nested=call_on_nested,
+                is_leaf=is_leaf,
+                out=out,
             )
         leaves = self._lazy
         results = []
@@ -499,10 +586,20 @@ class LazyStackedTensorDict(LazyBuilders):
             extra = [parts[index] for parts in split if parts is not None]
             results.append(
                 member.apply(
-                    fn, *extra, inplace=inplace, default=default, call_on_nested=call_on_nested
+                    fn,
+                    *extra,
+                    inplace=inplace,
+                    default=default,
+                    filter_empty=filter_empty,
+                    call_on_nested=call_on_nested,
                 )
             )
-        return self if inplace else self._restacked(results)
+        if inplace:
+            return self
+        result = self._restacked(results)
+        if propagate_lock and self._locked:
+            result.lock_()
+        return result
 
 
 for _name in MEMBER_CLASS_NAMES:

@@ -19,6 +19,9 @@ from typing_extensions import Self
 from ._core import Names
 from .arithmetic import Arithmetic
 from .checkpoint import Checkpoint
+from .context import ContextOps
+from .conversion import Conversion
+from .dim_names import DimNames
 from .functional_params import FunctionalParams
 from .packing import Packing
 from .pytree import register_pytree
@@ -45,7 +48,17 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Selecting, TensorState, Arithmetic, FunctionalParams, Packing, Checkpoint):
+class TensorOps(
+    ContextOps,
+    Selecting,
+    TensorState,
+    Conversion,
+    Arithmetic,
+    FunctionalParams,
+    DimNames,
+    Packing,
+    Checkpoint,
+):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

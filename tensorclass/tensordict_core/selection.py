@@ -52,7 +52,7 @@ def _expand_index(index: Tensor, shape: Sequence[int], batch_dims: int) -> Tenso
     return index.reshape(*index.shape, *(1,) * extra).expand(*index.shape, *features)
 
 
-class Selecting(Indexing, Rearranging):
+class Selecting(Rearranging, Indexing):
     """Gathering, masking and key-by-key reads and writes at a batch index."""
 
     __slots__ = ()

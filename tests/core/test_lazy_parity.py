@@ -1,7 +1,6 @@
 """Lazy stacks with tensordict's semantics: members kept through maths, masks, cat, views;
 ragged reads; the list-like API; class methods; differential-fuzz regressions."""
 
-import math
 import tempfile
 
 import pytest
@@ -488,8 +487,9 @@ def test_storage_methods_on_lazy_stacks() -> None:
     results = stack.map(lambda td: td + 1, dim=1, num_workers=1)
     assert torch.equal(results["a"], stack["a"] + 1)
     auto = lazy_stack([TensorDict({"a": torch.zeros(4, 2)}, []) for _ in range(2)])
-    assert auto.auto_batch_size_().batch_size == (2, 4, 2)
-    assert math.prod(auto.batch_size) == 16
+    with pytest.raises(BatchSizeError, match="keeps its members' batch size"):
+        auto.auto_batch_size_()  # as tensordict: a lazy stack's batch size is its members'
+    assert auto.contiguous().auto_batch_size_().batch_size == (2, 4, 2)
 
 
 def test_a_dense_left_operand_gives_a_lazy_stack_too() -> None:

@@ -17,7 +17,7 @@ Float, Shaped, UInt8 = jaxtyping.Float, jaxtyping.Shaped, jaxtyping.UInt8
 
 class Frames(TensorClass):
     pixels: UInt8[Tensor, "*B 3 H W"]
-    depth: Float[Tensor, "*B H W"]
+    depth_map: Float[Tensor, "*B H W"]
     extra: Optional[Shaped[Tensor, "*B H-1 _"]] = None  # noqa: UP045
     anything: Float[Tensor, "..."] | None = None
 
@@ -26,10 +26,10 @@ def test_jaxtyping_fields_are_tensor_fields_with_specs() -> None:
     fields = {f.name: f for f in Frames.fields()}
     assert all(f.kind is FieldKind.TENSOR for f in fields.values())
     assert fields["pixels"].spec == Spec("*B 3 H W", torch.uint8)
-    depth = fields["depth"].spec
-    assert depth is not None and depth.shape == "*B H W"
-    assert depth.dtype is not None and {torch.float16, torch.float32, torch.bfloat16} <= set(
-        depth.dtype
+    depth_map = fields["depth_map"].spec
+    assert depth_map is not None and depth_map.shape == "*B H W"
+    assert depth_map.dtype is not None and {torch.float16, torch.float32, torch.bfloat16} <= set(
+        depth_map.dtype
     )
     extra = fields["extra"].spec
     assert extra is not None and extra.dtype is None  # Shaped: any dtype
@@ -40,7 +40,7 @@ def test_valid_jaxtyping_data() -> None:
     frames = Frames.validate(
         {
             "pixels": torch.zeros(2, 3, 8, 9, dtype=torch.uint8),
-            "depth": torch.zeros(2, 8, 9, dtype=torch.float16),
+            "depth_map": torch.zeros(2, 8, 9, dtype=torch.float16),
             "extra": torch.zeros(2, 7, 5, dtype=torch.int32),  # H-1 is not checked
             "anything": torch.zeros(2, 5),
         }
@@ -53,15 +53,15 @@ def test_jaxtyping_problems_are_reported() -> None:
         Frames.validate(
             {
                 "pixels": torch.zeros(2, 3, 8, 9),
-                "depth": torch.zeros(2, 6, 9, dtype=torch.int64),
+                "depth_map": torch.zeros(2, 6, 9, dtype=torch.int64),
                 "anything": torch.zeros(2, dtype=torch.int64),
             }
         )
     found = [(e["loc"], e["type"]) for e in info.value.errors()]
     assert found == [
         (("pixels",), "tensor_dtype"),
-        (("depth",), "tensor_dtype"),
-        (("depth",), "tensor_binding"),
+        (("depth_map",), "tensor_dtype"),
+        (("depth_map",), "tensor_binding"),
         (("anything",), "tensor_dtype"),
     ]
     assert "H=8 from pixels, 6 here" in str(info.value)

@@ -434,21 +434,21 @@ def test_specs_pickle() -> None:
 def test_lists_take_the_spec_dtype_when_exact_and_imply_the_batch_size() -> None:
     class Img(TensorClass):
         pixels: Annotated[Tensor, Spec("*B 2", torch.uint8)]
-        depth: Annotated[Tensor, Spec("*B", (torch.float16, torch.float32))]
+        depth_map: Annotated[Tensor, Spec("*B", (torch.float16, torch.float32))]
 
     class Scalar(TensorClass):
         scale: Annotated[Tensor, Spec("", torch.float64)]
 
-    result = validate({"pixels": [[0, 255], [1, 2], [3, 4]], "depth": [1, 2, 3]}, Img)
+    result = validate({"pixels": [[0, 255], [1, 2], [3, 4]], "depth_map": [1, 2, 3]}, Img)
     assert result.batch_size == torch.Size([3])  # from the lists' shapes
-    assert result.pixels.dtype == torch.uint8 and result.depth.dtype == torch.float32
+    assert result.pixels.dtype == torch.uint8 and result.depth_map.dtype == torch.float32
     scalar = validate({"scale": 1}, Scalar)
     assert scalar.scale.dtype == torch.float64 and scalar.scale.item() == 1
-    found = errors({"pixels": [[0, 256]], "depth": [True]}, Img)
+    found = errors({"pixels": [[0, 256]], "depth_map": [True]}, Img)
     assert [(e["loc"], e["ctx"]["actual"]) for e in found] == [(("pixels",), "int64")]
-    found = errors({"pixels": [[0.5, 1.0]], "depth": [0.1]}, Img)
+    found = errors({"pixels": [[0.5, 1.0]], "depth_map": [0.1]}, Img)
     assert [(e["loc"], e["ctx"]["actual"]) for e in found] == [(("pixels",), "float32")]
-    arrays = errors({"pixels": np.zeros((1, 2)), "depth": np.zeros(1, np.float32)}, Img)
+    arrays = errors({"pixels": np.zeros((1, 2)), "depth_map": np.zeros(1, np.float32)}, Img)
     assert [e["loc"] for e in arrays] == [("pixels",)]  # arrays keep their dtype
 
 

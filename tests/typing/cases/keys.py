@@ -13,7 +13,7 @@ from tensorclass import TensorClass, TensorDict, tensorclass
 
 class Pixels(TensorClass):
     rgb: torch.Tensor
-    depth: torch.Tensor | None = None
+    depth_map: torch.Tensor | None = None
 
 
 @tensorclass
@@ -50,13 +50,13 @@ assert_type(ep["done"], bool)
 assert_type(ep["obs"], Observation)
 assert_type(ep["obs", "step"], torch.Tensor)
 assert_type(ep["obs", "pixels", "rgb"], torch.Tensor)
-assert_type(ep["obs", ("pixels", "depth")], torch.Tensor | None)
+assert_type(ep["obs", ("pixels", "depth_map")], torch.Tensor | None)
 assert_type(ep[("obs", "note")], str)
 assert_type(obs["pixels"], Pixels)
 assert_type(ep.get("reward"), torch.Tensor)
 assert_type(ep.get(("obs", "pixels")), Pixels)
 assert_type(ep.get("done", None), bool | None)
-assert_type(pixels.get("depth", 0), torch.Tensor | int | None)
+assert_type(pixels.get("depth_map", 0), torch.Tensor | int | None)
 assert_type(ep.pop("reward"), torch.Tensor)
 assert_type(ep.setdefault("reward", torch.zeros(2)), torch.Tensor)
 
