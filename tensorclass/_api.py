@@ -6,7 +6,7 @@ Importing this module builds the whole library and fills :mod:`tensorclass.regis
 
 # ruff: noqa: F401  (every import is an export: the package re-exports it)
 from . import param_swap as _param_swap  # registers what to_module returns
-from .collection import is_tensor_collection
+from .collection import TensorCollection, is_tensor_collection
 from .decorator import is_tensorclass, tensorclass
 from .errors import (
     BatchSizeError,

@@ -11,7 +11,16 @@ __all__ = ["TensorCollection", "is_tensor_collection"]
 
 
 class TensorCollection:
-    """The base every tensor class derives from (the engine's state class is its subclass)."""
+    """The base of every tensor class: ``TensorDict``, typed classes and lazy stacks.
+
+    Use it in annotations and ``isinstance`` checks for "any tensor class instance"
+    (``@tensorclass``-decorated classes derive from it too).
+
+    >>> import torch
+    >>> from tensorclass import TensorCollection, TensorDict
+    >>> isinstance(TensorDict({"a": torch.zeros(2)}, [2]), TensorCollection)
+    True
+    """
 
     __slots__ = ()
 

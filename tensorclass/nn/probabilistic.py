@@ -30,7 +30,7 @@ from ..errors import InvalidKeyError
 from ..tensordict_core.keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
 from .generators import as_generator_spec, drawing_from, generator_from
-from .interaction import InteractionType, interaction_type, sample
+from .interaction import InteractionType, interaction_type, sample, set_interaction_type
 from .keys import Key, KeysLike, as_keys, read_input, structure_copy
 from .schema_check import check_keys, check_schema_class
 from .sequential import TensorDictSequential
@@ -129,7 +129,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
                 f"ProbabilisticTensorDictModule writes one value; got out_keys={keys!r}"
             )
         self.sample_key: Key = keys[0]
-        self.log_prob_key: Key = unravel_key(
+        self._log_prob_key: Key = unravel_key(
             "sample_log_prob" if log_prob_key is None else log_prob_key
         )
         self.distribution_class = distribution_class
@@ -167,9 +167,29 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         return dist
 
     @property
+    def log_prob_key(self) -> Key:
+        """Where the log-probability of the value is written."""
+        return self._log_prob_key
+
+    @property
     def log_prob_keys(self) -> list[Key]:
         """The log-probability key of each sampled key (one here)."""
-        return [self.log_prob_key]
+        return [self._log_prob_key]
+
+    @property
+    def dist_params_keys(self) -> list[Key]:
+        """The keys of the distribution's parameters: the ``in_keys``."""
+        return self.in_keys
+
+    @property
+    def dist_sample_keys(self) -> list[Key]:
+        """The keys of the drawn values: the ``out_keys`` without the log-probability key."""
+        return [self.sample_key]
+
+    def build_dist_from_params(self, tensordict: Any) -> Distribution:
+        """The distribution whose parameters ``tensordict`` holds at ``in_keys`` (as
+        :meth:`get_dist`; tensordict's name for it)."""
+        return self.get_dist(tensordict)
 
     def log_prob(self, tensordict: Any, *, dist: Distribution | None = None) -> Tensor:
         """The log-probability of the value under the sample key (under ``dist`` if given,
@@ -252,6 +272,68 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
     def last(self) -> ProbabilisticTensorDictModule[Any]:
         """The probabilistic module the chain ends with."""
         return cast("ProbabilisticTensorDictModule[Any]", self._list[-1])
+
+    @property
+    def log_prob_key(self) -> Key:
+        """The last module's log-probability key."""
+        return self.last.log_prob_key
+
+    @property
+    def log_prob_keys(self) -> list[Key]:
+        """The last module's log-probability keys."""
+        return self.last.log_prob_keys
+
+    @property
+    def dist_params_keys(self) -> list[Key]:
+        """The keys of the last module's distribution parameters."""
+        return self.last.dist_params_keys
+
+    @property
+    def dist_sample_keys(self) -> list[Key]:
+        """The keys of the last module's drawn values."""
+        return self.last.dist_sample_keys
+
+    @property
+    def default_interaction_type(self) -> InteractionType | None:
+        """The ``default_interaction_type`` of the last module that has one (else the
+        current ``interaction_type()``, ``None`` outside a ``set_interaction_type`` block)."""
+        for module in reversed(self._chain()):
+            kind = getattr(module, "default_interaction_type", None)
+            if isinstance(kind, InteractionType):
+                return kind
+        return interaction_type()
+
+    @property
+    def num_samples(self) -> tuple[int, ...]:
+        """The leading dims the probabilistic modules add to the output, the last
+        module's first (``()`` if none draws several samples)."""
+        dims: tuple[int, ...] = ()
+        for module in reversed(self._chain()):
+            if isinstance(module, ProbabilisticTensorDictModule):
+                dims += module.num_samples
+        return dims
+
+    def build_dist_from_params(self, tensordict: Any) -> Distribution:
+        """The last module's distribution from parameters already in ``tensordict`` (the
+        other modules do not run)."""
+        return self.last.get_dist(tensordict)
+
+    def get_dist_params(self, tensordict: Any, tensordict_out: Any = None, **kwargs: Any) -> Any:
+        """Run every module but the last; returns the instance holding the distribution's
+        parameters (``tensordict``, or ``tensordict_out`` when given).
+
+        The modules run under the current interaction type, or else this chain's
+        :attr:`default_interaction_type`, so probabilistic modules among them draw as a
+        call to the chain would.
+        """
+        kind = interaction_type() or self.default_interaction_type
+        with set_interaction_type(kind):
+            for module in self._chain()[:-1]:
+                tensordict = module(tensordict, **kwargs)
+        if tensordict_out is None:
+            return tensordict
+        tensordict_out.update(tensordict)
+        return tensordict_out
 
     def get_dist(self, tensordict: Any, tensordict_out: Any = None) -> Distribution:
         """Run every module but the last on ``tensordict``; the last one's distribution.

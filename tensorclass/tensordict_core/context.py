@@ -151,6 +151,26 @@ class ContextOps(ShapeOps, Structure):
             undo, origin, args = op
             undo(self if origin is None else origin, self, *args)
 
+    def clear_refs_for_compile_(self) -> Self:
+        """Forget the pending ``with`` records of this instance and its nested instances.
+
+        An operation that can be used as a context manager (``lock_``, ``flatten_keys``,
+        ``permute``...) records how to undo itself on its result; call this on an instance
+        returned from a ``torch.compile``-d function if the record gets in the compiler's
+        way. Returns ``self``.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3]).permute(1, 0)
+        >>> td.clear_refs_for_compile_() is td
+        True
+        """
+        _set_last_op(self, None)
+        for value in self._data.values():
+            if isinstance(value, ContextOps):
+                value.clear_refs_for_compile_()
+        return self
+
     # -- the operations that remember how to undo themselves ---------------------------------
 
     def lock_(self) -> Self:

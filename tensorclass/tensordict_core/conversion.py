@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from torch import Tensor
+from typing_extensions import Self
 
 from .access import KeyAccess, read_value
 from .shape import ShapeOps
@@ -30,6 +31,32 @@ class Conversion(ShapeOps, KeyAccess):
     """Turning an instance into nested dicts and lists."""
 
     __slots__ = ()
+
+    def as_tensor(self) -> Self:
+        """The same instance with plain tensor leaves: memory-mapped leaves become
+        ``torch.Tensor`` views of the same storage (no copy), and a leaf with an
+        ``as_tensor()`` method is converted with it. A locked instance gives a locked
+        result.
+
+        >>> import torch
+        >>> from tensorclass import MemoryMappedTensor, TensorDict
+        >>> td = TensorDict({"a": MemoryMappedTensor.from_tensor(torch.ones(2))}, [2])
+        >>> plain = td.as_tensor()
+        >>> type(plain["a"]).__name__, plain["a"].data_ptr() == td["a"].data_ptr()
+        ('Tensor', True)
+        """
+        result = self._map_leaves_as_tensor()
+        return result.lock_() if self._locked else result
+
+    def _map_leaves_as_tensor(self) -> Self:
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            if isinstance(leaf, Conversion):
+                data[key] = leaf._map_leaves_as_tensor()
+            else:
+                convert = None if type(leaf) is Tensor else getattr(leaf, "as_tensor", None)
+                data[key] = convert() if callable(convert) else leaf
+        return type(self)._new(data, self._batch_size, self._device, self._names)
 
     def to_dict(
         self,

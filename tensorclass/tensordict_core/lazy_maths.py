@@ -78,6 +78,11 @@ class LazyMaths(LazyShapeOps):
             return NotImplemented
         return _restack(results, self._lazy.dim, self)
 
+    def as_tensor(self) -> Self:
+        """See ``TensorDict.as_tensor``: member by member (a lazy stack)."""
+        result = self._each_member(lambda m: m.as_tensor())
+        return result.lock_() if self._locked else result
+
     def __neg__(self) -> Self:
         return self._each_member(operator.neg)
 
