@@ -7,6 +7,20 @@ Importing this module builds the whole library and fills :mod:`tensorclass.regis
 # ruff: noqa: F401  (every import is an export: the package re-exports it)
 from . import param_swap as _param_swap  # registers what to_module returns
 from .collection import is_tensor_collection
+from .constructors import (
+    dense_stack_tds,
+    from_any,
+    from_dataclass,
+    from_dict,
+    from_module,
+    from_namedtuple,
+    from_pytree,
+    from_struct_array,
+    from_tuple,
+    fromkeys,
+    make_tensordict,
+    maybe_dense_stack,
+)
 from .decorator import is_tensorclass, tensorclass
 from .errors import (
     BatchSizeError,
@@ -34,6 +48,7 @@ from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .typed import TensorClass
+from .typed_tensordict import TypedTensorDict
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
 

@@ -27,16 +27,15 @@ import torch
 from torch import Tensor, nn
 
 from ..errors import StructureMismatchError
-from ..registry import dynamic_class, params_class
+from ..registry import dynamic_class, lazy_class, params_class
 from ._core import TensorCore
-from .lazy_stack import lazy_stack as stack_lazily
 
 __all__ = ["from_module", "from_modules"]
 
 _NO_BATCH = torch.Size(())
 
 
-def _collect(module: nn.Module) -> dict[str, Any]:
+def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for name, param in module._parameters.items():
         if param is not None:
@@ -46,8 +45,8 @@ def _collect(module: nn.Module) -> dict[str, Any]:
             data[name] = buffer
     for name, child in module._modules.items():
         if child is not None:
-            sub = _collect(child)
-            if sub:
+            sub = _collect(child, filter_empty)
+            if sub or not filter_empty:
                 data[name] = dynamic_class()._new(sub, _NO_BATCH)
     return data
 
@@ -58,12 +57,17 @@ def _as_module(params: Any) -> Any:
 
 
 def from_module(
-    module: nn.Module, as_module: bool = False, lock: bool = True, use_state_dict: bool = False
+    module: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
 ) -> Any:
     """The parameters and buffers of ``module`` as a TensorDict, nested by submodule name.
 
     The leaves *are* the module's tensors (storage and identity shared). Submodules without
-    parameters or buffers are left out. ``use_state_dict=True`` reads ``state_dict()``
+    parameters or buffers are left out (kept as empty levels with ``filter_empty=False``).
+    ``use_state_dict=True`` reads ``state_dict()``
     instead (state-dict hooks run; non-persistent buffers are left out).
     ``as_module=True`` returns a :class:`~tensorclass.nn.TensorDictParams`.
     """
@@ -71,7 +75,7 @@ def from_module(
         flat = dynamic_class()(dict(module.state_dict(keep_vars=True)))
         params = flat.unflatten_keys(".")
     else:
-        params = dynamic_class()._new(_collect(module), _NO_BATCH)
+        params = dynamic_class()._new(_collect(module, filter_empty), _NO_BATCH)
     if lock:
         params.lock_()
     return _as_module(params) if as_module else params
@@ -142,9 +146,11 @@ def from_modules(
         raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
     tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
     if lazy_stack:
-        params = stack_lazily(tds, 0)
+        params = lazy_class()._restack(tds, 0)
         return params.lock_() if lock else params
-    stacked = dynamic_class()._new(_stack_level(tds, expand_identical, ()), torch.Size([len(modules)]))
+    stacked = dynamic_class()._new(
+        _stack_level(tds, expand_identical, ()), torch.Size([len(modules)])
+    )
     if lock:
         stacked.lock_()
     return _as_module(stacked) if as_module else stacked

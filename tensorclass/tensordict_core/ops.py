@@ -1,7 +1,7 @@
 """``TensorOps``: every operation of the engine, joined once.
 
 The operations live in small mixins (keys, indexing, shape, functional, leaf-wise ops,
-arithmetic, ``to_module``), each written once for every tensor class and each deriving only
+arithmetic, ``to_module``, constructors and conversions, ``new_*`` factories), each written once for every tensor class and each deriving only
 from the state (``TensorCore``) or the mixin it calls; this module joins them and adds the
 protocol methods: ``__torch_function__``, ``repr``, ``len``, iteration and pickling. Lazy
 stacks build on it; :class:`~tensorclass.tensordict_core.base.TensorDictBase` adds the
@@ -18,6 +18,8 @@ from typing_extensions import Self
 
 from ._core import Names
 from .arithmetic import Arithmetic
+from .build import Building
+from .factories import Factories
 from .functional_params import FunctionalParams
 from .indexing import Indexing
 from .pytree import register_pytree
@@ -42,7 +44,7 @@ def _rebuild(
     return obj
 
 
-class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams):
+class TensorOps(Indexing, ShapeOps, Arithmetic, FunctionalParams, Building, Factories):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
