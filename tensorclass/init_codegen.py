@@ -167,9 +167,11 @@ def _taking_extra_keys(fields_init: Any, schema: Schema) -> Any:
         batch_size: Any = None,
         device: Any = None,
         names: Any = None,
+        non_blocking: bool | None = None,
         lock: bool = False,
         **fields: Any,
     ) -> None:
+        # (non_blocking: accepted as tensordict's is; moves to the device are synchronous)
         extra: list[tuple[Any, Any]] = []
         if _source is not None:
             if isinstance(_source, TensorCore):
