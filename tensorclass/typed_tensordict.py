@@ -21,7 +21,7 @@ class TypedTensorDict(TensorClass, extra_keys=True, kw_only=True):
 
     - a constructor that takes the entries as an optional mapping (or tensor class) first,
       then the fields by keyword only: ``State({"eta": ...}, X=..., batch_size=[5])``;
-      ``lock=True`` locks the result;
+      ``lock=True`` locks the result (``non_blocking=`` is accepted; moves are synchronous);
     - keys besides the fields: ``state["extra"] = value`` (they are read by key, not as
       attributes, and go where the fields go: indexing, stacking, saving...);
     - ``from_tensordict(td)``: typed access to an existing ``TensorDict`` or lazy stack,
