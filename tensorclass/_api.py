@@ -7,6 +7,20 @@ Importing this module builds the whole library and fills :mod:`tensorclass.regis
 # ruff: noqa: F401  (every import is an export: the package re-exports it)
 from . import param_swap as _param_swap  # registers what to_module returns
 from .collection import TensorCollection, is_tensor_collection
+from .constructors import (
+    dense_stack_tds,
+    from_any,
+    from_dataclass,
+    from_dict,
+    from_module,
+    from_namedtuple,
+    from_pytree,
+    from_struct_array,
+    from_tuple,
+    fromkeys,
+    make_tensordict,
+    maybe_dense_stack,
+)
 from .decorator import is_tensorclass, tensorclass
 from .errors import (
     BatchSizeError,
@@ -56,7 +70,7 @@ from .switches import (
     set_printoptions,
 )
 from .tensordict import TensorDict
-from .tensordict_core import TensorDictBase, cat, from_module, from_modules, stack
+from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.comparing import assert_allclose_td, assert_close
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
@@ -74,6 +88,7 @@ from .tensordict_core.predicates import (
 )
 from .tensordict_core.reductions import ValuesIndices
 from .typed import TensorClass
+from .typed_tensordict import TypedTensorDict
 from .unbatched import UnbatchedTensor
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)

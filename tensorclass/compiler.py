@@ -8,6 +8,7 @@ class-level flags from it, adds the field readers and generates ``__init__``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,10 +16,12 @@ from torch import Tensor
 from typing_extensions import dataclass_transform
 
 from .annotations import (
-    defining_namespace,
+    await_names,
+    defining_scope,
     evaluate,
     is_classvar,
     module_namespace,
+    offer_name,
     own_annotations,
     resolve_annotations,
     skip_frames_of,
@@ -71,17 +74,18 @@ def _check_field_name(cls: type, name: str, inherited: Mapping[str, Field]) -> N
             raise SchemaError(f"{cls.__name__}.{name}: the field would hide {base.__name__}.{name}")
 
 
-def _make_field(cls: type, name: str, annotation: Any) -> Field:
+def _make_field(cls: type, name: str, annotation: Any, kw_only: bool = False) -> Field:
     default = cls.__dict__.get(name, MISSING)
     factory: Any = MISSING
-    kw_only = False
     metadata: Mapping[str, Any] = {}
+    if isinstance(default, dataclasses.Field):  # dataclasses.field(...): the same options
+        default = _from_dataclass_field(cls, name, default)
     if isinstance(default, FieldSpec):
         spec = default
         default, factory, kw_only, metadata = (
             spec.default,
             spec.default_factory,
-            spec.kw_only,
+            spec.kw_only or kw_only,
             spec.metadata,
         )
     if isinstance(default, _MUTABLE_DEFAULTS):
@@ -98,6 +102,45 @@ def _make_field(cls: type, name: str, annotation: Any) -> Field:
     return Field(
         name, annotation, kind, default, factory, kw_only, optional, nested, metadata, cls.__name__
     )
+
+
+def _from_dataclass_field(cls: type, name: str, spec: dataclasses.Field[Any]) -> FieldSpec:
+    """A ``dataclasses.field(...)`` in a class body, as the same :func:`field` options."""
+    if not spec.init:
+        raise SchemaError(
+            f"{cls.__name__}.{name}: init=False fields are not supported; give the field a "
+            f"default instead"
+        )
+
+    def given(value: Any) -> Any:
+        return MISSING if value is dataclasses.MISSING else value
+
+    kw_only = spec.kw_only is True  # dataclasses.MISSING when not given
+    return FieldSpec(given(spec.default), given(spec.default_factory), kw_only, spec.metadata)
+
+
+def _dataclass_fields(schema: Schema) -> dict[str, dataclasses.Field[Any]]:
+    """The ``__dataclass_fields__`` of a typed class: each field, then ``batch_size``,
+    ``device`` and ``names`` as init-only pseudo-fields, so that ``dataclasses.replace``
+    passes them on (the copy keeps the batch size, device and names) while
+    ``dataclasses.fields`` and ``asdict`` list the fields only."""
+    found: dict[str, dataclasses.Field[Any]] = {}
+    spec: Any
+    for f in schema.fields:
+        if f.default_factory is not MISSING:
+            spec = dataclasses.field(default_factory=f.default_factory, kw_only=f.kw_only)
+        else:
+            default = dataclasses.MISSING if f.default is MISSING else f.default
+            spec = dataclasses.field(default=default, kw_only=f.kw_only)
+        spec.name, spec.type = f.name, f.annotation
+        spec._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+        found[f.name] = spec
+    for name in ("batch_size", "device", "names"):
+        spec = dataclasses.field(default=None, kw_only=True)
+        spec.name, spec.type = name, Any
+        spec._field_type = dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
+        found[name] = spec
+    return found
 
 
 def _check_order(cls: type, fields: tuple[Field, ...]) -> None:
@@ -126,10 +169,13 @@ def install_schema(cls: type, schema: AnySchema) -> None:
         type.__setattr__(cls, "__delattr__", object.__delattr__)
         engine_class._derive_flags(schema, cls)
         return
+    assert isinstance(schema, Schema)
     engine_class._derive_flags(schema, _blank_for(cls))
+    # Tensor classes are dataclasses to the standard library (fields, replace, asdict).
+    type.__setattr__(cls, "__dataclass_fields__", _dataclass_fields(schema))
     for f in schema.fields:
         current = cls.__dict__.get(f.name)
-        if f.kind in (FieldKind.TENSOR, FieldKind.NESTED):
+        if f.kind in (FieldKind.TENSOR, FieldKind.NESTED) and engine_class._dict_storage:
             # Tensor fields read straight from the instance dict; an absent field finds this
             # class-level None (no __getattr__: it would slow every attribute read).
             type.__setattr__(cls, f.name, None)
@@ -147,31 +193,40 @@ def _build_class(
     cls: type,
     frozen: bool | None,
     validate: bool | None,
-    namespace: dict[str, Any],
+    scope: tuple[dict[str, Any], int],
     dynamic: bool = False,
+    extra_keys: bool | None = None,
+    kw_only: bool | None = None,
 ) -> None:
+    namespace, scope_token = scope
+    offer_name(cls, scope_token)  # to the classes of this scope that name it before it exists
     inherited: dict[str, Field] = {}
     if dynamic or getattr(cls, "__tensorclass_schema__", DYNAMIC).dynamic:
         # Any string key (TensorDict and its subclasses): annotations are not fields.
-        if frozen or validate:
+        if frozen or validate or extra_keys is not None or kw_only is not None:
             raise SchemaError(
-                f"{cls.__name__}: a class with a dynamic schema has no fields to freeze or validate"
+                f"{cls.__name__}: a class with a dynamic schema has no fields to "
+                f"freeze, validate or declare"
             )
         install_schema(cls, DYNAMIC)
         return
-    parent_frozen = parent_validate = False
+    parent_frozen = parent_validate = parent_extra = parent_kw_only = False
     for base in reversed(cls.__mro__[1:]):
         schema = vars(base).get("__tensorclass_schema__")
-        if schema is not None:
+        if schema is not None and not schema.dynamic:  # (the engine's default is dynamic)
             inherited.update(schema.by_name)
             parent_frozen = parent_frozen or schema.frozen
             parent_validate = parent_validate or schema.validate
+            parent_extra = parent_extra or schema.extra_keys
+            parent_kw_only = parent_kw_only or schema.kw_only
     if "__slots__" in cls.__dict__:
         raise SchemaError(f"{cls.__name__}: tensor classes store their fields; drop __slots__")
+    all_kw_only = parent_kw_only if kw_only is None else kw_only
     fields = dict(inherited)
     globalns = module_namespace(cls)
     localns = {**namespace, cls.__name__: cls}
     unresolved = False
+    after_kw_only_marker = all_kw_only
     for name, raw in own_annotations(cls).items():
         if is_classvar(raw):
             continue
@@ -180,12 +235,20 @@ def _build_class(
         except NameError:
             annotation = raw if isinstance(raw, str) else repr(raw)
             unresolved = True
+        except SyntaxError:
+            raise SchemaError(
+                f"{cls.__name__}.{name}: the annotation {raw!r} is not a valid type expression"
+            ) from None
         if is_classvar(annotation):
             continue
+        if annotation is dataclasses.KW_ONLY:  # `_: KW_ONLY`: the fields after it
+            after_kw_only_marker = True
+            continue
         _check_field_name(cls, name, inherited)
-        fields[name] = _make_field(cls, name, annotation)
+        fields[name] = _make_field(cls, name, annotation, after_kw_only_marker)
     if unresolved:  # keep the defining scope for resolving forward references later
         type.__setattr__(cls, "__tensorclass_namespace__", namespace)
+        await_names(cls, scope_token)  # a tensor class defined later in that scope
     ordered = tuple(fields.values())
     _check_order(cls, ordered)
     schema = Schema(
@@ -194,6 +257,8 @@ def _build_class(
         parent_frozen if frozen is None else frozen,
         cls,
         validate=parent_validate if validate is None else validate,
+        extra_keys=parent_extra if extra_keys is None else extra_keys,
+        kw_only=all_kw_only,
     )
     install_schema(cls, schema)
     if "__init__" not in cls.__dict__:
@@ -215,11 +280,13 @@ class TensorClassMeta(type):
         frozen: bool | None = None,
         validate: bool | None = None,
         dynamic: bool = False,
+        extra_keys: bool | None = None,
+        kw_only: bool | None = None,
         **kwargs: Any,
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
-            _build_class(cls, frozen, validate, defining_namespace(), dynamic)
+            _build_class(cls, frozen, validate, defining_scope(), dynamic, extra_keys, kw_only)
         return cls
 
     def __init__(

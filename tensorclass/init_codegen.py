@@ -8,6 +8,7 @@ path for a plain tensor, else the field's converter. The source is registered wi
 from __future__ import annotations
 
 import linecache
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -22,8 +23,16 @@ from .field_access import (
     set_names,
 )
 from .fields import MISSING
+from .keys import unravel_key_tuple
 from .schema import Schema
-from .tensordict_core._core import as_batch_size, as_device, check_names, fits_batch, set_state
+from .tensordict_core._core import (
+    TensorCore,
+    as_batch_size,
+    as_device,
+    check_names,
+    fits_batch,
+    set_state,
+)
 
 __all__ = ["FACTORY", "make_init"]
 
@@ -96,6 +105,9 @@ def make_init(cls: type, schema: Schema) -> Any:
     params = ", ".join(
         ["_tc_self_", *positional, "*", *keyword, "batch_size=None", "device=None", "names=None"]
     )
+    # The instance dict is the storage unless the schema takes extra keys (which would
+    # shadow methods there).
+    dict_storage = not schema.extra_keys
     lines = [
         f"def __init__({params}):",
         "    _size = batch_size if batch_size.__class__ is _Size else _as_batch_size(batch_size)",
@@ -107,12 +119,12 @@ def make_init(cls: type, schema: Schema) -> Any:
         # dict keeps attribute reads fast; under torch.compile the instance's own dict is
         # used, since Dynamo does not follow a replaced __dict__ of a new object.
         "    if _compiling():",
-        "        _data = _tc_self_.__dict__",
+        f"        _data = {'_tc_self_.__dict__' if dict_storage else '{}'}",
         "        _set_state(_tc_self_, _cls, _data, _size, _device, None, False)",
         "    else:",
         "        _data = {}",
         "        _set_data(_tc_self_, _data)",
-        "        _set_dict(_tc_self_, _data)",
+        *(["        _set_dict(_tc_self_, _data)"] if dict_storage else []),
         "        _set_batch_size(_tc_self_, _size)",
         "        _set_device(_tc_self_, _device)",
         "        _set_names(_tc_self_, None)",
@@ -129,6 +141,9 @@ def make_init(cls: type, schema: Schema) -> Any:
     filename = _register_source(cls, source)
     exec(compile(source, filename, "exec"), namespace)  # generated once per class
     init = namespace["__init__"]
+    if schema.extra_keys:
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        init = _taking_extra_keys(init, schema)
     init.__tensorclass_generated__ = True  # rebuilt classes (@tensorclass(...)) make a new one
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
@@ -136,6 +151,58 @@ def make_init(cls: type, schema: Schema) -> Any:
         f"Create a {cls.__name__}: fields ({', '.join(schema.names)}), batch_size, device, names."
     )
     return init
+
+
+def _taking_extra_keys(fields_init: Any, schema: Schema) -> Any:
+    """The ``__init__`` of a class whose schema takes extra keys (``TypedTensorDict``): as
+    ``TensorDict``, an optional mapping (or tensor class) of entries first, then the fields
+    by keyword; entries that are not fields are stored as in a ``TensorDict``."""
+    by_name = schema.by_name
+
+    def __init__(
+        self: Any,
+        _source: Mapping[Any, Any] | TensorCore | None = None,
+        /,
+        *,
+        batch_size: Any = None,
+        device: Any = None,
+        names: Any = None,
+        non_blocking: bool | None = None,
+        lock: bool = False,
+        **fields: Any,
+    ) -> None:
+        # (non_blocking: accepted as tensordict's is; moves to the device are synchronous)
+        extra: list[tuple[Any, Any]] = []
+        if _source is not None:
+            if isinstance(_source, TensorCore):
+                if batch_size is None:
+                    batch_size = _source._batch_size
+                _source = _source._data
+            if not isinstance(_source, Mapping):
+                raise TypeError(
+                    f"{type(self).__name__}: the entries must be a mapping or a tensor class; "
+                    f"got {type(_source).__name__}"
+                )
+            given = {}
+            for key, value in _source.items():
+                if key.__class__ is str and key in by_name:
+                    given[key] = value
+                else:
+                    extra.append((key, value))
+            fields = {**given, **fields}
+        fields_init(self, batch_size=batch_size, device=device, names=names, **fields)
+        for key, value in extra:  # written past a frozen class's lock, as the fields are
+            path = unravel_key_tuple(key)
+            if len(path) == 1:
+                self._data[path[0]] = self._convert(path[0], value)
+            else:
+                locked, self._locked = self._locked, False
+                self._set_path(path, value)
+                self._locked = locked
+        if lock:
+            self.lock_()
+
+    return __init__
 
 
 def _validating(lines: list[str], schema: Schema, namespace: dict[str, Any]) -> list[str]:

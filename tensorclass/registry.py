@@ -2,8 +2,11 @@
 
 The engine sometimes has to *make* an instance of a class that is defined above it: a
 nested mapping becomes a ``TensorDict`` (defined by class building, on top of the engine),
-``from_module(..., as_module=True)`` returns a ``TensorDictParams`` (defined in ``nn``), and
-``to_module`` returns a ``ParamSwap`` (a ``TensorDict`` that restores the module on exit).
+``from_module(..., as_module=True)`` returns a ``TensorDictParams`` (defined in ``nn``),
+``to_module`` returns a ``ParamSwap`` (a ``TensorDict`` that restores the module on exit),
+the constructors of every class may build a lazy stack (``LazyStackedTensorDict``, which
+builds on the operations) and ``from_dataclass(..., as_tensorclass=True)`` makes a new
+typed class (through ``TensorClass``).
 Those layers register their class here when they are imported; the engine asks for it by
 role. Nothing is patched onto engine classes, and the engine imports nothing from above. A
 role asked for before its module was imported (a program that imported only a corner of the
@@ -17,11 +20,15 @@ from typing import Any
 
 __all__ = [
     "dynamic_class",
+    "lazy_class",
     "params_class",
     "register_dynamic_class",
+    "register_lazy_class",
     "register_params_class",
     "register_swap_class",
+    "register_typed_class",
     "swap_class",
+    "typed_class",
 ]
 
 _registered: dict[str, Any] = {}
@@ -63,3 +70,25 @@ def register_swap_class(cls: type) -> None:
 def swap_class() -> Any:
     """The registered ``ParamSwap`` class."""
     return _lookup("swap", "tensorclass.param_swap")
+
+
+def register_lazy_class(cls: type) -> None:
+    """Register the lazy-stack class (``LazyStackedTensorDict``), which the constructors of
+    every class use (``lazy_stack``, ``from_list``, ``maybe_dense_stack``)."""
+    _registered["lazy"] = cls
+
+
+def lazy_class() -> Any:
+    """The registered ``LazyStackedTensorDict`` class."""
+    return _lookup("lazy", "tensorclass.tensordict_core.lazy_stack")
+
+
+def register_typed_class(cls: type) -> None:
+    """Register the root of typed classes (``TensorClass``): it makes tensor classes from
+    dataclasses."""
+    _registered["typed"] = cls
+
+
+def typed_class() -> Any:
+    """The registered ``TensorClass`` class."""
+    return _lookup("typed", "tensorclass.typed")

@@ -288,6 +288,10 @@ class Schema:
         owner: the class this schema describes.
         validate: whether the constructor checks specs and annotations
             (``class X(TensorClass, validate=True)``).
+        extra_keys: whether keys other than the fields may be stored, converted by their
+            value as in a ``TensorDict`` (``class X(TensorClass, extra_keys=True)``, the
+            schema of ``TypedTensorDict``).
+        kw_only: whether every field is keyword-only (``class X(TensorClass, kw_only=True)``).
     """
 
     name: str
@@ -296,6 +300,8 @@ class Schema:
     owner: Any
     by_name: Mapping[str, Field] = dataclass_field(default_factory=dict)
     validate: bool = False
+    extra_keys: bool = False
+    kw_only: bool = False
     #: the field names, in order
     names: tuple[str, ...] = dataclass_field(default=(), init=False)
     #: whether every annotation has been resolved (forward references included)
@@ -332,8 +338,9 @@ class Schema:
         return found
 
     def unknown_key(self, owner: Any, key: object, where: object) -> KeyNotFoundError | None:
-        """The error for reading ``key`` when it is not a field (``None`` if it is one)."""
-        if type(key) is not str or key in self.by_name:
+        """The error for reading ``key`` when it is not a field (``None`` if it is one, or if
+        the schema takes extra keys)."""
+        if type(key) is not str or key in self.by_name or self.extra_keys:
             return None
         prefix = f"key {where!r}: " if where is not None else ""
         return KeyNotFoundError(
@@ -346,6 +353,8 @@ class Schema:
         """Turn a user value into a checked leaf of ``owner`` for the field ``key``."""
         found = self.by_name.get(key)
         if found is None:
+            if self.extra_keys:
+                return convert_dynamic(owner, key, value, where)
             raise owner._missing(key, where if where != key else None)
         return found.convert(owner, value, where)
 
@@ -356,13 +365,17 @@ class Schema:
         raise owner._missing(key, where)
 
     def none_unsets(self, owner: Any, key: str, where: object = None) -> bool:
-        """Writing ``None`` to a declared field unsets it."""
+        """Writing ``None`` to a declared field unsets it (an extra key stores it)."""
         if key not in self.by_name:
+            if self.extra_keys:
+                return False
             raise owner._missing(key, where if where != key else None)
         return True
 
     def nested_class(self, owner: Any, key: str) -> type[Any]:
         """The class a nested mapping under ``key`` becomes."""
+        if self.extra_keys and key not in self.by_name:
+            return dynamic_class()  # type: ignore[no-any-return]
         found = self.field(owner, key)
         if found.kind is FieldKind.NESTED and found.nested_class is not None:
             return found.nested_class
@@ -380,6 +393,10 @@ class Schema:
         fields = []
         for f in self.fields:
             if f.kind is FieldKind.UNRESOLVED:
+                if isinstance(hints[f.name], str):  # never a str annotation: a name left over
+                    raise NameError(
+                        f"cannot resolve the annotation {f.annotation!r} of {self.name}.{f.name}"
+                    )
                 kind, optional, nested = classify_annotation(hints[f.name])
                 f = Field(
                     f.name,
@@ -394,7 +411,15 @@ class Schema:
                     f.owner,
                 )
             fields.append(f)
-        schema = Schema(self.name, tuple(fields), self.frozen, self.owner, validate=self.validate)
+        schema = Schema(
+            self.name,
+            tuple(fields),
+            self.frozen,
+            self.owner,
+            validate=self.validate,
+            extra_keys=self.extra_keys,
+            kw_only=self.kw_only,
+        )
         # The class installs it (and regenerates its __init__, whose converters were bound
         # to the old fields): class building is above this layer.
         self.owner.__tensorclass_install__(schema)
@@ -416,6 +441,9 @@ class DynamicSchema:
     by_name: Mapping[str, Field] = types.MappingProxyType({})
     frozen = False
     validate = False
+    #: any key is stored
+    extra_keys = True
+    kw_only = False
     resolved = True
     owner: Any = None
     #: every key takes the fast path

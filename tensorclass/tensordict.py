@@ -2,7 +2,8 @@
 
 It *is* a :class:`~tensorclass.TensorClass` (``issubclass(TensorDict, TensorClass)``): the same
 engine, state and operations, with the dynamic schema as its policy instead of declared
-fields. It adds the mapping constructor and ``from_dict``/``from_module(s)``.
+fields. It adds the mapping constructor (``from_dict`` and the other constructors are the
+engine's, shared by every class).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing_extensions import Self
 from .errors import TensorClassError
 from .keys import unravel_key_tuple
 from .registry import register_dynamic_class
-from .tensordict_core import module_params
 from .tensordict_core._core import (
     BatchSizeLike,
     DeviceLike,
@@ -162,63 +162,6 @@ class TensorDict(TensorClass, dynamic=True):
         self = cls._new(data, batch_size, device)
         self._fill(mapping.items(), batch_size, data)
         return self
-
-    @classmethod
-    def from_dict(
-        cls,
-        source: Mapping[Any, Any],
-        batch_size: BatchSizeLike = None,
-        device: DeviceLike = None,
-        *,
-        batch_dims: int | None = None,
-    ) -> Self:
-        """Build from a nested mapping; without ``batch_size`` the batch size is inferred
-        (the longest shape prefix shared by every value, capped at ``batch_dims``)."""
-        result = cls(source, batch_size, device)
-        if batch_size is None:
-            result.auto_batch_size_(batch_dims)
-        return result
-
-    @classmethod
-    def from_module(
-        cls,
-        module: torch.nn.Module,
-        as_module: bool = False,
-        lock: bool = True,
-        use_state_dict: bool = False,
-        filter_empty: bool = True,
-    ) -> Any:
-        """The parameters and buffers of ``module``, nested by submodule name (shared, not
-        copied); ``filter_empty=False`` keeps empty entries for submodules without any.
-        See :mod:`tensorclass.tensordict_core.module_params`."""
-        return module_params.from_module(
-            module,
-            as_module=as_module,
-            lock=lock,
-            use_state_dict=use_state_dict,
-            filter_empty=filter_empty,
-        )
-
-    @classmethod
-    def from_modules(
-        cls,
-        *modules: torch.nn.Module,
-        as_module: bool = False,
-        lock: bool = True,
-        use_state_dict: bool = False,
-        lazy_stack: bool = False,
-        expand_identical: bool = False,
-    ) -> Any:
-        """The parameters of several modules stacked along a new batch dim (for ensembles
-        with ``torch.vmap``); see :func:`tensorclass.from_modules`."""
-        return module_params.from_modules(
-            *modules,
-            as_module=as_module,
-            lock=lock,
-            use_state_dict=use_state_dict,
-            lazy_stack=lazy_stack,
-            expand_identical=expand_identical,
-        )
 
     @classmethod
     def load_memmap(  # type: ignore[override]  # the recorded class, not always a TensorDict

@@ -10,6 +10,9 @@ plain attribute read; writes go through ``__setattr__``, which checks the value.
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -22,6 +25,7 @@ from .errors import FieldTypeError, FrozenInstanceError, KeyNotFoundError
 from .field_access import SLOT_NAMES
 from .fields import field
 from .loading import load_memmap
+from .registry import register_typed_class
 from .schema import Field, Schema
 from .tensordict_core._core import TensorCore, fits_batch
 from .tensordict_core.base import TensorDictBase
@@ -39,6 +43,7 @@ __all__ = [
     "install_schema",
     "regenerate_init",
     "resolve_annotations",
+    "tensor_class_of",
 ]
 
 _NO_DEFAULT: Any = None  # the declared default of batch_size/device/names (typing only)
@@ -54,6 +59,16 @@ def _retain_none(source: TensorCore, target: TensorCore) -> None:
     for name in type(source).__tensorclass_schema__.names:
         if name not in target._data:
             target._set_str(name, None)
+
+
+class _PydanticSerializer:
+    """``__pydantic_serializer__``: pydantic's Python dumps keep tensor-class instances
+    (built on first use: pydantic is imported by the programs that use it only)."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        from .validation.pydantic_schema import kept_as_is  # pydantic, on first use only
+
+        return kept_as_is()
 
 
 class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
@@ -76,6 +91,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     __slots__ = ()  # TensorDict has no instance __dict__; typed subclasses get one
     __tensorclass_schema__: ClassVar[Schema]
+    __pydantic_serializer__: ClassVar[Any] = _PydanticSerializer()
 
     if TYPE_CHECKING:
         # For type checkers only (dataclass_transform): keyword-only ``__init__`` arguments
@@ -96,6 +112,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _from_mapping(
         cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
+        if cls.__tensorclass_schema__.extra_keys:  # its constructor takes the mapping itself
+            build: Any = cls
+            return build(mapping, batch_size=batch_size, device=device)  # type: ignore[no-any-return]
         kwargs: dict[str, Any] = {}
         for key, value in mapping.items():
             if type(key) is tuple and len(key) > 1:
@@ -118,6 +137,35 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     key=f.name,
                 )
         return cls(**kwargs, batch_size=batch_size, device=device)
+
+    @classmethod
+    def _from_dataclass(
+        cls,
+        obj: Any,
+        *,
+        dest_cls: type | None = None,
+        auto_batch_size: bool | None = None,
+        batch_dims: int | None = None,
+        batch_size: Any = None,
+        device: Any = None,
+        frozen: bool = False,
+    ) -> Any:
+        """A dataclass type as a tensor class, or a dataclass instance as an instance of one
+        (``dest_cls``, or the class made for its type): see ``tensorclass.from_dataclass``."""
+        if isinstance(obj, type):
+            return tensor_class_of(obj, frozen)
+        if not dataclasses.is_dataclass(obj):
+            raise TypeError(
+                f"from_dataclass expects a dataclass or an instance of one; got {obj!r}"
+            )
+        target: Any = dest_cls if dest_cls is not None else tensor_class_of(type(obj), frozen)
+        return target.from_dataclass(
+            obj,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            batch_size=batch_size,
+            device=device,
+        )
 
     @classmethod
     def _field_names(cls) -> tuple[str, ...]:
@@ -164,6 +212,11 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 self._set_field(name, value)
             elif name in SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):
                 object.__setattr__(self, name, value)
+            elif type(self).__tensorclass_schema__.extra_keys:
+                raise AttributeError(
+                    f"{type(self).__name__} has no field {name!r}; write a key that is not a "
+                    f"field by key: x[{name!r}] = value"
+                )
             else:
                 raise AttributeError(
                     f"{type(self).__name__} has no field {name!r}; tensor classes store only "
@@ -279,3 +332,77 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
 
 TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClass)
+register_typed_class(TensorClass)  # the engine makes tensor classes of dataclasses through it
+
+
+#: the tensor class made for each dataclass (and each ``frozen``), made once
+_of_dataclass: weakref.WeakKeyDictionary[type, dict[bool, type]] = weakref.WeakKeyDictionary()
+
+
+def _as_field_type(annotation: Any, frozen: bool) -> Any:
+    """A dataclass annotation for the tensor class: a dataclass type (alone or in
+    ``X | None``) becomes its tensor class, so nested dataclasses become nested levels."""
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return tensor_class_of(annotation, frozen)
+    args = typing.get_args(annotation)
+    if len(args) == 2 and type(None) in args:
+        inner = next(arg for arg in args if arg is not type(None))
+        if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+            return typing.Optional[tensor_class_of(inner, frozen)]  # noqa: UP045
+    return annotation
+
+
+def _returning(value: Any) -> Any:
+    """A default factory that gives ``value`` itself."""
+    return lambda: value
+
+
+def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
+    """The tensor class with the fields of a dataclass type (``<Name>_tc``), made once per
+    dataclass; a tensor class is returned as it is.
+
+    >>> import dataclasses, torch
+    >>> @dataclasses.dataclass
+    ... class Data:
+    ...     obs: torch.Tensor
+    ...     label: str = "a"
+    >>> DataTC = tensor_class_of(Data)
+    >>> DataTC.__name__, [f.name for f in DataTC.fields()]
+    ('Data_tc', ['obs', 'label'])
+    >>> tensor_class_of(Data) is DataTC
+    True
+    """
+    if isinstance(dataclass, TensorClassMeta):
+        return dataclass
+    if not (isinstance(dataclass, type) and dataclasses.is_dataclass(dataclass)):
+        raise TypeError(f"expected a dataclass type; got {dataclass!r}")
+    made = _of_dataclass.setdefault(dataclass, {})
+    if frozen in made:
+        return made[frozen]
+    try:
+        hints = typing.get_type_hints(dataclass)
+    except (NameError, TypeError):
+        hints = {}
+    annotations: dict[str, Any] = {}
+    namespace: dict[str, Any] = {
+        "__module__": dataclass.__module__,
+        "__qualname__": f"{dataclass.__qualname__}_tc",
+        "__doc__": dataclass.__doc__,
+        "__annotations__": annotations,
+    }
+    for f in dataclasses.fields(dataclass):
+        annotations[f.name] = _as_field_type(hints.get(f.name, f.type), frozen)
+        kw_only = f.kw_only is True
+        if f.default_factory is not dataclasses.MISSING:
+            namespace[f.name] = field(default_factory=f.default_factory, kw_only=kw_only)
+        elif f.default is not dataclasses.MISSING:
+            default = f.default
+            if isinstance(default, torch.Tensor):  # shared by every instance, as there
+                namespace[f.name] = field(default_factory=_returning(default), kw_only=kw_only)
+            else:
+                namespace[f.name] = field(default=default, kw_only=kw_only)
+        elif kw_only:
+            namespace[f.name] = field(kw_only=True)
+    name = f"{dataclass.__name__}_tc"
+    made[frozen] = TensorClassMeta(name, (TensorClass,), namespace, frozen=frozen)
+    return made[frozen]

@@ -6,6 +6,7 @@ probabilistic modules sample from distributions built from keys; ``TensorDictPar
 registers the leaves of a tensor class as the parameters of a module.
 """
 
+from ..constructors import make_tensordict
 from .base import TensorDictModuleBase
 from .distributions import NormalParamExtractor
 from .interaction import InteractionType, interaction_type, set_interaction_type
@@ -24,5 +25,6 @@ __all__ = [
     "TensorDictParams",
     "TensorDictSequential",
     "interaction_type",
+    "make_tensordict",
     "set_interaction_type",
 ]

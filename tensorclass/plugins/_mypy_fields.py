@@ -56,6 +56,8 @@ TENSOR_CLASS = "tensorclass.typed.TensorClass"
 #: a TensorClass with the dynamic schema: any string key
 TENSOR_DICT = "tensorclass.tensordict.TensorDict"
 TENSOR_CORE = "tensorclass.tensordict_core._core.TensorCore"
+#: typed classes that also take keys besides their fields
+TYPED_TENSOR_DICT = "tensorclass.typed_tensordict.TypedTensorDict"
 _RESERVED = frozenset({"batch_size", "device", "names"})
 
 TENSORCLASS_KEY = ErrorCode(
@@ -235,6 +237,8 @@ def resolve_key(instance: Instance, key: Key) -> Type:
                 f'not a tensor class, so it has no key "{part}"'
             )
         names = field_names(current.type)
+        if part not in names and current.type.has_base(TYPED_TENSOR_DICT):
+            return AnyType(TypeOfAny.special_form)  # a key besides the fields
         if part not in names:
             valid = ", ".join(f'"{n}"' for n in names) or "(none)"
             where = "" if depth == 0 else f" (in {_spell(key)})"

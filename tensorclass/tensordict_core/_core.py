@@ -162,7 +162,8 @@ class TensorCore(TensorCollection):
         cls._fast_set = schema.dynamic
         cls._tensor_fields = frozenset() if schema.fast_keys is None else schema.fast_keys
         cls._frozen = schema.frozen
-        cls._dict_storage = not schema.dynamic
+        # Keys that are not fields would shadow methods in an instance dict.
+        cls._dict_storage = not schema.extra_keys
         cls._blank = blank
 
     @classmethod

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import countOf
 from typing import TYPE_CHECKING, Any
 
+import torch
 from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import KeyNotFoundError, SchemaError, StructureMismatchError
-from ._core import MISSING, TensorCore, fits_batch
+from ._core import (
+    MISSING,
+    BatchSizeLike,
+    DeviceLike,
+    TensorCore,
+    as_batch_size,
+    as_device,
+    check_names,
+    fits_batch,
+)
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
 from .paths import walk
@@ -623,17 +633,57 @@ class KeyAccess(TensorCore):
             return self
         return self._like(data)
 
-    def empty(self, recurse: bool = False) -> Self:
-        """An instance with the same batch size and device but no leaves.
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = MISSING,
+        names: Sequence[str | None] | None = MISSING,
+    ) -> Self:
+        """An unlocked instance of the same class, batch size, device and names, with no
+        tensors.
 
-        ``recurse=True`` keeps the nested structure (empty nested instances).
+        ``recurse=True`` keeps the nested instances (emptied) and the non-tensor values.
+        ``batch_size=`` gives another batch size (nested instances keep their extra dims),
+        ``device=`` another device (``None``: none), ``names=`` other dim names (by
+        default the names are kept when the number of batch dims is).
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict({"a": torch.zeros(3), "b": {"c": torch.ones(3)}}, [3])
+        >>> list(td.empty(recurse=True).keys(include_nested=True)), td.empty().batch_size
+        (['b'], torch.Size([3]))
+        >>> td.empty(batch_size=[]).batch_size
+        torch.Size([])
         """
+        size = self._batch_size if batch_size is None else as_batch_size(batch_size)
+        where = self._device if device is MISSING else as_device(device)
+        return self._emptied(recurse, size, where, names)
+
+    def _emptied(
+        self,
+        recurse: bool,
+        size: torch.Size,
+        device: torch.device | None,
+        names: Sequence[str | None] | None,
+    ) -> Self:
+        old = len(self._batch_size)
         data: dict[str, Any] = {}
         if recurse:
             for key, leaf in self._data.items():
                 if isinstance(leaf, KeyAccess):
-                    data[key] = leaf.empty(recurse=True)
-        return self._like(data)
+                    nested = torch.Size((*size, *leaf._batch_size[old:]))
+                    data[key] = leaf._emptied(True, nested, device, None)
+                elif type(leaf) is NonTensorData or (
+                    type(leaf) is NonTensorStack and leaf.shape == size
+                ):
+                    data[key] = leaf
+        if names is MISSING:
+            kept = self._names if len(size) == old else None
+        else:
+            kept = check_names(names, len(size))
+        return type(self)._new(data, size, device, kept)
 
     def filter_non_tensor_data(self) -> Self:
         """A new instance without the non-tensor entries (recursively)."""

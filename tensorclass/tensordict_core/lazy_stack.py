@@ -34,22 +34,23 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
-from ..registry import dynamic_class
+from ..registry import dynamic_class, register_lazy_class
 from ..switches import printoption
 from ._core import MISSING, TensorCore, set_state
 from .access import KeysView, cloned_input, read_value
 from .context import undo_lock
 from .keys import unravel_key_tuple
-from .lazy_build import LazyBuilders
 from .lazy_cat import LAZY_FUNCTIONS
 from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
+from .lazy_ragged import LazyRagged
 from .lazy_shape import LazyShapeOps
+from .non_tensor import stack_non_tensors
 from .repr import describe_leaf, describe_tensor
 from .safe_globals import allow_loading
 from .shape import batch_dim
 
-__all__ = ["LazyStackedTensorDict", "lazy_stack"]
+__all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 
 T = TypeVar("T", bound=TensorCore)
 
@@ -72,7 +73,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(LazyBuilders):
+class LazyStackedTensorDict(LazyRagged):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
@@ -90,11 +91,29 @@ class LazyStackedTensorDict(LazyBuilders):
     _tensor_fields: ClassVar[frozenset[str]] = frozenset()
     _dict_storage: ClassVar[bool] = False
 
-    def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0) -> Any:
+    #: ``from_list`` builds lazy stacks on a lazy-stack class
+    _lazy_default: ClassVar[bool | None] = True
+
+    def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0, **fields: Any) -> Any:
+        if fields and not tensordicts:
+            # The members' constructor, given fields (dataclasses.replace calls the class
+            # of a lazy stack of typed instances so): a dense instance.
+            return cls._dense_class()(**fields)
         return lazy_stack(list(tensordicts), stack_dim)
 
-    def __init__(self, *tensordicts: TensorCore, stack_dim: int = 0) -> None:
+    def __init__(self, *tensordicts: TensorCore, stack_dim: int = 0, **fields: Any) -> None:
         pass  # built by __new__
+
+    @classmethod
+    def _dense_class(cls) -> Any:
+        # The constructors build the members' class, as the engine's dense results do.
+        return cls._member_cls or dynamic_class()
+
+    @classmethod
+    def _from_mapping(
+        cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
+    ) -> Any:
+        return cls._dense_class()._from_mapping(mapping, batch_size, device)
 
     @classmethod
     def _new(
@@ -525,9 +544,155 @@ class LazyStackedTensorDict(LazyBuilders):
             return self._each("exclude", *keys, inplace=True)
         return self._per_member("exclude", *keys)
 
-    def empty(self, recurse: bool = False) -> Self:
-        """A lazy stack of empty members."""
-        return self._per_member("empty", recurse)
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: Any = None,
+        device: Any = MISSING,
+        names: Any = MISSING,
+    ) -> Self:
+        """A lazy stack of empty members (see ``TensorDict.empty``); with another batch
+        size, device or names, a dense empty instance of the members' class."""
+        if batch_size is None and device is MISSING and names is MISSING:
+            return self._per_member("empty", recurse)
+        return super().empty(recurse, batch_size=batch_size, device=device, names=names)
+
+    # -- building lazy stacks ----------------------------------------------------------------
+
+    @classmethod
+    def lazy_stack(  # type: ignore[override]
+        cls,
+        items: Sequence[Any],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: Any = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: str = "right",
+        layout: torch.layout | None = None,
+        padding_value: float | int | bool = 0.0,
+    ) -> Any:
+        """Stack instances lazily (see :func:`lazy_stack`); ``stack_dim_name`` names the new
+        dim; ``out`` (a lazy stack of the stacked batch size) receives the result in place.
+
+        The members must share their class and batch size (``strict_shape`` is always on);
+        ``device`` moves them there first. Given tensors, the
+        result is ``torch.stack`` of them, or with ``as_list`` the list, with
+        ``as_padded_tensor`` them padded to the largest shape (``padding_side``,
+        ``padding_value``) and stacked, with ``as_nested_tensor`` a nested tensor
+        (``layout``, ``torch.jagged`` by default).
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict
+        >>> LazyStackedTensorDict.lazy_stack([torch.zeros(2), torch.ones(3)], as_padded_tensor=True)
+        tensor([[0., 0., 0.],
+                [1., 1., 1.]])
+        """
+        members = list(items)
+        if members and all(isinstance(m, Tensor) for m in members):
+            return _stack_tensors(
+                members,
+                dim,
+                as_list,
+                as_padded_tensor,
+                as_nested_tensor,
+                padding_side,
+                layout,
+                padding_value,
+            )
+        if device is not None:
+            members = [m.to(device) for m in members]
+        result = _named(lazy_stack(members, dim), stack_dim_name, None)
+        if out is not None:
+            out.update_(result)
+            return out
+        return result
+
+    @classmethod
+    def maybe_dense_stack(  # type: ignore[override]
+        cls, items: Sequence[Any], dim: int = 0, out: Any = None, strict: bool = False
+    ) -> Any:
+        """Stack densely (``torch.stack``) when the items have the same class, batch size,
+        keys and leaf shapes, lazily otherwise; nested levels decide on their own, so a
+        dense result may hold lazy stacks. ``out`` receives the result in place (with
+        ``strict``, it must have the same keys).
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict, TensorDict
+        >>> a, b = TensorDict({"x": torch.zeros(3)}, [3]), TensorDict({"y": torch.zeros(3)}, [3])
+        >>> type(LazyStackedTensorDict.maybe_dense_stack([a, a])).__name__
+        'TensorDict'
+        >>> isinstance(LazyStackedTensorDict.maybe_dense_stack([a, b]), LazyStackedTensorDict)
+        True
+        """
+        result = maybe_dense_stack(items, dim)
+        if out is None:
+            return result
+        if strict and set(out.keys(True, True)) != set(result.keys(True, True)):
+            raise StructureMismatchError(
+                f"maybe_dense_stack(strict=True): out has the keys {sorted(out.keys(True, True), key=str)}, "
+                f"the stack {sorted(result.keys(True, True), key=str)}"
+            )
+        out.update_(result)
+        return out
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict: Any,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size: Any = None,
+        device: Any = None,
+        batch_dims: int | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+        names: Sequence[str | None] | None = None,
+    ) -> Any:
+        """A lazy stack of one member per mapping (each built with the members' class's
+        ``from_dict``), so the mappings may have different keys and shapes. A mapping
+        whose keys are ``"0"``, ``"1"``, ... is read as that list.
+
+        ``batch_size``, ``auto_batch_size``, ``batch_dims`` and ``device`` apply to each
+        member; ``stack_dim_name`` names the stack dim, or ``names`` every dim of the
+        result.
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict
+        >>> td = LazyStackedTensorDict.from_dict(
+        ...     [{"a": torch.zeros(3)}, {"a": torch.zeros(4)}], stack_dim_name="t")
+        >>> td.batch_size, td.names, td[1]["a"].shape
+        (torch.Size([2]), ['t'], torch.Size([4]))
+        """
+        if isinstance(input_dict, TensorCore):
+            items: list[Any] = list(input_dict.unbind(stack_dim))  # type: ignore[attr-defined]
+        elif isinstance(input_dict, Mapping):
+            keys = [str(index) for index in range(len(input_dict))]
+            if list(input_dict) != keys:
+                raise TypeError(
+                    f"LazyStackedTensorDict.from_dict: a mapping must have the keys '0', '1', "
+                    f"... (one per member); got {list(input_dict)[:5]}"
+                )
+            items = [input_dict[key] for key in keys]
+        else:
+            items = list(input_dict)
+        target: Any = cls._dense_class()
+        members = [
+            target.from_dict(
+                item,
+                auto_batch_size=auto_batch_size,
+                batch_size=batch_size,
+                device=device,
+                batch_dims=batch_dims,
+            )
+            for item in items
+        ]
+        return _named(lazy_stack(members, stack_dim), stack_dim_name, names)
 
     def filter_non_tensor_data(self) -> Self:
         """A lazy stack of the members without their non-tensor entries."""
@@ -670,13 +835,17 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
     return found
 
 
-def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
+def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Stack instances along a new batch dim ``dim`` without copying (see the module doc).
 
     The members must share their class and batch size; their keys may differ. The result
-    is an instance of the members' class and of :class:`LazyStackedTensorDict`.
+    is an instance of the members' class and of :class:`LazyStackedTensorDict`. ``out``
+    (of the stacked batch size) receives the result in place instead.
     """
-    members = list(items)
+    if out is not None:
+        out.update_(lazy_stack(input, dim))  # type: ignore[attr-defined]
+        return out
+    members = list(input)
     if not members:
         raise ValueError(
             "lazy_stack needs at least one instance to stack (an empty list has no member "
@@ -713,3 +882,133 @@ def lazy_stack(items: Sequence[T], dim: int = 0) -> T:
         all(m._locked for m in members),
     )
     return stack  # type: ignore[no-any-return]
+
+
+def _named(stack: Any, stack_dim_name: str | None, names: Sequence[str | None] | None) -> Any:
+    """Name the dims of a new lazy stack: all of them, or the stack dim only."""
+    if names is not None:
+        if stack_dim_name is not None:
+            raise ValueError("pass names or stack_dim_name, not both")
+        stack.names = names
+    elif stack_dim_name is not None:
+        found = list(stack.names)
+        found[stack.stack_dim] = stack_dim_name
+        stack.names = found
+    return stack
+
+
+def _stack_tensors(
+    tensors: list[Tensor],
+    dim: int,
+    as_list: bool,
+    as_padded_tensor: bool,
+    as_nested_tensor: bool,
+    padding_side: str,
+    layout: torch.layout | None,
+    padding_value: float | int | bool,
+) -> Any:
+    """``LazyStackedTensorDict.lazy_stack`` of plain tensors."""
+    if as_list + as_padded_tensor + as_nested_tensor > 1:
+        raise ValueError("pass one of as_list, as_padded_tensor and as_nested_tensor")
+    if as_list:
+        return tensors
+    if as_nested_tensor:
+        if any(t.is_nested for t in tensors):
+            raise ValueError("as_nested_tensor: a nested tensor cannot hold nested tensors")
+        return torch.nested.nested_tensor(tensors, layout=layout or torch.jagged)
+    if as_padded_tensor:
+        if padding_side not in ("left", "right"):
+            raise ValueError(f"padding_side must be 'left' or 'right'; got {padding_side!r}")
+        if len({t.ndim for t in tensors}) > 1:
+            raise BatchSizeError("as_padded_tensor: the tensors must have the same number of dims")
+        largest = [max(sizes) for sizes in zip(*(t.shape for t in tensors))]
+        padded = []
+        for tensor in tensors:
+            pad: list[int] = []
+            for size, target in zip(reversed(tensor.shape), reversed(largest)):
+                extra = target - size
+                pad += [0, extra] if padding_side == "right" else [extra, 0]
+            padded.append(torch.nn.functional.pad(tensor, pad, value=padding_value))
+        tensors = padded
+    return torch.stack(tensors, dim)
+
+
+def _dense_level(members: Sequence[Any]) -> bool:
+    """Whether ``members`` stack densely at this level: one class (no lazy stack), one
+    batch size, the same keys, and, key by key, tensors of one shape, instances (their
+    level decides for itself) or non-tensor values."""
+    first = members[0]
+    if isinstance(first, LazyStackedTensorDict):
+        return False
+    keys = list(first._data)
+    for member in members[1:]:
+        if type(member) is not type(first) or member._batch_size != first._batch_size:
+            return False
+        if list(member._data) != keys:
+            return False
+    for key in keys:
+        leaf = first._data[key]
+        for member in members[1:]:
+            other = member._data[key]
+            if isinstance(leaf, Tensor):
+                if not isinstance(other, Tensor) or other.shape != leaf.shape:
+                    return False
+            elif isinstance(leaf, TensorCore):
+                if not isinstance(other, TensorCore):
+                    return False
+            elif isinstance(other, (Tensor, TensorCore)):
+                return False
+    return True
+
+
+def _maybe_dense(members: list[Any], dim: int) -> Any:
+    if not _dense_level(members):
+        return lazy_stack(members, dim)
+    first = members[0]
+    data: dict[str, Any] = {}
+    for key, leaf in first._data.items():
+        leaves = [member._data[key] for member in members]
+        if isinstance(leaf, Tensor):
+            data[key] = torch.stack(leaves, dim)
+        elif isinstance(leaf, TensorCore):
+            data[key] = _maybe_dense(leaves, dim)
+        else:
+            data[key] = stack_non_tensors(leaves, dim, first._batch_size)
+    batch = first._batch_size
+    device = first._device if all(m._device == first._device for m in members) else None
+    names = first._names
+    return type(first)._new(
+        data,
+        torch.Size((*batch[:dim], len(members), *batch[dim:])),
+        device,
+        None if names is None else (*names[:dim], None, *names[dim:]),
+    )
+
+
+def maybe_dense_stack(items: Sequence[T], dim: int = 0) -> T:
+    """Stack densely when the items have the same class, batch size, keys and leaf shapes
+    (as ``torch.stack``), lazily otherwise (as :func:`lazy_stack`); each nested level
+    decides for itself, so a dense result may hold lazy stacks.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> a = TensorDict({"x": torch.zeros(3), "n": {"y": torch.zeros(2)}}, [])
+    >>> b = TensorDict({"x": torch.ones(3), "n": {"y": torch.zeros(4)}}, [])
+    >>> stacked = maybe_dense_stack([a, b])
+    >>> type(stacked).__name__, type(stacked["n"]).__name__
+    ('TensorDict', 'LazyStackedTensorDict[TensorDict]')
+    """
+    members = list(items)
+    if not members:
+        raise ValueError("maybe_dense_stack needs at least one tensor class")
+    for index, item in enumerate(members):
+        if not isinstance(item, TensorCore):
+            raise TypeError(
+                f"maybe_dense_stack: item {index} is a {type(item).__name__}, not a tensor class"
+            )
+    d = batch_dim(dim, len(members[0]._batch_size), extra=1)
+    result: T = _maybe_dense(members, d)
+    return result
+
+
+register_lazy_class(LazyStackedTensorDict)  # what the constructors of every class stack with

@@ -27,9 +27,8 @@ import torch
 from torch import Tensor, nn
 
 from ..errors import StructureMismatchError
-from ..registry import dynamic_class, params_class
+from ..registry import dynamic_class, lazy_class, params_class
 from ._core import TensorCore
-from .lazy_stack import lazy_stack as stack_lazily
 
 __all__ = ["from_module", "from_modules"]
 
@@ -67,7 +66,8 @@ def from_module(
     """The parameters and buffers of ``module`` as a TensorDict, nested by submodule name.
 
     The leaves *are* the module's tensors (storage and identity shared). Submodules without
-    parameters or buffers are left out. ``use_state_dict=True`` reads ``state_dict()``
+    parameters or buffers are left out (kept as empty levels with ``filter_empty=False``).
+    ``use_state_dict=True`` reads ``state_dict()``
     instead (state-dict hooks run; non-persistent buffers are left out).
     ``filter_empty=False`` keeps an empty entry for each submodule without parameters or
     buffers (``nn.ReLU``...), so the result follows the module tree exactly.
@@ -150,7 +150,7 @@ def from_modules(
         raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
     tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
     if lazy_stack:
-        params = stack_lazily(tds, 0)
+        params = lazy_class()._restack(tds, 0)
         return params.lock_() if lock else params
     stacked = dynamic_class()._new(
         _stack_level(tds, expand_identical, ()), torch.Size([len(modules)])

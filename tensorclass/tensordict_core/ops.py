@@ -1,7 +1,7 @@
 """``TensorOps``: every operation of the engine, joined once.
 
 The operations live in small mixins (keys, indexing, shape, functional, leaf-wise ops,
-arithmetic, ``to_module``), each written once for every tensor class and each deriving only
+arithmetic, ``to_module``, constructors and conversions, ``new_*`` factories), each written once for every tensor class and each deriving only
 from the state (``TensorCore``) or the mixin it calls; this module joins them and adds the
 protocol methods: ``__torch_function__``, ``repr``, ``len``, iteration and pickling. Lazy
 stacks build on it; :class:`~tensorclass.tensordict_core.base.TensorDictBase` adds the
@@ -18,10 +18,12 @@ from typing_extensions import Self
 
 from ._core import Names
 from .arithmetic import Arithmetic
+from .build import Building
 from .checkpoint import Checkpoint
 from .context import ContextOps
 from .conversion import Conversion
 from .dim_names import DimNames
+from .factories import Factories
 from .functional_params import FunctionalParams
 from .packing import Packing
 from .pytree import register_pytree
@@ -58,6 +60,8 @@ class TensorOps(
     DimNames,
     Packing,
     Checkpoint,
+    Building,
+    Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 

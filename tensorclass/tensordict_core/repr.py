@@ -80,7 +80,14 @@ def format_instance(
             for key, leaf in obj._data.items()
         ]
     else:
-        entries = [(f"{name}=", obj._data.get(name)) for name in obj.__tensorclass_schema__.names]
+        names = obj.__tensorclass_schema__.names
+        entries = [(f"{name}=", obj._data.get(name)) for name in names]
+        if obj.__tensorclass_schema__.extra_keys:  # the keys stored besides the fields
+            entries += [
+                (f"{key if key.isidentifier() else repr(key)}: ", leaf)
+                for key, leaf in obj._data.items()
+                if key not in names
+            ]
     footer = [f"batch_size={list(obj._batch_size)}"] if options["show_batch_size"] else []
     if obj._device is not None and options["show_device"]:
         footer.append(f"device={obj._device}")

@@ -306,44 +306,6 @@ class Structure(KeyAccess):
             tensors = list({id(t): t for t in tensors}.values())
         return sum(t.numel() for t in tensors)
 
-    def auto_batch_size_(
-        self, batch_dims: int | None = None, keep_compliant_size: bool = False
-    ) -> Self:
-        """Set the batch size to the longest prefix every leaf shares (nested instances
-        first, each to its own).
-
-        ``batch_dims`` caps the number of batch dims (here and in nested instances);
-        with ``keep_compliant_size=True`` a nested instance that already has at least
-        ``batch_dims`` dims keeps its batch size.
-
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict({"a": torch.zeros(3, 4, 5), "b": {"c": torch.zeros(3, 4, 6)}})
-        >>> td.auto_batch_size_().batch_size, td["b"].batch_size
-        (torch.Size([3, 4]), torch.Size([3, 4, 6]))
-        """
-        for leaf in self._data.values():
-            if isinstance(leaf, Structure):
-                keep = (
-                    keep_compliant_size
-                    and batch_dims is not None
-                    and len(leaf._batch_size) >= batch_dims
-                )
-                if not keep:
-                    leaf.auto_batch_size_(batch_dims, keep_compliant_size)
-        shapes = [leaf.shape for leaf in self._data.values() if type(leaf) is not NonTensorData]
-        if not shapes:
-            return self
-        common: list[int] = []
-        for dims in zip(*shapes):
-            if any(d != dims[0] for d in dims) or (
-                batch_dims is not None and len(common) == batch_dims
-            ):
-                break
-            common.append(dims[0])
-        self._set_batch_size(torch.Size(common))
-        return self
-
     # -- devices ---------------------------------------------------------------------------
 
     def auto_device_(self) -> Self:

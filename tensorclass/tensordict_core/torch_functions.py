@@ -204,13 +204,13 @@ def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) ->
 
 
 @implements(torch.stack)
-def stack(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
+def stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Stack instances of one class along a new batch dim ``dim``.
 
     Every instance needs the same keys and batch size; the result is the same class.
     Use ``lazy_stack`` to keep members with different keys.
     """
-    items = list(items)
+    items = list(input)
     if not items or not isinstance(items[0], TensorCore):
         _check_members(items, "stack")
     if dim != 0:
@@ -223,9 +223,9 @@ def stack(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
 
 
 @implements(torch.cat, torch.concat, torch.concatenate)
-def cat(items: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
+def cat(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Concatenate instances of one class along an existing batch dim ``dim``."""
-    items = list(items)
+    items = list(input)
     if not items or not isinstance(items[0], TensorCore):
         _check_members(items, "cat")
     ndim = len(items[0]._batch_size)

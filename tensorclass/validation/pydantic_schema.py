@@ -31,6 +31,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import (
     CoreSchema,
     PydanticSerializationError,
+    SchemaSerializer,
     core_schema,
     to_jsonable_python,
 )
@@ -40,7 +41,7 @@ from ..schema import Field, FieldKind
 from .compiled import compiled, is_schema_class
 from .run import validate
 
-__all__ = ["class_core_schema", "class_json_schema", "json_schema"]
+__all__ = ["class_core_schema", "class_json_schema", "json_schema", "kept_as_is"]
 
 _ADAPTER = "__tensorclass_adapter__"
 _BUILDING: set[type] = set()  # classes whose schema is being built (recursive classes)
@@ -91,6 +92,22 @@ def _refuse_json(value: Any) -> Any:
         f"{type(value).__name__} holds tensors, which have no faithful JSON form: save it "
         f"with memmap() and keep the path in the model, or exclude the field from JSON dumps"
     )
+
+
+_KEPT: list[SchemaSerializer] = []
+
+
+def kept_as_is() -> SchemaSerializer:
+    """The ``__pydantic_serializer__`` of tensor classes: a Python dump keeps the instance.
+
+    Tensor classes are dataclasses to the standard library, and pydantic dumps a dataclass
+    it does not know as a dict of its fields; this serializer, found on the class, tells it
+    to keep the instance instead (JSON dumps are refused by the field schema).
+    """
+    if not _KEPT:
+        kept = core_schema.plain_serializer_function_ser_schema(lambda value: value)
+        _KEPT.append(SchemaSerializer(core_schema.any_schema(serialization=kept)))
+    return _KEPT[0]
 
 
 def class_core_schema(cls: type, handler: GetCoreSchemaHandler) -> CoreSchema:

@@ -307,8 +307,15 @@ def _build(
     for key in list(items):
         if key not in by_name:
             item = _get(items, key, (*loc, key), problems)
-            if item is not _FAILED:
+            if item is _FAILED:
+                continue
+            if not validator.schema.extra_keys:
                 problems.extra((*loc, key), _unwrap(item))
+                continue
+            try:  # a key besides the fields (TypedTensorDict): stored as a TensorDict does
+                data[key] = result._convert(key, item)
+            except TensorClassError as err:
+                problems.add((*loc, key), "invalid_value", "{message}", None, message=str(err))
     if validator.schema.frozen:
         result.lock_()
     return result

@@ -436,8 +436,9 @@ def test_maybe_dense_stack() -> None:
     assert type(LazyStackedTensorDict.maybe_dense_stack(same, 1)) is TensorDict
     ragged = LazyStackedTensorDict.maybe_dense_stack(ragged_tds())
     assert isinstance(ragged, LazyStackedTensorDict)
-    with pytest.raises(StructureMismatchError):
-        LazyStackedTensorDict.maybe_dense_stack(ragged_tds(), strict=True)
+    out = TensorDict({"other": torch.zeros(2, 2)}, [2, 2])
+    with pytest.raises(StructureMismatchError):  # strict: out must have the items' keys
+        LazyStackedTensorDict.maybe_dense_stack(same, 1, out=out, strict=True)
 
 
 def test_from_dict_builds_a_lazy_stack() -> None:
@@ -454,7 +455,7 @@ def test_from_dict_builds_a_lazy_stack() -> None:
         [{"a": torch.zeros(4)}] * 2, batch_size=[4], names=["s", "t"]
     )
     assert named.names == ["s", "t"]
-    with pytest.raises(KeyError, match="keys"):
+    with pytest.raises(TypeError, match="keys '0', '1'"):
         LazyStackedTensorDict.from_dict({"x": {"a": torch.zeros(1)}})
 
 

@@ -249,13 +249,13 @@ def _leaf(
 ) -> Any:
     child_cls: type[TensorCore] | None = None
     rebuild = None
-    if fields is not None:
-        found = fields.get(entry.key)
-        if found is None:
-            raise MemmapFormatError(
-                f"{info.path}: the saved key {entry.key!r} is not a field of {cls.__name__} "
-                f"(fields: {', '.join(fields) or 'none'})"
-            )
+    found = None if fields is None else fields.get(entry.key)
+    if fields is not None and found is None and not cls.__tensorclass_schema__.extra_keys:
+        raise MemmapFormatError(
+            f"{info.path}: the saved key {entry.key!r} is not a field of {cls.__name__} "
+            f"(fields: {', '.join(fields) or 'none'})"
+        )
+    if found is not None:  # a field: its kind says what the saved value may be
         allowed = {
             FieldKind.TENSOR: ("tensor",),
             FieldKind.NESTED: ("nested",),

@@ -1,0 +1,321 @@
+"""The constructors as functions (``tensorclass.from_dict``...), building ``TensorDict`` s.
+
+Each forwards to the classmethod of ``TensorDict`` of the same name (every class has those:
+``Batch.from_dict`` builds a ``Batch``); ``from_dataclass`` makes tensor classes of
+dataclasses, ``maybe_dense_stack`` and ``dense_stack_tds`` stack densely when they can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+from torch import nn
+
+from .tensordict import TensorDict
+from .tensordict_core._core import BatchSizeLike, DeviceLike, TensorCore
+from .tensordict_core.lazy_stack import LazyStackedTensorDict
+from .tensordict_core.lazy_stack import maybe_dense_stack as _maybe_dense_stack
+from .typed import TensorClass
+
+__all__ = [
+    "dense_stack_tds",
+    "from_any",
+    "from_dataclass",
+    "from_dict",
+    "from_module",
+    "from_namedtuple",
+    "from_pytree",
+    "from_struct_array",
+    "from_tuple",
+    "fromkeys",
+    "make_tensordict",
+    "maybe_dense_stack",
+]
+
+T = TypeVar("T", bound=TensorCore)
+
+
+def from_dict(
+    d: Mapping[Any, Any],
+    *,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+    names: Sequence[str | None] | None = None,
+) -> TensorDict:
+    """A ``TensorDict`` from a nested mapping (see :meth:`TensorDict.from_dict`).
+
+    >>> import torch
+    >>> from tensorclass import from_dict
+    >>> from_dict({"a": torch.zeros(3, 4), "b": {"c": torch.zeros(3)}}, batch_dims=1).batch_size
+    torch.Size([3])
+    """
+    return TensorDict.from_dict(
+        d,
+        auto_batch_size=auto_batch_size,
+        batch_size=batch_size,
+        device=device,
+        batch_dims=batch_dims,
+        names=names,
+    )
+
+
+def from_any(
+    obj: Any,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> Any:
+    """Convert a dict, tuple, named tuple, dataclass or structured array to a
+    ``TensorDict``, recursively (see :meth:`TensorDict.from_any`).
+
+    >>> import torch
+    >>> from tensorclass import from_any
+    >>> sorted(from_any({"obs": torch.zeros(3), "pair": (torch.zeros(3), 1)}).keys())
+    ['obs', 'pair']
+    """
+    return TensorDict.from_any(
+        obj,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def from_namedtuple(
+    named_tuple: tuple[Any, ...],
+    *,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> TensorDict:
+    """A ``TensorDict`` with one entry per field of a named tuple (see
+    :meth:`TensorDict.from_namedtuple`).
+
+    >>> import torch
+    >>> from tensorclass import from_namedtuple
+    >>> sorted(from_namedtuple(torch.tensor([2, 0, 1]).max(0)).keys())
+    ['indices', 'values']
+    """
+    return TensorDict.from_namedtuple(
+        named_tuple,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def from_tuple(
+    obj: tuple[Any, ...],
+    *,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> TensorDict:
+    """A ``TensorDict`` with the keys ``"0"``, ``"1"``, ... (see
+    :meth:`TensorDict.from_tuple`).
+
+    >>> import torch
+    >>> from tensorclass import from_tuple
+    >>> from_tuple((torch.zeros(3), torch.ones(3)), auto_batch_size=True).batch_size
+    torch.Size([3])
+    """
+    return TensorDict.from_tuple(
+        obj,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def from_dataclass(
+    obj: Any,
+    *,
+    dest_cls: type | None = None,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+    batch_size: BatchSizeLike = None,
+    frozen: bool = False,
+    device: DeviceLike = None,
+) -> Any:
+    """A dataclass type as a tensor class, or a dataclass instance as a tensor-class
+    instance.
+
+    Given a type, the result is a tensor class ``<Name>_tc`` with the same fields (made once
+    per dataclass; nested dataclass fields become nested tensor classes; ``frozen=True``
+    gives a frozen class). Given an instance, the result is an instance of ``dest_cls`` (or
+    of that class) built from its fields. :meth:`TensorDict.from_dataclass` builds a
+    ``TensorDict`` instead.
+
+    >>> import dataclasses, torch
+    >>> from tensorclass import from_dataclass
+    >>> @dataclasses.dataclass
+    ... class Data:
+    ...     obs: torch.Tensor
+    ...     label: str = "a"
+    >>> DataTC = from_dataclass(Data)
+    >>> batch = from_dataclass(Data(torch.zeros(4, 3)), batch_size=[4])
+    >>> type(batch) is DataTC, batch.label
+    (True, 'a')
+    """
+    return TensorClass._from_dataclass(
+        obj,
+        dest_cls=dest_cls,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        batch_size=batch_size,
+        device=device,
+        frozen=frozen,
+    )
+
+
+def fromkeys(keys: Sequence[Any], value: Any = 0) -> TensorDict:
+    """A ``TensorDict`` with ``value`` under every key (see :meth:`TensorDict.fromkeys`).
+
+    >>> from tensorclass import fromkeys
+    >>> fromkeys(["a", ("b", "c")], 1)["b", "c"]
+    tensor(1)
+    """
+    return TensorDict.fromkeys(keys, value)
+
+
+def from_module(
+    module: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
+) -> Any:
+    """The parameters and buffers of ``module`` as a ``TensorDict`` (see
+    :meth:`TensorDict.from_module`).
+
+    >>> import torch
+    >>> from tensorclass import from_module
+    >>> sorted(from_module(torch.nn.Linear(2, 3)).keys())
+    ['bias', 'weight']
+    """
+    return TensorDict.from_module(module, as_module, lock, use_state_dict, filter_empty)  # type: ignore[call-overload]
+
+
+def from_pytree(
+    pytree: Any,
+    *,
+    batch_size: BatchSizeLike = None,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+) -> TensorDict:
+    """A ``TensorDict`` that ``to_pytree()`` converts back to ``pytree`` (see
+    :meth:`TensorDict.from_pytree`).
+
+    >>> import torch
+    >>> from tensorclass import from_pytree
+    >>> from_pytree([torch.zeros(2), {"a": torch.ones(2)}]).to_pytree()
+    [tensor([0., 0.]), {'a': tensor([1., 1.])}]
+    """
+    return TensorDict.from_pytree(
+        pytree, batch_size=batch_size, auto_batch_size=auto_batch_size, batch_dims=batch_dims
+    )
+
+
+def from_struct_array(
+    struct_array: np.ndarray,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> TensorDict:
+    """A ``TensorDict`` with one entry per field of a NumPy structured array, sharing its
+    memory (see :meth:`TensorDict.from_struct_array`).
+
+    >>> import numpy as np
+    >>> from tensorclass import from_struct_array
+    >>> from_struct_array(np.zeros(4, dtype=[("a", "f4"), ("b", "i8")])).batch_size
+    torch.Size([4])
+    """
+    return TensorDict.from_struct_array(
+        struct_array,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def make_tensordict(
+    input_dict: Mapping[Any, Any] | TensorCore | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    auto_batch_size: bool | None = None,
+    **kwargs: Any,
+) -> TensorDict:
+    """A ``TensorDict`` from a mapping and/or keyword entries (the mapping's win on a
+    shared key); ``auto_batch_size=True`` computes the batch size when none is given.
+
+    >>> import torch
+    >>> from tensorclass import make_tensordict
+    >>> make_tensordict(a=torch.zeros(3, 4), b=torch.zeros(3)).batch_size
+    torch.Size([])
+    >>> make_tensordict({"a": torch.zeros(3)}, auto_batch_size=True).batch_size
+    torch.Size([3])
+    """
+    entries: dict[Any, Any] = dict(kwargs)
+    if isinstance(input_dict, TensorCore):
+        if batch_size is None and not auto_batch_size:
+            batch_size = input_dict.batch_size
+        entries.update(input_dict._data)
+    elif input_dict is not None:
+        entries.update(input_dict)
+    return TensorDict.from_dict(
+        entries,
+        auto_batch_size=bool(auto_batch_size) and batch_size is None,
+        batch_size=batch_size,
+        device=device,
+    )
+
+
+def maybe_dense_stack(
+    input: Sequence[T], dim: int = 0, *, out: T | None = None, **kwargs: Any
+) -> T:
+    """Stack densely when the instances have the same keys and shapes, lazily otherwise
+    (see :meth:`LazyStackedTensorDict.maybe_dense_stack`).
+
+    >>> import torch
+    >>> import tensorclass
+    >>> same = [tensorclass.TensorDict(a=torch.zeros(3)), tensorclass.TensorDict(a=torch.ones(3))]
+    >>> type(tensorclass.maybe_dense_stack(same)).__name__
+    'TensorDict'
+    """
+    return LazyStackedTensorDict.maybe_dense_stack(input, dim, out=out, **kwargs)  # type: ignore[no-any-return]
+
+
+def dense_stack_tds(td_list: Sequence[T] | LazyStackedTensorDict, dim: int | None = None) -> T:
+    """Stack a list of instances, or the members of a lazy stack (along its stack dim),
+    densely where their keys and shapes allow: nested levels that differ stay lazy stacks
+    (see :func:`maybe_dense_stack`). A ``TensorDict`` is returned as it is.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict, dense_stack_tds, lazy_stack
+    >>> inner = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4))])
+    >>> outer = lazy_stack([TensorDict(lazy=inner), TensorDict(lazy=inner.clone())])
+    >>> dense = dense_stack_tds(outer)
+    >>> type(dense).__name__, dense.batch_size, dense["lazy"][:, 1]["a"].shape
+    ('TensorDict', torch.Size([2]), torch.Size([2, 4]))
+    """
+    if isinstance(td_list, LazyStackedTensorDict):
+        return _maybe_dense_stack(list(td_list.members), td_list.stack_dim)  # type: ignore[no-any-return]
+    if isinstance(td_list, TensorCore):
+        return td_list  # type: ignore[return-value]
+    if dim is None:
+        raise ValueError("dense_stack_tds: pass dim= to stack a list")
+    return _maybe_dense_stack(td_list, dim)
