@@ -25,14 +25,14 @@ class TensorCollection:
     __slots__ = ()
 
 
-def is_tensor_collection(obj: object) -> bool:
-    """Whether ``obj`` is a TensorDict or a tensor class instance (or such a class).
+def is_tensor_collection(datatype: object) -> bool:
+    """Whether ``datatype`` is a TensorDict or a tensor class instance (or such a class).
 
     >>> import torch
     >>> from tensorclass import TensorDict, is_tensor_collection
     >>> is_tensor_collection(TensorDict({}, [])), is_tensor_collection(torch.zeros(2))
     (True, False)
     """
-    if isinstance(obj, type):
-        return issubclass(obj, TensorCollection)
-    return isinstance(obj, TensorCollection)
+    if isinstance(datatype, type):
+        return issubclass(datatype, TensorCollection)
+    return isinstance(datatype, TensorCollection)

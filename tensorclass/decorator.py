@@ -47,11 +47,15 @@ def _generated(key: str, value: Any) -> bool:
     return key == "__init__" and getattr(value, "__tensorclass_generated__", False)
 
 
-def _rebuild(cls: type, frozen: bool | None, validate: bool | None = None) -> type:
+def _rebuild(
+    cls: type, frozen: bool | None, validate: bool | None = None, kw_only: bool | None = None
+) -> type:
     if isinstance(cls, TensorClassMeta):
         schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
-        if (frozen is None or frozen == schema.frozen) and (
-            validate is None or validate == schema.validate
+        if (
+            (frozen is None or frozen == schema.frozen)
+            and (validate is None or validate == schema.validate)
+            and kw_only is None
         ):
             return cls
     if "__slots__" in cls.__dict__:
@@ -69,7 +73,10 @@ def _rebuild(cls: type, frozen: bool | None, validate: bool | None = None) -> ty
     bases = tuple(base for base in cls.__bases__ if base is not object)
     if not any(issubclass(base, TensorClass) for base in bases):
         bases = (*bases, TensorClass)
-    new = TensorClassMeta(cls.__name__, bases, namespace, frozen=frozen, validate=validate)
+    options = {} if kw_only is None else {"kw_only": kw_only}
+    new = TensorClassMeta(
+        cls.__name__, bases, namespace, frozen=frozen, validate=validate, **options
+    )
     new.__qualname__ = cls.__qualname__
     _retarget_class_cells(namespace, cls, new)
     return new
@@ -80,13 +87,20 @@ def tensorclass(cls: C, /) -> C: ...
 
 
 @overload
-def tensorclass(*, frozen: bool = False, validate: bool = False) -> Callable[[C], C]: ...
+def tensorclass(
+    *, frozen: bool = False, validate: bool = False, kw_only: bool = False
+) -> Callable[[C], C]: ...
 
 
 # eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
 @dataclass_transform(eq_default=False, field_specifiers=(field,))
 def tensorclass(
-    cls: Any = None, /, *, frozen: bool | None = None, validate: bool | None = None
+    cls: Any = None,
+    /,
+    *,
+    frozen: bool | None = None,
+    validate: bool | None = None,
+    kw_only: bool | None = None,
 ) -> Any:
     """Turn a class with annotated fields into a tensor class.
 
@@ -101,14 +115,15 @@ def tensorclass(
     torch.Size([2, 4])
 
     ``@tensorclass(frozen=True)`` forbids reassigning fields; ``@tensorclass(validate=True)``
-    checks specs and annotations on construction. Applied to a class that already derives
+    checks specs and annotations on construction; ``@tensorclass(kw_only=True)`` makes
+    every field keyword-only in ``__init__``. Applied to a class that already derives
     from :class:`TensorClass`, the decorator changes nothing unless an option differs.
     """
     if cls is None:
-        return lambda klass: _rebuild(klass, frozen, validate)
+        return lambda klass: _rebuild(klass, frozen, validate, kw_only)
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
-    return _rebuild(cls, frozen, validate)
+    return _rebuild(cls, frozen, validate, kw_only)
 
 
 def is_tensorclass(obj: object) -> bool:

@@ -94,14 +94,39 @@ class LazyStackedTensorDict(LazyRagged):
     #: ``from_list`` builds lazy stacks on a lazy-stack class
     _lazy_default: ClassVar[bool | None] = True
 
-    def __new__(cls, *tensordicts: TensorCore, stack_dim: int = 0, **fields: Any) -> Any:
+    def __new__(
+        cls,
+        *tensordicts: TensorCore,
+        stack_dim: int = 0,
+        batch_size: Sequence[int] | None = None,
+        device: Any = None,
+        names: Sequence[str | None] | None = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = True,
+        **fields: Any,
+    ) -> Any:
+        """``LazyStackedTensorDict(*members, stack_dim=0)``: :func:`lazy_stack` of the
+        members. ``device`` moves them first; ``names`` names every dim of the result,
+        ``stack_dim_name`` the stack dim; ``batch_size``, if given, must be the stack's.
+        The members always share one batch size (tensordict's ``strict_shape=True``:
+        ``strict_shape=False`` does not relax it)."""
+        del strict_shape  # members always need one batch size here
         if fields and not tensordicts:
             # The members' constructor, given fields (dataclasses.replace calls the class
             # of a lazy stack of typed instances so): a dense instance.
             return cls._dense_class()(**fields)
-        return lazy_stack(list(tensordicts), stack_dim)
+        members = list(tensordicts)
+        if device is not None:
+            members = [member.to(device) for member in members]  # type: ignore[attr-defined]
+        result = _named(lazy_stack(members, stack_dim), stack_dim_name, names)
+        if batch_size is not None and torch.Size(batch_size) != result._batch_size:
+            raise BatchSizeError(
+                f"LazyStackedTensorDict: batch_size={list(batch_size)} given, but stacking the "
+                f"members gives {list(result._batch_size)}"
+            )
+        return result
 
-    def __init__(self, *tensordicts: TensorCore, stack_dim: int = 0, **fields: Any) -> None:
+    def __init__(self, *tensordicts: TensorCore, **options: Any) -> None:
         pass  # built by __new__
 
     @classmethod

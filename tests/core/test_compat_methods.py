@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
+from torch.utils.data import DataLoader
 
 from tensorclass import (
+    BatchSizeError,
     LazyStackedTensorDict,
     MemoryMappedTensor,
     TensorClass,
     TensorCollection,
     TensorDict,
+    collate,
     lazy_stack,
     tensorclass,
 )
@@ -66,3 +70,83 @@ def test_tensor_collection_is_the_base_of_every_tensor_class() -> None:
     assert issubclass(LazyStackedTensorDict, TensorCollection)
     assert isinstance(Decorated(x=torch.zeros(1), batch_size=[1]), TensorCollection)
     assert not isinstance(torch.zeros(1), TensorCollection)
+
+
+def test_decorator_kw_only_and_is_tensor_collection_keyword() -> None:
+    from tensorclass import is_tensor_collection
+
+    @tensorclass(kw_only=True)
+    class Pair:
+        a: torch.Tensor
+        b: torch.Tensor
+
+    assert Pair(a=torch.zeros(2), b=torch.ones(2), batch_size=[2]).batch_size == (2,)
+    with pytest.raises(TypeError, match="positional"):
+        Pair(torch.zeros(2), torch.ones(2), batch_size=[2])  # type: ignore[misc]
+    assert is_tensor_collection(datatype=Pair) and not is_tensor_collection(datatype=int)
+
+
+def test_lazy_stack_constructor_keywords() -> None:
+    tds = [TensorDict({"a": torch.zeros(3)}, [3]) for _ in range(2)]
+    stack = LazyStackedTensorDict(
+        *tds, stack_dim=1, names=["x", "y"], device="cpu", batch_size=[3, 2]
+    )
+    assert (
+        stack.batch_size == (3, 2)
+        and stack.names == ["x", "y"]
+        and stack.device == torch.device("cpu")
+    )
+    assert LazyStackedTensorDict(*tds, stack_dim_name="t").names == ["t", None]
+    with pytest.raises(BatchSizeError, match=r"batch_size=\[5\] given"):
+        LazyStackedTensorDict(*tds, batch_size=[5])
+
+
+class Sample(TensorClass):
+    ids: torch.Tensor
+    score: torch.Tensor
+
+
+def test_collate_stacks_samples_and_containers() -> None:
+    samples = [(TensorDict(x=torch.full((3,), float(i))), i) for i in range(4)]
+    batch, labels = collate(samples)
+    assert batch.batch_size == (4,) and labels.tolist() == [0, 1, 2, 3]
+    clouds = [TensorDict(points=torch.randn(n, 3)) for n in (5, 2)]
+    assert isinstance(collate(clouds), LazyStackedTensorDict)
+    assert collate({"a": 1}) == {"a": 1}  # not a list: as it is
+    named = collate([{"s": Sample(ids=torch.ones(2), score=torch.tensor(1.0))}] * 3)
+    assert type(named["s"]) is Sample and named["s"].batch_size == (3,)
+    loader = DataLoader(samples, batch_size=2, collate_fn=collate)
+    assert next(iter(loader))[0].batch_size == (2,)
+
+
+def test_collate_pads_and_masks() -> None:
+    samples = [Sample(ids=torch.arange(1, n + 1), score=torch.tensor(float(n))) for n in (2, 4, 1)]
+    batch = collate([s.to_tensordict() for s in samples], pad_keys={"ids": -1}, mask_key="mask")
+    assert batch["ids"].tolist() == [[1, 2, -1, -1], [1, 2, 3, 4], [1, -1, -1, -1]]
+    assert batch["mask", "ids"].tolist() == [
+        [True, True, False, False],
+        [True] * 4,
+        [True, False, False, False],
+    ]
+    typed = collate(samples, pad_keys={"ids": 0})
+    assert type(typed) is Sample and typed.ids.shape == (3, 4)
+    assert [s["ids"].shape[0] for s in samples] == [2, 4, 1]  # samples untouched
+
+
+def test_collate_nested_keys() -> None:
+    samples = [TensorDict(points=torch.randn(n, 3), score=torch.tensor(1.0)) for n in (2, 5)]
+    batch = collate(samples, nested_keys=["points"])
+    assert batch["points"].is_nested and [t.shape[0] for t in batch["points"].unbind()] == [2, 5]
+    assert batch["score"].shape == (2,)
+
+
+def test_collate_refuses_bad_options() -> None:
+    samples = [TensorDict(ids=torch.ones(2)) for _ in range(2)]
+    with pytest.raises(ValueError, match="mask_key needs pad_keys"):
+        collate(samples, mask_key="m")
+    with pytest.raises(ValueError, match="in both"):
+        collate(samples, pad_keys={"ids": 0}, nested_keys=["ids"])
+    with pytest.raises(KeyError, match="'missing'"):
+        collate(samples, pad_keys={"missing": 0})
+    with pytest.raises(ValueError, match="without batch dims"):
+        collate([TensorDict(ids=torch.ones(2, 3), batch_size=[2])] * 2, pad_keys={"ids": 0})
