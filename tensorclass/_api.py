@@ -30,6 +30,7 @@ from .errors import (
     KeyNotFoundError,
     LockedError,
     MemmapFormatError,
+    ModeError,
     NotSerializableError,
     OperandError,
     RecordedClassError,
@@ -93,5 +94,6 @@ from .typed_tensordict import TypedTensorDict
 from .unbatched import UnbatchedTensor
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
+from .nn.params import TensorDictParams  # isort: skip  (tensordict exports it at the top)
 
 from . import __all__ as __all__  # the same names as the package (isort: skip)

@@ -17,6 +17,7 @@ __all__ = [
     "KeyNotFoundError",
     "LockedError",
     "MemmapFormatError",
+    "ModeError",
     "NotSerializableError",
     "OperandError",
     "RecordedClassError",
@@ -105,3 +106,15 @@ class RecordedClassError(TensorClassError, LookupError):
 
 class NotSerializableError(TensorClassError, TypeError):
     """A non-tensor value cannot be written as JSON (memmap metadata, distributed exchange)."""
+
+
+class ModeError(TensorClassError, ValueError):
+    """A switch was given a value whose behaviour tensorclass does not have.
+
+    >>> from tensorclass import set_lazy_legacy
+    >>> try:
+    ...     set_lazy_legacy(True)
+    ... except ValueError as err:
+    ...     print(str(err)[:58])
+    set_lazy_legacy(True) is not supported: tensorclass has no
+    """

@@ -38,7 +38,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from .errors import TensorClassError
+from .errors import ModeError
 
 __all__ = [
     "ModeError",
@@ -54,18 +54,6 @@ __all__ = [
     "set_list_to_stack",
     "set_printoptions",
 ]
-
-
-class ModeError(TensorClassError, ValueError):
-    """A switch was given a value whose behaviour tensorclass does not have.
-
-    >>> from tensorclass import set_lazy_legacy
-    >>> try:
-    ...     set_lazy_legacy(True)
-    ... except ValueError as err:
-    ...     print(str(err)[:58])
-    set_lazy_legacy(True) is not supported: tensorclass has no
-    """
 
 
 class _Scoped(ContextDecorator):
