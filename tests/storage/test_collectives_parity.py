@@ -155,8 +155,9 @@ def _scenarios(rank: int) -> dict[str, Any]:
         TensorDict().scatter(0, [odd_value, odd_value] if rank == 0 else None)
     except Exception as err:
         out["scatter_not_json"] = f"{type(err).__name__}: {err}"
-    got = TensorDict().scatter(1, [plain(40.0), plain(41.0)] if rank == 1 else None)
+    got = TensorDict().scatter(1, [plain(40.0), plain(41.0)] if rank == 1 else None, device="cpu")
     out["scatter_after_errors"] = leaves(got)
+    out["scatter_device"] = str(got.device)
     return out
 
 
@@ -270,6 +271,7 @@ def test_scatter_errors_reach_every_rank(results: dict[int, dict[str, Any]]) -> 
     assert "rank 0 could not scatter" in results[1]["scatter_not_json"]
     for rank in (0, 1):
         assert results[rank]["scatter_after_errors"] == leaves(plain(40.0 + rank))
+        assert results[rank]["scatter_device"] == "cpu"  # device= moves what arrives
 
 
 # -- asend / arecv through any pipe --------------------------------------------------------------
