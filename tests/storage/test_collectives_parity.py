@@ -92,8 +92,10 @@ def _no_unpickling(*args: Any, **kwargs: Any) -> Any:
 
 def _scenarios(rank: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    # nothing may be unpickled (torch's *_object collectives unpickle through _unpickler)
     pickle.loads = _no_unpickling  # type: ignore[assignment]
     pickle.Unpickler = _no_unpickling  # type: ignore[assignment,misc]
+    dist.distributed_c10d._unpickler = _no_unpickling  # type: ignore[attr-defined]
     # reduce: each kind of instance, compared with torch's reduce leaf by leaf
     for name, make in (("plain", plain), ("typed", episode), ("lazy", stacked)):
         node = make(float(rank + 1))
