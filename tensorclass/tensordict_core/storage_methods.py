@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, overload
 
 import torch
 from torch import Tensor
@@ -26,13 +26,25 @@ from .distributed import (
     recv,
     send,
 )
+from .distributed_rooted import gather_and_stack, reduce, scatter
 from .memmap.load import register_defined
 from .memmap.options import check_save_options, in_background
 from .memmap.save import memmap
 from .memmap.tensor import MemoryMappedTensor, PathLike
 from .parallel import map_chunks, map_iter
 
-__all__ = ["StorageMethods"]
+__all__ = ["StorageMethods", "TensorPipe"]
+
+
+class TensorPipe(Protocol):
+    """What :meth:`~StorageMethods.asend` and :meth:`~StorageMethods.arecv` need: any object
+    with these two coroutine methods (tensordict's UCXX ``TensorDictPipe`` is one)."""
+
+    async def asend(self, data: Any, /) -> Any:
+        """Send ``data`` through the pipe."""
+
+    async def arecv(self, data: Any, /, *, device: Any = None) -> Any:
+        """Receive into ``data`` if it can, else return a new instance."""
 
 
 class StorageMethods(TensorCore):
@@ -562,3 +574,76 @@ class StorageMethods(TensorCore):
     def all_gather(self, *, group: Any = None) -> list[Self]:
         """Every rank's instance, in rank order."""
         return all_gather(self, group=group)
+
+    def reduce(
+        self,
+        dst: int,
+        op: Any = None,
+        async_op: bool = False,
+        return_premature: bool = False,
+        group: Any = None,
+        *,
+        bucket_bytes: int | None = None,
+    ) -> Transfer | None:
+        """Reduce every tensor over the ranks into rank ``dst``'s instance, in place
+        (default ``ReduceOp.SUM``); the other ranks keep their values.
+
+        Every rank calls it with the same structure (checked first). Tensors travel as one
+        flat buffer per dtype, of at most ``bucket_bytes`` bytes if given. With
+        ``async_op=True, return_premature=True`` the handle returns at once (``wait()``
+        on it writes the result); otherwise this waits and returns ``None``.
+        """
+        return reduce(
+            self,
+            dst,
+            op,
+            async_op,
+            return_premature,
+            group,
+            bucket_bytes=bucket_bytes,
+        )
+
+    def gather_and_stack(self, dst: int, group: Any = None) -> Self | None:
+        """On rank ``dst``, write the other ranks' instances, stacked in rank order, into this
+        instance (its first batch dim is ``world_size - 1``) and return it; the other ranks
+        return ``None``. Structures travel as JSON, never pickled; the senders' classes
+        must be imported on ``dst``. See :mod:`tensorclass.tensordict_core.distributed_rooted`.
+        """
+        return gather_and_stack(self, dst, group)  # type: ignore[return-value]
+
+    def scatter(
+        self,
+        src: int,
+        tensordicts: list[Any] | None = None,
+        *,
+        group: Any = None,
+        device: torch.device | str | None = None,
+    ) -> Any:
+        """Rank ``src`` passes ``tensordicts`` (one per rank); every rank returns a new
+        instance holding its own. Receivers need no template (structures travel as JSON,
+        never pickled; their classes must be imported); this instance is not used.
+        ``device``: where the received instance goes (default: the CPU with gloo)."""
+        return scatter(self, src, tensordicts, group=group, device=device)
+
+    async def asend(self, dst: TensorPipe) -> None:
+        """Send through a pipe, asynchronously: awaits ``dst.asend(self)``. Any object
+        with coroutine methods ``asend(data)`` and ``arecv(data, *, device=None)`` is a
+        pipe (tensorclass ships none; tensordict's UCXX ``TensorDictPipe`` fits).
+
+        >>> import asyncio, torch
+        >>> from tensorclass import TensorDict
+        >>> class Pipe:
+        ...     async def asend(self, data): self.data = data.clone()
+        ...     async def arecv(self, data, *, device=None): return data.update_(self.data)
+        >>> pipe = Pipe()
+        >>> asyncio.run(TensorDict(a=torch.ones(2), batch_size=[2]).asend(pipe))
+        >>> asyncio.run(TensorDict(a=torch.zeros(2), batch_size=[2]).arecv(pipe))["a"]
+        tensor([1., 1.])
+        """
+        await dst.asend(self)
+
+    async def arecv(self, src: TensorPipe, *, device: torch.device | str | None = None) -> Any:
+        """Receive from a pipe, asynchronously: returns ``await src.arecv(self,
+        device=device)``, this instance written in place or another one (use the return
+        value). See :meth:`asend` for what a pipe is."""
+        return await src.arecv(self, device=device)
