@@ -114,7 +114,9 @@ class LazyStackedTensorDict(LazyRagged):
         if fields and not tensordicts:
             # The members' constructor, given fields (dataclasses.replace calls the class
             # of a lazy stack of typed instances so): a dense instance.
-            return cls._dense_class()(**fields)
+            given = {"batch_size": batch_size, "device": device, "names": names}
+            extra = {key: value for key, value in given.items() if value is not None}
+            return cls._dense_class()(**fields, **extra)
         members = list(tensordicts)
         if device is not None:
             members = [member.to(device) for member in members]  # type: ignore[attr-defined]
