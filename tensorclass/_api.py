@@ -70,6 +70,7 @@ from .switches import (
     set_list_to_stack,
     set_printoptions,
 )
+from .tensor_attrs import TensorAttrs
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.collate import collate

@@ -19,9 +19,11 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "attrs_class",
     "dynamic_class",
     "lazy_class",
     "params_class",
+    "register_attrs_class",
     "register_dynamic_class",
     "register_lazy_class",
     "register_params_class",
@@ -92,3 +94,13 @@ def register_typed_class(cls: type) -> None:
 def typed_class() -> Any:
     """The registered ``TensorClass`` class."""
     return _lookup("typed", "tensorclass.typed")
+
+
+def register_attrs_class(cls: type) -> None:
+    """Register ``TensorAttrs``, the leaf descriptor ``attrs()`` builds."""
+    _registered["attrs"] = cls
+
+
+def attrs_class() -> Any:
+    """The registered ``TensorAttrs`` class."""
+    return _lookup("attrs", "tensorclass.tensor_attrs")

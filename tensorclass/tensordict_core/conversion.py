@@ -6,11 +6,13 @@ Tensors are shared unless ``convert_tensors`` asks for lists (``True``) or NumPy
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from torch import Tensor
 from typing_extensions import Self
 
+from ..registry import attrs_class, dynamic_class
 from .access import KeyAccess, read_value
 from .shape import ShapeOps
 
@@ -31,6 +33,41 @@ class Conversion(ShapeOps, KeyAccess):
     """Turning an instance into nested dicts and lists."""
 
     __slots__ = ()
+
+    def attrs(
+        self,
+        *,
+        fields: Sequence[str] = ("device", "dtype", "shape"),
+        num_threads: int | None = None,
+    ) -> Any:
+        """A ``TensorDict`` (batch size ``[]``, no device) with a :class:`TensorAttrs` per
+        tensor leaf: its device, dtype and shape (only those in ``fields``; the others are
+        ``None``). Pass it to :meth:`to` to move and cast another instance leaf by leaf.
+        ``num_threads`` is accepted for tensordict's signature (one thread builds it).
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict({"a": torch.zeros(2, dtype=torch.int8)}, [2])
+        >>> td.attrs(fields=("dtype",))["a"].tgt_dtype
+        torch.int8
+        """
+        del num_threads  # building is cheap: one pass, no threads
+        unknown = set(fields) - {"device", "dtype", "shape"}
+        if unknown:
+            raise ValueError(
+                f"attrs: fields must be among 'device', 'dtype', 'shape'; got {sorted(unknown)}"
+            )
+        attrs_cls = attrs_class()
+        flat = {
+            key: attrs_cls(
+                tgt_device=leaf.device if "device" in fields else None,
+                tgt_dtype=leaf.dtype if "dtype" in fields else None,
+                tgt_shape=leaf.shape if "shape" in fields else None,
+            )
+            for key, leaf in self.items(include_nested=True, leaves_only=True)
+            if isinstance(leaf, Tensor)
+        }
+        return dynamic_class().from_dict(flat, batch_size=[])
 
     def as_tensor(self) -> Self:
         """The same instance with plain tensor leaves: memory-mapped leaves become

@@ -427,11 +427,15 @@ class Functional(TensorCore):
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Move to a device and/or cast to a dtype (like ``Tensor.to``).
 
-        Also accepts a tensor or another tensor class to take the device from.
+        Also accepts a tensor or another tensor class to take the device from, or the
+        result of :meth:`attrs` to move and cast each leaf like the leaf of the same key.
         """
         if len(args) == 1 and not kwargs and isinstance(args[0], torch.dtype):
             dtype = args[0]  # the common cast: skip the general argument parser
             return self._map_tensors(lambda t: t.to(dtype=dtype))
+        if args and isinstance(args[0], TensorCore) and _describes_leaves(args[0]):
+            non_blocking = bool(kwargs.get("non_blocking", args[1] if len(args) > 1 else False))
+            return self._to_described(args[0], non_blocking)
         if args and isinstance(args[0], TensorCore):
             args = (args[0].device, *args[1:]) if args[0].device is not None else args[1:]
         parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
@@ -443,6 +447,23 @@ class Functional(TensorCore):
         if device is None:
             return self._map_tensors(lambda t: t.to(dtype, non_blocking=non_blocking))
         return self._map_tensors(lambda t: t.to(device, dtype, non_blocking=non_blocking), device)
+
+    def _to_described(self, spec: TensorCore, non_blocking: bool) -> Self:
+        """Each tensor leaf moved and cast as ``spec`` (an ``attrs()`` result) records for
+        its key; leaves ``spec`` does not describe are kept."""
+        data: dict[str, Any] = {}
+        for key, leaf in self._data.items():
+            target = spec._data.get(key)
+            if isinstance(leaf, Tensor) and target is not None and hasattr(target, "tgt_dtype"):
+                device, dtype = target.tgt_device, target.tgt_dtype
+                data[key] = leaf.to(device=device, dtype=dtype, non_blocking=non_blocking)
+            elif isinstance(leaf, Functional) and isinstance(target, TensorCore):
+                data[key] = leaf._to_described(target, non_blocking)
+            else:
+                data[key] = leaf
+        devices = {t.device for t in data.values() if isinstance(t, Tensor)}
+        device = self._device if self._device is None or devices == {self._device} else None
+        return type(self)._new(data, self._batch_size, device, self._names)
 
     def cpu(self) -> Self:
         """Move every leaf to the CPU."""
@@ -546,12 +567,15 @@ class Functional(TensorCore):
         *,
         out: TensorCore | None = None,
         pad: float | bool | None = None,
+        update_batch_size: bool = False,
     ) -> Self:
         """Elements of this instance where ``condition`` holds, else of ``other``.
 
         ``other`` is a tensor class with the same keys, a tensor or a number. With
         ``pad=``, the keys only one side has are kept, with ``pad`` standing in for the
-        other side. ``out=`` receives the result in place.
+        other side. ``out=`` receives the result in place; with
+        ``update_batch_size=True`` it takes the result's batch size too (and its keys), as
+        ``update(..., update_batch_size=True)`` does.
         """
         n = len(self._batch_size)
         if isinstance(other, TensorCore):
@@ -566,7 +590,10 @@ class Functional(TensorCore):
                 lambda t: torch.where(_expand_mask(condition, t, n), t, other)
             )
         if out is not None:
-            out.update_(result)  # type: ignore[attr-defined]
+            if update_batch_size:
+                out.update(result, update_batch_size=True)  # type: ignore[attr-defined]
+            else:
+                out.update_(result)  # type: ignore[attr-defined]
             return out  # type: ignore[return-value]
         return result
 
@@ -612,3 +639,13 @@ def _where_padded(left: Any, condition: Tensor, right: Any, pad: Any, n: int) ->
         else:
             data[key] = match
     return type(left)._new(data, left._batch_size, left._device, left._names)
+
+
+def _describes_leaves(spec: TensorCore) -> bool:
+    """Whether ``spec`` holds leaf descriptors (``attrs()``'s ``TensorAttrs``)."""
+    for leaf in spec._data.values():
+        if hasattr(leaf, "tgt_dtype"):
+            return True
+        if isinstance(leaf, TensorCore) and _describes_leaves(leaf):
+            return True
+    return False

@@ -124,13 +124,16 @@ class LazyMaths(LazyShapeOps):
         *,
         out: TensorCore | None = None,
         pad: float | bool | None = None,
+        update_batch_size: bool = False,
     ) -> Any:
         """See ``TensorDict.where``: member by member when ``condition`` spans the batch
         dims and ``other`` can be split between the members, else on the dense stack."""
         masks = None if out is not None or pad is not None else self._split_mask(condition)
         parts = None if masks is None else self._parts(other)
         if masks is None or parts is None:
-            return self.contiguous().where(condition, other, out=out, pad=pad)
+            return self.contiguous().where(
+                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            )
         members = self._lazy.members
         results = [m.where(c, o) for m, c, o in zip(members, masks, parts)]
         return _restack(results, self._lazy.dim, self)

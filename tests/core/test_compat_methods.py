@@ -10,6 +10,7 @@ from tensorclass import (
     BatchSizeError,
     LazyStackedTensorDict,
     MemoryMappedTensor,
+    TensorAttrs,
     TensorClass,
     TensorCollection,
     TensorDict,
@@ -150,3 +151,75 @@ def test_collate_refuses_bad_options() -> None:
         collate(samples, pad_keys={"missing": 0})
     with pytest.raises(ValueError, match="without batch dims"):
         collate([TensorDict(ids=torch.ones(2, 3), batch_size=[2])] * 2, pad_keys={"ids": 0})
+
+
+class Mixed(TensorClass):
+    a: torch.Tensor
+    inner: Inner
+
+
+def test_attrs_describes_every_leaf_and_to_applies_it() -> None:
+    source = TensorDict(
+        {
+            "a": torch.zeros(3),
+            "b": torch.zeros(3, 2, dtype=torch.int32),
+            "n": {"c": torch.zeros(3, dtype=torch.float64)},
+        },
+        [3],
+    )
+    attrs = source.attrs()
+    assert attrs.batch_size == () and attrs.device is None
+    assert isinstance(attrs["b"], TensorAttrs)
+    assert (attrs["b"].tgt_device, attrs["b"].tgt_dtype, attrs["b"].tgt_shape) == (
+        torch.device("cpu"),
+        torch.int32,
+        torch.Size([3, 2]),
+    )
+    assert attrs.attrs(fields=("dtype",)) is not None
+    only = source.attrs(fields=("dtype",))
+    assert only["a"].tgt_device is None and only["a"].tgt_shape is None
+    target = TensorDict(
+        {"a": torch.ones(3), "b": torch.ones(3, 2), "n": {"c": torch.ones(3)}, "x": torch.ones(3)},
+        [3],
+    )
+    cast = target.to(attrs)
+    assert cast["b"].dtype == torch.int32 and cast["n", "c"].dtype == torch.float64
+    assert cast["x"].dtype == torch.float32 and torch.equal(
+        cast["b"], torch.ones(3, 2, dtype=torch.int32)
+    )
+    with pytest.raises(ValueError, match="fields must be among"):
+        source.attrs(fields=("colour",))
+
+
+def test_attrs_on_typed_classes_and_lazy_stacks() -> None:
+    obj = Mixed(
+        a=torch.zeros(2, dtype=torch.int64),
+        inner=Inner(w=torch.zeros(2, 3), batch_size=[2]),
+        batch_size=[2],
+    )
+    attrs = obj.attrs()
+    assert attrs["inner", "w"].tgt_shape == (2, 3)
+    like = Mixed(
+        a=torch.ones(2),
+        inner=Inner(w=torch.ones(2, 3, dtype=torch.float64), batch_size=[2]),
+        batch_size=[2],
+    )
+    cast = like.to(attrs)
+    assert (
+        type(cast) is Mixed and cast.a.dtype == torch.int64 and cast.inner.w.dtype == torch.float32
+    )
+    stack = lazy_stack([obj[0], obj[1]])
+    assert stack.attrs()["a"].tgt_shape == (2,)
+
+
+def test_where_update_batch_size_resizes_out() -> None:
+    td = TensorDict({"a": torch.arange(4.0)}, [4])
+    out = TensorDict({"a": torch.zeros(2)}, [2])
+    with pytest.raises(BatchSizeError, match="does not start with the batch size"):
+        td.where(td["a"] > 1, 0.0, out=out)  # an out of another batch size is refused
+    result = td.where(td["a"] > 1, 0.0, out=out, update_batch_size=True)
+    assert result is out and out.batch_size == (4,) and out["a"].tolist() == [0, 0, 2, 3]
+    stack = lazy_stack([td[0:2], td[2:4]])
+    target = TensorDict({"a": torch.zeros(1)}, [1])
+    stack.where(stack["a"] > 1, 0.0, out=target, update_batch_size=True)
+    assert target.batch_size == (2, 2)
