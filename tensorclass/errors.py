@@ -12,6 +12,7 @@ import dataclasses
 __all__ = [
     "BatchSizeError",
     "FieldTypeError",
+    "FileFormatError",
     "FrozenInstanceError",
     "InvalidKeyError",
     "KeyNotFoundError",
@@ -105,3 +106,9 @@ class RecordedClassError(TensorClassError, LookupError):
 
 class NotSerializableError(TensorClassError, TypeError):
     """A non-tensor value cannot be written as JSON (memmap metadata, distributed exchange)."""
+
+
+class FileFormatError(TensorClassError, ValueError):
+    """A safetensors, HDF5 or Zarr file that cannot be loaded (malformed structure
+    metadata, a shape or dtype that disagrees with it, an unknown class...); the message
+    names the file."""

@@ -1,0 +1,514 @@
+"""``PersistentTensorDict``: a tensor tree kept in an HDF5 file or a Zarr store, read lazily.
+
+It is a *view of a file*, not an engine instance: it reads what you ask for (a key, or the
+rows of an index) and :meth:`~PersistentTensorDict.to_tensordict` reads everything into the
+class that was saved. Writes (``ptd["x"] = t``, ``ptd[0:2] = td``) go to the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ...errors import FileFormatError, KeyNotFoundError
+from ...keys import unravel_key
+from .._core import TensorCore
+from ..json_values import non_tensor_to_json
+from ..lazy_stack import LazyStackedTensorDict
+from ..memmap.load import ClassPolicy
+from ..memmap.metadata import DTYPES
+from ..non_tensor import NonTensorData, NonTensorStack
+from .backends import Backend, backend, numpy_of, torch_dtype_of
+from .layout import VERSION, Layout, build, check_tensor, describe
+
+__all__ = ["PersistentTensorDict", "open_persistent", "write_persistent"]
+
+_Key = str | tuple[str, ...]
+
+
+def _tensor_entries(level: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for member in level.get("members", ()):
+        yield from _tensor_entries(member)
+    for entry in level.get("keys", {}).values():
+        if "tensor" in entry:
+            yield entry
+        elif "td" in entry:
+            yield from _tensor_entries(entry["td"])
+
+
+def _has_stack(level: dict[str, Any]) -> bool:
+    if "members" in level or "stack_dim" in level:
+        return True
+    return any("td" in e and _has_stack(e["td"]) for e in level.get("keys", {}).values())
+
+
+def write_persistent(
+    node: TensorCore, filename: Any, name: str, options: dict[str, Any]
+) -> PersistentTensorDict:
+    """Write ``node`` to a new file or store (``name``: ``"h5"``/``"zarr"``), opened ``r+``."""
+    store = backend(name)
+    layout = Layout("/")
+    root = describe(node, layout)  # checks every key and value before writing
+    arrays = {path: numpy_of(tensor) for path, tensor in layout.tensors.items()}
+    for entry in _tensor_entries(root):
+        dtype = arrays[entry["tensor"]][1]
+        if dtype is not None:
+            entry["dtype"] = dtype
+    if isinstance(filename, (str, os.PathLike)):
+        filename = os.path.abspath(os.fspath(filename))
+    handle = store.open(filename, "w")
+    try:
+        for path, (array, _) in arrays.items():
+            store.write(handle, path, array, options)
+        store.set_layout(handle, {"version": VERSION, "root": root})
+    finally:
+        store.close(handle)
+    return open_persistent(filename, name, mode="r+")
+
+
+def open_persistent(
+    filename: Any,
+    name: str,
+    *,
+    mode: str = "r",
+    batch_size: Any = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    non_tensor_as_stack: bool = False,
+    device: Any = None,
+) -> PersistentTensorDict:
+    """Open ``filename`` with the ``name`` backend (see :class:`PersistentTensorDict`)."""
+    if auto_batch_size and batch_size is not None:
+        raise TypeError("pass auto_batch_size=True or batch_size, not both")
+    return PersistentTensorDict(
+        filename=filename,
+        backend=name,
+        mode=mode,
+        batch_size=batch_size,
+        device=device,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        non_tensor_as_stack=non_tensor_as_stack,
+    )
+
+
+class PersistentTensorDict:
+    """A tensor tree in an HDF5 file (``backend="h5"``, needs ``h5py``) or a Zarr store
+    (``backend="zarr"``, needs ``zarr``), read lazily by key and by index.
+
+    ``ptd["x"]`` reads the tensor ``x`` from the file (a new tensor each time: in-place
+    changes to it do not reach the file); ``ptd["sub"]`` is the nested level, still in the
+    file; ``ptd[0:10]`` reads those rows of every tensor (ints and slices read only the rows;
+    other indices read the whole leaves first) into the class that was saved.
+    ``to_tensordict()`` reads everything. ``ptd["x"] = t`` and ``ptd[0:2] = td`` write to the
+    file (opened with ``mode="r+"``, ``"a"`` or ``"w"``). Close it with :meth:`close`, or use
+    it as a context manager.
+
+    It is not a tensor class itself: for the rest of the API, read what you need
+    (``ptd[idx]`` or ``ptd.to_tensordict()``). Files that tensorclass or tensordict wrote
+    keep their batch size, classes and non-tensor values (the layout attribute); for other
+    files the batch size is ``batch_size``, or with ``auto_batch_size=True`` (the default
+    when none is given) the leading dims every tensor shares, at most ``batch_dims`` of them.
+
+    Keyword Args:
+        batch_size: the batch size of the root (checked against every tensor).
+        filename: the path of the file or store (or a zarr store object).
+        group: an open ``h5py``/``zarr`` group to read instead of ``filename``.
+        mode: as in ``h5py.File``: ``"r"``, ``"r+"``, ``"a"``, ``"w"``...
+        backend: ``"h5"`` or ``"zarr"``.
+        device: where tensors go when read.
+
+    >>> import os, tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> data = TensorDict(x=torch.arange(6).reshape(3, 2), batch_size=[3])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     with data.to_h5(os.path.join(tmp, "data.h5")) as ptd:
+    ...         print(ptd.batch_size, ptd["x"][1].tolist(), ptd[1:]["x"].tolist())
+    torch.Size([3]) [2, 3] [[2, 3], [4, 5]]
+    """
+
+    def __init__(
+        self,
+        *,
+        batch_size: Any = None,
+        filename: Any = None,
+        group: Any = None,
+        mode: str = "r",
+        backend: str = "h5",
+        device: Any = None,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        non_tensor_as_stack: bool = False,
+    ) -> None:
+        if (filename is None) == (group is None):
+            raise TypeError("PersistentTensorDict needs filename or group (one of them)")
+        self._store: Backend = _backend(backend)
+        self._owns = group is None
+        if isinstance(filename, (str, os.PathLike)):
+            filename = os.path.abspath(os.fspath(filename))
+        self.filename = filename if filename is not None else str(getattr(group, "name", group))
+        self.mode = mode
+        self.device = None if device is None else torch.device(device)
+        self._root = self._store.open(filename, mode) if group is None else group
+        self._path: tuple[str, ...] = ()
+        try:
+            found = self._store.layout(self._root)
+        except FileFormatError as err:
+            raise FileFormatError(f"{self.filename}: {err}") from None
+        if found is None:
+            found = {"version": VERSION, "root": self._infer(non_tensor_as_stack)}
+            auto_batch_size = auto_batch_size or batch_size is None
+        if type(found) is not dict or found.get("version") != VERSION or "root" not in found:
+            raise FileFormatError(f"{self.filename}: the layout attribute is not a version-1 layout")
+        self._layout: dict[str, Any] = found
+        if auto_batch_size:
+            self._set_batch(self._common_prefix(found["root"], batch_dims))
+        elif batch_size is not None:
+            self._set_batch(list(torch.Size(batch_size)))
+
+    # -- structure -----------------------------------------------------------------------
+
+    @property
+    def _level(self) -> dict[str, Any]:
+        level: dict[str, Any] = self._layout["root"]
+        for part in self._path:
+            level = level["keys"][part]["td"]
+        return level
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The batch size of this level."""
+        return torch.Size(self._level["batch_size"])
+
+    @property
+    def batch_dims(self) -> int:
+        """The number of batch dims."""
+        return len(self._level["batch_size"])
+
+    def __len__(self) -> int:
+        return int(self.batch_size[0]) if self.batch_dims else 0
+
+    def _entries(self) -> dict[str, Any]:
+        level = self._level
+        if "members" in level:
+            return dict(level["members"][0].get("keys", {})) if level["members"] else {}
+        return level["keys"]  # type: ignore[no-any-return]
+
+    def keys(
+        self, include_nested: bool = False, leaves_only: bool = False
+    ) -> list[str | tuple[str, ...]]:
+        """The keys of this level (``include_nested``: with nested keys, as tuples)."""
+        out: list[str | tuple[str, ...]] = []
+        for key, entry in self._entries().items():
+            nested = "td" in entry
+            if not (nested and leaves_only):
+                out.append(key)
+            if nested and include_nested:
+                child = self._child(key)
+                out.extend((key, *_tuple(k)) for k in child.keys(True, leaves_only))
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            path = _tuple(unravel_key(key))  # type: ignore[arg-type]
+        except TypeError:
+            return False
+        node: PersistentTensorDict = self
+        for part in path[:-1]:
+            entry = node._entries().get(part)
+            if entry is None or "td" not in entry:
+                return False
+            node = node._child(part)
+        return path[-1] in node._entries()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """``(key, value)`` of this level, each value read as ``self[key]``."""
+        for key in self._entries():
+            yield key, self[key]
+
+    def values(self) -> Iterator[Any]:
+        """Each value of this level, read as ``self[key]``."""
+        for _, value in self.items():
+            yield value
+
+    def _child(self, key: str) -> PersistentTensorDict:
+        child = object.__new__(PersistentTensorDict)
+        child.__dict__.update(self.__dict__)
+        child._owns = False
+        child._path = (*self._path, key)
+        return child
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _read(self, name: str, entry: dict[str, Any], index: Any = ()) -> Tensor:
+        try:
+            node = self._root[name]
+        except KeyError:
+            raise FileFormatError(f"{self.filename}: the layout names {name!r}, not in the file") from None
+        if self._store.is_group(node) or torch_dtype_of(node.dtype) is None:
+            raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
+        array = np.asarray(node[index] if index != () else node[()])
+        tensor = check_tensor(torch.from_numpy(array), entry if index == () else {
+            "dtype": entry.get("dtype")}, self.filename, name, DTYPES)
+        return tensor if self.device is None else tensor.to(self.device)
+
+    def _meta(self, name: str, entry: dict[str, Any]) -> Tensor:
+        node = self._root[name]
+        dtype = torch_dtype_of(node.dtype)
+        if dtype is None:
+            raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
+        meta = torch.empty(tuple(node.shape), dtype=dtype, device="meta")
+        return check_tensor(meta, entry, self.filename, name, DTYPES)
+
+    def _build(self, cls: type[TensorCore] | None, classes: ClassPolicy) -> TensorCore:
+        return build(self._level, self._read, self.filename, cls, classes, where=self._path)
+
+    def to_tensordict(
+        self, cls: type[TensorCore] | None = None, classes: ClassPolicy = "imported"
+    ) -> Any:
+        """Everything in this level, read into memory, as the class that was saved (or
+        ``cls``; ``classes="tensordict"`` gives plain ``TensorDict`` levels)."""
+        return self._build(cls, classes)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, str) or (
+            isinstance(index, tuple) and index and all(isinstance(i, str) for i in index)
+        ):
+            return self._get(_tuple(unravel_key(index)))
+        level = self._level
+        if not _basic(index, self.batch_dims) or _has_stack(level):
+            return self.to_tensordict()[index]
+        index = index if isinstance(index, tuple) else (index,)
+        shell = build(level, self._meta, self.filename, where=self._path)
+        result = shell[index]  # type: ignore[index]
+        self._fill(result, level, index)
+        return result
+
+    def _fill(self, node: TensorCore, level: dict[str, Any], index: tuple[Any, ...]) -> None:
+        """Replace the meta tensors of an indexed shell by the rows read from the file."""
+        for key, entry in level["keys"].items():
+            if "td" in entry:
+                self._fill(node._data[key], entry["td"], index)
+            elif "tensor" in entry and entry.get("unbatched") is not True:
+                node._data[key] = self._read(entry["tensor"], entry, index)
+
+    def _get(self, path: tuple[str, ...]) -> Any:
+        node: PersistentTensorDict = self
+        for part in path[:-1]:
+            node = node._get((part,))
+            if not isinstance(node, PersistentTensorDict):
+                raise KeyNotFoundError(f"{path!r}: {part!r} is not a nested level", key=path)
+        key = path[-1]
+        entries = node._entries()
+        if key not in entries:
+            raise KeyNotFoundError(
+                f"key {path!r} not found in {node.filename}; it has {sorted(entries)}", key=path
+            )
+        entry = entries[key]
+        level = node._level
+        if "td" in entry and "members" not in level:
+            return node._child(key)
+        if "members" in level:
+            return node.to_tensordict()[key]
+        if "tensor" in entry:
+            tensor = node._read(entry["tensor"], entry)
+            if entry.get("unbatched") is True:
+                return tensor
+            return tensor
+        built = build(
+            {"batch_size": level["batch_size"], "names": None, "keys": {key: entry}},
+            node._read,
+            node.filename,
+        )
+        return built[key]  # type: ignore[index]
+
+    # -- writing -------------------------------------------------------------------------
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if self.mode == "r":
+            raise PermissionError(f"{self.filename} is open read-only (mode='r')")
+        if isinstance(index, str) or (
+            isinstance(index, tuple) and index and all(isinstance(i, str) for i in index)
+        ):
+            path = _tuple(unravel_key(index))
+            node = self
+            for part in path[:-1]:
+                node = node._get((part,))
+                if not isinstance(node, PersistentTensorDict):
+                    raise KeyNotFoundError(f"{path!r}: {part!r} is not a nested level", key=path)
+            node._set(path[-1], value)
+            return
+        if _has_stack(self._level):
+            raise NotImplementedError("index writes into a saved lazy stack are not supported")
+        if isinstance(value, PersistentTensorDict):
+            value = value.to_tensordict()
+        for key, leaf in _leaves(value):
+            entry = self._entry(key)
+            array, _ = numpy_of(torch.as_tensor(leaf))
+            self._root[entry["tensor"]][index] = array
+
+    def _entry(self, path: tuple[str, ...]) -> dict[str, Any]:
+        level = self._level
+        for part in path[:-1]:
+            level = level["keys"][part]["td"]
+        entry = level["keys"].get(path[-1])
+        if entry is None or "tensor" not in entry:
+            raise KeyNotFoundError(f"{path!r} is not a tensor of {self.filename}", key=path)
+        return entry  # type: ignore[no-any-return]
+
+    def _set(self, key: str, value: Any) -> None:
+        level = self._level
+        if "members" in level:
+            raise NotImplementedError("writing keys into a saved lazy stack is not supported")
+        batch = tuple(level["batch_size"])
+        prefix = "/".join(self._path)
+        if isinstance(value, PersistentTensorDict):
+            value = value.to_tensordict()
+        if isinstance(value, Tensor):
+            if tuple(value.shape[: len(batch)]) != batch:
+                raise ValueError(
+                    f"{self.filename}: the tensor for {key!r} has shape {list(value.shape)}, "
+                    f"which does not start with the batch size {list(batch)}"
+                )
+            layout = Layout("/")
+            name = layout.name((*self._path, key), value)
+            array, dtype = numpy_of(value)
+            self._store.write(self._root, name, array, {})
+            level["keys"][key] = {"tensor": name, **({"dtype": dtype} if dtype else {})}
+        elif isinstance(value, TensorCore):
+            if tuple(value._batch_size[: len(batch)]) != batch:
+                raise ValueError(f"{self.filename}: the batch size of {key!r} does not start with {list(batch)}")
+            layout = Layout("/")
+            described = describe(value, layout, (*self._path, key))
+            arrays = {p: numpy_of(t) for p, t in layout.tensors.items()}
+            for entry in _tensor_entries(described):
+                if arrays[entry["tensor"]][1] is not None:
+                    entry["dtype"] = arrays[entry["tensor"]][1]
+            for path, (array, _) in arrays.items():
+                self._store.write(self._root, path, array, {})
+            level["keys"][key] = {"td": described}
+        else:
+            leaf = value if isinstance(value, (NonTensorData, NonTensorStack)) else NonTensorData(value)
+            kind, payload = non_tensor_to_json(leaf, (*self._path, key))
+            level["keys"][key] = {kind: payload}
+        del prefix
+        self._store.set_layout(self._root, self._layout)
+
+    # -- the file ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the file (when this object opened it)."""
+        if self._owns:
+            self._store.close(self._root)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"PersistentTensorDict(keys={list(self._entries())}, batch_size="
+            f"{list(self.batch_size)}, file={self.filename!r}, backend={self._store.name!r})"
+        )
+
+    # -- files without a layout ----------------------------------------------------------
+
+    def _infer(self, as_stack: bool, group: Any = None, path: str = "") -> dict[str, Any]:
+        group = self._root if group is None else group
+        keys: dict[str, Any] = {}
+        for name in self._store.members(group):
+            node = group[name]
+            where = f"{path}{name}"
+            if self._store.is_group(node):
+                keys[name] = {"td": self._infer(as_stack, node, where + "/")}
+            elif torch_dtype_of(node.dtype) is not None:
+                keys[name] = {"tensor": where}
+            else:
+                value = np.asarray(node[()]).tolist()
+                value = value.decode() if isinstance(value, bytes) else value
+                keys[name] = {"non_tensor": _decoded(value)}
+        return {"batch_size": [], "names": None, "keys": keys}
+
+    def _common_prefix(self, level: dict[str, Any], limit: int | None) -> list[int]:
+        shapes = [list(self._root[e["tensor"]].shape) for e in _tensor_entries(level)]
+        if not shapes:
+            return []
+        prefix: list[int] = []
+        for sizes in zip(*shapes):
+            if len(set(sizes)) != 1 or (limit is not None and len(prefix) >= limit):
+                break
+            prefix.append(sizes[0])
+        return prefix
+
+    def _set_batch(self, batch: list[int]) -> None:
+        root = self._layout["root"]
+        for entry in _tensor_entries(root):
+            shape = list(self._root[entry["tensor"]].shape)
+            if entry.get("unbatched") is not True and shape[: len(batch)] != batch:
+                raise ValueError(
+                    f"{self.filename}: batch_size {batch} does not fit {entry['tensor']!r} "
+                    f"of shape {shape}"
+                )
+        _rebatch(root, batch)
+
+
+def _rebatch(level: dict[str, Any], batch: list[int]) -> None:
+    old = level["batch_size"]
+    if len(old) < len(batch):
+        level["batch_size"] = list(batch)
+    else:
+        level["batch_size"] = list(batch) + old[len(batch) :]
+    for entry in level.get("keys", {}).values():
+        if "td" in entry:
+            _rebatch(entry["td"], batch)
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_decoded(v) for v in value]
+    return value
+
+
+def _backend(name: str) -> Backend:
+    return backend(name)
+
+
+def _tuple(key: _Key) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else tuple(key)
+
+
+def _basic(index: Any, ndim: int) -> bool:
+    """Whether ``index`` is ints and forward slices within the batch dims (read row-wise)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if len(parts) > ndim:
+        return False
+    return all(
+        (isinstance(p, int) and not isinstance(p, bool))
+        or (isinstance(p, slice) and (p.step is None or p.step > 0))
+        for p in parts
+    )
+
+
+def _leaves(value: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """The tensor leaves of a mapping or tensor class, by key path."""
+    items = value._data.items() if isinstance(value, TensorCore) else dict(value).items()
+    if isinstance(value, LazyStackedTensorDict):
+        items = value.contiguous()._data.items()  # type: ignore[attr-defined]
+    for key, leaf in items:
+        if isinstance(leaf, (TensorCore, dict)):
+            yield from _leaves(leaf, (*prefix, key))
+        elif isinstance(leaf, Tensor):
+            yield (*prefix, key), leaf
