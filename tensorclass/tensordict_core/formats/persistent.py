@@ -250,19 +250,31 @@ class PersistentTensorDict:
     # -- reading -------------------------------------------------------------------------
 
     def _read(self, name: str, entry: dict[str, Any], index: Any = ()) -> Tensor:
-        try:
-            node = self._root[name]
-        except KeyError:
-            raise FileFormatError(f"{self.filename}: the layout names {name!r}, not in the file") from None
-        if self._store.is_group(node) or torch_dtype_of(node.dtype) is None:
+        node = self._node(name)
+        if torch_dtype_of(node.dtype) is None:
             raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
         array = np.asarray(node[index] if index != () else node[()])
         tensor = check_tensor(torch.from_numpy(array), entry if index == () else {
             "dtype": entry.get("dtype")}, self.filename, name, DTYPES)
         return tensor if self.device is None else tensor.to(self.device)
 
+    def _node(self, name: str) -> Any:
+        """The dataset the layout names ``name`` (a path inside the file, never outside)."""
+        parts = name.split("/")
+        if any(part in ("", ".", "..") for part in parts):
+            raise FileFormatError(f"{self.filename}: the layout names an invalid path {name!r:.80}")
+        try:
+            node = self._root[name]
+        except (KeyError, ValueError, OSError):
+            raise FileFormatError(
+                f"{self.filename}: the layout names {name!r:.80}, which is not in the file"
+            ) from None
+        if self._store.is_group(node):
+            raise FileFormatError(f"{self.filename}: {name!r:.80} is a group, not a dataset")
+        return node
+
     def _meta(self, name: str, entry: dict[str, Any]) -> Tensor:
-        node = self._root[name]
+        node = self._node(name)
         dtype = torch_dtype_of(node.dtype)
         if dtype is None:
             raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
@@ -441,7 +453,7 @@ class PersistentTensorDict:
         return {"batch_size": [], "names": None, "keys": keys}
 
     def _common_prefix(self, level: dict[str, Any], limit: int | None) -> list[int]:
-        shapes = [list(self._root[e["tensor"]].shape) for e in _tensor_entries(level)]
+        shapes = [list(self._node(e["tensor"]).shape) for e in _tensor_entries(level)]
         if not shapes:
             return []
         prefix: list[int] = []
@@ -454,7 +466,7 @@ class PersistentTensorDict:
     def _set_batch(self, batch: list[int]) -> None:
         root = self._layout["root"]
         for entry in _tensor_entries(root):
-            shape = list(self._root[entry["tensor"]].shape)
+            shape = list(self._node(entry["tensor"]).shape)
             if entry.get("unbatched") is not True and shape[: len(batch)] != batch:
                 raise ValueError(
                     f"{self.filename}: batch_size {batch} does not fit {entry['tensor']!r} "
