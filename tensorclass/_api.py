@@ -25,6 +25,7 @@ from .errors import (
     TensorClassError,
 )
 from .fields import field
+from .file_formats import from_h5, from_safetensors, from_zarr, to_safetensors
 from .keys import (
     KEY_SEPARATOR,
     NestedKey,
@@ -33,7 +34,6 @@ from .keys import (
     unravel_key_to_tuple,
     unravel_keys,
 )
-from .file_formats import from_h5, from_safetensors, from_zarr, to_safetensors
 from .loading import load_memmap
 from .non_tensor import (
     MetaData,
@@ -60,9 +60,9 @@ from .switches import (
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_module, from_modules, stack
 from .tensordict_core.comparing import assert_allclose_td, assert_close
+from .tensordict_core.formats.persistent import PersistentTensorDict
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
-from .tensordict_core.formats.persistent import PersistentTensorDict
 from .tensordict_core.merging import group_by, merge_tensordicts
 from .tensordict_core.packing import PackLayout
 from .tensordict_core.padding import pad, pad_sequence, unpad_sequence

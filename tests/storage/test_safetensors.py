@@ -64,7 +64,9 @@ def test_tensordict_reads_ours_and_we_read_tensordicts(tmp_path: Path) -> None:
     plain().to_safetensors(tmp_path / "ours")
     theirs = tensordict.from_safetensors(tmp_path / "ours")
     torch.testing.assert_close(theirs["b", "c"], plain()["b", "c"])
-    peer = tensordict.TensorDict(a=torch.ones(2, 2), s="x", sub={"c": torch.zeros(2)}, batch_size=[2])
+    peer = tensordict.TensorDict(
+        a=torch.ones(2, 2), s="x", sub={"c": torch.zeros(2)}, batch_size=[2]
+    )
     tensordict.to_safetensors(peer, tmp_path / "theirs")
     back = from_safetensors(tmp_path / "theirs")
     assert back.batch_size == (2,) and back["s"] == "x" and back["sub", "c"].tolist() == [0.0, 0.0]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -74,7 +74,9 @@ class Layout:
         """Store ``tensor`` under the name of ``path``; two paths with one name are refused."""
         for part in path:
             if not part or (self.separator == "/" and "/" in part):
-                raise ValueError(f"cannot save the key {path!r}: a key may not be empty or hold '/'")
+                raise ValueError(
+                    f"cannot save the key {path!r}: a key may not be empty or hold '/'"
+                )
         name = self.separator.join(path)
         if name in self.tensors:
             raise ValueError(
@@ -176,8 +178,8 @@ def build(
     """The saved tree of a layout ``level``, its tensors from ``read`` (locked: no)."""
     if type(level) is not dict:
         raise _fail(file, where, f"a level of the layout must be an object, not {level!r:.60}")
-    batch_size = level.get("batch_size")
-    names = level.get("names")
+    batch_size: Any = level.get("batch_size")
+    names: Any = level.get("names")
     if not _ints(batch_size):
         raise _fail(file, where, f"invalid batch_size {batch_size!r:.60}")
     if tuple(batch_size[: len(parent)]) != parent:
@@ -202,7 +204,9 @@ def build(
     if type(keys) is not dict:
         raise _fail(file, where, "the level has no 'keys' object")
     stack_dim = level.get("stack_dim")
-    if stack_dim is not None and (type(stack_dim) is not int or not 0 <= stack_dim < len(batch_size)):
+    if stack_dim is not None and (
+        type(stack_dim) is not int or not 0 <= stack_dim < len(batch_size)
+    ):
         raise _fail(file, where, f"invalid stack_dim {stack_dim!r}")
     schema = resolved_schema(cls)
     fields = None if schema is None else schema.by_name
@@ -213,7 +217,8 @@ def build(
         data[key] = _leaf(key, entry, read, file, cls, fields, classes, tuple(batch_size), where)
     built = cls._new(data, torch.Size(batch_size), None, None if names is None else tuple(names))
     if stack_dim is not None:  # tensordict's dense save of a lazy stack
-        return lazy_stack(list(built.unbind(stack_dim)), stack_dim)  # type: ignore[attr-defined]
+        members: list[TensorCore] = list(cast(Any, built).unbind(stack_dim))
+        return lazy_stack(members, stack_dim)
     return built
 
 
@@ -285,7 +290,9 @@ def _leaf(
             return NonTensorData(UnbatchedTensor(tensor))
         if not fits_batch(tuple(tensor.shape), batch_size):
             raise _fail(
-                file, path, f"the tensor of shape {list(tensor.shape)} does not fit {list(batch_size)}"
+                file,
+                path,
+                f"the tensor of shape {list(tensor.shape)} does not fit {list(batch_size)}",
             )
         return tensor
     value = entry[kind]

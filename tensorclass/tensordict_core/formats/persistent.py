@@ -24,7 +24,8 @@ from ..lazy_stack import LazyStackedTensorDict
 from ..memmap.load import ClassPolicy
 from ..memmap.metadata import DTYPES
 from ..non_tensor import NonTensorData, NonTensorStack
-from .backends import Backend, backend, numpy_of, torch_dtype_of
+from .backends import Backend, numpy_of, torch_dtype_of
+from .backends import backend as make_backend
 from .layout import VERSION, Layout, build, check_tensor, describe
 
 __all__ = ["PersistentTensorDict", "open_persistent", "write_persistent"]
@@ -52,7 +53,7 @@ def write_persistent(
     node: TensorCore, filename: Any, name: str, options: dict[str, Any]
 ) -> PersistentTensorDict:
     """Write ``node`` to a new file or store (``name``: ``"h5"``/``"zarr"``), opened ``r+``."""
-    store = backend(name)
+    store = make_backend(name)
     layout = Layout("/")
     root = describe(node, layout)  # checks every key and value before writing
     arrays = {path: numpy_of(tensor) for path, tensor in layout.tensors.items()}
@@ -148,7 +149,7 @@ class PersistentTensorDict:
     ) -> None:
         if (filename is None) == (group is None):
             raise TypeError("PersistentTensorDict needs filename or group (one of them)")
-        self._store: Backend = _backend(backend)
+        self._store: Backend = make_backend(backend)
         self._owns = group is None
         if isinstance(filename, (str, os.PathLike)):
             filename = os.path.abspath(os.fspath(filename))
@@ -165,7 +166,9 @@ class PersistentTensorDict:
             found = {"version": VERSION, "root": self._infer(non_tensor_as_stack)}
             auto_batch_size = auto_batch_size or batch_size is None
         if type(found) is not dict or found.get("version") != VERSION or "root" not in found:
-            raise FileFormatError(f"{self.filename}: the layout attribute is not a version-1 layout")
+            raise FileFormatError(
+                f"{self.filename}: the layout attribute is not a version-1 layout"
+            )
         self._layout: dict[str, Any] = found
         if auto_batch_size:
             self._set_batch(self._common_prefix(found["root"], batch_dims))
@@ -219,7 +222,7 @@ class PersistentTensorDict:
 
     def __contains__(self, key: object) -> bool:
         try:
-            path = _tuple(unravel_key(key))  # type: ignore[arg-type]
+            path = _tuple(unravel_key(key))
         except TypeError:
             return False
         node: PersistentTensorDict = self
@@ -254,8 +257,13 @@ class PersistentTensorDict:
         if torch_dtype_of(node.dtype) is None:
             raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
         array = np.asarray(node[index] if index != () else node[()])
-        tensor = check_tensor(torch.from_numpy(array), entry if index == () else {
-            "dtype": entry.get("dtype")}, self.filename, name, DTYPES)
+        tensor = check_tensor(
+            torch.from_numpy(array),
+            entry if index == () else {"dtype": entry.get("dtype")},
+            self.filename,
+            name,
+            DTYPES,
+        )
         return tensor if self.device is None else tensor.to(self.device)
 
     def _node(self, name: str) -> Any:
@@ -332,10 +340,7 @@ class PersistentTensorDict:
         if "members" in level:
             return node.to_tensordict()[key]
         if "tensor" in entry:
-            tensor = node._read(entry["tensor"], entry)
-            if entry.get("unbatched") is True:
-                return tensor
-            return tensor
+            return node._read(entry["tensor"], entry)
         built = build(
             {"batch_size": level["batch_size"], "names": None, "keys": {key: entry}},
             node._read,
@@ -382,7 +387,6 @@ class PersistentTensorDict:
         if "members" in level:
             raise NotImplementedError("writing keys into a saved lazy stack is not supported")
         batch = tuple(level["batch_size"])
-        prefix = "/".join(self._path)
         if isinstance(value, PersistentTensorDict):
             value = value.to_tensordict()
         if isinstance(value, Tensor):
@@ -398,7 +402,9 @@ class PersistentTensorDict:
             level["keys"][key] = {"tensor": name, **({"dtype": dtype} if dtype else {})}
         elif isinstance(value, TensorCore):
             if tuple(value._batch_size[: len(batch)]) != batch:
-                raise ValueError(f"{self.filename}: the batch size of {key!r} does not start with {list(batch)}")
+                raise ValueError(
+                    f"{self.filename}: the batch size of {key!r} does not start with {list(batch)}"
+                )
             layout = Layout("/")
             described = describe(value, layout, (*self._path, key))
             arrays = {p: numpy_of(t) for p, t in layout.tensors.items()}
@@ -409,10 +415,13 @@ class PersistentTensorDict:
                 self._store.write(self._root, path, array, {})
             level["keys"][key] = {"td": described}
         else:
-            leaf = value if isinstance(value, (NonTensorData, NonTensorStack)) else NonTensorData(value)
+            leaf = (
+                value
+                if isinstance(value, (NonTensorData, NonTensorStack))
+                else NonTensorData(value)
+            )
             kind, payload = non_tensor_to_json(leaf, (*self._path, key))
             level["keys"][key] = {kind: payload}
-        del prefix
         self._store.set_layout(self._root, self._layout)
 
     # -- the file ------------------------------------------------------------------------
@@ -494,10 +503,6 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def _backend(name: str) -> Backend:
-    return backend(name)
-
-
 def _tuple(key: _Key) -> tuple[str, ...]:
     return (key,) if isinstance(key, str) else tuple(key)
 
@@ -518,7 +523,7 @@ def _leaves(value: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[st
     """The tensor leaves of a mapping or tensor class, by key path."""
     items = value._data.items() if isinstance(value, TensorCore) else dict(value).items()
     if isinstance(value, LazyStackedTensorDict):
-        items = value.contiguous()._data.items()  # type: ignore[attr-defined]
+        items = value.contiguous()._data.items()
     for key, leaf in items:
         if isinstance(leaf, (TensorCore, dict)):
             yield from _leaves(leaf, (*prefix, key))

@@ -147,7 +147,7 @@ def _view(storage: Any, dtype: torch.dtype, shape: tuple[int, ...], offset: int)
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype)
     if offset % dtype.itemsize:  # unaligned: one copy
-        raw = torch.empty((0,), dtype=torch.uint8).set_(storage, offset, (nbytes,))
+        raw = torch.empty((0,), dtype=torch.uint8).set_(storage, offset, (nbytes,), (1,))
         return raw.clone().view(dtype).reshape(shape)
     strides, step = [], 1
     for dim in reversed(shape):
