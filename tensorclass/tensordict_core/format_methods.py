@@ -34,7 +34,7 @@ class FormatMethods(TensorCore):
 
         >>> import os, tempfile, torch
         >>> from tensorclass import TensorDict
-        >>> td = TensorDict(x=torch.ones(2, 3), sub=TensorDict(y=torch.zeros(2)), batch_size=[2])
+        >>> td = TensorDict(x=torch.ones(2, 3), sub={"y": torch.zeros(2)}, batch_size=[2])
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     td.to_safetensors(os.path.join(tmp, "td.safetensors"))
         ...     back = TensorDict.from_safetensors(os.path.join(tmp, "td.safetensors"))
