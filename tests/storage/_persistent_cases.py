@@ -109,3 +109,17 @@ def check_foreign_file(tmp_path: Path, fmt: str, write_plain: Any) -> None:
         assert ptd["g", "b"].shape == (5,) and ptd[2]["a"].shape == (2,)
     with open_(tmp_path / "f", fmt, batch_size=[]) as ptd:
         assert ptd.batch_size == ()
+
+
+def check_special_leaves(tmp_path: Path, fmt: str) -> None:
+    from tensorclass import MetaData, UnbatchedTensor
+
+    data = torch.stack([TensorDict(a=torch.zeros(()), s=str(i)) for i in range(3)])
+    data["m"] = MetaData({"k": 1})
+    data["u"] = UnbatchedTensor(torch.arange(5))
+    with save(data, tmp_path / "f", fmt) as ptd:
+        assert ptd["s"] == ["0", "1", "2"] and ptd["m"] == {"k": 1}
+        assert type(ptd["u"]) is UnbatchedTensor and ptd["u"].tolist() == [0, 1, 2, 3, 4]
+        row = ptd[1]
+        assert row["s"] == "1" and row["u"].tolist() == [0, 1, 2, 3, 4]
+        same(ptd.to_tensordict(), data)

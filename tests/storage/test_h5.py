@@ -62,3 +62,7 @@ def test_tensordict_reads_our_file(tmp_path: Path) -> None:
     assert theirs["b", "c"].shape == (4, 2)
     theirs.close()
     assert isinstance(TensorDict.from_h5(tmp_path / "f").to_tensordict(), TensorDict)
+
+
+def test_non_tensor_stacks_metadata_and_unbatched_tensors(tmp_path: Path) -> None:
+    cases.check_special_leaves(tmp_path, "h5")

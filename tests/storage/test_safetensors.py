@@ -162,3 +162,16 @@ def test_keys_with_one_stored_name_are_refused(tmp_path: Path) -> None:
     data = TensorDict({"a.b": torch.zeros(2), "a": {"b": torch.ones(2)}}, batch_size=[2])
     with pytest.raises(ValueError, match="same stored name"):
         data.to_safetensors(tmp_path / "f")
+
+
+def test_non_tensor_stacks_metadata_and_unbatched_tensors(tmp_path: Path) -> None:
+    from tensorclass import MetaData, UnbatchedTensor
+
+    data = torch.stack([TensorDict(a=torch.zeros(()), s=str(i)) for i in range(3)])
+    data["m"] = MetaData({"k": 1})
+    data["u"] = UnbatchedTensor(torch.arange(5))
+    data.to_safetensors(tmp_path / "f")
+    back = from_safetensors(tmp_path / "f")
+    same(back, data)
+    assert back["s"] == ["0", "1", "2"] and type(back["u"]) is UnbatchedTensor
+    assert back[1]["s"] == "1"

@@ -66,3 +66,7 @@ def test_tensordict_reads_our_file(tmp_path: Path) -> None:
     theirs = tensordict.TensorDict.from_zarr(str(tmp_path / "f"), allow_pickle=False)
     assert theirs["b", "c"].shape == (4, 2)
     assert isinstance(TensorDict.from_zarr(tmp_path / "f").to_tensordict(), TensorDict)
+
+
+def test_non_tensor_stacks_metadata_and_unbatched_tensors(tmp_path: Path) -> None:
+    cases.check_special_leaves(tmp_path, "zarr")

@@ -18,6 +18,7 @@ from typing_extensions import Self
 
 from ...errors import FileFormatError, KeyNotFoundError
 from ...keys import unravel_key
+from ...unbatched import UnbatchedTensor
 from .._core import TensorCore
 from ..json_values import non_tensor_to_json
 from ..lazy_stack import LazyStackedTensorDict
@@ -318,7 +319,9 @@ class PersistentTensorDict:
         for key, entry in level["keys"].items():
             if "td" in entry:
                 self._fill(node._data[key], entry["td"], index)
-            elif "tensor" in entry and entry.get("unbatched") is not True:
+            elif "tensor" in entry and entry.get("unbatched") is True:  # read whole
+                node._data[key] = NonTensorData(UnbatchedTensor(self._read(entry["tensor"], entry)))
+            elif "tensor" in entry:
                 node._data[key] = self._read(entry["tensor"], entry, index)
 
     def _get(self, path: tuple[str, ...]) -> Any:
@@ -340,7 +343,8 @@ class PersistentTensorDict:
         if "members" in level:
             return node.to_tensordict()[key]
         if "tensor" in entry:
-            return node._read(entry["tensor"], entry)
+            tensor = node._read(entry["tensor"], entry)
+            return UnbatchedTensor(tensor) if entry.get("unbatched") is True else tensor
         built = build(
             {"batch_size": level["batch_size"], "names": None, "keys": {key: entry}},
             node._read,
