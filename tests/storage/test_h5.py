@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tensorclass import TensorDict, from_h5
+from tensorclass import FileFormatError, TensorDict, from_h5
 
 from . import _persistent_cases as cases
 from ._formats_data import plain
@@ -66,3 +66,18 @@ def test_tensordict_reads_our_file(tmp_path: Path) -> None:
 
 def test_non_tensor_stacks_metadata_and_unbatched_tensors(tmp_path: Path) -> None:
     cases.check_special_leaves(tmp_path, "h5")
+
+
+def test_links_out_of_the_file_are_not_followed(tmp_path: Path) -> None:
+    with h5py.File(tmp_path / "other.h5", "w") as other:
+        other["secret"] = np.arange(3)
+    plain().to_h5(tmp_path / "f").close()
+    with h5py.File(tmp_path / "f", "r+") as file:
+        del file["a"]
+        file["a"] = h5py.ExternalLink(str(tmp_path / "other.h5"), "/secret")
+    with pytest.raises(FileFormatError, match="ExternalLink; not read"):
+        from_h5(tmp_path / "f").to_tensordict()
+    with h5py.File(tmp_path / "g", "w") as file:
+        file["a"] = h5py.ExternalLink(str(tmp_path / "other.h5"), "/secret")
+    with pytest.raises(FileFormatError, match=f"{tmp_path / 'g'}.*ExternalLink"):
+        from_h5(tmp_path / "g")

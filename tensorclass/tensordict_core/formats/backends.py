@@ -66,6 +66,19 @@ class Backend:
     def is_group(self, node: Any) -> bool:
         return isinstance(node, self.module.Group)
 
+    def inside(self, group: Any, name: str) -> str | None:
+        """Why the member ``name`` of ``group`` may lead outside the file (``None``: it
+        does not): HDF5 soft and external links, external raw storage, virtual datasets."""
+        if self.name != "h5":
+            return None  # a zarr store has no links
+        link = group.get(name, getlink=True)
+        if link is not None and not isinstance(link, self.module.HardLink):
+            return f"a {type(link).__name__}"
+        node = group.get(name)
+        if isinstance(node, self.module.Dataset) and (node.external or node.is_virtual):
+            return "a dataset stored outside the file"
+        return None
+
     def members(self, group: Any) -> list[str]:
         return sorted(str(name) for name in group.keys())
 

@@ -272,12 +272,19 @@ class PersistentTensorDict:
         parts = name.split("/")
         if any(part in ("", ".", "..") for part in parts):
             raise FileFormatError(f"{self.filename}: the layout names an invalid path {name!r:.80}")
-        try:
-            node = self._root[name]
-        except (KeyError, ValueError, OSError):
-            raise FileFormatError(
-                f"{self.filename}: the layout names {name!r:.80}, which is not in the file"
-            ) from None
+        node = self._root
+        for part in parts:
+            try:
+                outside = self._store.inside(node, part) if part in node else "missing"
+                node = node[part] if outside is None else None
+            except (KeyError, ValueError, OSError, TypeError):
+                outside = "missing"
+            if outside == "missing":
+                raise FileFormatError(
+                    f"{self.filename}: the layout names {name!r:.80}, which is not in the file"
+                )
+            if outside is not None:
+                raise FileFormatError(f"{self.filename}: {name!r:.80} is {outside}; not read")
         if self._store.is_group(node):
             raise FileFormatError(f"{self.filename}: {name!r:.80} is a group, not a dataset")
         return node
@@ -453,8 +460,11 @@ class PersistentTensorDict:
         group = self._root if group is None else group
         keys: dict[str, Any] = {}
         for name in self._store.members(group):
-            node = group[name]
             where = f"{path}{name}"
+            outside = self._store.inside(group, name)
+            if outside is not None:
+                raise FileFormatError(f"{self.filename}: {where!r} is {outside}; not read")
+            node = group[name]
             if self._store.is_group(node):
                 keys[name] = {"td": self._infer(as_stack, node, where + "/")}
             elif torch_dtype_of(node.dtype) is not None:
