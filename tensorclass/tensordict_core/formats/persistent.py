@@ -125,6 +125,13 @@ class PersistentTensorDict:
         mode: as in ``h5py.File``: ``"r"``, ``"r+"``, ``"a"``, ``"w"``...
         backend: ``"h5"`` or ``"zarr"``.
         device: where tensors go when read.
+        validate_batch_size: accepted for tensordict's signature: the batch size is always
+            checked against every tensor.
+        non_tensor_as_stack: accepted for tensordict's signature: a string or object
+            dataset of a file without layout reads as one value (a list for arrays).
+        allow_pickle: nothing is ever unpickled; ``True`` raises ``ValueError``.
+        auto_batch_size, batch_dims: for files without layout, the batch size is the
+            leading dims every tensor shares (at most ``batch_dims``).
 
     >>> import os, tempfile, torch
     >>> from tensorclass import TensorDict
@@ -144,10 +151,18 @@ class PersistentTensorDict:
         mode: str = "r",
         backend: str = "h5",
         device: Any = None,
+        validate_batch_size: bool = True,
+        non_tensor_as_stack: bool = False,
+        allow_pickle: bool | None = None,
         auto_batch_size: bool = False,
         batch_dims: int | None = None,
-        non_tensor_as_stack: bool = False,
     ) -> None:
+        del validate_batch_size, non_tensor_as_stack  # always checked; see the docstring
+        if allow_pickle:
+            raise ValueError(
+                "PersistentTensorDict(allow_pickle=True): tensorclass never unpickles (non-tensor "
+                "values are JSON); pass allow_pickle=False or None"
+            )
         if (filename is None) == (group is None):
             raise TypeError("PersistentTensorDict needs filename or group (one of them)")
         self._store: Backend = make_backend(backend)
@@ -164,7 +179,7 @@ class PersistentTensorDict:
         except FileFormatError as err:
             raise FileFormatError(f"{self.filename}: {err}") from None
         if found is None:
-            found = {"version": VERSION, "root": self._infer(non_tensor_as_stack)}
+            found = {"version": VERSION, "root": self._infer()}
             auto_batch_size = auto_batch_size or batch_size is None
         if type(found) is not dict or found.get("version") != VERSION or "root" not in found:
             raise FileFormatError(
@@ -456,7 +471,7 @@ class PersistentTensorDict:
 
     # -- files without a layout ----------------------------------------------------------
 
-    def _infer(self, as_stack: bool, group: Any = None, path: str = "") -> dict[str, Any]:
+    def _infer(self, group: Any = None, path: str = "") -> dict[str, Any]:
         group = self._root if group is None else group
         keys: dict[str, Any] = {}
         for name in self._store.members(group):
@@ -466,7 +481,7 @@ class PersistentTensorDict:
                 raise FileFormatError(f"{self.filename}: {where!r} is {outside}; not read")
             node = group[name]
             if self._store.is_group(node):
-                keys[name] = {"td": self._infer(as_stack, node, where + "/")}
+                keys[name] = {"td": self._infer(node, where + "/")}
             elif torch_dtype_of(node.dtype) is not None:
                 keys[name] = {"tensor": where}
             else:
