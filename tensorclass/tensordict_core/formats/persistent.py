@@ -27,27 +27,21 @@ from ..memmap.metadata import DTYPES
 from ..non_tensor import NonTensorData, NonTensorStack
 from .backends import Backend, numpy_of, torch_dtype_of
 from .backends import backend as make_backend
-from .layout import VERSION, Layout, build, check_tensor, describe
+from .layout import VERSION, build, check_tensor
+from .tree_io import (
+    common_prefix,
+    has_stack,
+    infer_level,
+    plan,
+    plan_tensor,
+    rebatch,
+    tensor_entries,
+    write_arrays,
+)
 
 __all__ = ["PersistentTensorDict", "open_persistent", "write_persistent"]
 
 _Key = str | tuple[str, ...]
-
-
-def _tensor_entries(level: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for member in level.get("members", ()):
-        yield from _tensor_entries(member)
-    for entry in level.get("keys", {}).values():
-        if "tensor" in entry:
-            yield entry
-        elif "td" in entry:
-            yield from _tensor_entries(entry["td"])
-
-
-def _has_stack(level: dict[str, Any]) -> bool:
-    if "members" in level or "stack_dim" in level:
-        return True
-    return any("td" in e and _has_stack(e["td"]) for e in level.get("keys", {}).values())
 
 
 def write_persistent(
@@ -55,19 +49,12 @@ def write_persistent(
 ) -> PersistentTensorDict:
     """Write ``node`` to a new file or store (``name``: ``"h5"``/``"zarr"``), opened ``r+``."""
     store = make_backend(name)
-    layout = Layout("/")
-    root = describe(node, layout)  # checks every key and value before writing
-    arrays = {path: numpy_of(tensor) for path, tensor in layout.tensors.items()}
-    for entry in _tensor_entries(root):
-        dtype = arrays[entry["tensor"]][1]
-        if dtype is not None:
-            entry["dtype"] = dtype
+    root, arrays = plan(node)  # checks every key and value before the file is touched
     if isinstance(filename, (str, os.PathLike)):
         filename = os.path.abspath(os.fspath(filename))
     handle = store.open(filename, "w")
     try:
-        for path, (array, _) in arrays.items():
-            store.write(handle, path, array, options)
+        write_arrays(store, handle, arrays, options)
         store.set_layout(handle, {"version": VERSION, "root": root})
     finally:
         store.close(handle)
@@ -179,7 +166,10 @@ class PersistentTensorDict:
         except FileFormatError as err:
             raise FileFormatError(f"{self.filename}: {err}") from None
         if found is None:
-            found = {"version": VERSION, "root": self._infer()}
+            found = {
+                "version": VERSION,
+                "root": infer_level(self._store, self._root, self.filename),
+            }
             auto_batch_size = auto_batch_size or batch_size is None
         if type(found) is not dict or found.get("version") != VERSION or "root" not in found:
             raise FileFormatError(
@@ -187,7 +177,8 @@ class PersistentTensorDict:
             )
         self._layout: dict[str, Any] = found
         if auto_batch_size:
-            self._set_batch(self._common_prefix(found["root"], batch_dims))
+            shapes = [list(self._node(e["tensor"]).shape) for e in tensor_entries(found["root"])]
+            self._set_batch(common_prefix(shapes, batch_dims))
         elif batch_size is not None:
             self._set_batch(list(torch.Size(batch_size)))
 
@@ -268,18 +259,14 @@ class PersistentTensorDict:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _read(self, name: str, entry: dict[str, Any], index: Any = ()) -> Tensor:
+    def _read(self, name: str, entry: dict[str, Any], index: tuple[Any, ...] = ()) -> Tensor:
+        """The dataset ``name`` (or its rows at ``index``), checked against its entry."""
         node = self._node(name)
         if torch_dtype_of(node.dtype) is None:
             raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
-        array = np.asarray(node[index] if index != () else node[()])
-        tensor = check_tensor(
-            torch.from_numpy(array),
-            entry if index == () else {"dtype": entry.get("dtype")},
-            self.filename,
-            name,
-            DTYPES,
-        )
+        array = np.asarray(node[index])  # () reads the whole dataset
+        checks = entry if not index else {"dtype": entry.get("dtype")}  # rows: no full shape
+        tensor = check_tensor(torch.from_numpy(array), checks, self.filename, name, DTYPES)
         return tensor if self.device is None else tensor.to(self.device)
 
     def _node(self, name: str) -> Any:
@@ -328,7 +315,7 @@ class PersistentTensorDict:
         ):
             return self._get(_tuple(unravel_key(index)))
         level = self._level
-        if not _basic(index, self.batch_dims) or _has_stack(level):
+        if not _basic(index, self.batch_dims) or has_stack(level):
             return self.to_tensordict()[index]
         index = index if isinstance(index, tuple) else (index,)
         shell = build(level, self._meta, self.filename, where=self._path)
@@ -390,7 +377,7 @@ class PersistentTensorDict:
                     raise KeyNotFoundError(f"{path!r}: {part!r} is not a nested level", key=path)
             node._set(path[-1], value)
             return
-        if _has_stack(self._level):
+        if has_stack(self._level):
             raise NotImplementedError("index writes into a saved lazy stack are not supported")
         if isinstance(value, PersistentTensorDict):
             value = value.to_tensordict()
@@ -421,24 +408,16 @@ class PersistentTensorDict:
                     f"{self.filename}: the tensor for {key!r} has shape {list(value.shape)}, "
                     f"which does not start with the batch size {list(batch)}"
                 )
-            layout = Layout("/")
-            name = layout.name((*self._path, key), value)
-            array, dtype = numpy_of(value)
-            self._store.write(self._root, name, array, {})
-            level["keys"][key] = {"tensor": name, **({"dtype": dtype} if dtype else {})}
+            entry, arrays = plan_tensor((*self._path, key), value)
+            write_arrays(self._store, self._root, arrays, {})
+            level["keys"][key] = entry
         elif isinstance(value, TensorCore):
             if tuple(value._batch_size[: len(batch)]) != batch:
                 raise ValueError(
                     f"{self.filename}: the batch size of {key!r} does not start with {list(batch)}"
                 )
-            layout = Layout("/")
-            described = describe(value, layout, (*self._path, key))
-            arrays = {p: numpy_of(t) for p, t in layout.tensors.items()}
-            for entry in _tensor_entries(described):
-                if arrays[entry["tensor"]][1] is not None:
-                    entry["dtype"] = arrays[entry["tensor"]][1]
-            for path, (array, _) in arrays.items():
-                self._store.write(self._root, path, array, {})
+            described, arrays = plan(value, (*self._path, key))
+            write_arrays(self._store, self._root, arrays, {})
             level["keys"][key] = {"td": described}
         else:
             leaf = (
@@ -471,65 +450,16 @@ class PersistentTensorDict:
 
     # -- files without a layout ----------------------------------------------------------
 
-    def _infer(self, group: Any = None, path: str = "") -> dict[str, Any]:
-        group = self._root if group is None else group
-        keys: dict[str, Any] = {}
-        for name in self._store.members(group):
-            where = f"{path}{name}"
-            outside = self._store.inside(group, name)
-            if outside is not None:
-                raise FileFormatError(f"{self.filename}: {where!r} is {outside}; not read")
-            node = group[name]
-            if self._store.is_group(node):
-                keys[name] = {"td": self._infer(node, where + "/")}
-            elif torch_dtype_of(node.dtype) is not None:
-                keys[name] = {"tensor": where}
-            else:
-                value = np.asarray(node[()]).tolist()
-                value = value.decode() if isinstance(value, bytes) else value
-                keys[name] = {"non_tensor": _decoded(value)}
-        return {"batch_size": [], "names": None, "keys": keys}
-
-    def _common_prefix(self, level: dict[str, Any], limit: int | None) -> list[int]:
-        shapes = [list(self._node(e["tensor"]).shape) for e in _tensor_entries(level)]
-        if not shapes:
-            return []
-        prefix: list[int] = []
-        for sizes in zip(*shapes):
-            if len(set(sizes)) != 1 or (limit is not None and len(prefix) >= limit):
-                break
-            prefix.append(sizes[0])
-        return prefix
-
     def _set_batch(self, batch: list[int]) -> None:
         root = self._layout["root"]
-        for entry in _tensor_entries(root):
+        for entry in tensor_entries(root):
             shape = list(self._node(entry["tensor"]).shape)
             if entry.get("unbatched") is not True and shape[: len(batch)] != batch:
                 raise ValueError(
                     f"{self.filename}: batch_size {batch} does not fit {entry['tensor']!r} "
                     f"of shape {shape}"
                 )
-        _rebatch(root, batch)
-
-
-def _rebatch(level: dict[str, Any], batch: list[int]) -> None:
-    old = level["batch_size"]
-    if len(old) < len(batch):
-        level["batch_size"] = list(batch)
-    else:
-        level["batch_size"] = list(batch) + old[len(batch) :]
-    for entry in level.get("keys", {}).values():
-        if "td" in entry:
-            _rebatch(entry["td"], batch)
-
-
-def _decoded(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, list):
-        return [_decoded(v) for v in value]
-    return value
+        rebatch(root, batch)
 
 
 def _tuple(key: _Key) -> tuple[str, ...]:
