@@ -175,3 +175,28 @@ def test_non_tensor_stacks_metadata_and_unbatched_tensors(tmp_path: Path) -> Non
     same(back, data)
     assert back["s"] == ["0", "1", "2"] and type(back["u"]) is UnbatchedTensor
     assert back[1]["s"] == "1"
+
+
+def test_a_lazy_stack_of_typed_members(tmp_path: Path) -> None:
+    members = [typed(), typed()[:3]]
+    stack = LazyStackedTensorDict.lazy_stack([members[0][:3], members[1]], 0)
+    stack.to_safetensors(tmp_path / "f")
+    back = from_safetensors(tmp_path / "f")
+    assert isinstance(back, LazyStackedTensorDict) and back.batch_size == (2, 3)
+    assert all(isinstance(m, FmtRecord) for m in back.tensordicts)
+    same(back[1], stack[1])
+
+
+def test_a_missing_extra_names_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorclass.tensordict_core.formats import extras
+
+    def missing(name: str) -> None:
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(extras.importlib, "import_module", missing)
+    with pytest.raises(ImportError, match=r"tensorclass\[formats\]"):
+        plain().to_safetensors(tmp_path / "f")
+    with pytest.raises(ImportError, match="h5py"):
+        plain().to_h5(tmp_path / "g")
