@@ -141,7 +141,7 @@ def _fail(file: object, where: tuple[str, ...], message: str) -> FileFormatError
 
 def _class_named(text: str, file: object, classes: ClassPolicy) -> type[TensorCore]:
     """The class recorded as ``<class 'module.Qualname'>``: imported or defined, never imported
-    here (``classes="import"`` is refused: a file is data)."""
+    here (``classes="import"`` acts as ``"imported"``: a file is data)."""
     if classes == "tensordict":
         return dynamic_class()  # type: ignore[no-any-return]
     if not (text.startswith("<class '") and text.endswith("'>")):
