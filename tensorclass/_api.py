@@ -25,6 +25,7 @@ from .decorator import is_tensorclass, tensorclass
 from .errors import (
     BatchSizeError,
     FieldTypeError,
+    FileFormatError,
     FrozenInstanceError,
     InvalidKeyError,
     KeyNotFoundError,
@@ -39,6 +40,7 @@ from .errors import (
     TensorClassError,
 )
 from .fields import field
+from .file_formats import from_h5, from_safetensors, from_zarr, to_safetensors
 from .keys import (
     KEY_SEPARATOR,
     NestedKey,
@@ -75,6 +77,7 @@ from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.collate import collate
 from .tensordict_core.comparing import assert_allclose_td, assert_close
+from .tensordict_core.formats.persistent import PersistentTensorDict
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .tensordict_core.merging import group_by, merge_tensordicts

@@ -12,6 +12,7 @@ import dataclasses
 __all__ = [
     "BatchSizeError",
     "FieldTypeError",
+    "FileFormatError",
     "FrozenInstanceError",
     "InvalidKeyError",
     "KeyNotFoundError",
@@ -118,3 +119,9 @@ class ModeError(TensorClassError, ValueError):
     ...     print(str(err)[:58])
     set_lazy_legacy(True) is not supported: tensorclass has no
     """
+
+
+class FileFormatError(TensorClassError, ValueError):
+    """A safetensors, HDF5 or Zarr file that cannot be loaded (malformed structure
+    metadata, a shape or dtype that disagrees with it, an unknown class...); the message
+    names the file."""

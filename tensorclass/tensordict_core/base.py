@@ -9,6 +9,7 @@ meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from th
 
 from __future__ import annotations
 
+from .format_methods import FormatMethods
 from .ops import TensorOps
 from .restack import Restacking
 from .storage_methods import StorageMethods
@@ -16,7 +17,7 @@ from .storage_methods import StorageMethods
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(Restacking, StorageMethods, TensorOps):
+class TensorDictBase(Restacking, StorageMethods, FormatMethods, TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
