@@ -22,6 +22,7 @@ __all__ = [
     "RecordedClassError",
     "SchemaError",
     "StructureMismatchError",
+    "TableFormatError",
     "TensorClassError",
 ]
 
@@ -105,3 +106,9 @@ class RecordedClassError(TensorClassError, LookupError):
 
 class NotSerializableError(TensorClassError, TypeError):
     """A non-tensor value cannot be written as JSON (memmap metadata, distributed exchange)."""
+
+
+class TableFormatError(TensorClassError, ValueError):
+    """Data does not fit a table format (pandas, Arrow, Parquet, CSV, JSON): a leaf the
+    format cannot hold, a batch that is not one row per element, or a file that cannot be
+    read as that format (the message names the file)."""

@@ -12,11 +12,12 @@ from __future__ import annotations
 from .ops import TensorOps
 from .restack import Restacking
 from .storage_methods import StorageMethods
+from .table_methods import TableMethods
 
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(Restacking, StorageMethods, TensorOps):
+class TensorDictBase(Restacking, StorageMethods, TableMethods, TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
