@@ -212,4 +212,6 @@ def read_parquet(path: PathLike, columns: list[str] | None, **kwargs: Any) -> An
     except FileNotFoundError:
         raise
     except (pa.ArrowException, OSError, ValueError) as err:
-        raise TableFormatError(f"from_parquet: cannot read {str(path)!r} as Parquet: {err}") from err
+        raise TableFormatError(
+            f"from_parquet: cannot read {str(path)!r} as Parquet: {err}"
+        ) from err

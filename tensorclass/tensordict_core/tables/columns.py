@@ -23,7 +23,15 @@ from ...errors import TableFormatError
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from .._core import TensorCore
 
-__all__ = ["Column", "build", "column_name", "non_tensor_leaf", "rows_of", "tensor_numpy", "to_columns"]
+__all__ = [
+    "Column",
+    "build",
+    "column_name",
+    "non_tensor_leaf",
+    "rows_of",
+    "tensor_numpy",
+    "to_columns",
+]
 
 #: a tensor whose first dim is the rows, or one value per row
 Column = Tensor | list[Any]

@@ -125,8 +125,7 @@ def read_csv(path: PathLike, **kwargs: Any) -> Any:
 def read_json(path: PathLike, lines: bool, **kwargs: Any) -> Any:
     """The data frame in a JSON file of row objects (errors name the file)."""
     kwargs.setdefault("orient", "records")
-    kwargs.setdefault("convert_dates", False)
-    kwargs.setdefault("dtype", False)  # as parsed: 1.0 stays a float (pandas' default guesses)
+    kwargs.setdefault("dtype", False)  # as parsed: no guessed dtypes or dates
     frame = _read("from_json", "JSON", path, lambda pd: pd.read_json, lines=lines, **kwargs)
     if not hasattr(frame, "columns"):
         raise TableFormatError(f"from_json: {str(path)!r} holds no table of rows")
