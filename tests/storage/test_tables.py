@@ -339,3 +339,28 @@ def test_files_written_by_tensordict_are_read(tmp_path: Path) -> None:
     read = tensordict.TensorDict.from_parquet(tmp_path / "ours.parquet", separator=".")
     torch.testing.assert_close(read["nest", "deep", "v"], _td()["nest", "deep", "v"])
     assert back.batch_size == torch.Size([3])
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "parquet"])
+def test_bfloat16_comes_back_from_arrow_formats(fmt: str, tmp_path: Path) -> None:
+    g = _gen()
+    td = TensorDict(
+        {"h": torch.rand(3, generator=g).bfloat16(), "n": {"k": torch.rand(3, 2).bfloat16()}},
+        batch_size=[3],
+    )
+    back = _save_load(fmt, td, TensorDict, tmp_path)
+    assert back["h"].dtype == torch.bfloat16 and back["n", "k"].dtype == torch.bfloat16
+    assert torch.equal(back["h"], td["h"]) and torch.equal(back["n", "k"], td["n", "k"])
+    assert TensorDict.from_pandas(td.exclude("n").to_pandas())["h"].dtype == torch.float32
+
+
+def test_typed_class_refuses_a_column_that_is_not_a_field() -> None:
+    frame = pd.DataFrame({"a": [1, 2], "inner.x": [0.5, 1.5], "extra": [3, 4]})
+    with pytest.raises(tc.KeyNotFoundError, match="'extra'"):
+        Row.from_pandas(frame)
+
+
+def test_ragged_lazy_stack_is_refused_with_the_key() -> None:
+    stack = tc.lazy_stack([TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(3))])
+    with pytest.raises(tc.StructureMismatchError, match="'x'"):
+        stack.to_pandas()

@@ -5,6 +5,9 @@ Writing: a 1-D tensor becomes a primitive column, a tensor with more dims an
 column type ``pyarrow.array`` infers. Nested keys become ``struct`` columns when no
 separator is given (``to_arrow``), or columns named by the joined key (Parquet's default).
 
+Arrow has no ``bfloat16``: such tensors are written as ``float32`` and their key paths are
+listed (as JSON) in the schema metadata, so reading gives ``bfloat16`` back.
+
 Reading: ``struct`` columns become nested levels; fixed-shape tensors and fixed-size lists
 of numbers become tensors with trailing dims; numbers and booleans become tensors; any
 other column (strings, variable-length lists, dates...) becomes non-tensor values.
@@ -14,6 +17,7 @@ Parquet files are read with ``pyarrow.parquet``, which never runs code from the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +33,8 @@ from .optional import require
 __all__ = ["from_table", "read_parquet", "to_table", "write_parquet"]
 
 PathLike = str | Path
+#: the schema metadata key listing the key paths whose tensors were ``bfloat16``
+_BFLOAT16 = "tensorclass.bfloat16"
 Nulls = Literal["raise", "fill", "mask"]
 
 
@@ -70,8 +76,11 @@ def to_table(obj: Any, separator: str | None, what: str = "to_arrow") -> Any:
     pa = require("pyarrow", what)
     rows_of(obj, what)
     tree: dict[str, Any] = {}
+    bfloat16: list[list[str]] = []  # Arrow has no bfloat16: such columns are float32
     for path, column in to_columns(obj, what):
         array = _array(pa, path, column, what)
+        if isinstance(column, Tensor) and column.dtype is torch.bfloat16:
+            bfloat16.append(list(path))
         if separator is not None:
             tree[column_name(path, separator, what)] = array
             continue
@@ -80,7 +89,18 @@ def to_table(obj: Any, separator: str | None, what: str = "to_arrow") -> Any:
             node = node.setdefault(part, {})
         node[path[-1]] = array
     names, arrays = _structs(pa, tree)
-    return pa.Table.from_arrays(arrays, names=names)
+    metadata = {_BFLOAT16: json.dumps(bfloat16)} if bfloat16 else None
+    return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
+
+
+def _bfloat16_paths(table: Any) -> set[tuple[str, ...]]:
+    """The key paths :func:`to_table` recorded as ``bfloat16`` (plain JSON, never code)."""
+    raw = (table.schema.metadata or {}).get(_BFLOAT16.encode())
+    try:
+        paths = json.loads(raw) if raw else []
+        return {tuple(str(part) for part in path) for path in paths}
+    except (ValueError, TypeError):
+        return set()  # metadata not written by tensorclass: the columns stay as they are
 
 
 def _fill_value(pa: Any, kind: Any) -> Any:
@@ -185,9 +205,14 @@ def from_table(
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         reader.read(tuple(name.split(separator)) if separator else (name,), column)
+    bfloat16 = _bfloat16_paths(table)
+    leaves = [
+        (path, leaf.to(torch.bfloat16) if path in bfloat16 and isinstance(leaf, Tensor) else leaf)
+        for path, leaf in reader.leaves
+    ]
     return build(
         cls,
-        reader.leaves,
+        leaves,
         table.num_rows,
         batch_size=batch_size,
         device=device,
