@@ -364,3 +364,10 @@ def test_ragged_lazy_stack_is_refused_with_the_key() -> None:
     stack = tc.lazy_stack([TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(3))])
     with pytest.raises(tc.StructureMismatchError, match="'x'"):
         stack.to_pandas()
+
+
+def test_foreign_schema_metadata_is_ignored_not_run() -> None:
+    table = pa.table({"v": pa.array([1.0, 2.0], pa.float32())})
+    for raw in (b"not json", b'{"a": 1}', b"[[1, 2]]", b"__import__('os')"):
+        hostile = table.replace_schema_metadata({"tensorclass.bfloat16": raw})
+        assert TensorDict.from_arrow(hostile)["v"].dtype == torch.float32
