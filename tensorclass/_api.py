@@ -37,6 +37,7 @@ from .errors import (
     RecordedClassError,
     SchemaError,
     StructureMismatchError,
+    TableFormatError,
     TensorClassError,
 )
 from .fields import field
@@ -93,6 +94,14 @@ from .tensordict_core.predicates import (
     is_leaf_nontensor,
 )
 from .tensordict_core.reductions import ValuesIndices
+from .tensordict_core.tables.functions import (
+    from_arrow,
+    from_csv,
+    from_json,
+    from_pandas,
+    from_parquet,
+    to_arrow,
+)
 from .typed import TensorClass
 from .typed_tensordict import TypedTensorDict
 from .unbatched import UnbatchedTensor

@@ -24,6 +24,7 @@ __all__ = [
     "RecordedClassError",
     "SchemaError",
     "StructureMismatchError",
+    "TableFormatError",
     "TensorClassError",
 ]
 
@@ -125,3 +126,9 @@ class FileFormatError(TensorClassError, ValueError):
     """A safetensors, HDF5 or Zarr file that cannot be loaded (malformed structure
     metadata, a shape or dtype that disagrees with it, an unknown class...); the message
     names the file."""
+
+
+class TableFormatError(TensorClassError, ValueError):
+    """Data does not fit a table format (pandas, Arrow, Parquet, CSV, JSON): a leaf the
+    format cannot hold, a batch that is not one row per element, or a file that cannot be
+    read as that format (the message names the file)."""

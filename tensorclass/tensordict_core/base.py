@@ -13,11 +13,12 @@ from .format_methods import FormatMethods
 from .ops import TensorOps
 from .restack import Restacking
 from .storage_methods import StorageMethods
+from .table_methods import TableMethods
 
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(Restacking, StorageMethods, FormatMethods, TensorOps):
+class TensorDictBase(Restacking, StorageMethods, FormatMethods, TableMethods, TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

@@ -79,4 +79,15 @@ MEMBER_CLASS_NAMES = (
     "to_tensordict",
     "to_zarr",
     "validate",
+    # tables (table_methods.py)
+    "from_arrow",
+    "from_csv",
+    "from_json",
+    "from_pandas",
+    "from_parquet",
+    "to_arrow",
+    "to_csv",
+    "to_json",
+    "to_pandas",
+    "to_parquet",
 )
