@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from .ops import TensorOps
 from .restack import Restacking
-from .storage_methods import StorageMethods
+from .consolidate import Consolidation
+from .save_spellings import SaveSpellings
 
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(Restacking, StorageMethods, TensorOps):
+class TensorDictBase(Restacking, Consolidation, SaveSpellings, TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

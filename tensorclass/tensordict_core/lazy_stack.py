@@ -224,6 +224,9 @@ class LazyStackedTensorDict(LazyBuilders):
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
+        packed = self._consolidated_reduce()
+        if packed is not None:
+            return packed
         leaves = self._lazy
         return (_rebuild, (list(leaves.members), leaves.dim, self._locked))
 
@@ -487,6 +490,9 @@ class LazyStackedTensorDict(LazyBuilders):
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Move or cast every member (a lazy stack of the results)."""
+        moved = self._consolidated_to(args, kwargs)
+        if moved is not None:
+            return moved
         return self._per_member("to", *args, **kwargs)
 
     def detach(self) -> Self:
