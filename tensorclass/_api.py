@@ -57,8 +57,8 @@ from .switches import (
 )
 from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_module, from_modules, stack
-from .tensordict_core.consolidate import from_consolidated
 from .tensordict_core.comparing import assert_allclose_td, assert_close
+from .tensordict_core.consolidate import from_consolidated
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
 from .tensordict_core.merging import group_by, merge_tensordicts

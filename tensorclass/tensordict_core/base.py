@@ -9,9 +9,9 @@ meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from th
 
 from __future__ import annotations
 
+from .consolidate import Consolidation
 from .ops import TensorOps
 from .restack import Restacking
-from .consolidate import Consolidation
 from .save_spellings import SaveSpellings
 
 __all__ = ["TensorDictBase"]

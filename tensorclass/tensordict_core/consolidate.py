@@ -99,7 +99,7 @@ def _register(buffer: Tensor) -> None:
 
 def _spec(tensor: Tensor, buffer_start: int) -> Spec:
     offset = tensor.storage_offset() * tensor.element_size() - buffer_start
-    return (offset, tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
+    return (int(offset), tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
 
 
 def _view(buffer: Tensor, spec: Any) -> Tensor:
@@ -167,7 +167,9 @@ def _copy_locks(source: TensorCore, target: TensorCore) -> None:
     target._locked = source._locked
 
 
-def _copy_into(views: list[Tensor], tensors: list[Tensor], threads: int, non_blocking: bool) -> None:
+def _copy_into(
+    views: list[Tensor], tensors: list[Tensor], threads: int, non_blocking: bool
+) -> None:
     pairs = list(zip(views, tensors))
 
     def copy(pair: tuple[Tensor, Tensor]) -> None:
@@ -250,7 +252,7 @@ class Consolidation(StorageMethods):
                 )
             return self
 
-        def run() -> Self:
+        def run() -> Any:
             return self._consolidate(
                 filename, num_threads, device, non_blocking, inplace, share_memory, pin_memory
             )
@@ -275,7 +277,7 @@ class Consolidation(StorageMethods):
             where = torch.device(device) if device is not None else self._buffer_device(tensors)
             buffer = torch.empty(total, dtype=torch.uint8, device=where)
             if share_memory and where.type == "cpu":
-                buffer.share_memory_()
+                buffer.share_memory_()  # type: ignore[no-untyped-call]
             if pin_memory and where.type == "cpu" and torch.cuda.is_available():
                 buffer = buffer.pin_memory()
         views = views_into(buffer, tensors)
@@ -286,7 +288,7 @@ class Consolidation(StorageMethods):
         result: Self = rebuild_tree(self, lambda _: next(found), inplace=inplace)
         if moved is not None:
             _set_devices(result, moved)
-        return result if inplace else result.lock_()  # type: ignore[attr-defined,no-any-return]
+        return result if inplace else result.lock_()
 
     def _buffer_device(self, tensors: list[Tensor]) -> torch.device:
         if self._device is not None:
@@ -329,9 +331,10 @@ class Consolidation(StorageMethods):
         if not _BUFFERS or (len(args) == 1 and isinstance(args[0], torch.dtype)):
             return None
         try:
-            device, dtype, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
+            parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
         except (TypeError, RuntimeError):
             return None
+        device, dtype, non_blocking = parsed[0], parsed[1], parsed[2]
         if device is None or dtype is not None:
             return None
         buffer = buffer_of(self)
@@ -339,10 +342,10 @@ class Consolidation(StorageMethods):
             return None
         moved = buffer.to(device, non_blocking=non_blocking)
         _register(moved)
-        result: Self = _skeleton(self, 0)
+        result: Any = _skeleton(self, 0)
         _fill(result, moved)
         _set_devices(result, moved.device)
-        return result
+        return result  # type: ignore[no-any-return]
 
     def share_memory_(self) -> Self:
         """Move every tensor to shared memory, in place (a consolidated instance moves its
@@ -385,4 +388,3 @@ def from_consolidated(filename: PathLike) -> Any:
     buffer, build = read_file(filename)
     _register(buffer)
     return build(buffer)
-

@@ -160,7 +160,7 @@ def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore
     if description.get("data_bytes") != data_bytes:
         raise _bad(path, "the recorded data size disagrees with the file size")
     reader = _Reader(path, data_bytes)
-    root = description.get("root")
+    root: Any = description.get("root")
     reader.check(root, None)  # every problem is found before anything is built
     if data_bytes:
         storage: Any = torch.UntypedStorage.from_file(path, shared=False, nbytes=data_bytes)
@@ -212,19 +212,19 @@ class _Reader:
             return
         if node.get("kind") != "instance":
             raise self.fail(f"unknown level kind {node.get('kind')!r}")
-        size = node.get("batch_size")
+        size: Any = node.get("batch_size")
         if not _ints(size):
             raise self.fail(f"bad batch_size {size!r}")
         if batch is not None and not fits_batch(size, batch):
             raise self.fail(f"a nested batch size {size} does not start with {list(batch)}")
-        names = node.get("names")
+        names: Any = node.get("names")
         if names is not None and not (
             isinstance(names, list)
             and len(names) == len(size)
             and all(n is None or isinstance(n, str) for n in names)
         ):
             raise self.fail(f"bad dim names {names!r}")
-        entries = node.get("entries")
+        entries: Any = node.get("entries")
         if not isinstance(entries, list):
             raise self.fail("a level has no entry list")
         fields = _fields(cls)
@@ -242,7 +242,8 @@ class _Reader:
         kind = entry.get("type")
         if kind == "tensor":
             dtype = DTYPES.get(entry.get("dtype"))  # type: ignore[arg-type]
-            shape, offset = entry.get("shape"), entry.get("offset")
+            shape: Any = entry.get("shape")
+            offset: Any = entry.get("offset")
             if dtype is None or not _ints(shape) or type(offset) is not int:
                 raise self.fail(f"the tensor {key!r} has a bad dtype, shape or offset")
             nbytes = dtype.itemsize

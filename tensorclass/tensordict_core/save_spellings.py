@@ -326,16 +326,27 @@ class SaveSpellings(StorageMethods):
             raise KeyError(f"make_memmap: the key {parts!r} exists already")
         rel = "".join(dir_name(p) + "/" for p in parts[:-1]) + leaf_file_name(parts[-1])
         filename = os.path.join(root, rel)
+        for depth in range(1, len(parts)):
+            level = os.path.join(root, *(dir_name(p) for p in parts[:depth]))
+            if os.path.islink(level) or (os.path.lexists(level) and not os.path.isdir(level)):
+                raise ValueError(
+                    f"make_memmap: {level} is not a directory of the save (a symbolic link "
+                    f"or a file): refusing to write {parts!r} there"
+                )
+        if os.path.lexists(filename) and existing is None:
+            raise FileExistsError(f"make_memmap: {filename} exists already")
         if existing is None:
             for depth in range(1, len(parts)):
-                os.makedirs(os.path.join(root, *(dir_name(p) for p in parts[:depth])), exist_ok=True)
+                os.makedirs(
+                    os.path.join(root, *(dir_name(p) for p in parts[:depth])), exist_ok=True
+                )
             source = tensor if copy_data else torch.zeros_like(tensor)
             write_tensor_file(source, filename)
         mapped = MemoryMappedTensor._open(filename, tensor.dtype, tuple(tensor.shape))
         locked = self._locked
         try:
             if locked:
-                self.unlock_()  # type: ignore[attr-defined]
+                self.unlock_()
             self.set(parts, mapped)  # type: ignore[attr-defined]
         except BaseException:
             if existing is None:
@@ -343,7 +354,7 @@ class SaveSpellings(StorageMethods):
             raise
         finally:
             if locked:
-                self.lock_()  # type: ignore[attr-defined]
+                self.lock_()
         _rewrite_metas(self, root)
         return mapped
 
@@ -365,4 +376,3 @@ def _rewrite_metas(node: TensorCore, root: Path) -> None:
         temporary = directory / f".{META_NAME}.tmp-{os.getpid()}"
         temporary.write_text(json.dumps(meta, allow_nan=True), encoding="utf-8")
         os.replace(temporary, directory / META_NAME)
-
