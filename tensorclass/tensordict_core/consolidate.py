@@ -102,21 +102,32 @@ def _spec(tensor: Tensor, buffer_start: int) -> Spec:
     return (int(offset), tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
 
 
-def _view(buffer: Tensor, spec: Any) -> Tensor:
-    if not (
-        isinstance(spec, tuple)
-        and len(spec) == 4
-        and isinstance(spec[0], int)
-        and isinstance(spec[1], torch.dtype)
-    ):
-        raise ValueError(f"a consolidated pickle holds a malformed leaf {spec!r}")
-    offset, dtype, shape, stride = spec
-    itemsize = dtype.itemsize
-    if offset < 0 or offset % itemsize or offset > buffer.numel():
-        raise ValueError(f"a consolidated pickle holds a leaf at a bad offset {offset}")
-    tail = buffer[offset:]
-    usable = tail.numel() - tail.numel() % itemsize
-    return tail[:usable].view(dtype).as_strided(tuple(shape), tuple(stride))
+class _Views:
+    """Views of a byte buffer: one typed view per dtype, then ``as_strided`` per leaf."""
+
+    def __init__(self, buffer: Tensor) -> None:
+        self.buffer = buffer
+        self.typed: dict[torch.dtype, Tensor] = {}
+
+    def __call__(self, spec: Any) -> Tensor:
+        try:
+            offset, dtype, shape, stride = spec
+            typed = self.typed.get(dtype)
+            if typed is None:
+                size = self.buffer.numel()
+                typed = self.buffer[: size - size % dtype.itemsize].view(dtype)
+                self.typed[dtype] = typed
+            start, rest = divmod(offset, dtype.itemsize)
+        except (TypeError, ValueError, AttributeError):
+            raise ValueError(f"a consolidated pickle holds a malformed leaf {spec!r}") from None
+        if rest or start < 0:
+            raise ValueError(f"a consolidated pickle holds a leaf at a bad offset {offset}")
+        try:
+            return typed.as_strided(shape, stride, start)
+        except RuntimeError as err:
+            raise ValueError(
+                f"a consolidated pickle holds a leaf outside its buffer: {err}"
+            ) from None
 
 
 def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
@@ -129,21 +140,21 @@ def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
     if not isinstance(skeleton, TensorCore):
         raise ValueError("a consolidated pickle must hold a tensor class skeleton")
     _register(buffer)
-    _fill(skeleton, buffer)
+    _fill(skeleton, _Views(buffer))
     return skeleton
 
 
-def _fill(node: TensorCore, buffer: Tensor) -> None:
+def _fill(node: TensorCore, views: _Views) -> None:
     if isinstance(node, LazyStackedTensorDict):
         for member in node.members:
-            _fill(member, buffer)
+            _fill(member, views)
         return
     data = node._data
     for key, value in data.items():
         if isinstance(value, tuple):
-            data[key] = _view(buffer, value)
+            data[key] = views(value)
         elif isinstance(value, TensorCore):
-            _fill(value, buffer)
+            _fill(value, views)
 
 
 allow_loading(_rebuild_consolidated)
@@ -343,7 +354,7 @@ class Consolidation(StorageMethods):
         moved = buffer.to(device, non_blocking=non_blocking)
         _register(moved)
         result: Any = _skeleton(self, 0)
-        _fill(result, moved)
+        _fill(result, _Views(moved))
         _set_devices(result, moved.device)
         return result  # type: ignore[no-any-return]
 
