@@ -74,7 +74,8 @@ def save(
     ...     load(path)["a"].tolist()
     [1.0, 1.0]
     """
-    return data.save(
+    saver: Any = data.save  # return_early chooses the result's type at run time
+    return saver(
         prefix,
         copy_existing,
         num_threads=num_threads,

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import torch
 from torch import Tensor
@@ -85,6 +86,36 @@ class SaveSpellings(StorageMethods):
 
     __slots__ = ()
 
+    @overload
+    def save(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[False] = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = False,
+    ) -> Self: ...
+
+    @overload
+    def save(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: Literal[True],
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool = False,
+    ) -> Future[Self]: ...
+
     def save(
         self,
         prefix: PathLike | None = None,
@@ -97,12 +128,13 @@ class SaveSpellings(StorageMethods):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = False,
-    ) -> Self:
+    ) -> Self | Future[Self]:
         """Save to the directory ``prefix`` (replacing a save there) and return the
         memory-mapped copy: :meth:`memmap` with ``existsok=True``; this instance is not
         changed. ``prefix=None`` saves again into :attr:`saved_path`. Read it back with
-        :meth:`load`. ``return_early`` and ``atomic`` are accepted and have no effect here
-        (the save is always atomic, and done when this returns).
+        :meth:`load`. ``return_early=True`` saves in a background thread and returns a
+        :class:`concurrent.futures.Future` of the result; ``atomic`` has no effect (every
+        save is atomic).
 
         >>> import tempfile, torch
         >>> from tensorclass import TensorDict
@@ -112,19 +144,22 @@ class SaveSpellings(StorageMethods):
         ...     bool((TensorDict.load(path) == td).all())
         True
         """
-        del return_early, atomic
+        del atomic
         if prefix is None:
             prefix = self._saved_or_raise("save(prefix=None)")
             copy_existing = True
-        result: Self = self.memmap(
+        result: Self | Future[Self] = self._memmap(
             prefix,
             copy_existing or None,
-            num_threads=num_threads,
-            share_non_tensor=share_non_tensor,
-            existsok=True,
-            robust_key=robust_key,
-            archive=archive,
-            compression=compression,
+            num_threads,
+            return_early,
+            share_non_tensor,
+            True,
+            robust_key,
+            archive,
+            compression,
+            like=False,
+            inplace=False,
         )
         return result
 

@@ -89,6 +89,15 @@ def test_save_replaces_and_leaves_source_unchanged(tmp_path: Path) -> None:
     assert isinstance(result["z"], MemoryMappedTensor)
 
 
+def test_save_return_early(tmp_path: Path) -> None:
+    from concurrent.futures import Future
+
+    future = _td().save(tmp_path, return_early=True)
+    assert isinstance(future, Future)
+    assert future.result().saved_path == tmp_path
+    assert isinstance(tensorclass.save(_td(), tmp_path, return_early=True), Future)
+
+
 def test_save_without_prefix_resaves_in_place(tmp_path: Path) -> None:
     saved = _td().save(tmp_path)
     saved["a"].add_(1)  # in-place writes reach the files already
