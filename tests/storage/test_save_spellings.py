@@ -240,3 +240,28 @@ def test_hostile_meta_names_the_file(tmp_path: Path) -> None:
     meta.write_text("not json")
     with pytest.raises(MemmapFormatError, match="meta.json"):
         tensorclass.load(tmp_path)
+
+
+def test_load_refuses_symlinks_out_of_the_directory(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    torch.ones(3, 2).numpy().tofile(outside / "secret")
+    _td().save(tmp_path / "leaf")
+    os.unlink(tmp_path / "leaf" / "a.memmap")
+    os.symlink(outside / "secret", tmp_path / "leaf" / "a.memmap")
+    with pytest.raises(MemmapFormatError, match="a.memmap"):
+        TensorDict.load(tmp_path / "leaf")
+    _td().save(tmp_path / "level")
+    TensorDict(b=torch.arange(3), c=torch.ones(3, dtype=torch.bool), batch_size=[3]).save(
+        outside / "nested"
+    )
+    for entry in (tmp_path / "level" / "nested").iterdir():
+        entry.unlink()
+    (tmp_path / "level" / "nested").rmdir()
+    os.symlink(outside / "nested", tmp_path / "level" / "nested")
+    with pytest.raises(MemmapFormatError, match="symbolic link"):
+        tensorclass.load(tmp_path / "level")
+    target = _td()
+    with pytest.raises(MemmapFormatError, match="symbolic link"):
+        target.load_memmap_(tmp_path / "level")
+    assert torch.equal(target["a"], _td()["a"])  # left unchanged
