@@ -17,6 +17,7 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
+from tensorclass.tensordict_core.consolidated_file import tensors_of
 
 
 class Info(TensorClass):
@@ -265,3 +266,15 @@ def test_load_refuses_symlinks_out_of_the_directory(tmp_path: Path) -> None:
     with pytest.raises(MemmapFormatError, match="symbolic link"):
         target.load_memmap_(tmp_path / "level")
     assert torch.equal(target["a"], _td()["a"])  # left unchanged
+
+
+@pytest.mark.parametrize("make", [_td, _episode, _stack])
+def test_memmap_refresh_every_kind(tmp_path: Path, make) -> None:
+    mapped = make().memmap(tmp_path)
+    changed = make()
+    for tensor in tensors_of(changed):
+        tensor.logical_not_() if tensor.dtype == torch.bool else tensor.add_(1)
+    changed.save(tmp_path)  # another writer replaces the save
+    assert mapped.memmap_refresh_() is mapped
+    _same(mapped, changed)
+    assert mapped.saved_path == tmp_path
