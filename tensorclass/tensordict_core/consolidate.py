@@ -338,15 +338,8 @@ class Consolidation(StorageMethods):
             return None
         return (_rebuild_consolidated, (buffer, _skeleton(self, 0)))
 
-    def _consolidated_to(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Self | None:
-        if not _BUFFERS or (len(args) == 1 and isinstance(args[0], torch.dtype)):
-            return None
-        try:
-            parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
-        except (TypeError, RuntimeError):
-            return None
-        device, dtype, non_blocking = parsed[0], parsed[1], parsed[2]
-        if device is None or dtype is not None:
+    def _consolidated_to(self, device: torch.device, non_blocking: bool) -> Self | None:
+        if not _BUFFERS:
             return None
         buffer = buffer_of(self)
         if buffer is None or buffer.device == device:

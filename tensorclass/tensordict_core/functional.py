@@ -404,7 +404,7 @@ class Functional(TensorCore):
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self.clone()
 
-    def _consolidated_to(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Self | None:
+    def _consolidated_to(self, device: torch.device, non_blocking: bool) -> Self | None:
         """``to(device)`` of a consolidated instance: one buffer moved (``None``: move the
         leaves); see :mod:`.consolidate`."""
         return None
@@ -437,9 +437,6 @@ class Functional(TensorCore):
         if len(args) == 1 and not kwargs and isinstance(args[0], torch.dtype):
             dtype = args[0]  # the common cast: skip the general argument parser
             return self._map_tensors(lambda t: t.to(dtype=dtype))
-        moved = self._consolidated_to(args, kwargs)
-        if moved is not None:
-            return moved
         if args and isinstance(args[0], TensorCore):
             args = (args[0].device, *args[1:]) if args[0].device is not None else args[1:]
         parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
@@ -447,6 +444,9 @@ class Functional(TensorCore):
         if device is not None and dtype is None:
             if device == self._device:
                 return self
+            moved = self._consolidated_to(device, non_blocking)
+            if moved is not None:
+                return moved
             return self._map_tensors(lambda t: t.to(device, non_blocking=non_blocking), device)
         if device is None:
             return self._map_tensors(lambda t: t.to(dtype, non_blocking=non_blocking))
