@@ -23,7 +23,6 @@ What a consolidated instance does with its one buffer:
 from __future__ import annotations
 
 import os
-import warnings
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -233,7 +232,8 @@ class Consolidation(StorageMethods):
 
         Pickling, ``to(device)`` and ``share_memory_()`` of the result then handle one
         buffer instead of one tensor per leaf. An instance that is consolidated already is
-        returned as it is. ``filename`` puts the buffer in that file (memory-mapped, so
+        returned as it is, unless ``filename``, ``device`` or ``share_memory=True`` asks for a
+        buffer it does not have (a new consolidated instance is then made). ``filename`` puts the buffer in that file (memory-mapped, so
         in-place writes reach it) followed by a JSON description of the tree, which
         :meth:`from_consolidated` reads back. ``device`` chooses the buffer's device (the
         instance's by default); ``share_memory``/``pin_memory`` place it in shared or
@@ -252,16 +252,13 @@ class Consolidation(StorageMethods):
         del use_buffer, metadata
         if filename is not None and device is not None and torch.device(device).type != "cpu":
             raise ValueError(f"consolidate: filename= needs device='cpu'; got device={device!r}")
-        if self.is_consolidated():
-            if filename is not None:
-                warnings.warn(
-                    f"consolidate(filename={os.fspath(filename)!r}): this instance is "
-                    f"consolidated already and nothing is written; call "
-                    f"contiguous().consolidate(filename=...) to write a new file",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            return self
+        buffer = buffer_of(self)
+        if (
+            buffer is not None
+            and filename is None
+            and not _asks_change(buffer, device, share_memory)
+        ):
+            return self  # consolidated already, as asked
 
         def run() -> Any:
             return self._consolidate(
@@ -359,6 +356,13 @@ class Consolidation(StorageMethods):
             buffer.untyped_storage().share_memory_()
             return self
         return super().share_memory_()
+
+
+def _asks_change(buffer: Tensor, device: Any, share_memory: bool) -> bool:
+    """Whether consolidating an already consolidated instance asks for another buffer."""
+    if device is not None and torch.device(device) != buffer.device:
+        return True
+    return share_memory and not buffer.untyped_storage().is_shared()
 
 
 def _set_devices(node: TensorCore, device: torch.device) -> None:

@@ -214,8 +214,20 @@ def test_file_writes_and_copy_on_write(tmp_path: Path) -> None:
     assert torch.equal(loaded["a"], torch.full((3, 2), 5.0))
     loaded["a"].fill_(-1.0)  # copy-on-write: not written back
     assert torch.equal(TensorDict.from_consolidated(path)["a"], torch.full((3, 2), 5.0))
-    with pytest.warns(UserWarning, match="consolidated already"):
-        assert result.consolidate(filename=tmp_path / "other") is result
+    other = result.consolidate(filename=tmp_path / "other")  # a new file, as asked
+    assert other is not result and other.is_consolidated()
+    assert torch.equal(TensorDict.from_consolidated(tmp_path / "other")["a"], result["a"])
+
+
+def test_consolidated_again_honours_device_and_sharing() -> None:
+    result = _td().consolidate()
+    assert result.consolidate(device="cpu") is result
+    moved = result.consolidate(device="meta")
+    assert moved is not result and moved["a"].device.type == "meta" and moved.is_consolidated()
+    shared = result.consolidate(share_memory=True)
+    assert shared is not result and shared.is_shared() and shared.is_consolidated()
+    assert not result.is_shared()
+    assert shared.consolidate(share_memory=True) is shared
 
 
 def test_from_consolidated_wrong_class(tmp_path: Path) -> None:
