@@ -123,7 +123,7 @@ class _Views:
             raise ValueError(f"a consolidated pickle holds a leaf at a bad offset {offset}")
         try:
             return typed.as_strided(shape, stride, start)
-        except RuntimeError as err:
+        except (RuntimeError, TypeError) as err:
             raise ValueError(
                 f"a consolidated pickle holds a leaf outside its buffer: {err}"
             ) from None

@@ -317,5 +317,11 @@ def test_rebuild_refuses_malformed_pickles() -> None:
     bad = TensorDict._new({"a": ("x", 1)}, torch.Size([]), None, None)
     with pytest.raises(ValueError, match="malformed"):
         _rebuild_consolidated(torch.zeros(8, dtype=torch.uint8), bad)
+    bad = TensorDict._new({"a": (0, torch.float32, (4,), (1,))}, torch.Size([]), None, None)
+    with pytest.raises(ValueError, match="outside its buffer"):
+        _rebuild_consolidated(torch.zeros(8, dtype=torch.uint8), bad)
+    bad = TensorDict._new({"a": (0, torch.float32, "xy", (1,))}, torch.Size([]), None, None)
+    with pytest.raises(ValueError, match="outside its buffer"):
+        _rebuild_consolidated(torch.zeros(8, dtype=torch.uint8), bad)
     with pytest.raises(ValueError, match="uint8"):
         _rebuild_consolidated(torch.zeros(2), skeleton)
