@@ -50,7 +50,7 @@ from .keys import (
     unravel_key_to_tuple,
     unravel_keys,
 )
-from .loading import load_memmap
+from .loading import load, load_memmap
 from .non_tensor import (
     MetaData,
     NonTensorData,
@@ -58,7 +58,7 @@ from .non_tensor import (
     NonTensorStack,
     is_non_tensor,
 )
-from .saving import memmap
+from .saving import memmap, save
 from .schema import Field, FieldKind, Schema
 from .specs import Spec
 from .switches import (
@@ -78,6 +78,7 @@ from .tensordict import TensorDict
 from .tensordict_core import TensorDictBase, cat, from_modules, stack
 from .tensordict_core.collate import collate
 from .tensordict_core.comparing import assert_allclose_td, assert_close
+from .tensordict_core.consolidate import from_consolidated
 from .tensordict_core.formats.persistent import PersistentTensorDict
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata

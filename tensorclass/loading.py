@@ -21,7 +21,7 @@ from .tensordict_core.memmap.load_into import load_into
 from .tensordict_core.memmap.metadata import MemmapInfo
 from .tensordict_core.memmap.tensor import PathLike
 
-__all__ = ["load_memmap"]
+__all__ = ["load", "load_memmap"]
 
 
 def load_memmap(
@@ -94,6 +94,43 @@ def load_memmap(
     if out is not None:
         return load_into(out, result)
     return result
+
+
+def load(
+    prefix: PathLike,
+    device: torch.device | str | int | None = None,
+    non_blocking: bool = False,
+    *,
+    out: Any = None,
+    robust_key: bool | None = None,
+    subpath: str | tuple[str, ...] | None = None,
+    mode: str | None = None,
+    num_threads: int = 0,
+    allow_pickle: bool | None = None,
+) -> Any:
+    """Load a save made by :func:`tensorclass.save` (or ``memmap``): the same as
+    :func:`load_memmap` with the recorded classes (see it for every argument).
+    Nothing is unpickled and no code from the save runs.
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict, load
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = TensorDict(a=torch.arange(2), batch_size=[2]).save(path)
+    ...     load(path, device="cpu")["a"].tolist()
+    [0, 1]
+    """
+    return load_memmap(
+        prefix,
+        None,
+        non_blocking,
+        device=device,
+        out=out,
+        robust_key=robust_key,
+        subpath=subpath,
+        mode=mode,
+        num_threads=num_threads,
+        allow_pickle=allow_pickle,
+    )
 
 
 def _out_device(out: Any, device: Any) -> Any:

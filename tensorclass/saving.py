@@ -7,7 +7,7 @@ from typing import Any
 from .tensordict_core.base import TensorDictBase
 from .tensordict_core.memmap.tensor import PathLike
 
-__all__ = ["memmap"]
+__all__ = ["memmap", "save"]
 
 
 def memmap(
@@ -47,4 +47,42 @@ def memmap(
         compression,
         like=False,
         inplace=False,
+    )
+
+
+def save(
+    data: TensorDictBase,
+    prefix: PathLike | None = None,
+    copy_existing: bool = False,
+    *,
+    num_threads: int = 0,
+    return_early: bool = False,
+    share_non_tensor: bool = False,
+    robust_key: bool | None = None,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    atomic: bool = False,
+) -> Any:
+    """Save ``data`` to the directory ``prefix``, replacing a save there; the same as
+    ``data.save(prefix, ...)`` (see :meth:`tensorclass.TensorDict.save`). Read it back with
+    :func:`tensorclass.load`.
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict, load, save
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = save(TensorDict(a=torch.ones(2), batch_size=[2]), path)
+    ...     load(path)["a"].tolist()
+    [1.0, 1.0]
+    """
+    saver: Any = data.save  # return_early chooses the result's type at run time
+    return saver(
+        prefix,
+        copy_existing,
+        num_threads=num_threads,
+        return_early=return_early,
+        share_non_tensor=share_non_tensor,
+        robust_key=robust_key,
+        archive=archive,
+        compression=compression,
+        atomic=atomic,
     )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ..harness import Workload
-from . import batch, compiled, core, nn, storage, typed
+from . import batch, compiled, consolidate, core, nn, storage, typed
 
 __all__ = ["all_workloads"]
 
 
 def all_workloads() -> list[Workload]:
     """Every workload, in table order."""
-    modules = (core, batch, typed, nn, storage, compiled)
+    modules = (core, batch, typed, nn, storage, consolidate, compiled)
     return [workload for module in modules for workload in module.WORKLOADS]

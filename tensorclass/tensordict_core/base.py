@@ -9,16 +9,26 @@ meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from th
 
 from __future__ import annotations
 
+from .consolidate import Consolidation
 from .format_methods import FormatMethods
 from .ops import TensorOps
 from .restack import Restacking
+from .save_spellings import SaveSpellings
 from .storage_methods import StorageMethods
 from .table_methods import TableMethods
 
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(Restacking, StorageMethods, FormatMethods, TableMethods, TensorOps):
+class TensorDictBase(
+    Restacking,
+    Consolidation,
+    SaveSpellings,
+    StorageMethods,
+    FormatMethods,
+    TableMethods,
+    TensorOps,
+):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose

@@ -404,6 +404,11 @@ class Functional(TensorCore):
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self.clone()
 
+    def _consolidated_to(self, device: torch.device, non_blocking: bool) -> Self | None:
+        """``to(device)`` of a consolidated instance: one buffer moved (``None``: move the
+        leaves); see :mod:`.consolidate`."""
+        return None
+
     @overload
     def to(
         self, device: DeviceLike, dtype: torch.dtype | None = None, non_blocking: bool = False
@@ -443,6 +448,9 @@ class Functional(TensorCore):
         if device is not None and dtype is None:
             if device == self._device:
                 return self
+            moved = self._consolidated_to(device, non_blocking)
+            if moved is not None:
+                return moved
             return self._map_tensors(lambda t: t.to(device, non_blocking=non_blocking), device)
         if device is None:
             return self._map_tensors(lambda t: t.to(dtype, non_blocking=non_blocking))

@@ -270,6 +270,9 @@ class LazyStackedTensorDict(LazyRagged):
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
+        packed = self._consolidated_reduce()
+        if packed is not None:
+            return packed
         leaves = self._lazy
         return (_rebuild, (list(leaves.members), leaves.dim, self._locked))
 
@@ -533,6 +536,12 @@ class LazyStackedTensorDict(LazyRagged):
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Move or cast every member (a lazy stack of the results)."""
+        if (args and isinstance(args[0], (str, torch.device))) or "device" in kwargs:
+            parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
+            if parsed[0] is not None and parsed[1] is None:  # a move: one buffer if consolidated
+                moved = self._consolidated_to(parsed[0], parsed[2])
+                if moved is not None:
+                    return moved
         return self._per_member("to", *args, **kwargs)
 
     def detach(self) -> Self:

@@ -110,7 +110,15 @@ class TensorOps(
             f"on a comparison, or .is_empty() to test for leaves"
         )
 
+    def _consolidated_reduce(self) -> tuple[Any, ...] | None:
+        """The one-buffer pickle of a consolidated instance (``None``: pickle the leaves);
+        see :mod:`.consolidate`."""
+        return None
+
     def __reduce__(self) -> tuple[Any, ...]:
+        packed = self._consolidated_reduce()
+        if packed is not None:
+            return packed
         return (
             _rebuild,
             (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
