@@ -144,6 +144,17 @@ class TensorDictParams(nn.Module):
     def _apply(self, fn: Callable[..., Any], recurse: bool = True) -> TensorDictParams:
         super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
         # Conversions may replace the registered tensors: point the leaves at them again.
+        self._sync_leaves()
+        return self
+
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        # ``load_state_dict(..., assign=True)`` replaces the registered tensors: the leaves
+        # must follow (``nn.Module`` calls this once per module, nested levels included).
+        super()._load_from_state_dict(*args, **kwargs)  # type: ignore[no-untyped-call]
+        self._sync_leaves()
+
+    def _sync_leaves(self) -> None:
+        """Point this level's leaves at the registered parameters and buffers."""
         data = self._td._data
         for registry in (self._parameters, self._buffers):
             for key, tensor in registry.items():
@@ -153,7 +164,6 @@ class TensorDictParams(nn.Module):
         ]
         if self._td._device is not None and tensors:
             self._td._device = tensors[0].device
-        return self
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TensorDictParams:
         """A deep copy whose tensor class holds the copy's own registered parameters."""
