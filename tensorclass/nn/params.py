@@ -150,7 +150,7 @@ class TensorDictParams(nn.Module):
     def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
         # ``load_state_dict(..., assign=True)`` replaces the registered tensors: the leaves
         # must follow (``nn.Module`` calls this once per module, nested levels included).
-        super()._load_from_state_dict(*args, **kwargs)  # type: ignore[no-untyped-call]
+        super()._load_from_state_dict(*args, **kwargs)
         self._sync_leaves()
 
     def _sync_leaves(self) -> None:
