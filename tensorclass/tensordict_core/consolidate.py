@@ -23,7 +23,6 @@ What a consolidated instance does with its one buffer:
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -33,6 +32,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ._core import TensorCore
+from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .lazy_stack import LazyStackedTensorDict, lazy_stack
 from .memmap.options import in_background
@@ -42,9 +42,6 @@ from .storage_methods import StorageMethods
 from .wire_pack import byte_layout, views_into
 
 __all__ = ["Consolidation", "from_consolidated", "tensors_of"]
-
-#: the storages made by ``consolidate`` (dropped when the last view of one is freed)
-_BUFFERS: weakref.WeakSet[torch.UntypedStorage] = weakref.WeakSet()
 
 Spec = tuple[int, torch.dtype, tuple[int, ...], tuple[int, ...]]
 
@@ -66,34 +63,6 @@ def rebuild_tree(node: TensorCore, leaf: Callable[[Tensor], Any], *, inplace: bo
         node._data.update(data)
         return node
     return type(node)._new(data, node._batch_size, node._device, node._names)
-
-
-def buffer_of(node: TensorCore) -> Tensor | None:
-    """The consolidated buffer (a ``uint8`` tensor over the whole storage) that every
-    tensor of ``node`` views, laid out as :mod:`.wire_pack` says; ``None`` otherwise."""
-    if not _BUFFERS:
-        return None
-    tensors = tensors_of(node)
-    if not tensors:
-        return None
-    storage = tensors[0].untyped_storage()
-    if storage not in _BUFFERS:
-        return None
-    offsets, total = byte_layout(tensors)
-    if storage.nbytes() != total:
-        return None
-    for tensor, offset in zip(tensors, offsets):
-        if (
-            tensor.untyped_storage() is not storage
-            or tensor.storage_offset() * tensor.element_size() != offset
-            or not tensor.is_contiguous()
-        ):
-            return None
-    return torch.empty((0,), dtype=torch.uint8, device=storage.device).set_(storage)
-
-
-def _register(buffer: Tensor) -> None:
-    _BUFFERS.add(buffer.untyped_storage())
 
 
 def _spec(tensor: Tensor, buffer_start: int) -> Spec:
@@ -138,7 +107,7 @@ def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
         raise ValueError("a consolidated pickle must hold a 1-D uint8 buffer")
     if not isinstance(skeleton, TensorCore):
         raise ValueError("a consolidated pickle must hold a tensor class skeleton")
-    _register(buffer)
+    register_buffer(buffer)
     _fill(skeleton, _Views(buffer))
     return skeleton
 
@@ -290,7 +259,7 @@ class Consolidation(StorageMethods):
                 buffer = buffer.pin_memory()
         views = views_into(buffer, tensors)
         _copy_into(views, tensors, num_threads, non_blocking)
-        _register(buffer)
+        register_buffer(buffer)
         moved = None if device is None and filename is None else buffer.device
         found = iter(views)
         result: Self = rebuild_tree(self, lambda _: next(found), inplace=inplace)
@@ -336,13 +305,13 @@ class Consolidation(StorageMethods):
         return (_rebuild_consolidated, (buffer, _skeleton(self, 0)))
 
     def _consolidated_to(self, device: torch.device, non_blocking: bool) -> Self | None:
-        if not _BUFFERS:
+        if not has_buffers():
             return None
         buffer = buffer_of(self)
         if buffer is None or buffer.device == device:
             return None
         moved = buffer.to(device, non_blocking=non_blocking)
-        _register(moved)
+        register_buffer(moved)
         result: Any = _skeleton(self, 0)
         _fill(result, _Views(moved))
         _set_devices(result, moved.device)
@@ -394,5 +363,5 @@ def from_consolidated(filename: PathLike) -> Any:
     [0, 1, 2]
     """
     buffer, build = read_file(filename)
-    _register(buffer)
+    register_buffer(buffer)
     return build(buffer)

@@ -31,6 +31,7 @@ from torch import Tensor
 
 from ..errors import StructureMismatchError
 from ._core import TensorCore
+from .consolidated_buffer import buffer_of
 from .json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
 from .lazy_stack import LazyStackedTensorDict, lazy_stack
 from .memmap.metadata import DTYPES
@@ -200,7 +201,11 @@ def _post(
     encoded = _encode(describe(node))
     payload = _non_tensor_payload(node)
     tensors = _tensors(node)
-    packed = pack_bytes(tensors, device) if consolidated else None
+    packed = buffer_of(node)  # a consolidated instance sends its buffer as it is
+    if packed is not None:
+        packed = packed.to(device)
+    elif consolidated:
+        packed = pack_bytes(tensors, device)
     header = [len(encoded), len(payload), int(reply), -1 if packed is None else packed.numel()]
     messages = [torch.tensor(header, dtype=torch.int64, device=device), _as_bytes(encoded, device)]
     if payload:
@@ -232,7 +237,9 @@ def send(
     ``group_dst`` names the receiver by its rank in ``group`` instead. ``init_tag`` is the
     tag (every message of one transfer shares it, in order, so ``pseudo_rand`` has nothing
     to do and is accepted for compatibility). ``consolidated=True`` sends every tensor as
-    one packed message (the receiver follows the sender's choice)."""
+    one packed message (the receiver follows the sender's choice). A consolidated instance
+    (:meth:`consolidate`) always does, without copying: its own buffer is the message, and
+    a consolidated receiver receives straight into its buffer."""
     del pseudo_rand
     dst = _peer(dst, group_dst, group, "dst")
     tag = _tag(tag, init_tag)
@@ -334,9 +341,13 @@ def irecv(
     kept: list[Tensor] = []
     tensors = _tensors(node)
     if packed >= 0:
-        flat = torch.empty(packed, dtype=torch.uint8, device=device)
+        mine = _one_buffer(node, device)
+        direct = mine is not None and not any(t.requires_grad for t in tensors)
+        flat = mine if direct else torch.empty(packed, dtype=torch.uint8, device=device)
+        assert flat is not None
         works.append(dist.irecv(flat, src, group=group, tag=tag))
-        copies = list(zip(tensors, views_into(flat, tensors)))
+        if not direct:  # a consolidated receiver gets the bytes in its own buffer
+            copies = list(zip(tensors, views_into(flat, tensors)))
         kept.append(flat)
     else:
         for tensor in tensors:
@@ -395,6 +406,15 @@ def _apply_non_tensor_payload(node: TensorCore, data: bytes) -> None:
             owner._data[key] = non_tensor_from_json(
                 kind, payload, tuple(owner._batch_size), rebuilder_of(type(owner), key)
             )
+
+
+def _one_buffer(node: TensorCore, device: torch.device) -> Tensor | None:
+    """A consolidated receiver's own buffer, when the bytes can be received into it (the
+    packed layout is the consolidated one)."""
+    buffer = buffer_of(node)
+    if buffer is None or buffer.device != device:
+        return None
+    return buffer
 
 
 def _tensors(node: TensorCore) -> list[Tensor]:
