@@ -82,6 +82,13 @@ from .tensordict_core.consolidate import from_consolidated
 from .tensordict_core.formats.persistent import PersistentTensorDict
 from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
 from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
+from .tensordict_core.memmap.append import append_memmap
+from .tensordict_core.memmap.archive import (
+    is_memmap_archive,
+    pack_memmap,
+    refresh_archive_checksums,
+    unpack_memmap,
+)
 from .tensordict_core.merging import group_by, merge_tensordicts
 from .tensordict_core.packing import PackLayout
 from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
