@@ -124,8 +124,9 @@ class StorageMethods(TensorCore):
         from a file elsewhere is copied (``copy_existing=False`` refuses that instead, as
         tensordict's default does). File names are
         percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
-        file name). There is no archive format: ``archive=True``, a ``.tdz`` path and
-        ``compression`` raise, and so does ``share_non_tensor=True``. See
+        file name). ``memmap`` writes directories: ``archive=True``, a ``.tdz`` path and
+        ``compression`` raise (``tensorclass.pack_memmap`` packs a saved directory into
+        one archive), and so does ``share_non_tensor=True``. See
         ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
         result: Self | Future[Self] = self._memmap(

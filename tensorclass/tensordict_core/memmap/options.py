@@ -14,10 +14,10 @@ They come from ``tensordict`` and are checked here, before anything is written:
   legacy layout: keys used as file names unchanged) is accepted when every key already is
   a safe file name, which gives the same names; a key that is not raises ``ValueError``.
 - ``atomic``: saves are always atomic; ``True`` and ``False`` both write aside and rename.
-- ``archive``/``compression``: tensorclass has no single-file archive format; asking for
-  one (``archive=True``, or a ``.tdz`` path with ``archive=None``) raises
-  ``NotImplementedError``, and ``compression`` (only meaningful for an archive) raises
-  ``ValueError``.
+- ``archive``/``compression``: ``memmap`` writes directories (their leaves are mapped
+  from their own files); asking for an archive (``archive=True``, or a ``.tdz`` path with
+  ``archive=None``) raises ``NotImplementedError`` pointing at ``pack_memmap``, which packs
+  a saved directory into one file, and ``compression`` raises ``ValueError``.
 - ``share_non_tensor=True``: non-tensor values are plain Python objects kept in each
   process (and JSON in ``meta.json``); they cannot be shared between processes, so it
   raises ``NotImplementedError``.
@@ -100,7 +100,8 @@ def check_save_options(
     if archive or (archive is None and str(path).endswith(".tdz")):
         raise NotImplementedError(
             f"memmap: tensorclass writes directories, not single-file archives ({path!r}); "
-            f"pass a directory path (or archive=False to write a directory with that name)"
+            f"pass a directory path (or archive=False to write a directory with that name), "
+            f"then tensorclass.pack_memmap(directory, archive_path) packs it into one file"
         )
     if compression is not None:
         raise ValueError(
