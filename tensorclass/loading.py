@@ -16,6 +16,7 @@ from .errors import MemmapFormatError
 from .schema import is_typed
 from .tensordict_core._core import TensorCore
 from .tensordict_core.lazy_stack import LazyStackedTensorDict
+from .tensordict_core.memmap.archive import reading_archive
 from .tensordict_core.memmap.load import ClassPolicy, load_tree, read_checked, subtree
 from .tensordict_core.memmap.load_into import load_into
 from .tensordict_core.memmap.metadata import MemmapInfo
@@ -73,15 +74,16 @@ def load_memmap(
         cls, device = None, cls  # tensordict's order: load_memmap(prefix, device)
     if cls is not None and not (isinstance(cls, type) and issubclass(cls, TensorCore)):
         raise TypeError(f"cls must be a tensor class; got {cls!r}")
-    info = read_checked(prefix, classes)
-    if subpath is not None:
-        info = subtree(info, subpath)
-    try:
-        result = load_tree(info, cls, classes, mode)
-    except MemmapFormatError:
-        if validate and cls is not None and info.kind != "lazy_stack" and is_typed(cls):
-            _report_mismatch(info, cls)  # the save does not fit cls: list every problem
-        raise
+    with reading_archive(prefix):  # an archive (pack_memmap) is read in place
+        info = read_checked(prefix, classes)
+        if subpath is not None:
+            info = subtree(info, subpath)
+        try:
+            result = load_tree(info, cls, classes, mode)
+        except MemmapFormatError:
+            if validate and cls is not None and info.kind != "lazy_stack" and is_typed(cls):
+                _report_mismatch(info, cls)  # the save does not fit cls: list every problem
+            raise
     if out is not None:
         device = _out_device(out, device)
     if device is not None and torch.device(device).type != "cpu":

@@ -27,8 +27,9 @@ from .distributed import (
     send,
 )
 from .distributed_rooted import gather_and_stack, reduce, scatter
+from .memmap.archive import save_archive
 from .memmap.load import register_defined
-from .memmap.options import check_save_options, in_background
+from .memmap.options import check_save_options, in_background, wants_archive
 from .memmap.save import memmap
 from .memmap.tensor import MemoryMappedTensor, PathLike
 from .parallel import map_chunks, map_iter
@@ -124,9 +125,9 @@ class StorageMethods(TensorCore):
         from a file elsewhere is copied (``copy_existing=False`` refuses that instead, as
         tensordict's default does). File names are
         percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
-        file name). ``memmap`` writes directories: ``archive=True``, a ``.tdz`` path and
-        ``compression`` raise (``tensorclass.pack_memmap`` packs a saved directory into
-        one archive), and so does ``share_non_tensor=True``. See
+        file name). ``archive=True`` or a ``.tdz`` path saves one archive file
+        (``compression`` for its tensor payloads; see ``tensorclass.pack_memmap``) and
+        returns the instance mapped from it; ``share_non_tensor=True`` raises. See
         ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
         result: Self | Future[Self] = self._memmap(
@@ -275,18 +276,28 @@ class StorageMethods(TensorCore):
         like: bool,
         inplace: bool,
     ) -> Any:
+        to_archive = not inplace and wants_archive(prefix, archive)
         check_save_options(
             self,
             prefix,
             copy_existing=copy_existing,
             share_non_tensor=share_non_tensor,
             robust_key=robust_key,
-            archive=archive,
-            compression=compression,
+            archive=False if to_archive else archive,
+            compression=None if to_archive else compression,
             like=like,
         )
 
         def run() -> TensorCore:
+            if to_archive:
+                return save_archive(
+                    self,
+                    prefix,
+                    existsok=existsok,
+                    num_threads=num_threads,
+                    like=like,
+                    compression=compression,
+                )
             return memmap(
                 self, prefix, existsok=existsok, num_threads=num_threads, like=like, inplace=inplace
             )

@@ -141,18 +141,23 @@ def test_atomic_is_accepted_saves_always_are(atomic: bool, tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir()] == ["x"]  # no temporary left behind
 
 
-def test_archives_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(NotImplementedError, match="archives"):
-        plain().memmap(tmp_path / "x", archive=True)
-    with pytest.raises(NotImplementedError, match="archive=False"):
-        plain().memmap(tmp_path / "x.tdz")
-    with pytest.raises(NotImplementedError, match="archives"):
-        plain().memmap_like(tmp_path / "y.tdz")
+def test_archives_are_written(tmp_path: Path) -> None:
+    from tensorclass import is_memmap_archive
+
+    assert same(plain().memmap(tmp_path / "x", archive=True), plain())
+    assert is_memmap_archive(tmp_path / "x")
+    assert same(plain().memmap(tmp_path / "x.tdz", compression="deflate"), plain())
+    assert is_memmap_archive(tmp_path / "x.tdz")
+    like = plain().memmap_like(tmp_path / "y.tdz")
+    like["a"].fill_(2.0)  # stored uncompressed: writes reach the archive
+    assert (TensorDict.load_memmap(tmp_path / "y.tdz")["a"] == 2).all()
+    with pytest.raises(NotImplementedError, match="in place"):
+        plain().memmap_(tmp_path / "z.tdz")
     with pytest.raises(ValueError, match="compression='deflate'"):
-        plain().memmap(tmp_path / "x", compression="deflate")
-    assert list(tmp_path.iterdir()) == []
-    plain().memmap(tmp_path / "x.tdz", archive=False)  # a directory of that name
-    assert (tmp_path / "x.tdz" / "meta.json").is_file()
+        plain().memmap(tmp_path / "d", compression="deflate")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x", "x.tdz", "y.tdz"]
+    plain().memmap(tmp_path / "w.tdz", archive=False)  # a directory of that name
+    assert (tmp_path / "w.tdz" / "meta.json").is_file()
 
 
 def test_share_non_tensor(tmp_path: Path) -> None:
@@ -559,8 +564,8 @@ def test_top_level_memmap_and_from_module(tmp_path: Path) -> None:
         assert saved.is_locked and same(tensorclass.load_memmap(tmp_path / kind), make())
     future = tensorclass.memmap(plain(), tmp_path / "later", return_early=True)
     assert same(future.result(timeout=60), plain())
-    with pytest.raises(NotImplementedError, match="archives"):
-        tensorclass.memmap(plain(), tmp_path / "x.tdz")
+    assert same(tensorclass.memmap(plain(), tmp_path / "x.tdz"), plain())
+    assert tensorclass.is_memmap_archive(tmp_path / "x.tdz")
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     params = tensorclass.from_module(model, filter_empty=False)
     assert params.is_locked and list(params.keys()) == ["0", "1"]

@@ -24,19 +24,36 @@ holds JSON and raw bytes.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import shutil
 import stat
 import struct
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from .metadata import META_NAME
-from .tensor import PathLike
+import torch
 
-__all__ = ["is_memmap_archive", "pack_memmap", "refresh_archive_checksums", "unpack_memmap"]
+from ...errors import MemmapFormatError
+from .._core import TensorCore
+from .load import OPENER, _strides, load_tree, read_checked
+from .metadata import META_NAME, SOURCE
+from .save import memmap
+from .tensor import MemoryMappedTensor, PathLike
+
+__all__ = [
+    "is_memmap_archive",
+    "pack_memmap",
+    "reading_archive",
+    "refresh_archive_checksums",
+    "save_archive",
+    "unpack_memmap",
+]
 
 ALIGN = 64
 _PAD_ID = 0xA11E  # the extra-field id of the alignment padding
@@ -308,3 +325,113 @@ def refresh_archive_checksums(archive_path: PathLike) -> Path:
                 raw.write(struct.pack("<I", crc))
             position += 46 + name_length + extra_length + comment_length
     return Path(path)
+
+
+class _ArchiveSource:
+    """Reads a save from an archive: metadata through :mod:`zipfile` (checksums checked),
+    stored tensor files as views of one mapping of the archive (copy-on-write unless the
+    mode says shared), compressed ones decompressed into memory."""
+
+    def __init__(self, path: str, archive: zipfile.ZipFile) -> None:
+        self.path = path
+        self.root = Path(path)
+        self.archive = archive
+        self.offsets: dict[str, int] = {}
+        self.storages: dict[bool, torch.UntypedStorage] = {}
+        with open(path, "rb") as raw:
+            for info in archive.infolist():
+                if info.compress_type == zipfile.ZIP_STORED and not info.is_dir():
+                    self.offsets[info.filename] = _data_offset(raw, info)
+
+    def _name(self, path: Path) -> str:
+        relative = path.relative_to(self.root).as_posix()
+        return "" if relative == "." else relative
+
+    def read_meta(self, path: Path) -> bytes:
+        level = self._name(path)
+        name = f"{level}/{META_NAME}" if level else META_NAME
+        if name not in self.archive.NameToInfo:
+            raise MemmapFormatError(f"{self.path}: the archive holds no {name}")
+        return self.archive.read(name)
+
+    def size(self, file: Path) -> int | None:
+        info = self.archive.NameToInfo.get(self._name(file))
+        return None if info is None else int(info.file_size)
+
+    def open(
+        self, filename: str, dtype: torch.dtype, shape: tuple[int, ...], mode: str | None
+    ) -> MemoryMappedTensor:
+        name = self._name(Path(filename))
+        offset = self.offsets.get(name)
+        if offset is None or offset % dtype.itemsize:  # compressed (or unaligned): read it
+            data = bytearray(self.archive.read(name))
+            flat = torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0)
+            plain = flat.view(dtype).reshape(shape) if data else torch.empty(shape, dtype=dtype)
+            return MemoryMappedTensor._wrap(plain, self.path)
+        shared = mode == "r+" or (mode is None and os.access(self.path, os.W_OK))
+        if shared not in self.storages:
+            nbytes = os.path.getsize(self.path)
+            self.storages[shared] = torch.UntypedStorage.from_file(  # type: ignore[assignment]
+                self.path, shared=shared, nbytes=nbytes
+            )
+        storage = self.storages[shared]
+        if math.prod(shape) == 0:
+            return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), self.path)
+        plain = torch.empty((0,), dtype=dtype).set_(
+            storage, offset // dtype.itemsize, shape, _strides(shape)
+        )
+        return MemoryMappedTensor._wrap(plain, self.path)
+
+
+@contextlib.contextmanager
+def reading_archive(prefix: PathLike) -> Iterator[Path]:
+    """While open, loading reads the save from ``prefix`` if it is an archive (a path
+    inside it, ``"x.tdz/info"``, reads that level); otherwise nothing changes. Yields the
+    path to load."""
+    path = os.path.abspath(os.fspath(prefix))
+    archive_path = path
+    while not os.path.exists(archive_path) and os.path.dirname(archive_path) != archive_path:
+        archive_path = os.path.dirname(archive_path)  # "x.tdz/info": a level inside
+    if not is_memmap_archive(archive_path):
+        yield Path(path)
+        return
+    with zipfile.ZipFile(archive_path) as archive:
+        source = _ArchiveSource(archive_path, archive)
+        source_token = SOURCE.set(source)
+        opener_token = OPENER.set(source.open)
+        try:
+            yield Path(path)
+        finally:
+            OPENER.reset(opener_token)
+            SOURCE.reset(source_token)
+
+
+def save_archive(
+    node: TensorCore,
+    archive_path: PathLike,
+    *,
+    existsok: bool,
+    num_threads: int,
+    like: bool,
+    compression: str | int | None,
+) -> TensorCore:
+    """``memmap(path.tdz)`` / ``memmap(..., archive=True)``: save ``node`` as an archive
+    (a directory written aside, packed, then removed) and return it loaded from the
+    archive (stored leaves map it in place: with ``like=True``, writes reach it)."""
+    _compression(compression)  # a bad value raises before anything is written
+    target = os.path.abspath(os.fspath(archive_path))
+    if os.path.isdir(target):
+        raise FileExistsError(f"memmap: {target} is a directory; an archive is one file")
+    if os.path.exists(target) and not existsok:
+        raise FileExistsError(f"memmap: {target} exists; pass existsok=True to replace it")
+    scratch = tempfile.mkdtemp(
+        prefix=f".{os.path.basename(target)}.dir-", dir=os.path.dirname(target)
+    )
+    try:
+        saved = os.path.join(scratch, "save")
+        memmap(node, saved, num_threads=num_threads, like=like)
+        pack_memmap(saved, target, compression=compression)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    with reading_archive(target):
+        return load_tree(read_checked(target, "imported"), None, "imported")

@@ -46,6 +46,8 @@ import math
 import os
 import sys
 import weakref
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Literal
 
 import torch
@@ -212,9 +214,19 @@ def _build(
     return cls._new(data, torch.Size(info.batch_size), device, info.names).lock_()
 
 
+#: how leaf files are opened while it is set (``opener(filename, dtype, shape, mode)``):
+#: for a save that is not a directory (an archive, see :mod:`.archive`)
+OPENER: ContextVar[Callable[..., MemoryMappedTensor] | None] = ContextVar(
+    "tensorclass_memmap_opener", default=None
+)
+
+
 def _open(
     filename: str, dtype: torch.dtype, shape: tuple[int, ...], mode: str | None
 ) -> MemoryMappedTensor:
+    opener = OPENER.get()
+    if opener is not None:
+        return opener(filename, dtype, shape, mode)
     shared = mode == "r+" or (mode is None and os.access(filename, os.W_OK))
     if shared:
         return MemoryMappedTensor._open(filename, dtype, shape)

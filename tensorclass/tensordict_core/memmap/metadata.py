@@ -62,6 +62,7 @@ import json
 import math
 import os
 import stat
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,11 +249,21 @@ def read_metadata(path: str | os.PathLike[str]) -> MemmapInfo:
     return _read_level(Path(os.path.abspath(os.fspath(path))), None)
 
 
+#: where a save is read from while it is set: an object with ``read_meta(path) -> bytes``
+#: (raising :class:`MemmapFormatError` if the level has no metadata) and
+#: ``size(file) -> int | None``, for a save that is not a directory (an archive, see
+#: :mod:`.archive`); ``None`` reads the file system.
+SOURCE: ContextVar[Any] = ContextVar("tensorclass_memmap_source", default=None)
+
+
 def _fail(path: Path, message: str) -> MemmapFormatError:
     return MemmapFormatError(f"{path / META_NAME}: {message}")
 
 
-def _load_json(path: Path) -> dict[str, Any]:
+def _meta_bytes(path: Path) -> bytes:
+    source = SOURCE.get()
+    if source is not None:
+        return source.read_meta(path)  # type: ignore[no-any-return]
     meta_file = path / META_NAME
     if not path.is_dir():
         raise MemmapFormatError(f"{path} is not a directory holding a tensorclass save")
@@ -264,8 +275,13 @@ def _load_json(path: Path) -> dict[str, Any]:
         ) from None
     if not stat.S_ISREG(info.st_mode):
         raise _fail(path, "the metadata is not a regular file")
+    return meta_file.read_bytes()
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    raw = _meta_bytes(path)
     try:
-        meta = json.loads(meta_file.read_bytes())
+        meta = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise _fail(path, f"the metadata is not valid JSON ({err})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -367,6 +383,9 @@ def _read_members(
 
 
 def _regular_size(file: Path) -> int | None:
+    source = SOURCE.get()
+    if source is not None:
+        return source.size(file)  # type: ignore[no-any-return]
     try:
         info = os.lstat(file)
     except FileNotFoundError:
@@ -404,7 +423,7 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
         if raw.get("dir") != dir_name(key):
             raise _fail(path, f"entry {key!r}: dir must be {dir_name(key)!r}")
         sub = path / dir_name(key)
-        if sub.is_symlink():
+        if SOURCE.get() is None and sub.is_symlink():
             raise _fail(path, f"entry {key!r}: {sub} is a symbolic link")
         return EntryInfo(key, kind, child=_read_level(sub, batch_size))
     if kind == "non_tensor":

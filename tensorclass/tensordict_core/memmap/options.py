@@ -14,10 +14,11 @@ They come from ``tensordict`` and are checked here, before anything is written:
   legacy layout: keys used as file names unchanged) is accepted when every key already is
   a safe file name, which gives the same names; a key that is not raises ``ValueError``.
 - ``atomic``: saves are always atomic; ``True`` and ``False`` both write aside and rename.
-- ``archive``/``compression``: ``memmap`` writes directories (their leaves are mapped
-  from their own files); asking for an archive (``archive=True``, or a ``.tdz`` path with
-  ``archive=None``) raises ``NotImplementedError`` pointing at ``pack_memmap``, which packs
-  a saved directory into one file, and ``compression`` raises ``ValueError``.
+- ``archive``/``compression``: ``archive=True``, or a ``.tdz`` path with
+  ``archive=None``, saves one archive file (:mod:`.archive`: a directory written aside,
+  packed with ``compression``, removed) and returns the instance loaded from it;
+  ``memmap_`` (in place) refuses an archive (``NotImplementedError``), and
+  ``compression`` without an archive raises ``ValueError``.
 - ``share_non_tensor=True``: non-tensor values are plain Python objects kept in each
   process (and JSON in ``meta.json``); they cannot be shared between processes, so it
   raises ``NotImplementedError``.
@@ -38,7 +39,7 @@ from ..lazy_stack import LazyStackedTensorDict
 from .metadata import LEAF_SUFFIX, leaf_file_name
 from .tensor import MemoryMappedTensor, PathLike
 
-__all__ = ["check_save_options", "in_background"]
+__all__ = ["check_save_options", "in_background", "wants_archive"]
 
 T = TypeVar("T")
 
@@ -84,6 +85,11 @@ def _check_existing(node: TensorCore, target: str) -> None:
                 )
 
 
+def wants_archive(prefix: PathLike, archive: bool | None) -> bool:
+    """Whether a save asks for an archive: ``archive=True``, or a ``.tdz`` path."""
+    return bool(archive) or (archive is None and os.fspath(prefix).endswith(".tdz"))
+
+
 def check_save_options(
     node: TensorCore,
     prefix: PathLike,
@@ -97,16 +103,15 @@ def check_save_options(
 ) -> None:
     """Raise for options tensorclass cannot honour (see the module documentation)."""
     path = os.fspath(prefix)
-    if archive or (archive is None and str(path).endswith(".tdz")):
+    if wants_archive(path, archive):
         raise NotImplementedError(
-            f"memmap: tensorclass writes directories, not single-file archives ({path!r}); "
-            f"pass a directory path (or archive=False to write a directory with that name), "
-            f"then tensorclass.pack_memmap(directory, archive_path) packs it into one file"
+            f"memmap_: an instance cannot be swapped in place onto an archive ({path!r}); "
+            f"use memmap(path) (which returns the archived copy) or a directory path"
         )
     if compression is not None:
         raise ValueError(
-            f"memmap: compression={compression!r} applies to archives only, and tensorclass "
-            f"writes directories: tensors are stored raw, so that they can be memory-mapped"
+            f"memmap: compression={compression!r} applies to archives only (archive=True or "
+            f"a '.tdz' path); a directory save stores tensors raw, to be memory-mapped"
         )
     if share_non_tensor:
         raise NotImplementedError(
