@@ -345,3 +345,64 @@ def test_append_failure_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.undo()
     assert _files(tmp_path / "saved") == files
     assert same(load_memmap(tmp_path / "saved"), plain(3))
+
+
+# -- loading archives and saving to them -------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", list(MAKERS))
+def test_load_memmap_reads_an_archive_in_place(tmp_path: Path, kind: str) -> None:
+    data = MAKERS[kind](3, 2.0)
+    data.memmap(tmp_path / "saved")
+    archive = pack_memmap(tmp_path / "saved", tmp_path / "saved.tdz")
+    loaded = load_memmap(archive)
+    assert type(loaded) is type(load_memmap(tmp_path / "saved")) and loaded.is_locked
+    assert same(loaded, data)
+    assert type(TensorDict.load_memmap(archive)) is type(loaded)
+
+
+def test_archive_leaves_are_views_of_the_archive(tmp_path: Path) -> None:
+    plain(3).memmap(tmp_path / "saved")
+    archive = pack_memmap(tmp_path / "saved", tmp_path / "saved.tdz")
+    scratch = load_memmap(archive, mode="r")
+    scratch["a"].add_(100)  # copy-on-write: the archive does not change
+    assert same(load_memmap(archive), plain(3))
+    shared = load_memmap(archive, mode="r+")
+    shared["n", "b"].fill_(9)
+    offset = _data_offsets(archive)["n/b.memmap"]
+    raw = archive.read_bytes()[offset : offset + 12]
+    assert torch.frombuffer(bytearray(raw), dtype=torch.int16).tolist() == [9] * 6
+    assert (load_memmap(archive)["n", "b"] == 9).all()
+
+
+def test_archive_subpath_and_compressed_archive(tmp_path: Path) -> None:
+    typed(3, 1.0).memmap(tmp_path / "saved")
+    archive = pack_memmap(tmp_path / "saved", tmp_path / "saved.tdz")
+    inner = load_memmap(archive, subpath="inner")
+    assert type(inner) is Inner and inner.step.tolist() == [1, 2, 3]
+    assert type(load_memmap(archive / "inner")) is Inner
+    packed = pack_memmap(tmp_path / "saved", tmp_path / "small.tdz", compression="lzma")
+    assert same(load_memmap(packed), typed(3, 1.0))
+
+
+def test_damaged_archive_metadata_is_a_clear_error(tmp_path: Path) -> None:
+    from tensorclass import MemmapFormatError
+
+    archive = tmp_path / "bad.tdz"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("meta.json", "not json")
+    with pytest.raises(MemmapFormatError, match="JSON"):
+        load_memmap(archive)
+
+
+@pytest.mark.parametrize("kind", list(MAKERS))
+def test_memmap_to_an_archive(tmp_path: Path, kind: str) -> None:
+    data = MAKERS[kind](2, 4.0)
+    saved = data.memmap(tmp_path / "x.tdz")
+    assert is_memmap_archive(tmp_path / "x.tdz") and saved.is_locked
+    assert same(saved, data)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.tdz"]  # the scratch directory is gone
+    with pytest.raises(FileExistsError):
+        data.memmap(tmp_path / "x.tdz")
+    again = data.memmap(tmp_path / "x.tdz", existsok=True, compression="bzip2")
+    assert same(again, data)

@@ -3,8 +3,10 @@
 An archive holds the files of a save directory (:mod:`.metadata`), each under its path
 relative to the directory (``"meta.json"``, ``"info/step.memmap"``). Raw tensor files are
 stored uncompressed by default, each starting at a multiple of 64 bytes in the archive
-(padding goes in the entry's extra field), so that a tool can map them in place; any zip
-tool (``unzip``, :mod:`zipfile`) reads the archive.
+(padding goes in the entry's extra field), so that ``load_memmap`` maps the archive once
+and makes each such leaf a view into it (:func:`reading_archive`); compressed leaves are
+decompressed into memory. ``memmap("x.tdz")`` saves an archive directly
+(:func:`save_archive`). Any zip tool (``unzip``, :mod:`zipfile`) reads the archive.
 
 Safety: packing reads only regular files inside the directory (a symbolic link or a special
 file in it is refused); unpacking writes only inside the target directory (entry names
@@ -137,7 +139,8 @@ def pack_memmap(
     ``compression`` (``"stored"``, ``"deflate"``, ``"bzip2"``, ``"lzma"`` or a
     :mod:`zipfile` constant, with ``compresslevel``) asks otherwise. The archive is written
     aside and renamed into place, replacing an existing file (through a symbolic link, its
-    target). :func:`unpack_memmap` gives the directory back. Returns the archive's path.
+    target). ``load_memmap(archive_path)`` reads it in place, :func:`unpack_memmap` gives
+    the directory back. Returns the archive's path.
 
     Raises ``ValueError`` when ``prefix`` holds no ``meta.json``, when ``archive_path`` is
     inside ``prefix``, or when the directory holds a symbolic link or a special file.
