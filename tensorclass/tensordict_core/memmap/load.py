@@ -22,6 +22,10 @@ Which class each level comes back as
     must be a tensor class. Use it for saves you trust: importing a module runs its code.
   - ``"tensordict"``: no class is looked up; such levels come back as ``TensorDict``.
 
+  A level of a save written by tensordict (:mod:`.foreign`) that tensordict recorded as a
+  tensorclass comes back as the tensor class of that name defined in this process, else as
+  ``TensorDict`` with a warning; nothing is imported, whatever ``classes`` says.
+
 Checks on loading (``tensorclass.load_memmap``)
 ----------------------------------------------
 Every level that comes back as a tensor class with declared fields (given by ``cls`` or
