@@ -335,3 +335,37 @@ def test_our_own_saves_are_unchanged(tmp_path: Path) -> None:
         and "origin" not in read_metadata(tmp_path / "ours").to_dict()
     )
     assert load_memmap(tmp_path / "ours")["a"].tolist() == ours["a"].tolist()
+
+
+def test_lazy_stack_of_tensorclasses(tmp_path: Path) -> None:
+    point = _td_point_class()
+    stacked = td.lazy_stack(
+        [point(x=torch.zeros(2), label="a", batch_size=[]), point(x=torch.ones(2), label="b")]
+    )
+    stacked.memmap(tmp_path / "points")
+    loaded = load_memmap(tmp_path / "points")
+    assert isinstance(loaded, LazyStackedTensorDict) and loaded.batch_size == (2,)
+    assert [type(m) for m in loaded.members] == [TdSavePoint, TdSavePoint]
+    assert [m.label for m in loaded.members] == ["a", "b"]
+    assert loaded.members[1].x.tolist() == [1.0, 1.0]
+
+
+def test_keys_named_like_format_fields(tmp_path: Path) -> None:
+    keys = ("stack_dim", "custom_op", "_names", "data")
+    td.TensorDict({key: torch.full((2,), float(i)) for i, key in enumerate(keys)}, [2]).memmap(
+        tmp_path / "k"
+    )
+    loaded = load_memmap(tmp_path / "k")
+    assert {key: loaded[key].tolist() for key in keys} == {
+        key: [float(i)] * 2 for i, key in enumerate(keys)
+    }
+
+
+def test_jagged_tensor_is_not_read(tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's prototype warning for nested tensors
+        nested = torch.nested.nested_tensor([torch.zeros(2), torch.zeros(3)])
+    td.TensorDict(nt=nested, batch_size=[2]).memmap(tmp_path / "j")
+    with pytest.raises(MemmapFormatError, match="nested \\(jagged\\) tensor") as err:
+        load_memmap(tmp_path / "j")
+    assert str(tmp_path / "j" / "meta.json") in str(err.value)

@@ -93,16 +93,17 @@ def _kind(path: Path, meta: Any) -> str:
         return "non_tensor"
     if dotted.endswith(".NonTensorStack"):
         return "non_tensor_stack"
-    if "custom_op" in meta:
+    # the format fields have these types; a key of the same name is a dict entry
+    if type(meta.get("custom_op")) is str:
         raise fail(
             path,
             f"a lazy view ({meta['custom_op']!r}) of tensordict is not read; "
             "save it after .contiguous() or .to_tensordict()",
         )
-    if "stack_dim" in meta:
-        return "lazy_stack"
-    if "shape" in meta:
+    if type(meta.get("shape")) is list:
         return "tensordict"
+    if type(meta.get("stack_dim")) is int:
+        return "lazy_stack"
     return "tensorclass"
 
 
