@@ -84,10 +84,8 @@ def render(info: MemmapInfo) -> list[str]:
     if info.origin == "tensordict":
         header.append(("saved by", "tensordict's memmap (read as tensorclass reads its own)"))
     if info.tensordict_class is not None:
-        header.append(
-            ("tensordict class", "loads as the tensor class of that name defined in this process, "
-             "else as TensorDict")
-        )  # fmt: skip
+        note = "loads as the tensor class of that name defined here, else as TensorDict"
+        header.append(("tensordict class", f"{info.tensordict_class} ({note})"))
     if info.kind == "lazy_stack":
         header.append(("lazy stack", f"{len(info.members)} members along dim {info.stack_dim}"))
     header.append(("batch size", format_shape(info.batch_size)))
