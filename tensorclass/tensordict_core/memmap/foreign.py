@@ -78,14 +78,14 @@ def match_class(recorded: str, defined: list[type]) -> tuple[type | None, str]:
     return None, f"no tensor class named {name!r} is defined in this process"
 
 
-def _dotted(path: Path, meta: dict[str, Any]) -> str:
+def _dotted(meta: dict[str, Any]) -> str:
     return str(meta["_type"])[len("<class '") : -2]
 
 
 def _kind(path: Path, meta: Any) -> str:
     if not isinstance(meta, dict) or not is_tensordict_meta(meta):
         raise fail(path, 'not tensordict metadata (no "_type": "<class \'...\'>")')
-    dotted = _dotted(path, meta)
+    dotted = _dotted(meta)
     version = meta.get("_format_version")
     if type(version) is int and version > _READS_VERSION:
         raise fail(path, f"tensordict format version {version}; this reader knows up to 1")
@@ -221,7 +221,7 @@ def _non_tensor(path: Path, key: str, meta: dict[str, Any]) -> EntryInfo:
     _refuse_pickles(path, f"the value under {key!r}")
     if "data" not in meta:
         raise fail(path, f'the non-tensor value under {key!r} has no "data"')
-    meta_flag = _dotted(path, meta).endswith(".MetaData")
+    meta_flag = _dotted(meta).endswith(".MetaData")
     return EntryInfo(key, "non_tensor", value=meta["data"], meta=meta_flag)
 
 
@@ -288,7 +288,7 @@ def _lazy_stack(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | None
 
 
 def _tensorclass(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | None) -> MemmapInfo:
-    dotted = _dotted(path, meta)
+    dotted = _dotted(meta)
     module, _, name = dotted.rpartition(".")
     if not module or not name:
         raise fail(path, f"invalid class {meta['_type']!r}")
