@@ -49,6 +49,8 @@ def load_memmap(
     :mod:`tensorclass.tensordict_core.memmap.load`); as in ``tensordict``, a device given
     as the second argument is taken as ``device``. Typed levels are checked against their
     class unless ``validate`` is false; problems raise ``pydantic.ValidationError``.
+    A directory written by tensordict's ``memmap`` loads too (see
+    :mod:`tensorclass.tensordict_core.memmap.foreign`); values it pickled are refused.
 
     The keywords of ``tensordict.load_memmap``:
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..tensordict_core.memmap.foreign import is_tensordict_meta
 from ..tensordict_core.memmap.metadata import FORMAT, META_NAME, MemmapInfo
 from .format import table
 
@@ -41,7 +42,8 @@ class UsageError(Exception):
 def save_path(path: str) -> Path:
     """``path`` as an absolute path, if it holds a tensorclass save; else :class:`UsageError`.
 
-    A save is a directory with a ``meta.json`` of the tensorclass format. A ``meta.json``
+    A save is a directory with a ``meta.json`` of the tensorclass format (or of tensordict's
+    ``memmap``, which is read as well). A ``meta.json``
     that is not valid JSON is left to the reader, which reports a damaged save.
     """
     found = Path(os.path.abspath(path))
@@ -56,7 +58,9 @@ def save_path(path: str) -> Path:
         content = json.loads(meta.read_bytes())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return found  # a damaged save: the reader reports it
-    if not isinstance(content, dict) or content.get("format") != FORMAT:
+    if not isinstance(content, dict) or (
+        content.get("format") != FORMAT and not is_tensordict_meta(content)
+    ):
         raise UsageError(f"{path}: {META_NAME} is not {FORMAT!r} metadata (not a tensorclass save)")
     return found
 

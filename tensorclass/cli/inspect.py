@@ -81,6 +81,11 @@ def short_class(class_path: str) -> str:
 def render(info: MemmapInfo) -> list[str]:
     """The text ``inspect`` prints for a save: header, tree, totals and problems."""
     header = [("class", f"{short_class(info.class_path)} ({info.class_path})")]
+    if info.origin == "tensordict":
+        header.append(("saved by", "tensordict's memmap (read as tensorclass reads its own)"))
+    if info.tensordict_class is not None:
+        note = "loads as the tensor class of that name defined here, else as TensorDict"
+        header.append(("tensordict class", f"{info.tensordict_class} ({note})"))
     if info.kind == "lazy_stack":
         header.append(("lazy stack", f"{len(info.members)} members along dim {info.stack_dim}"))
     header.append(("batch size", format_shape(info.batch_size)))

@@ -1,7 +1,9 @@
 """Memory-mapped tensors and tensor classes saved as directories of raw files.
 
 - :mod:`.tensor`: :class:`MemoryMappedTensor`, a tensor backed by a file.
+- :mod:`.info`: :class:`MemmapInfo`/:class:`EntryInfo`, what a save holds (either format).
 - :mod:`.metadata`: the on-disk format and :func:`read_metadata`.
+- :mod:`.foreign`: reading saves written by tensordict's ``memmap`` into the same tree.
 - :mod:`.save`: ``memmap``, ``memmap_``, ``memmap_like`` (atomic saves).
 - :mod:`.load`: building a saved tree (``load_tree``) and the class-loading rules
   (:func:`tensorclass.load_memmap` adds validation on load).

@@ -22,6 +22,10 @@ Which class each level comes back as
     must be a tensor class. Use it for saves you trust: importing a module runs its code.
   - ``"tensordict"``: no class is looked up; such levels come back as ``TensorDict``.
 
+  A level of a save written by tensordict (:mod:`.foreign`) that tensordict recorded as a
+  tensorclass comes back as the tensor class of that name defined in this process, else as
+  ``TensorDict`` with a warning; nothing is imported, whatever ``classes`` says.
+
 Checks on loading (``tensorclass.load_memmap``)
 ----------------------------------------------
 Every level that comes back as a tensor class with declared fields (given by ``cls`` or
@@ -45,6 +49,7 @@ import importlib
 import math
 import os
 import sys
+import warnings
 import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -59,6 +64,7 @@ from .._core import TensorCore
 from ..json_values import non_tensor_from_json, rebuilder_in
 from ..lazy_stack import LazyStackedTensorDict, lazy_stack
 from ..non_tensor import NonTensorData
+from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -137,6 +143,25 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
     return found
 
 
+def _tensordict_class(recorded: str, classes: ClassPolicy, where: object) -> type[TensorCore]:
+    """The tensor class for a tensorclass recorded by tensordict (see :mod:`.foreign`): one
+    of that name defined in this process (nothing is imported, whatever ``classes`` says),
+    else ``TensorDict``, with a warning that says so."""
+    if classes == "tensordict":
+        return dynamic_class()  # type: ignore[no-any-return]
+    found, why = match_class(recorded, defined_classes())
+    if found is None:
+        warnings.warn(
+            f"{where}: tensordict saved this level from its tensorclass {recorded!r}, and "
+            f"{why}: it loads as TensorDict (define or import the class before loading to get "
+            f"it back, or pass cls=...)",
+            UserWarning,
+            stacklevel=2,
+        )
+        return dynamic_class()  # type: ignore[no-any-return]
+    return found
+
+
 def read_checked(path: PathLike, classes: ClassPolicy) -> MemmapInfo:
     """The metadata of a save, with every format problem raised at once."""
     if classes not in POLICIES:
@@ -205,7 +230,11 @@ def _build(
         members = [_build(member, cls, classes, mode) for member in info.members]
         return lazy_stack(members, info.stack_dim).lock_()
     if cls is None:
-        cls = resolve_class(info.class_path, classes, info.path)
+        recorded = info.tensordict_class
+        if recorded is None:
+            cls = resolve_class(info.class_path, classes, info.path)
+        else:
+            cls = _tensordict_class(recorded, classes, info.path)
     fields = _fields(cls)
     data: dict[str, Any] = {}
     for entry in info.entries:

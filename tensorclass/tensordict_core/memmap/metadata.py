@@ -58,25 +58,33 @@ recognises (so ``torch.testing.assert_close`` compares it with the parameter). A
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import stat
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ...errors import MemmapFormatError
 from .._core import fits_batch
+from .foreign import is_tensordict_meta, read_tensordict
+from .info import (
+    MAX_SIZE,
+    META_NAME,
+    SOURCE,
+    EntryInfo,
+    MemmapInfo,
+    fail,
+    load_json,
+    regular_size,
+    shape_problem,
+)
 
 __all__ = [
     "DTYPES",
     "FORMAT",
     "LEAF_SUFFIX",
     "META_NAME",
+    "SOURCE",
     "TENSORDICT_PATH",
     "VERSION",
     "EntryInfo",
@@ -89,7 +97,6 @@ __all__ = [
 
 FORMAT = "tensorclass-memmap"
 VERSION = 1
-META_NAME = "meta.json"
 LEAF_SUFFIX = ".memmap"
 TENSORDICT_PATH = "tensorclass:TensorDict"
 ENTRY_TYPES = ("tensor", "nested", "non_tensor", "non_tensor_stack")
@@ -133,157 +140,26 @@ def dir_name(key: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class EntryInfo:
-    """One entry of a saved level (see the module documentation for the fields)."""
-
-    key: str
-    type: str
-    dtype: str | None = None
-    shape: tuple[int, ...] | None = None
-    nbytes: int | None = None
-    file: Path | None = None
-    bytes_on_disk: int | None = None
-    value: Any = None
-    child: MemmapInfo | None = None
-    parameter: bool = False
-    meta: bool = False
-
-    def problem(self) -> str | None:
-        """What is wrong with this entry's file, or ``None``."""
-        if self.type != "tensor":
-            return None
-        if self.bytes_on_disk is None:
-            return f"file {self.file} is missing or not a regular file"
-        if self.bytes_on_disk != self.nbytes:
-            state = "truncated" if self.bytes_on_disk < (self.nbytes or 0) else "too long"
-            return (
-                f"file {self.file} holds {self.bytes_on_disk} bytes, the metadata says "
-                f"{self.nbytes} ({self.dtype}{list(self.shape or ())}): {state}"
-            )
-        return None
-
-
-@dataclass(frozen=True)
-class MemmapInfo:
-    """A saved level, read from its ``meta.json`` (no data is mapped)."""
-
-    path: Path
-    kind: str
-    class_path: str
-    typed: bool
-    batch_size: tuple[int, ...]
-    device: str | None = None
-    names: tuple[str | None, ...] | None = None
-    schema: tuple[dict[str, Any], ...] | None = None
-    entries: tuple[EntryInfo, ...] = ()
-    stack_dim: int | None = None
-    members: tuple[MemmapInfo, ...] = field(default=())
-
-    def problems(self) -> list[str]:
-        """Every missing, truncated or oversized file, with its key path (all at once)."""
-        found: list[str] = []
-        self._collect(found, ())
-        return found
-
-    def _collect(self, found: list[str], prefix: tuple[str, ...]) -> None:
-        for index, member in enumerate(self.members):
-            member._collect(found, (*prefix, f"<member {index}>"))
-        for entry in self.entries:
-            problem = entry.problem()
-            if problem is not None:
-                path = (*prefix, entry.key)
-                found.append(f"{path[0] if len(path) == 1 else path!r}: {problem}")
-            if entry.child is not None:
-                entry.child._collect(found, (*prefix, entry.key))
-
-    @property
-    def total_bytes(self) -> int:
-        """The bytes the tensors of this level and its nested levels take on disk."""
-        own = sum(entry.bytes_on_disk or 0 for entry in self.entries if entry.type == "tensor")
-        nested = sum(e.child.total_bytes for e in self.entries if e.child is not None)
-        return own + nested + sum(member.total_bytes for member in self.members)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready description of the tree (for tools such as ``inspect``)."""
-        out: dict[str, Any] = {
-            "path": str(self.path),
-            "kind": self.kind,
-            "class": self.class_path,
-            "typed": self.typed,
-            "batch_size": list(self.batch_size),
-            "device": self.device,
-            "names": None if self.names is None else list(self.names),
-        }
-        if self.kind == "lazy_stack":
-            out["stack_dim"] = self.stack_dim
-            out["members"] = [member.to_dict() for member in self.members]
-            return out
-        entries = []
-        for entry in self.entries:
-            item: dict[str, Any] = {"key": entry.key, "type": entry.type}
-            if entry.type == "tensor":
-                item.update(
-                    dtype=entry.dtype,
-                    shape=list(entry.shape or ()),
-                    nbytes=entry.nbytes,
-                    file=str(entry.file),
-                    bytes_on_disk=entry.bytes_on_disk,
-                )
-            elif entry.child is not None:
-                item["child"] = entry.child.to_dict()
-            else:
-                item["value"] = entry.value
-            entries.append(item)
-        out["entries"] = entries
-        return out
-
-
 def read_metadata(path: str | os.PathLike[str]) -> MemmapInfo:
     """Read a saved tensor class (or one of its sub-directories) as a :class:`MemmapInfo`.
 
     Only JSON is read; no data is mapped and no class is looked up. Malformed metadata
     raises :class:`~tensorclass.MemmapFormatError`; missing or truncated data files are
-    reported by :meth:`MemmapInfo.problems` (and refused by ``load_memmap``).
+    reported by :meth:`MemmapInfo.problems` (and refused by ``load_memmap``). A save
+    written by tensordict's ``memmap`` (recognised by its ``meta.json``) is read by
+    :mod:`.foreign` into the same tree.
     """
-    return _read_level(Path(os.path.abspath(os.fspath(path))), None)
+    root = Path(os.path.abspath(os.fspath(path)))
+    meta = load_json(root)
+    if isinstance(meta, dict) and meta.get("format") != FORMAT and is_tensordict_meta(meta):
+        return read_tensordict(root, meta)
+    return _read_level(root, None, meta)
 
 
-#: where a save is read from while it is set: an object with ``read_meta(path) -> bytes``
-#: (raising :class:`MemmapFormatError` if the level has no metadata) and
-#: ``size(file) -> int | None``, for a save that is not a directory (an archive, see
-#: :mod:`.archive`); ``None`` reads the file system.
-SOURCE: ContextVar[Any] = ContextVar("tensorclass_memmap_source", default=None)
+_fail = fail
 
 
-def _fail(path: Path, message: str) -> MemmapFormatError:
-    return MemmapFormatError(f"{path / META_NAME}: {message}")
-
-
-def _meta_bytes(path: Path) -> bytes:
-    source = SOURCE.get()
-    if source is not None:
-        return source.read_meta(path)  # type: ignore[no-any-return]
-    meta_file = path / META_NAME
-    if not path.is_dir():
-        raise MemmapFormatError(f"{path} is not a directory holding a tensorclass save")
-    try:
-        info = os.lstat(meta_file)
-    except FileNotFoundError:
-        raise MemmapFormatError(
-            f"{path} holds no {META_NAME}: it is not a tensorclass save (or the save is incomplete)"
-        ) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise _fail(path, "the metadata is not a regular file")
-    return meta_file.read_bytes()
-
-
-def _load_json(path: Path) -> dict[str, Any]:
-    raw = _meta_bytes(path)
-    try:
-        meta = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise _fail(path, f"the metadata is not valid JSON ({err})") from None
+def _check_format(path: Path, meta: Any) -> dict[str, Any]:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise _fail(path, f"not a {FORMAT!r} metadata file")
     version = meta.get("version")
@@ -297,13 +173,15 @@ def _load_json(path: Path) -> dict[str, Any]:
 
 
 def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is not list or not all(type(v) is int and v >= 0 for v in value):
-        raise _fail(path, f"{what} must be a list of non-negative ints; got {value!r}")
+    if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
+        raise _fail(
+            path, f"{what} must be a list of non-negative ints below 2**63; got {value!r:.200}"
+        )
     return tuple(value)
 
 
-def _read_level(path: Path, parent_batch: tuple[int, ...] | None) -> MemmapInfo:
-    meta = _load_json(path)
+def _read_level(path: Path, parent_batch: tuple[int, ...] | None, loaded: Any = None) -> MemmapInfo:
+    meta = _check_format(path, load_json(path) if loaded is None else loaded)
     kind = meta.get("kind")
     class_path = meta.get("class")
     if kind not in ("instance", "lazy_stack"):
@@ -382,17 +260,6 @@ def _read_members(
     return stack_dim, tuple(read)
 
 
-def _regular_size(file: Path) -> int | None:
-    source = SOURCE.get()
-    if source is not None:
-        return source.size(file)  # type: ignore[no-any-return]
-    try:
-        info = os.lstat(file)
-    except FileNotFoundError:
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
-
-
 def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
     if type(raw) is not dict or type(raw.get("key")) is not str:
         raise _fail(path, f"invalid entry {raw!r:.80}")
@@ -410,6 +277,9 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
                 f"entry {key!r} has shape {list(shape)}, which does not start with the "
                 f"batch size {list(batch_size)}",
             )
+        too_large = shape_problem(shape, DTYPES[dtype].itemsize)
+        if too_large is not None:
+            raise _fail(path, f"entry {key!r}: {too_large}")
         nbytes = math.prod(shape) * DTYPES[dtype].itemsize
         if raw.get("nbytes") != nbytes:
             raise _fail(path, f"entry {key!r}: nbytes {raw.get('nbytes')!r}, expected {nbytes}")
@@ -417,7 +287,7 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
             raise _fail(path, f"entry {key!r}: file must be {leaf_file_name(key)!r}")
         file = path / leaf_file_name(key)
         parameter = raw.get("parameter", False) is True
-        size = _regular_size(file)
+        size = regular_size(file)
         return EntryInfo(key, kind, dtype, shape, nbytes, file, size, parameter=parameter)
     if kind == "nested":
         if raw.get("dir") != dir_name(key):
