@@ -32,7 +32,7 @@ from typing_extensions import TypeVar
 
 from ..schema import FieldKind, resolved_schema
 from ..tensordict_core._core import TensorCore
-from .base import TensorDictModuleBase
+from .base import TensorDictModuleBase, first_missing
 from .keys import Key
 
 __all__ = ["TensorClassModuleBase", "TensorClassModuleWrapper", "leaf_keys"]
@@ -41,16 +41,19 @@ In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
 
 
-def leaf_keys(cls: type, prefix: tuple[str, ...] = ()) -> list[Key]:
-    """The keys of the leaves a typed class declares (nested classes followed)."""
+def leaf_keys(cls: type, prefix: tuple[str, ...] = (), required: bool = False) -> list[Key]:
+    """The keys of the leaves a typed class declares (nested classes followed); with
+    ``required``, only those of required fields (below required nested fields)."""
     schema = resolved_schema(cls)
     if schema is None:
         return []
     keys: list[Key] = []
     for f in schema.fields:
+        if required and not f.required:
+            continue
         path = (*prefix, f.name)
         if f.kind is FieldKind.NESTED and f.nested_class is not None:
-            keys.extend(leaf_keys(f.nested_class, path))
+            keys.extend(leaf_keys(f.nested_class, path, required))
         else:
             keys.append(path if prefix else f.name)
     return keys
@@ -120,6 +123,7 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         self.module = module
         self._in_type: type[Any] = cast(type, in_type)
         self._in_keys = leaf_keys(cast(type, in_type))
+        self._required = leaf_keys(cast(type, in_type), required=True)
         self._out_keys = leaf_keys(cast(type, out_type))
 
     @property
@@ -133,6 +137,9 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         return list(self._out_keys)
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+        missing = first_missing(tensordict, self._required)
+        if missing is not None:
+            raise self._missing_input(tensordict, missing)
         present = [key for key in self._in_keys if key in tensordict]
         given = self._in_type.from_tensordict(tensordict.select(*present))
         result = self.module(given)
