@@ -10,8 +10,8 @@ from ..constructors import make_tensordict
 from .base import TensorDictModuleBase
 from .cudagraphs import CudaGraphModule
 from .dispatch import dispatch
-from .ensemble import EnsembleModule
 from .distributions import NormalParamExtractor
+from .ensemble import EnsembleModule
 from .interaction import InteractionType, interaction_type, set_interaction_type
 from .module import TensorDictModule
 from .params import TensorDictParams

@@ -110,7 +110,7 @@ class CudaGraphModule(nn.Module):
     # -- CUDA only -------------------------------------------------------------------------
 
     def _run_on_side_stream(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        stream = torch.cuda.Stream(device=self.device)
+        stream = torch.cuda.Stream(device=self.device)  # type: ignore[no-untyped-call]
         stream.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(stream):
             out = self.module(*args, **kwargs)
@@ -134,15 +134,18 @@ class CudaGraphModule(nn.Module):
             _copy_into(static_kwargs[name], value)
         self._graph.replay()
         out = _clone(self._static_out)
-        if args and isinstance(args[0], TensorCore) and isinstance(out, TensorCore):
-            args[0].update(out)  # a key-reading module writes into its input
-            return args[0]
+        first: Any = args[0] if args else None
+        if isinstance(first, TensorCore) and isinstance(out, TensorCore):
+            target: Any = args[0]
+            target.update(out)  # a key-reading module writes into its input
+            return target
         return out
 
 
 def _clone(value: Any) -> Any:
     if isinstance(value, (Tensor, TensorCore)):
-        return value.clone()
+        copy: Any = value
+        return copy.clone()
     if isinstance(value, tuple):
         return tuple(_clone(v) for v in value)
     return value
@@ -152,4 +155,5 @@ def _copy_into(static: Any, value: Any) -> None:
     if isinstance(static, Tensor):
         static.copy_(value)
     elif isinstance(static, TensorCore):
-        static.update_(value)
+        target: Any = static
+        target.update_(value)

@@ -111,8 +111,7 @@ def _decorator(
             out_keys = _keys(dest, owner, "dest", name)
             if len(values) > len(in_keys):
                 raise TypeError(
-                    f"{name} takes {len(in_keys)} input tensor(s) {in_keys!r}; "
-                    f"got {len(values)}"
+                    f"{name} takes {len(in_keys)} input tensor(s) {in_keys!r}; got {len(values)}"
                 )
             td = TensorDict()
             for key, value in zip(in_keys, values):

@@ -57,6 +57,7 @@ class EnsembleModule(TensorDictModuleBase):
     """
 
     params_td: TensorDictParams
+    module: TensorDictModuleBase
 
     def __init__(
         self, module: TensorDictModuleBase, num_copies: int, expand_input: bool = True
@@ -68,7 +69,9 @@ class EnsembleModule(TensorDictModuleBase):
                 f"{type(module).__name__}"
             )
         if not isinstance(num_copies, int) or num_copies < 1:
-            raise ValueError(f"EnsembleModule: num_copies must be a positive int; got {num_copies!r}")
+            raise ValueError(
+                f"EnsembleModule: num_copies must be a positive int; got {num_copies!r}"
+            )
         object.__setattr__(self, "module", module)  # the skeleton: not registered
         self.num_copies = num_copies
         self.expand_input = expand_input

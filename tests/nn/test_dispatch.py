@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -12,8 +12,8 @@ from tensorclass.nn import TensorDictModuleBase, dispatch
 
 
 class Scaled(TensorDictModuleBase):
-    in_keys = ["x", ("obs", "scale")]
-    out_keys = ["y", "z"]
+    in_keys: ClassVar[list[Any]] = ["x", ("obs", "scale")]
+    out_keys: ClassVar[list[Any]] = ["y", "z"]
 
     @dispatch
     def forward(self, tensordict: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -84,8 +84,8 @@ def test_probabilistic_module_is_skipped() -> None:
 
 
 class Double(TensorDictModuleBase):
-    in_keys = ["x"]
-    out_keys = ["y"]
+    in_keys: ClassVar[list[Any]] = ["x"]
+    out_keys: ClassVar[list[Any]] = ["y"]
 
     def __init__(self) -> None:
         super().__init__()

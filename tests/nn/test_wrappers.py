@@ -117,7 +117,9 @@ def test_as_tensordict_module() -> None:
         return x + y
 
     assert isinstance(add, TensorDictModule) and add.__doc__ == "Add."
-    assert torch.equal(add(TensorDict(x=torch.ones(2), y=torch.ones(2)))["z"], torch.full((2,), 2.0))
+    assert torch.equal(
+        add(TensorDict(x=torch.ones(2), y=torch.ones(2)))["z"], torch.full((2,), 2.0)
+    )
     assert torch.equal(add(torch.ones(1), torch.ones(1)), torch.full((1,), 2.0))
     assert tensorclass.as_tensordict_module is as_tensordict_module
     with pytest.raises(KeyNotFoundError):
