@@ -25,8 +25,8 @@ from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.base import TensorDictBase
 from .keys import Key, as_keys, call_name, show_keys
-from .skip import _MODE as _SKIP_MODE
-from .skip import should_skip
+from .skip import ACTIVE as _SKIP_BLOCKS
+from .skip import current_mode, should_skip
 
 __all__ = ["TensorDictModuleBase"]
 
@@ -207,11 +207,10 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
                 raise TypeError(
                     f"{type(self).__name__}: pass either a tensor class or tensors, not both"
                 )
-            mode = _SKIP_MODE.get()
             if (
-                mode is not False
+                _SKIP_BLOCKS[0]
                 and tensordict_out is None
-                and should_skip(mode, self.in_keys, self.out_keys, tensordict)
+                and should_skip(current_mode(), self.in_keys, self.out_keys, tensordict)
             ):
                 return tensordict
             return self._forward_td(tensordict, tensordict_out)

@@ -33,13 +33,22 @@ from ..tensordict_core._core import TensorCore
 from ..tensordict_core.keys import NestedKey, unravel_key
 from .keys import Key
 
-__all__ = ["set_skip_existing", "should_skip", "skip_existing"]
+__all__ = ["ACTIVE", "current_mode", "set_skip_existing", "should_skip", "skip_existing"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _MODE: contextvars.ContextVar[bool | list[Key]] = contextvars.ContextVar(
     "tensorclass_skip_existing", default=False
 )
+
+ACTIVE = [0]
+"""How many skip blocks are open, in any thread: a cheap test that modules read before the
+context variable (and one ``torch.compile`` traces: no block, no ``ContextVar.get``)."""
+
+
+def current_mode() -> bool | list[Key]:
+    """The mode a module's call follows (``False`` quickly when no block is open)."""
+    return _MODE.get() if ACTIVE[0] else False
 
 
 def skip_existing() -> bool | list[Key]:
@@ -129,6 +138,7 @@ class set_skip_existing:
                 "enclosing mode); as a context manager give True, False or a list of keys"
             )
         self._tokens.append(_MODE.set(self.mode))
+        ACTIVE[0] += 1
 
     def __exit__(
         self,
@@ -137,6 +147,7 @@ class set_skip_existing:
         traceback: TracebackType | None,
     ) -> None:
         _MODE.reset(self._tokens.pop())
+        ACTIVE[0] -= 1
 
     def __call__(self, func: F) -> F:
         """Decorate ``func``: the mode holds while it runs (see the class docstring)."""
@@ -158,10 +169,12 @@ class set_skip_existing:
             if mode is None:
                 return func(*args, **kwargs)
             token = _MODE.set(mode)
+            ACTIVE[0] += 1
             try:
                 return func(*args, **kwargs)
             finally:
                 _MODE.reset(token)
+                ACTIVE[0] -= 1
 
         return cast(F, wrapper)
 

@@ -11,16 +11,16 @@ reports a wrong field. ``as_td_module()`` gives a key-reading module (a
 >>> class Point(TensorClass):
 ...     x: torch.Tensor
 ...     y: torch.Tensor
->>> class Norm(TensorClass):
-...     norm: torch.Tensor
->>> class Length(TensorClassModuleBase[Point, Norm]):
-...     def forward(self, p: Point) -> Norm:
-...         return Norm(norm=(p.x**2 + p.y**2).sqrt(), batch_size=p.batch_size)
->>> Length()(Point(x=torch.tensor([3.0]), y=torch.tensor([4.0]), batch_size=[1])).norm
+>>> class Polar(TensorClass):
+...     radius: torch.Tensor
+>>> class ToPolar(TensorClassModuleBase[Point, Polar]):
+...     def forward(self, p: Point) -> Polar:
+...         return Polar(radius=(p.x**2 + p.y**2).sqrt(), batch_size=p.batch_size)
+>>> ToPolar()(Point(x=torch.tensor([3.0]), y=torch.tensor([4.0]), batch_size=[1])).radius
 tensor([5.])
->>> td_module = Length().as_td_module()
->>> td_module.in_keys, td_module.out_keys
-(['x', 'y'], ['norm'])
+>>> keyed = ToPolar().as_td_module()
+>>> keyed.in_keys, keyed.out_keys
+(['x', 'y'], ['radius'])
 """
 
 from __future__ import annotations
