@@ -80,9 +80,6 @@ class EnsembleModule(TensorDictModuleBase):
         for index in range(num_copies):
             _reset_copy(module, params[index])
         self.params_td = params
-        self._vmapped = torch.vmap(
-            self._call_copy, (None if expand_input else 0, 0), randomness="different"
-        )
 
     def _call_copy(self, tensordict: Any, params: Any) -> Any:
         with params.to_module(self.module):
@@ -144,7 +141,11 @@ class EnsembleModule(TensorDictModuleBase):
                 f"EnsembleModule(expand_input=False) needs an input with a leading dim of "
                 f"size {self.num_copies}; got batch_size={list(tensordict.batch_size)}"
             )
-        result = self._vmapped(tensordict, self.params_td)
+        # Built per call (cheap): a stored vmapped bound method would follow a deepcopy
+        # of the ensemble back to the original.
+        in_dim = None if self.expand_input else 0
+        vmapped = torch.vmap(self._call_copy, (in_dim, 0), randomness="different")
+        result = vmapped(tensordict, self.params_td)
         if tensordict_out is not None:
             tensordict_out.update(result)
             return tensordict_out

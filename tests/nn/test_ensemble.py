@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -115,3 +117,12 @@ def test_bad_arguments() -> None:
         EnsembleModule(nn.Linear(2, 2), 2)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="num_copies"):
         EnsembleModule(make(), 0)
+
+
+def test_a_deep_copy_runs_its_own_parameters() -> None:
+    ensemble = EnsembleModule(make(), num_copies=2)
+    twin = copy.deepcopy(ensemble)
+    with torch.no_grad():
+        twin.params_td["module", "bias"].add_(100.0)
+    td = TensorDict(x=torch.randn(3, 3), batch_size=[3])
+    torch.testing.assert_close(twin(td)["y"], ensemble(td)["y"] + 100.0)
