@@ -116,5 +116,8 @@ from .unbatched import UnbatchedTensor
 
 from . import nn as nn  # isort: skip  (registers TensorDictParams, built by from_module)
 from .nn.params import TensorDictParams  # isort: skip  (tensordict exports it at the top)
+from .nn.tensorclass_module import TensorClassModuleBase  # isort: skip  (top-level in tensordict)
+from .nn.tensorclass_module import TensorClassModuleWrapper  # isort: skip
+from .nn.wrappers import as_tensordict_module  # isort: skip  (top-level in tensordict)
 
 from . import __all__ as __all__  # the same names as the package (isort: skip)

@@ -25,6 +25,8 @@ from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.base import TensorDictBase
 from .keys import Key, as_keys, call_name, show_keys
+from .skip import ACTIVE as _SKIP_BLOCKS
+from .skip import current_mode, should_skip
 
 __all__ = ["TensorDictModuleBase"]
 
@@ -205,6 +207,12 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
                 raise TypeError(
                     f"{type(self).__name__}: pass either a tensor class or tensors, not both"
                 )
+            if (
+                _SKIP_BLOCKS[0]
+                and tensordict_out is None
+                and should_skip(current_mode(), self.in_keys, self.out_keys, tensordict)
+            ):
+                return tensordict
             return self._forward_td(tensordict, tensordict_out)
         values = args if tensordict is None else (tensordict, *args)
         return self._forward_tensors(values, kwargs, tensordict_out)

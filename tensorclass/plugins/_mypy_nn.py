@@ -33,10 +33,12 @@ from ._mypy_fields import (
     resolve_key,
 )
 
-__all__ = ["MODULE_BASE", "SEQUENTIAL", "module_hook", "sequential_hook"]
+__all__ = ["KEYED_CALLS", "MODULE_BASE", "SEQUENTIAL", "module_hook", "sequential_hook"]
 
 MODULE_BASE = "tensorclass.nn.base.TensorDictModuleBase"
 SEQUENTIAL = "tensorclass.nn.sequential.TensorDictSequential"
+KEYED_CALLS = frozenset({"tensorclass.nn.wrappers.as_tensordict_module"})
+"""Calls that are not module classes but take ``in_keys``/``out_keys`` with ``schema=``."""
 _KEY_ARGUMENTS = ("in_keys", "out_keys")
 _DROP = "_"  # an out key that drops the output
 

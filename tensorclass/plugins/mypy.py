@@ -45,7 +45,7 @@ from ._mypy_classes import (
 )
 from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
 from ._mypy_keys import KEY_METHODS, key_method_hook
-from ._mypy_nn import MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
+from ._mypy_nn import KEYED_CALLS, MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
 from ._mypy_torch import TORCH_JOINS, torch_join_signature
 
 __all__ = ["TENSORCLASS_KEY", "TensorClassPlugin", "plugin"]
@@ -111,6 +111,8 @@ class TensorClassPlugin(Plugin):
         """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``."""
         if fullname.startswith(_NEVER_MODULES) and not fullname.startswith("tensorclass.nn."):
             return None  # cheap exit for the calls that are never tensorclass modules
+        if fullname in KEYED_CALLS:
+            return module_hook
         info = self._class(fullname)
         if info is None:
             return None
