@@ -50,8 +50,11 @@ class SphinxMarkup(Extension):
     def on_package(self, *, pkg: Module, loader: GriffeLoader, **kwargs: Any) -> None:
         for obj in _walk(pkg):
             if obj.docstring is not None:
-                text = fence_doctests(obj.docstring.value)
-                obj.docstring.value = _ROLE.sub(lambda m: self._role(m, obj, loader), text)
+                obj.docstring.value = self.rewrite(obj.docstring.value, obj, loader)
+
+    def rewrite(self, text: str, owner: Object, loader: GriffeLoader) -> str:
+        """``text`` (``owner``'s docstring) as Markdown."""
+        return _ROLE.sub(lambda m: self._role(m, owner, loader), fence_doctests(text))
 
     def _role(self, match: re.Match[str], owner: Object, loader: GriffeLoader) -> str:
         role, body = match["role"], match["body"].strip()
