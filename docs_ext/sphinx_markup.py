@@ -54,7 +54,16 @@ class SphinxMarkup(Extension):
 
     def rewrite(self, text: str, owner: Object, loader: GriffeLoader) -> str:
         """``text`` (``owner``'s docstring) as Markdown."""
-        return _ROLE.sub(lambda m: self._role(m, owner, loader), fence_doctests(text))
+        out: list[str] = []
+        in_fence: str | None = None
+        for line in fence_doctests(text).split("\n"):
+            fence = _FENCE.match(line)
+            if fence and (in_fence is None or fence[1].startswith(in_fence)):
+                in_fence = None if in_fence else fence[1]
+            elif in_fence is None:  # code is shown as written
+                line = _ROLE.sub(lambda m: self._role(m, owner, loader), line)
+            out.append(line)
+        return "\n".join(out)
 
     def _role(self, match: re.Match[str], owner: Object, loader: GriffeLoader) -> str:
         role, body = match["role"], match["body"].strip()
@@ -174,7 +183,7 @@ def _doctest_end(lines: list[str], start: int, indent: str) -> int:
                 break
             i = nxt
             continue
-        if not line.startswith(indent):
+        if not line.startswith(indent) or _FENCE.match(line):
             break
         i += 1
         end = i

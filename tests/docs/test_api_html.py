@@ -126,6 +126,8 @@ def _extension() -> ModuleType:
         ),
         # a Google section: the fence keeps the indentation, no blank after the title
         ("Examples:\n    >>> x\n    <BLANKLINE>", "Examples:\n    ```pycon\n    >>> x\n\n    ```"),
+        # a fence right after an example is not taken as its output
+        ("A.\n>>> s\n```\ncode\n```", "A.\n\n```pycon\n>>> s\n```\n\n```\ncode\n```"),
         # already fenced: untouched
         ("```python\n>>> x\n```", "```python\n>>> x\n```"),
     ],
