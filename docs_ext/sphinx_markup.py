@@ -12,8 +12,11 @@ rewrites every docstring of the loaded package, at build time only (the source i
   ``:mod:``...) become optional cross-references. The target is resolved the way Sphinx
   would (the docstring's own class and module scopes, inherited members included, then the
   public ``tensorclass`` and ``tensorclass.nn`` namespaces) and linked by its canonical path,
-  which mkdocstrings registers for the entry that shows it. A target that is not on the page
-  (private helpers, torch, the standard library) stays inline code, with no warning.
+  which mkdocstrings registers for the entry that shows it; a private mixin's method falls
+  back to the public class that lists it (``TensorDictBase.keys``; autorefs tries the
+  ``slug`` when the identifier is not on the page). A target that is not on the page
+  (private helpers, torch, the standard library) stays inline code, with no warning
+  (``optional`` autorefs), so ``mkdocs build --strict`` stays meaningful.
 
 Enabled in ``mkdocs.yml`` under the python handler's ``extensions:``.
 """
@@ -87,9 +90,9 @@ class SphinxMarkup(Extension):
         return f'<autoref identifier="{identifier}"{slug} optional>{code}</autoref>'
 
     def _resolve(self, target: str, owner: Object, loader: GriffeLoader) -> list[str]:
-        """Canonical paths ``target`` may name from ``owner``'s docstring, best first: the
-        Sphinx resolution, then the member a public subclass shows in its place (a mixin's
-        method is documented on the public class that inherits it)."""
+        """Identifiers ``target`` may name from ``owner``'s docstring, best first: the
+        canonical path of the Sphinx resolution, then the path of the member a public
+        subclass lists in its place (a mixin's method is shown on the class inheriting it)."""
         if target.startswith("."):
             module = owner.module
             name = target.lstrip(".")
