@@ -117,8 +117,9 @@ class PersistentTensorDict:
         non_tensor_as_stack: accepted for tensordict's signature: a string or object
             dataset of a file without layout reads as one value (a list for arrays).
         allow_pickle: nothing is ever unpickled; ``True`` raises ``ValueError``.
-        auto_batch_size, batch_dims: for files without layout, the batch size is the
-            leading dims every tensor shares (at most ``batch_dims``).
+        auto_batch_size: for files without layout, the batch size is the leading dims
+            every tensor shares (at most ``batch_dims``).
+        batch_dims: the most leading dims ``auto_batch_size`` takes.
 
     >>> import os, tempfile, torch
     >>> from tensorclass import TensorDict
