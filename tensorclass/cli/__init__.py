@@ -1,6 +1,6 @@
 """The command line: ``python -m tensorclass COMMAND`` (also installed as ``tensorclass``).
 
-Commands:
+``--version`` prints the package's version. Commands:
 
 - ``inspect PATH [--json]``: what a save holds (class, batch size, keys, dtypes, shapes,
   sizes on disk), read from its metadata only.
@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .. import __version__
 from . import demo, inspect, validate
 from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError
 
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect and validate saved tensor classes, or run the demo.",
         epilog="exit status: 0 success, 1 problems found in the data, 2 usage error",
     )
+    parser.add_argument("--version", action="version", version=f"tensorclass {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     inspect.add_parser(commands)
     validate.add_parser(commands)

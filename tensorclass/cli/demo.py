@@ -41,6 +41,7 @@ from .demo_train import (
     train_ensemble,
 )
 from .format import format_bytes, format_shape
+from .progress import Stages, seconds_since_process_start
 
 __all__ = ["DemoReport", "add_parser", "format_report", "run", "run_demo"]
 
@@ -73,6 +74,7 @@ class DemoReport:
     ensemble_rows_per_second: float
     kept: bool
     setup_seconds: float = 0.0
+    startup_seconds: float = 0.0
     total_seconds: float = 0.0
 
     @property
@@ -124,7 +126,9 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo with the command's options and print the report."""
+    """Run the demo with the command's options and print the report (progress goes to
+    stderr as it runs; the total counts the process's start-up, torch's import included)."""
+    startup = seconds_since_process_start()
     report = run_demo(
         out=args.out,
         rows=args.rows,
@@ -132,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         members=args.members,
         seed=args.seed,
         keep=args.keep,
+        startup_seconds=startup or 0.0,
     )
     print(format_report(report))
     return EXIT_OK
@@ -148,8 +153,13 @@ def run_demo(
     batch_size: int = 128,
     size: int = 16,
     progress: bool = True,
+    startup_seconds: float = 0.0,
 ) -> DemoReport:
     """Run every step of the demo and return the report (see the module documentation).
+
+    With ``progress``, each stage writes a line to stderr as it ends (a bar while it runs,
+    on a terminal). ``startup_seconds`` is what the process spent before this call (it is
+    reported as the first stage and counted in the total).
 
     ``out`` is the directory that receives ``dataset/`` (created if needed; a ``dataset``
     already there is a :class:`~tensorclass.cli.common.UsageError`). Unless ``keep``, what
@@ -168,14 +178,18 @@ def run_demo(
     root.mkdir(parents=True, exist_ok=True)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models: more threads only contend for busy cores
+    stages = Stages(5 if startup_seconds else 4, enabled=progress)
+    if startup_seconds:
+        stages.done("start-up", f"python, torch and tensorclass loaded in {startup_seconds:.2f} s")
     try:
-        report = _steps(path, rows, steps, members, seed, batch_size, size, progress)
+        report = _steps(path, rows, steps, members, seed, batch_size, size, stages)
     finally:
         torch.set_num_threads(threads)
         if not keep:
             shutil.rmtree(root if made_dir else path, ignore_errors=True)
     report.kept = keep
-    report.total_seconds = time.perf_counter() - start
+    report.startup_seconds = startup_seconds
+    report.total_seconds = startup_seconds + time.perf_counter() - start
     return report
 
 
@@ -187,34 +201,50 @@ def _steps(
     seed: int,
     batch_size: int,
     size: int,
-    progress: bool,
+    stages: Stages,
 ) -> DemoReport:
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)  # the models' initial parameters
-    _, written = make_dataset(path, rows, size=size, seed=seed, progress=progress)
+    with stages.stage("writing dataset", rows, "rows") as bar:
+        _, written = make_dataset(path, rows, size=size, seed=seed, progress=bar)
     info = read_metadata(path)  # what is on disk, from the metadata alone
 
-    plain = load_memmap(path, classes="tensordict")  # safe: JSON and raw files only
-    data = validate(plain, ImageBatch)  # every key, dtype, shape and symbolic dim checked
-    validated = f"{type(data).__name__}, batch size {format_shape(data.batch_size)}"
-    refused = _refused(data)
+    with stages.stage("loading and validating"):
+        plain = load_memmap(path, classes="tensordict")  # safe: JSON and raw files only
+        data = validate(plain, ImageBatch)  # every key, dtype, shape and symbolic dim checked
+        validated = f"{type(data).__name__}, batch size {format_shape(data.batch_size)}"
+        refused = _refused(data)
 
     test_rows = max(1, min(rows // 10, 4096))
     train_rows = rows - test_rows
     test = data[torch.arange(train_rows, rows)]  # rows read from the files into memory
     model = make_model(size)
-    trained = train(
-        model, data, train_rows, steps=steps, batch_size=batch_size, generator=generator
-    )
-    with torch.no_grad():
-        single = accuracy(logits_of(model(test)), test.label)
-    ensemble_start = time.perf_counter()
-    params, base = train_ensemble(
-        members, data, train_rows, steps=steps, batch_size=batch_size, generator=generator
-    )
-    ensemble_seconds = time.perf_counter() - ensemble_start
-    logits = ensemble_logits(params, base, test)
-    ensemble = accuracy(logits.softmax(-1).mean(0), test.label)
+    with stages.stage("training", steps, "steps") as bar:
+        trained = train(
+            model,
+            data,
+            train_rows,
+            steps=steps,
+            batch_size=batch_size,
+            generator=generator,
+            progress=bar,
+        )
+        with torch.no_grad():
+            single = accuracy(logits_of(model(test)), test.label)
+    with stages.stage(f"training an ensemble of {members}", steps, "steps") as bar:
+        ensemble_start = time.perf_counter()
+        params, base = train_ensemble(
+            members,
+            data,
+            train_rows,
+            steps=steps,
+            batch_size=batch_size,
+            generator=generator,
+            progress=bar,
+        )
+        ensemble_seconds = time.perf_counter() - ensemble_start
+        logits = ensemble_logits(params, base, test)
+        ensemble = accuracy(logits.softmax(-1).mean(0), test.label)
     return DemoReport(
         dataset=path,
         rows=rows,
@@ -315,6 +345,8 @@ def format_report(report: DemoReport) -> str:
     else:
         rows.append(("data", f"{report.dataset} (removed; --keep keeps it)"))
     total = f"{report.total_seconds:.1f} s"
+    if report.startup_seconds:
+        total += f", {report.startup_seconds:.1f} s of it start-up (python, torch, tensorclass)"
     if report.setup_seconds >= 0.1:  # only the first optimizer of a process pays it
         total += f", {report.setup_seconds:.1f} s of it torch's one-time set-up of an optimizer"
     rows.append(("total", total))

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 import torch
 from torch import Tensor
@@ -20,6 +20,7 @@ from torch.nn import functional
 
 from ..specs import Spec
 from ..typed import TensorClass
+from .progress import Progress, Stages
 
 __all__ = ["CLASSES", "ImageBatch", "Progress", "make_dataset", "make_prototypes", "progress_bar"]
 
@@ -36,29 +37,24 @@ class ImageBatch(TensorClass):
     logits: Annotated[Tensor, Spec("*B C", torch.float32)] | None = None
 
 
-class Progress(Protocol):
-    """What the dataset builder needs from a progress bar."""
-
-    def update(self, n: int) -> object:
-        """Advance by ``n`` rows."""
-
-
 class _Silent:
     def update(self, n: int) -> object:
         return None
 
 
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool = True) -> Iterator[Progress]:
-    """A tqdm progress bar on stderr (nothing if disabled or tqdm is not installed)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is optional (pip install tensorclass[progress])
-        enabled = False
+def progress_bar(
+    total: int, description: str, enabled: bool | Progress = True
+) -> Iterator[Progress]:
+    """A text progress bar on stderr (:class:`~tensorclass.cli.progress.Stages`): ``True``
+    draws one, ``False`` nothing, and a :class:`Progress` given is updated instead."""
+    if not isinstance(enabled, bool):
+        yield enabled
+        return
     if not enabled:
         yield _Silent()
         return
-    with tqdm(total=total, desc=description, unit=" rows", unit_scale=True) as bar:
+    with Stages(1).stage(description, total, "rows") as bar:
         yield bar
 
 
@@ -84,10 +80,11 @@ def make_dataset(
     size: int = 16,
     seed: int = 0,
     chunk: int = 4096,
-    progress: bool = True,
+    progress: bool | Progress = True,
 ) -> tuple[ImageBatch, dict[str, Any]]:
     """Write ``rows`` labelled images to a memory-mapped :class:`ImageBatch` at ``path``.
 
+    ``progress``: ``True`` draws a bar on stderr, a :class:`Progress` is updated per chunk.
     Returns the file-backed dataset and timings (``seconds``, ``rows_per_second``).
     """
     generator = torch.Generator().manual_seed(seed)

@@ -18,6 +18,7 @@ from ..nn import TensorDictModule, TensorDictSequential
 from ..tensordict import TensorDict
 from ..tensordict_core.module_params import from_modules
 from .demo_data import CLASSES, ImageBatch
+from .progress import Progress
 
 __all__ = [
     "Pixels",
@@ -60,12 +61,14 @@ def train(
     steps: int,
     batch_size: int,
     generator: torch.Generator,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` on minibatches of the first ``train_rows`` rows of ``data``.
 
     Returns the losses and timings (``losses``, ``seconds``, ``rows_per_second`` of the
     steps, and ``setup_seconds``: building the optimizer, which the first time in a process
-    includes torch's one-time import of its compiler stack).
+    includes torch's one-time import of its compiler stack). ``progress`` advances a step
+    at a time.
     """
     start = time.perf_counter()
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -80,6 +83,8 @@ def train(
         torch.autograd.backward(loss)
         optimizer.step()
         losses.append(loss.item())
+        if progress is not None:
+            progress.update(1)
     seconds = time.perf_counter() - start
     rate = steps * batch_size / max(seconds, 1e-9)
     return {
@@ -111,6 +116,7 @@ def train_ensemble(
     batch_size: int,
     generator: torch.Generator,
     size: int = 16,
+    progress: Progress | None = None,
 ) -> tuple[TensorDict, nn.Module]:
     """Train ``members`` models at once: parameters stacked by ``from_modules``, one
     ``torch.vmap`` call runs every member on its own minibatch.
@@ -128,6 +134,8 @@ def train_ensemble(
         optimizer.zero_grad()
         torch.autograd.backward(loss)
         optimizer.step()
+        if progress is not None:
+            progress.update(1)
     return params, base
 
 

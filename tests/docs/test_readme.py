@@ -1,4 +1,5 @@
-"""The README's two set-up commands are the CI script's install steps and test command."""
+"""The README's set-up commands: a venv, the CI script's install steps and test command, and
+the demo's (the same installs without the extras)."""
 
 from __future__ import annotations
 
@@ -35,11 +36,21 @@ def readme_commands() -> list[list[Command]]:
     ]
 
 
+def without_extras(command: Command) -> Command:
+    """An install command with the project's extras dropped (``".[dev]"`` -> ``"."``)."""
+    return [re.sub(r"^\.\[[\w,-]+\]$", ".", word) for word in command]
+
+
 def test_setup_commands_match_the_ci_script() -> None:
     installs, test = ci_commands()
-    demo, tests = readme_commands()
-    assert demo == [*installs, ["python", "-m", "tensorclass", "demo"]]
+    venv, demo, tests = readme_commands()
+    assert venv == [["python", "-m", "venv", ".venv"], [".", ".venv/bin/activate"]]
+    # the tests: exactly what CI installs and runs
     assert tests == [*installs, test]
+    # the demo: the same installs without the extras (it needs only the core dependencies,
+    # tests/cli/test_demo_progress.py checks it imports none of the extras' packages)
+    assert demo == [*map(without_extras, installs), ["python", "-m", "tensorclass", "demo"]]
+    assert demo[:-1] != installs  # it does install less than CI
 
 
 def test_the_tour_is_a_python_block_that_runs() -> None:
