@@ -280,9 +280,14 @@ def _load_json(path: Path) -> dict[str, Any]:
     return meta
 
 
+_SIZE_LIMIT = 2**63  # torch sizes are int64: larger ones crash inside torch, even next to a 0
+
+
 def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is not list or not all(type(v) is int and v >= 0 for v in value):
-        raise _fail(path, f"{what} must be a list of non-negative ints; got {value!r}")
+    if type(value) is not list or not all(type(v) is int and 0 <= v < _SIZE_LIMIT for v in value):
+        raise _fail(
+            path, f"{what} must be a list of non-negative ints below 2**63; got {value!r:.200}"
+        )
     return tuple(value)
 
 
@@ -355,6 +360,8 @@ def _read_members(
     member_batch = batch_size[:stack_dim] + batch_size[stack_dim + 1 :]
     read = []
     for name in members:
+        if (path / name).is_symlink():  # a save never holds links: it would reach outside
+            raise _fail(path, f"member {name}: {path / name} is a symbolic link")
         member = _read_level(path / name, None)
         if member.batch_size != member_batch:
             raise _fail(
