@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import BatchSizeError, StructureMismatchError
+from ..errors import BatchSizeError, OperandError, StructureMismatchError
 from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 from .masks import check_mask, expand_mask
 
@@ -113,6 +113,7 @@ class _Options(NamedTuple):
     is_leaf: Callable[[type], bool] | None = None
     out: TensorCore | None = None
     batch_size_given: bool = False  # results may change the batch dims (not checked)
+    pending: list[tuple[Tensor, Any, Any]] | None = None  # in-place writes, made at the end
 
 
 _PLAIN = _Options()
@@ -131,6 +132,25 @@ def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Any) -
         f"the batch size {list(batch)}; pass batch_size= to give the result's batch size",
         key=key,
     )
+
+
+def _write_all(pending: list[tuple[Tensor, Any, Any]]) -> None:
+    """The writes of ``apply(..., inplace=True)``: every result is checked to fit its leaf
+    first, so a failing ``fn`` or result leaves every leaf as it was."""
+    for leaf, result, key in pending:
+        shape = getattr(result, "shape", ())
+        try:
+            fits = torch.broadcast_shapes(shape, leaf.shape) == leaf.shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise OperandError(
+                f"apply_: fn returned shape {list(shape)} for {key!r}, which cannot be "
+                f"written into its leaf of shape {list(leaf.shape)}; nothing was written",
+                key=key,
+            )
+    for leaf, result, _ in pending:
+        leaf.copy_(result)
 
 
 def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
@@ -316,10 +336,14 @@ class Functional(TensorCore):
         opts = _PLAIN if options is None else options
         if batch_size is not None:
             opts = opts._replace(batch_size_given=True)
+        if inplace:
+            opts = opts._replace(pending=[])
         data = self._apply_level(
             fn, others, new_size, inplace, default, call_on_nested, prefix, (), opts
         )
         if inplace:
+            assert opts.pending is not None
+            _write_all(opts.pending)
             return self
         if batch_size is None and names is None:
             new_names = self._names
@@ -370,7 +394,8 @@ class Functional(TensorCore):
                 ):
                     raise _changed_batch((*path, key) if path else key, new_size, result)
                 if inplace and result is not None and result is not leaf:
-                    leaf.copy_(result)
+                    assert opts.pending is not None  # written once every result is known
+                    opts.pending.append((leaf, result, (*path, key) if path else key))
                     result = leaf
             elif isinstance(leaf, Functional):
                 if call_on_nested or (is_leaf is not None and is_leaf(type(leaf))):
