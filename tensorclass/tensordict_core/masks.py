@@ -41,10 +41,20 @@ def check_mask(node: TensorCore, mask: Any, op: str) -> None:
             key=key,
         )
     if mask.ndim:
-        _check_devices(node, mask.device, op, ())
+        for part in _parts(node):
+            _check_devices(part, mask.device, op, ())
+
+
+def _parts(node: TensorCore) -> list[TensorCore]:
+    """The instances holding ``node``'s tensors: its members for a lazy stack."""
+    lazy = getattr(node, "_lazy", None)
+    return [node] if lazy is None else [p for m in lazy.members for p in _parts(m)]
 
 
 def _first_key(node: TensorCore) -> str | tuple[str, ...] | None:
+    lazy = getattr(node, "_lazy", None)
+    if lazy is not None:
+        return _first_key(lazy.members[0]) if lazy.members else None
     for key, leaf in node._data.items():
         if isinstance(leaf, TensorCore):
             inner = _first_key(leaf)
@@ -56,6 +66,10 @@ def _first_key(node: TensorCore) -> str | tuple[str, ...] | None:
 
 
 def _check_devices(node: TensorCore, device: torch.device, op: str, path: tuple[str, ...]) -> None:
+    if getattr(node, "_lazy", None) is not None:  # a lazy stack nested in a member
+        for part in _parts(node):
+            _check_devices(part, device, op, path)
+        return
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             if leaf.device != device:
