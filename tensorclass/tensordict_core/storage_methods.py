@@ -82,6 +82,7 @@ class StorageMethods(TensorCore):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self: ...
 
     @overload
@@ -98,6 +99,7 @@ class StorageMethods(TensorCore):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Future[Self]: ...
 
     def memmap(
@@ -113,6 +115,7 @@ class StorageMethods(TensorCore):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self | Future[Self]:
         """Save to the directory ``prefix`` and return a copy backed by the files (locked).
 
@@ -125,7 +128,10 @@ class StorageMethods(TensorCore):
         tensordict's default does). File names are
         percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
         file name). There is no archive format: ``archive=True``, a ``.tdz`` path and
-        ``compression`` raise, and so does ``share_non_tensor=True``. See
+        ``compression`` raise, and so does ``share_non_tensor=True``. ``fsync=True``
+        flushes every file and directory of the save to the disk before returning (for
+        saves that must survive a power loss; slower). Two saves racing to the same new
+        path: one wins, the other raises ``FileExistsError``. See
         ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
         result: Self | Future[Self] = self._memmap(
@@ -140,6 +146,7 @@ class StorageMethods(TensorCore):
             compression,
             like=False,
             inplace=False,
+            fsync=fsync,
         )
         return result
 
@@ -155,6 +162,7 @@ class StorageMethods(TensorCore):
         existsok: bool = False,
         robust_key: bool | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self: ...
 
     @overload
@@ -169,6 +177,7 @@ class StorageMethods(TensorCore):
         existsok: bool = False,
         robust_key: bool | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Future[Self]: ...
 
     def memmap_(
@@ -182,9 +191,10 @@ class StorageMethods(TensorCore):
         existsok: bool = False,
         robust_key: bool | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self | Future[Self]:
-        """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
-        ones (and it is locked); returns this instance (or a future of it)."""
+        """Like :meth:`memmap` (``fsync`` too), but this instance's tensors are replaced by
+        the file-backed ones (and it is locked); returns this instance (or a future of it)."""
         result: Self | Future[Self] = self._memmap(
             prefix,
             copy_existing,
@@ -197,6 +207,7 @@ class StorageMethods(TensorCore):
             None,
             like=False,
             inplace=True,
+            fsync=fsync,
         )
         return result
 
@@ -273,6 +284,7 @@ class StorageMethods(TensorCore):
         *,
         like: bool,
         inplace: bool,
+        fsync: bool = False,
     ) -> Any:
         check_save_options(
             self,
@@ -287,7 +299,13 @@ class StorageMethods(TensorCore):
 
         def run() -> TensorCore:
             return memmap(
-                self, prefix, existsok=existsok, num_threads=num_threads, like=like, inplace=inplace
+                self,
+                prefix,
+                existsok=existsok,
+                num_threads=num_threads,
+                like=like,
+                inplace=inplace,
+                fsync=fsync,
             )
 
         return in_background(run) if return_early else run()
