@@ -138,11 +138,11 @@ def _write_all(pending: list[tuple[Tensor, Any, Any]]) -> None:
     """The writes of ``apply(..., inplace=True)``: every result is checked to fit its leaf
     first, so a failing ``fn`` or result leaves every leaf as it was."""
     for leaf, result, key in pending:
-        shape = getattr(result, "shape", ())
-        try:
-            fits = torch.broadcast_shapes(shape, leaf.shape) == leaf.shape
-        except RuntimeError:
-            fits = False
+        shape = tuple(getattr(result, "shape", ()))
+        target = tuple(leaf.shape)
+        fits = len(shape) <= len(target) and all(  # broadcasts onto the leaf (copy_'s rule)
+            s in (t, 1) for s, t in zip(reversed(shape), reversed(target), strict=False)
+        )
         if not fits:
             raise OperandError(
                 f"apply_: fn returned shape {list(shape)} for {key!r}, which cannot be "
