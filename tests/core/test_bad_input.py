@@ -292,3 +292,19 @@ def test_a_size_one_stack_dim_refuses_a_length_two_mask() -> None:
     dense = torch.zeros(1, 3)
     with pytest.raises(IndexError):
         dense[torch.tensor([True, False])]
+
+
+def test_del_on_a_lazy_stack_indexed_with_repeated_indices() -> None:
+    members = [TensorDict({"a": torch.zeros(3), "b": torch.ones(3)}, [3]) for _ in range(2)]
+    stack = lazy_stack(members)
+    repeated = stack[[0, 0, 1]]
+    del repeated["a"]  # member 0 appears twice: deleted once, no error
+    assert list(repeated.keys()) == ["b"]
+    assert repeated.batch_size == (3, 3)
+    torch.testing.assert_close(repeated["b"], torch.ones(3, 3))
+
+
+def test_a_size_one_stack_dim_refuses_a_length_two_mask_with_more_indices() -> None:
+    stack = lazy_stack([TensorDict({"a": torch.zeros(3)}, [3])])
+    with pytest.raises(IndexError):
+        stack[torch.tensor([True, False]), 0]
