@@ -23,6 +23,7 @@ def memmap(
     archive: bool | None = None,
     compression: str | int | None = None,
     atomic: bool = True,
+    fsync: bool = False,
 ) -> Any:
     """Save ``data`` to the directory ``prefix``; the same as ``data.memmap(prefix, ...)``
     (see :meth:`tensorclass.TensorDict.memmap` for every argument).
@@ -47,6 +48,7 @@ def memmap(
         compression,
         like=False,
         inplace=False,
+        fsync=fsync,
     )
 
 

@@ -91,6 +91,8 @@ class Field:
     def __post_init__(self) -> None:
         # The converter is looked up once here: hashing an enum member costs a Python call.
         object.__setattr__(self, "convert", partial(_CONVERTERS[self.kind], self))
+        if self.kind is FieldKind.NON_TENSOR and _strip_optional(self.annotation)[0] in _TEXT:
+            object.__setattr__(self, "convert", partial(_convert_text, self))
         object.__setattr__(self, "holds_tensors", self.kind is FieldKind.TENSOR)
         if self.kind is FieldKind.TENSOR:
             try:
@@ -255,6 +257,24 @@ def _convert_non_tensor(field: Field, owner: Any, value: Any, where: object = No
     if cls is NonTensorStack:
         return owner._check_leaf(field.name, value, where)
     return NonTensorData(value)
+
+
+_TEXT = (str, bytes)  # fields whose values are never converted from another type
+
+
+def _convert_text(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+    """A ``str`` (or ``bytes``) field: another type (an ``int``...) is refused, as
+    pydantic refuses it on validation, rather than stored and found wrong later."""
+    expected, optional = _strip_optional(field.annotation)
+    inner = value.data if type(value) is NonTensorData else value
+    if not isinstance(inner, expected) and not (optional and inner is None):
+        if type(value) is not NonTensorStack:
+            raise FieldTypeError(
+                f"{type(owner).__name__}.{field.name} is a {expected.__name__} field; got "
+                f"{_describe(inner)}",
+                key=field.name,
+            )
+    return _convert_non_tensor(field, owner, value, where)
 
 
 def _convert_any(field: Field, owner: Any, value: Any, where: object = None) -> Any:

@@ -727,10 +727,11 @@ class KeyAccess(TensorCore):
         ``inplace=True`` rewrites this instance instead (a ``TensorDict``).
         """
         result = self._as_dynamic()._like({})
+        origin: dict[tuple[str, ...], str] = {}  # each path set, and the key it came from
         for key, leaf in self._data.items():
             if isinstance(leaf, KeyAccess):
                 leaf = leaf.unflatten_keys(separator)
-            result._set_path(tuple(key.split(separator)), leaf)
+            _place(result, tuple(key.split(separator)), leaf, key, origin)
         if inplace:
             return self._rewrite_keys(result._data, "unflatten_keys")
         return result
@@ -747,6 +748,34 @@ class KeyAccess(TensorCore):
         self._data.clear()
         self._data.update(data)
         return self  # type: ignore[return-value]  # a dynamic class: a TensorDict
+
+
+def _place(
+    result: Any, path: tuple[str, ...], leaf: Any, key: str, origin: dict[tuple[str, ...], str]
+) -> None:
+    """Set ``path`` of ``result`` for ``unflatten_keys``, refusing a path another key already
+    gave a value (``"a.b"`` and ``"a"`` holding a tensor): one of them would be lost. Two
+    nested instances at the same path merge, key by key. ``origin`` maps each path set so
+    far (and its parents) to the key it came from, for the message."""
+    reached, depth = walk(result, path)
+    clash = depth == len(path) and not (
+        isinstance(reached, TensorCore) and isinstance(leaf, TensorCore)
+    )
+    if clash or (depth < len(path) and depth > 0 and not isinstance(reached, TensorCore)):
+        where = path[: max(depth, 1)]
+        raise StructureMismatchError(
+            f"unflatten_keys: the keys {origin.get(where, '?')!r} and {key!r} both give "
+            f"{where if len(where) > 1 else where[0]!r} a value; one would be lost "
+            f"(rename one of them)",
+            key=key,
+        )
+    if depth == len(path):  # two nested instances: merge
+        for inner, value in leaf._data.items():
+            _place(result, (*path, inner), value, key, origin)
+        return
+    for end in range(1, len(path) + 1):
+        origin.setdefault(path[:end], key)
+    result._set_path(path, leaf)
 
 
 def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:

@@ -12,8 +12,9 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import StructureMismatchError
+from ..errors import BatchSizeError, OperandError, StructureMismatchError
 from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
+from .masks import check_mask, expand_mask
 
 __all__ = ["Functional", "tensor_leaves"]
 
@@ -111,6 +112,8 @@ class _Options(NamedTuple):
     propagate_lock: bool = False
     is_leaf: Callable[[type], bool] | None = None
     out: TensorCore | None = None
+    batch_size_given: bool = False  # results may change the batch dims (not checked)
+    pending: list[tuple[Tensor, Any, Any]] | None = None  # in-place writes, made at the end
 
 
 _PLAIN = _Options()
@@ -123,13 +126,37 @@ def _clear_device(node: TensorCore) -> None:
             _clear_device(leaf)
 
 
-def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
-    """A mask over the batch dims, with singleton feature dims appended for ``leaf``.
+def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Any) -> BatchSizeError:
+    return BatchSizeError(
+        f"apply: fn returned shape {list(result.shape)} for {key!r}, which does not start with "
+        f"the batch size {list(batch)}; pass batch_size= to give the result's batch size",
+        key=key,
+    )
 
-    The mask broadcasts against the batch shape as tensors broadcast (aligned right).
-    """
-    extra = leaf.ndim - batch_dims
-    return mask.reshape(mask.shape + (1,) * extra) if extra > 0 else mask
+
+def _write_all(pending: list[tuple[Tensor, Any, Any]]) -> None:
+    """The writes of ``apply(..., inplace=True)``: every result is checked to fit its leaf
+    first, so a failing ``fn`` or result leaves every leaf as it was."""
+    for leaf, result, key in pending:
+        shape = tuple(getattr(result, "shape", ()))
+        target = tuple(leaf.shape)
+        fits = len(shape) <= len(target) and all(  # broadcasts onto the leaf (copy_'s rule)
+            s in (t, 1) for s, t in zip(reversed(shape), reversed(target), strict=False)
+        )
+        if not fits:
+            raise OperandError(
+                f"apply_: fn returned shape {list(shape)} for {key!r}, which cannot be "
+                f"written into its leaf of shape {list(leaf.shape)}; nothing was written",
+                key=key,
+            )
+    for leaf, result, _ in pending:
+        leaf.copy_(result)
+
+
+def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
+    """A mask over the leading batch dims, with singleton dims appended for ``leaf``
+    (see :mod:`.masks`)."""
+    return expand_mask(mask, leaf)
 
 
 class Functional(TensorCore):
@@ -244,9 +271,13 @@ class Functional(TensorCore):
     def _apply_plain(self, fn: Callable[[Tensor], Any]) -> Self:
         """``apply`` with one function and nothing else: the common case, kept lean."""
         out: dict[str, Any] = {}
+        batch = self._batch_size
+        n = len(batch)
         for key, leaf in self._data.items():
             if isinstance(leaf, Tensor):
                 result = fn(leaf)
+                if result is not None and getattr(result, "shape", batch)[:n] != batch:
+                    raise _changed_batch(key, batch, result)
             elif isinstance(leaf, Functional):
                 result = leaf._apply_plain(fn)
                 if not result._data and leaf._data:  # emptied by fn: dropped
@@ -303,10 +334,16 @@ class Functional(TensorCore):
                     f"apply: extra inputs must be tensor classes; got {type(other).__name__}"
                 )
         opts = _PLAIN if options is None else options
+        if batch_size is not None:
+            opts = opts._replace(batch_size_given=True)
+        if inplace:
+            opts = opts._replace(pending=[])
         data = self._apply_level(
             fn, others, new_size, inplace, default, call_on_nested, prefix, (), opts
         )
         if inplace:
+            assert opts.pending is not None
+            _write_all(opts.pending)
             return self
         if batch_size is None and names is None:
             new_names = self._names
@@ -341,6 +378,7 @@ class Functional(TensorCore):
         n = len(self._batch_size)
         out: dict[str, Any] = {}
         is_leaf = opts.is_leaf
+        check = not opts.batch_size_given
         for key, leaf in self._data.items():
             extra = [_other_leaf(other, key, default, path) for other in others]
             if isinstance(leaf, Tensor):
@@ -349,8 +387,15 @@ class Functional(TensorCore):
                 else:
                     name: Any = (*path, key) if prefix == () else key
                     result = fn(name, leaf, *extra)
+                if (
+                    check
+                    and result is not None
+                    and getattr(result, "shape", new_size)[:n] != new_size
+                ):
+                    raise _changed_batch((*path, key) if path else key, new_size, result)
                 if inplace and result is not None and result is not leaf:
-                    leaf.copy_(result)
+                    assert opts.pending is not None  # written once every result is known
+                    opts.pending.append((leaf, result, (*path, key) if path else key))
                     result = leaf
             elif isinstance(leaf, Functional):
                 if call_on_nested or (is_leaf is not None and is_leaf(type(leaf))):
@@ -557,12 +602,14 @@ class Functional(TensorCore):
         return self
 
     def masked_fill(self, mask: Tensor, value: float | bool | Tensor) -> Self:
-        """A copy with ``value`` where ``mask`` (broadcast over the batch dims) is true."""
+        """A copy with ``value`` where ``mask`` (over the leading batch dims) is true."""
+        check_mask(self, mask, "masked_fill")
         n = len(self._batch_size)
         return self._map_tensors(lambda t: t.masked_fill(_expand_mask(mask, t, n), value))
 
     def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
-        """Write ``value`` where ``mask`` is true, in place."""
+        """Write ``value`` where ``mask`` (over the leading batch dims) is true, in place."""
+        check_mask(self, mask, "masked_fill_")
         n = len(self._batch_size)
         for leaf in tensor_leaves(self):
             leaf.masked_fill_(_expand_mask(mask, leaf, n), value)
@@ -583,8 +630,10 @@ class Functional(TensorCore):
         ``pad=``, the keys only one side has are kept, with ``pad`` standing in for the
         other side. ``out=`` receives the result in place; with
         ``update_batch_size=True`` it takes the result's batch size too (and its keys), as
-        ``update(..., update_batch_size=True)`` does.
+        ``update(..., update_batch_size=True)`` does. ``condition`` covers the leading
+        batch dims.
         """
+        check_mask(self, condition, "where")
         n = len(self._batch_size)
         if isinstance(other, TensorCore):
             if pad is None:

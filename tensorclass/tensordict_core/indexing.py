@@ -329,7 +329,11 @@ class Indexing(KeyAccess):
                     f"cannot write a value of shape {list(source.shape)} into key {shown_key(key)!r} "
                     f"at the index: the selected elements have shape {list(target)}"
                 )
-            writes.append(_tensor_write(leaf, source))
+            # Each leaf gets the value in its own dtype: torch casts a number or a list for
+            # any index, but an advanced index (index_put_) refuses a tensor of another
+            # dtype, which would fail after other leaves were written.
+            cast = source if source.dtype == leaf.dtype else source.to(leaf.dtype)
+            writes.append(_tensor_write(leaf, cast))
         return writes
 
     def _plan_structured_write(self, value: TensorCore, target_size: torch.Size) -> list[Any]:

@@ -30,6 +30,7 @@ from typing_extensions import Self
 from ._core import TensorCore
 from .lazy_shape import LazyShapeOps, _restack
 from .leaf_ops import TABLE, nan_replace, unary
+from .masks import check_mask
 
 __all__ = ["LazyMaths"]
 
@@ -111,6 +112,7 @@ class LazyMaths(LazyShapeOps):
 
     def masked_fill(self, mask: Tensor, value: float | bool | Tensor) -> Self:
         """See ``TensorDict.masked_fill``; the mask is split between the members."""
+        check_mask(self, mask, "masked_fill")
         masks = self._split_mask(mask)
         if masks is None:
             return super().masked_fill(mask, value)
@@ -128,6 +130,7 @@ class LazyMaths(LazyShapeOps):
     ) -> Any:
         """See ``TensorDict.where``: member by member when ``condition`` spans the batch
         dims and ``other`` can be split between the members, else on the dense stack."""
+        check_mask(self, condition, "where")
         masks = None if out is not None or pad is not None else self._split_mask(condition)
         parts = None if masks is None else self._parts(other)
         if masks is None or parts is None:

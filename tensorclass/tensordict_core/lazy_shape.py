@@ -357,8 +357,10 @@ class LazyShapeOps(TensorOps):
     ) -> Self:
         """View the batch dims with a new shape; a lazy stack when the stack dim stays whole
         (see ``TensorDict.view``), else a dense copy."""
-        if size is not None or batch_size is not None or any(
-            isinstance(s, torch.dtype) for s in shape
+        if (
+            size is not None
+            or batch_size is not None
+            or any(isinstance(s, torch.dtype) for s in shape)
         ):
             return super().view(*shape, size=size, batch_size=batch_size)
         sizes = _sizes(shape)

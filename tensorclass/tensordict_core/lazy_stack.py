@@ -786,16 +786,17 @@ class LazyStackedTensorDict(LazyRagged):
         for index, member in enumerate(leaves.members):
             extra = [parts[index] for parts in split if parts is not None]
             results.append(
-                member.apply(
+                member.apply(  # in place too: computed first, written once all succeeded
                     fn,
                     *extra,
-                    inplace=inplace,
                     default=default,
-                    filter_empty=filter_empty,
+                    filter_empty=False if inplace else filter_empty,
                     call_on_nested=call_on_nested,
                 )
             )
         if inplace:
+            for member, result in zip(leaves.members, results):
+                member.update_(result)
             return self
         result = self._restacked(results)
         if propagate_lock and self._locked:

@@ -83,6 +83,7 @@ class StorageMethods(TensorCore):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self: ...
 
     @overload
@@ -99,6 +100,7 @@ class StorageMethods(TensorCore):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Future[Self]: ...
 
     def memmap(
@@ -114,6 +116,7 @@ class StorageMethods(TensorCore):
         archive: bool | None = None,
         compression: str | int | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self | Future[Self]:
         """Save to the directory ``prefix`` and return a copy backed by the files (locked).
 
@@ -127,7 +130,10 @@ class StorageMethods(TensorCore):
         percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
         file name). ``archive=True`` or a ``.tdz`` path saves one archive file
         (``compression`` for its tensor payloads; see ``tensorclass.pack_memmap``) and
-        returns the instance mapped from it; ``share_non_tensor=True`` raises. See
+        returns the instance mapped from it; ``share_non_tensor=True`` raises.
+        ``fsync=True`` flushes every file and directory of the save to the disk before
+        returning (for saves that must survive a power loss; slower). Two saves racing to
+        the same new path: one wins, the other raises ``FileExistsError``. See
         ``docs/storage.md`` and :mod:`tensorclass.tensordict_core.memmap.options`.
         """
         result: Self | Future[Self] = self._memmap(
@@ -142,6 +148,7 @@ class StorageMethods(TensorCore):
             compression,
             like=False,
             inplace=False,
+            fsync=fsync,
         )
         return result
 
@@ -157,6 +164,7 @@ class StorageMethods(TensorCore):
         existsok: bool = False,
         robust_key: bool | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self: ...
 
     @overload
@@ -171,6 +179,7 @@ class StorageMethods(TensorCore):
         existsok: bool = False,
         robust_key: bool | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Future[Self]: ...
 
     def memmap_(
@@ -184,9 +193,10 @@ class StorageMethods(TensorCore):
         existsok: bool = False,
         robust_key: bool | None = None,
         atomic: bool = True,
+        fsync: bool = False,
     ) -> Self | Future[Self]:
-        """Like :meth:`memmap`, but this instance's tensors are replaced by the file-backed
-        ones (and it is locked); returns this instance (or a future of it)."""
+        """Like :meth:`memmap` (``fsync`` too), but this instance's tensors are replaced by
+        the file-backed ones (and it is locked); returns this instance (or a future of it)."""
         result: Self | Future[Self] = self._memmap(
             prefix,
             copy_existing,
@@ -199,6 +209,7 @@ class StorageMethods(TensorCore):
             None,
             like=False,
             inplace=True,
+            fsync=fsync,
         )
         return result
 
@@ -275,6 +286,7 @@ class StorageMethods(TensorCore):
         *,
         like: bool,
         inplace: bool,
+        fsync: bool = False,
     ) -> Any:
         to_archive = not inplace and wants_archive(prefix, archive)
         check_save_options(
@@ -299,7 +311,13 @@ class StorageMethods(TensorCore):
                     compression=compression,
                 )
             return memmap(
-                self, prefix, existsok=existsok, num_threads=num_threads, like=like, inplace=inplace
+                self,
+                prefix,
+                existsok=existsok,
+                num_threads=num_threads,
+                like=like,
+                inplace=inplace,
+                fsync=fsync,
             )
 
         return in_background(run) if return_early else run()

@@ -43,20 +43,22 @@ CASES: dict[str, tuple[Callable[[Any], Any], Callable[[torch.Tensor], torch.Tens
     "torch.roll": (lambda td: torch.roll(td, 2, 2), lambda x: x.roll(2, 2)),
     "torch.clone": (lambda td: torch.clone(td), lambda x: x.clone()),
     "masked_fill": (
-        lambda td: td.masked_fill(torch.tensor([True, False, True, False]), -1.0),
-        lambda x: x.masked_fill(torch.tensor([True, False, True, False]).reshape(4, 1), -1.0),
+        lambda td: td.masked_fill(torch.tensor([True, False]), -1.0),  # leading batch dims
+        lambda x: x.masked_fill(
+            torch.tensor([True, False]).reshape((2,) + (1,) * (x.ndim - 1)), -1.0
+        ),
     ),
     "masked_fill full": (
         lambda td: td.masked_fill(torch.arange(24).reshape(B) % 5 == 0, -1.0),
         lambda x: x.masked_fill((torch.arange(24).reshape(B) % 5 == 0).unsqueeze(-1), -1.0),
     ),
     "where": (
-        lambda td: td.where(torch.arange(4) > 1, 0.0),
-        lambda x: torch.where(torch.arange(4).reshape(4, 1) > 1, x, 0.0),
+        lambda td: td.where(torch.arange(2) > 0, 0.0),  # the leading batch dims
+        lambda x: torch.where(torch.arange(2).reshape((2,) + (1,) * (x.ndim - 1)) > 0, x, 0.0),
     ),
     "torch.where": (
-        lambda td: torch.where(torch.arange(4) > 1, td, 0.0),
-        lambda x: torch.where(torch.arange(4).reshape(4, 1) > 1, x, 0.0),
+        lambda td: torch.where(torch.arange(2) > 0, td, 0.0),  # the leading batch dims
+        lambda x: torch.where(torch.arange(2).reshape((2,) + (1,) * (x.ndim - 1)) > 0, x, 0.0),
     ),
 }
 

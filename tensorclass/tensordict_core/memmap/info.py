@@ -89,7 +89,12 @@ def shape_problem(shape: tuple[int, ...], itemsize: int) -> str | None:
     """Why torch cannot hold a tensor of ``shape`` (sizes, strides or bytes beyond int64)."""
     if any(size > MAX_SIZE for size in shape):
         return f"a size of {list(shape)} is larger than 2**63 - 1"
-    if math.prod(max(size, 1) for size in shape) * itemsize > MAX_SIZE:
+    stride = 1  # row-major strides: the product of the sizes after each dim
+    for size in reversed(shape[1:]):
+        stride *= max(size, 1)
+        if stride > MAX_SIZE:
+            return f"a tensor of shape {list(shape)} has a stride beyond 2**63 - 1"
+    if math.prod(shape) * itemsize > MAX_SIZE:
         return f"a tensor of shape {list(shape)} would need more than 2**63 - 1 bytes"
     return None
 

@@ -107,7 +107,7 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
     if module is None:
         for defined in defined_classes():  # defined in this process, outside a module
             if defined.__module__ == module_name and defined.__qualname__ == qualname:
-                return defined
+                return _loadable(defined, prefix)
         if classes != "import":
             raise RecordedClassError(
                 f"{prefix}the data was saved from the class {qualname!r} of module "
@@ -131,7 +131,7 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
     if found is None:
         for defined in defined_classes():  # e.g. a class defined inside a function
             if defined.__module__ == module_name and defined.__qualname__ == qualname:
-                return defined
+                return _loadable(defined, prefix)
         raise RecordedClassError(
             f"{prefix}module {module_name!r} has no class {qualname!r}, and no tensor class of "
             f"that name is defined in this process (pass cls=...)"
@@ -140,7 +140,20 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
         raise RecordedClassError(
             f"{prefix}{module_name}:{qualname} is a {type(found).__name__}, not a tensor class"
         )
-    return found
+    return _loadable(found, prefix)
+
+
+def _loadable(found: type[TensorCore], prefix: str) -> type[TensorCore]:
+    """``found`` if a save may build it: a tensor class (one with its own compiled schema,
+    as ``TensorDict`` and every user class have), not an engine part such as
+    ``TensorCore``, a mixin or an internal layout (``_Blank``)."""
+    compiled = found is not TensorCore and "__tensorclass_schema__" in found.__dict__
+    if compiled and not found.__name__.startswith("_"):
+        return found
+    raise RecordedClassError(
+        f"{prefix}{found.__module__}:{found.__qualname__} is a part of tensorclass's engine, "
+        f"not a tensor class a save may build"
+    )
 
 
 def _tensordict_class(recorded: str, classes: ClassPolicy, where: object) -> type[TensorCore]:

@@ -172,6 +172,8 @@ def _check_format(path: Path, meta: Any) -> dict[str, Any]:
     return meta
 
 
+
+
 def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
     if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
         raise _fail(
@@ -249,6 +251,8 @@ def _read_members(
     member_batch = batch_size[:stack_dim] + batch_size[stack_dim + 1 :]
     read = []
     for name in members:
+        if (path / name).is_symlink():  # a save never holds links: it would reach outside
+            raise _fail(path, f"member {name}: {path / name} is a symbolic link")
         member = _read_level(path / name, None)
         if member.batch_size != member_batch:
             raise _fail(

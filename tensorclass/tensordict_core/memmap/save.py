@@ -13,6 +13,7 @@ writes several files at once.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import shutil
@@ -210,7 +211,16 @@ def _check_target(target: Path, existsok: bool) -> bool:
 
 def _move_into_place(temporary: Path, target: Path, replace: bool) -> None:
     if not replace:
-        os.rename(temporary, target)
+        try:
+            os.rename(temporary, target)
+        except OSError as err:  # ENOTEMPTY/EEXIST: another save took the path meanwhile
+            if err.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not target.exists():
+                raise
+            raise FileExistsError(
+                f"{target} was created by another save while this one was written (two "
+                f"saves to the same new path at once?); this save was discarded. Pass "
+                f"existsok=True to replace a save"
+            ) from None
         return
     if _exchange(temporary, target):
         shutil.rmtree(temporary)  # it now holds the previous save
@@ -221,10 +231,34 @@ def _move_into_place(temporary: Path, target: Path, replace: bool) -> None:
     shutil.rmtree(old)
 
 
+def _sync_path(path: str | Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_tree(root: Path) -> None:
+    """``fsync`` every file, then every directory (deepest first) of a finished save, so a
+    power loss after ``memmap(..., fsync=True)`` returns cannot lose or truncate it."""
+    for here, _, files in os.walk(root, topdown=False):
+        for name in files:
+            _sync_path(os.path.join(here, name))
+        _sync_path(here)
+
+
 def save(
-    node: TensorCore, prefix: PathLike, *, existsok: bool, num_threads: int, like: bool
+    node: TensorCore,
+    prefix: PathLike,
+    *,
+    existsok: bool,
+    num_threads: int,
+    like: bool,
+    fsync: bool = False,
 ) -> tuple[str, list[str]]:
-    """Write ``node`` under ``prefix`` atomically.
+    """Write ``node`` under ``prefix`` atomically (durably with ``fsync``: see
+    :func:`_sync_tree`).
 
     Returns the absolute target path (ending in ``/``) and the files written, relative to
     it, in the order :func:`_attach` visits the tensors.
@@ -238,7 +272,11 @@ def save(
     os.mkdir(temporary)
     try:
         _write(f"{temporary}/", plan, num_threads, like)
+        if fsync:
+            _sync_tree(temporary)
         _move_into_place(temporary, target, replace)
+        if fsync:
+            _sync_path(target.parent)  # the rename itself reaches the disk
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
@@ -279,11 +317,15 @@ def memmap(
     num_threads: int = 0,
     like: bool = False,
     inplace: bool = False,
+    fsync: bool = False,
 ) -> TensorCore:
     """Save ``node`` under ``prefix`` and return it backed by the files (locked).
 
     ``like=True`` writes no data (new files read as zeros); ``inplace=True`` swaps the
-    leaves of ``node`` itself for the file-backed ones.
+    leaves of ``node`` itself for the file-backed ones; ``fsync=True`` flushes every file
+    and directory to the disk before returning.
     """
-    root, files = save(node, prefix, existsok=existsok, num_threads=num_threads, like=like)
+    root, files = save(
+        node, prefix, existsok=existsok, num_threads=num_threads, like=like, fsync=fsync
+    )
     return _attach(node, root, iter(files), inplace)
