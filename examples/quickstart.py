@@ -2,7 +2,7 @@
 
 import torch
 
-from tensorclass import TensorClass, TensorDict
+from tensorclass import TensorClass, TensorDict, stack
 
 
 class Batch(TensorClass):
@@ -17,7 +17,7 @@ def main() -> None:
     print("batch:        ", batch)
     print("batch[:2]:    ", batch[:2])
     print("reshaped:     ", batch.reshape(2, 4))
-    print("stacked:      ", torch.stack([batch, batch]).batch_size)
+    print("stacked:      ", stack([batch, batch]).batch_size)  # or torch.stack
     print("label 1 only: ", batch[batch.labels == 1].batch_size)
 
     td = TensorDict({"obs": torch.zeros(4, 3), ("info", "step"): torch.arange(4)}, [4])

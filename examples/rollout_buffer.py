@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.distributions import Normal
 
-from tensorclass import TensorClass
+from tensorclass import TensorClass, TensorDict
 from tensorclass.nn import (
     InteractionType,
     NormalParamExtractor,
@@ -28,17 +28,18 @@ from tensorclass.nn import (
 
 
 class Transition(TensorClass):
-    """One step of every environment."""
+    """One step of every environment, once collected: every field is there (no ``None``
+    checks when reading them), and ``Transition.from_tensordict`` checks that it is."""
 
     obs: torch.Tensor
-    action: torch.Tensor | None = None
-    sample_log_prob: torch.Tensor | None = None
-    reward: torch.Tensor | None = None
-    done: torch.Tensor | None = None
-    returns: torch.Tensor | None = None
-    loc: torch.Tensor | None = None
-    scale: torch.Tensor | None = None
-    params: torch.Tensor | None = None
+    action: torch.Tensor
+    sample_log_prob: torch.Tensor
+    reward: torch.Tensor
+    done: torch.Tensor
+    returns: torch.Tensor
+    loc: torch.Tensor
+    scale: torch.Tensor
+    params: torch.Tensor
 
 
 class PointEnv:
@@ -49,8 +50,8 @@ class PointEnv:
         self.envs = envs
         self.position = torch.randn(envs, 2, generator=self.generator)
 
-    def observe(self) -> Transition:
-        return Transition(obs=self.position.clone(), batch_size=[self.envs])
+    def observe(self) -> TensorDict:
+        return TensorDict(obs=self.position.clone(), batch_size=[self.envs])
 
     def step(self, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         self.position = self.position + 0.1 * action.clamp(-1, 1)
@@ -74,23 +75,32 @@ def make_policy() -> ProbabilisticTensorDictSequential:
     )
 
 
-def collect(env: PointEnv, policy: ProbabilisticTensorDictSequential, steps: int) -> Transition:
-    """A rollout of ``steps`` transitions: batch size [envs, steps]."""
-    buffer = Transition(obs=torch.empty(env.envs, steps, 2), batch_size=[env.envs, steps])
+def collect(
+    env: PointEnv, policy: ProbabilisticTensorDictSequential, steps: int, gamma: float = 0.99
+) -> Transition:
+    """A rollout of ``steps`` transitions with their returns: batch size [envs, steps].
+
+    Collected into a ``TensorDict`` (keys appear as the policy writes them), then checked
+    once into the typed ``Transition``.
+    """
+    buffer = TensorDict(batch_size=[env.envs, steps])
     with torch.no_grad(), set_interaction_type(InteractionType.RANDOM):  # explore: sample
         for t in range(steps):
             step = policy(env.observe())
-            step.reward, step.done = env.step(step.action)
+            step["reward"], step["done"] = env.step(step["action"])
             buffer[:, t] = step  # keys seen for the first time are allocated for all steps
-    return buffer
+    buffer["returns"] = discounted_returns(buffer["reward"], buffer["done"], gamma)
+    return Transition.from_tensordict(buffer)  # a missing field would be an error here
 
 
-def discounted_returns(buffer: Transition, gamma: float = 0.99) -> torch.Tensor:
+def discounted_returns(
+    reward: torch.Tensor, done: torch.Tensor, gamma: float = 0.99
+) -> torch.Tensor:
     """Returns computed backwards in time, cut at episode ends, for every env at once."""
-    returns = torch.zeros_like(buffer.reward)
-    running = torch.zeros(buffer.batch_size[0])
-    for t in reversed(range(buffer.batch_size[1])):
-        running = buffer.reward[:, t] + gamma * running * (~buffer.done[:, t])
+    returns = torch.zeros_like(reward)
+    running = torch.zeros(reward.shape[0])
+    for t in reversed(range(reward.shape[1])):
+        running = reward[:, t] + gamma * running * (~done[:, t])
         returns[:, t] = running
     return returns
 
@@ -104,8 +114,7 @@ def run(envs: int = 8, steps: int = 64, updates: int = 20, seed: int = 0) -> dic
     rewards = []
     for _ in range(updates):
         buffer = collect(env, policy, steps)
-        returns = discounted_returns(buffer)
-        buffer.returns = returns  # stored with the transitions, shuffled with them below
+        returns = buffer.returns
         flat = buffer.reshape(-1)  # one batch dim: envs * steps transitions
         shuffled = flat[torch.randperm(flat.batch_size[0])]  # every key, the same order
         for minibatch in shuffled.split(steps):
@@ -114,14 +123,14 @@ def run(envs: int = 8, steps: int = 64, updates: int = 20, seed: int = 0) -> dic
             log_prob = policy.log_prob(minibatch)
             loss = -(log_prob.sum(-1) * adv).mean()
             optimizer.zero_grad()
-            loss.backward()
+            torch.autograd.backward(loss)  # typed (torch leaves Tensor.backward unannotated)
             optimizer.step()
         rewards.append(buffer.reward.mean().item())
     return {"first_reward": rewards[0], "last_reward": rewards[-1], "transitions": envs * steps}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--envs", type=int, default=8)
     parser.add_argument("--steps", type=int, default=64)
     parser.add_argument("--updates", type=int, default=20)

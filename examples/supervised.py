@@ -19,12 +19,26 @@ from tensorclass.nn import TensorDictModule, TensorDictSequential
 
 
 class Batch(TensorClass):
-    """Inputs, targets, and what the model writes."""
+    """Inputs, targets, and what the model writes (unset until it runs)."""
 
     features: torch.Tensor
     label: torch.Tensor
     hidden: torch.Tensor | None = None
     logits: torch.Tensor | None = None
+
+
+class Scored(TensorClass):
+    """A batch the model has run on: its outputs are always there (no ``None`` checks)."""
+
+    features: torch.Tensor
+    label: torch.Tensor
+    hidden: torch.Tensor
+    logits: torch.Tensor
+
+
+def score(model: TensorDictSequential, batch: Batch) -> Scored:
+    """Run the model; ``Scored.from_tensordict`` checks that it wrote every output."""
+    return Scored.from_tensordict(model(batch))
 
 
 def make_dataset(n: int, dim: int = 16, classes: int = 4, seed: int = 0) -> Batch:
@@ -57,20 +71,20 @@ def train(steps: int = 200, n: int = 2048, batch_size: int = 64, seed: int = 0) 
     losses = []
     for _ in range(steps):
         batch = train_data[torch.randint(n, (batch_size,))]  # a random minibatch (a copy)
-        batch = model(batch)  # writes "hidden" and "logits" into the minibatch
-        loss = nn.functional.cross_entropy(batch.logits, batch.label)
+        scored = score(model, batch)  # writes "hidden" and "logits" into the minibatch
+        loss = nn.functional.cross_entropy(scored.logits, scored.label)
         optimizer.zero_grad()
-        loss.backward()
+        torch.autograd.backward(loss)  # typed (torch leaves Tensor.backward unannotated)
         optimizer.step()
         losses.append(loss.item())
     with torch.no_grad():
-        scored = model(test_data.clone())  # a copy: the model writes its outputs into it
+        scored = score(model, test_data.clone())  # a copy: the model writes into it
         accuracy = (scored.logits.argmax(-1) == scored.label).float().mean().item()
     return {"first_loss": losses[0], "last_loss": sum(losses[-10:]) / 10, "accuracy": accuracy}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--n", type=int, default=2048)
     args = parser.parse_args()

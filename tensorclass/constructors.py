@@ -8,7 +8,7 @@ dataclasses, ``maybe_dense_stack`` and ``dense_stack_tds`` stack densely when th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 from torch import nn
@@ -18,6 +18,9 @@ from .tensordict_core._core import BatchSizeLike, DeviceLike, TensorCore
 from .tensordict_core.lazy_stack import LazyStackedTensorDict
 from .tensordict_core.lazy_stack import maybe_dense_stack as _maybe_dense_stack
 from .typed import TensorClass
+
+if TYPE_CHECKING:
+    from .nn.params import TensorDictParams
 
 __all__ = [
     "dense_stack_tds",
@@ -189,14 +192,45 @@ def fromkeys(keys: Sequence[Any], value: Any = 0) -> TensorDict:
     return TensorDict.fromkeys(keys, value)
 
 
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: Literal[False] = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDict: ...
+
+
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: Literal[True],
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDictParams: ...
+
+
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: bool,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDict | TensorDictParams: ...
+
+
 def from_module(
     module: nn.Module,
     as_module: bool = False,
     lock: bool = True,
     use_state_dict: bool = False,
     filter_empty: bool = True,
-) -> Any:
-    """The parameters and buffers of ``module`` as a ``TensorDict`` (see
+) -> TensorDict | TensorDictParams:
+    """The parameters and buffers of ``module`` as a ``TensorDict`` (a
+    :class:`~tensorclass.nn.TensorDictParams` with ``as_module=True``; see
     :meth:`TensorDict.from_module`).
 
     >>> import torch
@@ -204,7 +238,7 @@ def from_module(
     >>> sorted(from_module(torch.nn.Linear(2, 3)).keys())
     ['bias', 'weight']
     """
-    return TensorDict.from_module(module, as_module, lock, use_state_dict, filter_empty)  # type: ignore[call-overload]
+    return TensorDict.from_module(module, as_module, lock, use_state_dict, filter_empty)
 
 
 def from_pytree(

@@ -8,7 +8,7 @@ Loading never unpickles anything and never runs code from the save.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import torch
 
@@ -22,16 +22,76 @@ from .tensordict_core.memmap.load_into import load_into
 from .tensordict_core.memmap.metadata import MemmapInfo
 from .tensordict_core.memmap.tensor import PathLike
 
+if TYPE_CHECKING:  # annotations only: the typed layer is above this one
+    from .typed import TensorClass
+
 __all__ = ["load", "load_memmap"]
+
+T = TypeVar("T", bound=TensorCore)
+_Device = torch.device | str | int
+
+
+@overload
+def load_memmap(
+    prefix: PathLike,
+    cls: type[T],
+    non_blocking: bool = ...,
+    *,
+    classes: ClassPolicy = ...,
+    device: _Device | None = ...,
+    out: T | None = ...,
+    robust_key: bool | None = ...,
+    subpath: str | tuple[str, ...] | None = ...,
+    mode: str | None = ...,
+    num_threads: int = ...,
+    allow_pickle: bool | None = ...,
+    validate: bool = ...,
+) -> T: ...
+
+
+@overload
+def load_memmap(
+    prefix: PathLike,
+    cls: _Device | None = ...,
+    non_blocking: bool = ...,
+    *,
+    classes: ClassPolicy = ...,
+    device: _Device | None = ...,
+    out: T,
+    robust_key: bool | None = ...,
+    subpath: str | tuple[str, ...] | None = ...,
+    mode: str | None = ...,
+    num_threads: int = ...,
+    allow_pickle: bool | None = ...,
+    validate: bool = ...,
+) -> T: ...
+
+
+@overload
+def load_memmap(
+    prefix: PathLike,
+    cls: _Device | None = ...,
+    non_blocking: bool = ...,
+    *,
+    classes: ClassPolicy = ...,
+    device: _Device | None = ...,
+    out: None = ...,
+    robust_key: bool | None = ...,
+    subpath: str | tuple[str, ...] | None = ...,
+    mode: str | None = ...,
+    num_threads: int = ...,
+    allow_pickle: bool | None = ...,
+    validate: bool = ...,
+) -> TensorClass | LazyStackedTensorDict: ...
 
 
 def load_memmap(
     prefix: PathLike,
-    cls: type[TensorCore] | Any = None,
+    cls: type[TensorCore] | _Device | None = None,
     non_blocking: bool = False,
     *,
     classes: ClassPolicy = "imported",
-    device: torch.device | str | int | None = None,
+    device: _Device | None = None,
     out: Any = None,
     robust_key: bool | None = None,
     subpath: str | tuple[str, ...] | None = None,

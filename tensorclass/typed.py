@@ -275,7 +275,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         every level).
         """
         dynamic = cls.__tensorclass_schema__.dynamic
-        target: type[TensorCore] | None = cls
+        target: Any = cls  # a class, or None: the recorded classes
         if cls is TensorClass or (dynamic and classes != "tensordict"):
             target = None  # the recorded classes
         if classes is None:

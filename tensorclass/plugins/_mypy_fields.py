@@ -48,7 +48,9 @@ __all__ = [
     "keys_of_expression",
     "literal_key",
     "literal_keys",
+    "is_optional",
     "resolve_key",
+    "resolve_key_path",
     "strip_none",
 ]
 
@@ -221,15 +223,22 @@ def resolve_key(instance: Instance, key: Key) -> Type:
     Nested keys follow nested tensor-class fields; a dynamic level (a ``TensorDict``
     field, ``Any``, a union) ends the check and gives ``Any``.
     """
+    return resolve_key_path(instance, key)[0]
+
+
+def resolve_key_path(instance: Instance, key: Key) -> tuple[Type, bool]:
+    """:func:`resolve_key`, and whether the key passes through an optional nested field
+    (``child: Child | None``): then the key may be missing."""
+    optional = False
     current: ProperType = instance
     for depth, part in enumerate(key):
         if not (isinstance(current, Instance) and is_tensor_class(current.type)):
             if isinstance(current, AnyType) or (
                 isinstance(current, Instance) and current.type.has_base(TENSOR_CORE)
             ):
-                return AnyType(TypeOfAny.special_form)  # dynamic keys: anything goes
+                return AnyType(TypeOfAny.special_form), optional  # dynamic keys: anything goes
             if isinstance(current, UnionType):
-                return AnyType(TypeOfAny.special_form)
+                return AnyType(TypeOfAny.special_form), optional
             holder = ".".join((instance.type.name, *key[:depth]))
             held = current.type.name if isinstance(current, Instance) else str(current)
             raise UnknownKey(
@@ -238,7 +247,7 @@ def resolve_key(instance: Instance, key: Key) -> Type:
             )
         names = field_names(current.type)
         if part not in names and current.type.has_base(TYPED_TENSOR_DICT):
-            return AnyType(TypeOfAny.special_form)  # a key besides the fields
+            return AnyType(TypeOfAny.special_form), optional  # a key besides the fields
         if part not in names:
             valid = ", ".join(f'"{n}"' for n in names) or "(none)"
             where = "" if depth == 0 else f" (in {_spell(key)})"
@@ -247,6 +256,15 @@ def resolve_key(instance: Instance, key: Key) -> Type:
             )
         found = field_type(current, part)
         if depth == len(key) - 1:
-            return found
+            return found, optional
         current = strip_none(found)
-    return AnyType(TypeOfAny.special_form)
+        optional = optional or is_optional(found)
+    return AnyType(TypeOfAny.special_form), optional
+
+
+def is_optional(typ: Type) -> bool:
+    """Whether ``typ`` is a union with ``None`` (``X | None``)."""
+    proper = get_proper_type(typ)
+    return isinstance(proper, UnionType) and any(
+        isinstance(get_proper_type(item), NoneType) for item in proper.items
+    )

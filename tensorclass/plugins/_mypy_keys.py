@@ -4,8 +4,10 @@ The engine types key reads as ``Any`` (keys and batch indices share ``__getitem_
 For a typed class the key names a declared field, so these hooks give the read the
 field's type and report an unknown key, listing the valid ones. The methods that take
 keys without reading them (``set``, ``select``, ``exclude``, ``rename_key_``, ``update``
-with a dict literal...) have their literal keys checked too. Keys that are not literal
-(a ``str`` variable) and dynamic classes (``TensorDict``) are left alone.
+with a dict literal...) have their literal keys checked too, and the writes (``x[k] = v``,
+``set``, ``set_``, ``update``) the types of their values. A key through an optional nested
+field (``child: Child | None``) may be missing: its read is possibly ``None``. Keys that
+are not literal (a ``str`` variable) and dynamic classes (``TensorDict``) are left alone.
 """
 
 from __future__ import annotations
@@ -13,23 +15,38 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mypy.erasetype import remove_instance_last_known_values
+from mypy.errorcodes import ErrorCode
+from mypy.messages import format_type
 from mypy.nodes import DictExpr, Expression
 from mypy.plugin import MethodContext
+from mypy.subtypes import is_subtype
 from mypy.typeops import make_simplified_union
-from mypy.types import Instance, Type, get_proper_type
+from mypy.types import Instance, NoneType, Type, get_proper_type
 
 from ._mypy_fields import (
+    TENSOR_CORE,
     TENSORCLASS_KEY,
     Key,
     UnknownKey,
     is_tensor_class,
     literal_key,
     literal_keys,
-    resolve_key,
+    resolve_key_path,
     strip_none,
 )
 
-__all__ = ["KEY_METHODS", "key_method_hook"]
+__all__ = ["KEY_METHODS", "TENSORCLASS_VALUE", "key_method_hook"]
+
+TENSORCLASS_VALUE = ErrorCode(
+    "tensorclass-value",
+    "Check that values written by key match the declared field type",
+    "tensorclass",
+)
+"""The error code of a value written by key whose type is not the field's
+(``# type: ignore[tensorclass-value]``)."""
+
+#: method name -> index of the value argument of a write by key
+_VALUE_ARGUMENT = {"__setitem__": 1, "set": 1, "set_": 1}
 
 #: method name -> (indices of the key arguments, whether the result is the key's value)
 KEY_METHODS: dict[str, tuple[tuple[int, ...], bool]] = {
@@ -59,16 +76,56 @@ def _first(ctx: MethodContext, index: int) -> tuple[Expression | None, Type | No
 
 def _check(ctx: MethodContext, receiver: Instance, key: Key, node: Expression) -> Type | None:
     """The type of ``receiver[key]``; ``None`` (and an error) for an unknown key."""
+    found = _check_path(ctx, receiver, key, node)
+    return found[0] if found is not None else None
+
+
+def _check_path(
+    ctx: MethodContext, receiver: Instance, key: Key, node: Expression
+) -> tuple[Type, bool] | None:
+    """:func:`_check`, and whether the key passes through an optional nested field."""
     try:
-        return resolve_key(receiver, key)
+        return resolve_key_path(receiver, key)
     except UnknownKey as err:
         ctx.api.fail(str(err), node, code=TENSORCLASS_KEY)
         return None
 
 
+def _accepts(field: Type, value: Type) -> bool:
+    """Whether a value of type ``value`` may be written to a field declared ``field``: a
+    subtype, or a mapping / tensor collection for a nested tensor-class or ``TensorDict``
+    field (converted to the field's class at run time)."""
+    if is_subtype(value, field):
+        return True
+    nested = strip_none(field)
+    if not (isinstance(nested, Instance) and nested.type.has_base(TENSOR_CORE)):
+        return False
+    proper = get_proper_type(value)
+    return isinstance(proper, Instance) and (
+        proper.type.has_base("typing.Mapping") or proper.type.has_base(TENSOR_CORE)
+    )
+
+
+def _check_value(
+    ctx: MethodContext, receiver: Instance, key: Key, field: Type, value: Type, node: Expression
+) -> None:
+    """Report a value written under ``key`` whose type the field does not accept."""
+    value = remove_instance_last_known_values(value)
+    if _accepts(field, value):
+        return
+    options = ctx.api.options
+    spelled = key[0] if len(key) == 1 else ", ".join(key)
+    ctx.api.fail(
+        f'Value of type {format_type(value, options)} cannot be written to key "{spelled}" of '
+        f"{receiver.type.name}: the field is declared {format_type(field, options)}",
+        node,
+        code=TENSORCLASS_VALUE,
+    )
+
+
 def _check_mapping(ctx: MethodContext, receiver: Instance, prefix: Key, expr: DictExpr) -> None:
-    """The literal keys of a dict given to ``update``; a dict under a nested tensor class
-    is checked against that class."""
+    """The literal keys of a dict given to ``update``, and the types of their values; a
+    dict under a nested tensor class is checked against that class."""
     for key_expr, value in expr.items:
         if key_expr is None:  # a ** unpacking
             continue
@@ -76,11 +133,30 @@ def _check_mapping(ctx: MethodContext, receiver: Instance, prefix: Key, expr: Di
         if key is None:
             continue
         found = _check(ctx, receiver, prefix + key, key_expr)
-        if found is None or not isinstance(value, DictExpr):
+        if found is None:
             continue
         nested = strip_none(found)
-        if isinstance(nested, Instance) and is_tensor_class(nested.type):
+        if isinstance(value, DictExpr) and (
+            isinstance(nested, Instance) and is_tensor_class(nested.type)
+        ):
             _check_mapping(ctx, receiver, prefix + key, value)
+            continue
+        with ctx.api.msg.filter_errors():  # already reported where the dict is checked
+            value_type = ctx.api.get_expression_type(value)
+        _check_value(ctx, receiver, prefix + key, found, value_type, value)
+
+
+def _check_write(ctx: MethodContext, receiver: Instance, method: str) -> None:
+    """The key of a write (``x[key] = v``, ``set``, ``set_``), and the value's type."""
+    expr, typ = _first(ctx, 0)
+    value_expr, value_type = _first(ctx, _VALUE_ARGUMENT[method])
+    keys = literal_keys(expr, typ)
+    if keys is None or expr is None:
+        return
+    for key in keys:
+        found = _check(ctx, receiver, key, expr)
+        if found is not None and value_expr is not None and value_type is not None:
+            _check_value(ctx, receiver, key, found, value_type, value_expr)
 
 
 def _check_arguments(ctx: MethodContext, receiver: Instance, index: int) -> None:
@@ -101,6 +177,9 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
         if isinstance(expr, DictExpr):
             _check_mapping(ctx, receiver, (), expr)
         return ctx.default_return_type
+    if method in _VALUE_ARGUMENT:
+        _check_write(ctx, receiver, method)
+        return ctx.default_return_type
     if not reads:
         for index in indices:
             _check_arguments(ctx, receiver, index)
@@ -109,15 +188,18 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
     keys = literal_keys(expr, typ)
     if keys is None or expr is None:
         return ctx.default_return_type
-    values = [_check(ctx, receiver, key, expr) for key in keys]
-    known = [value for value in values if value is not None]
-    if len(known) < len(values):
+    paths = [_check_path(ctx, receiver, key, expr) for key in keys]
+    known = [path for path in paths if path is not None]
+    if len(known) < len(paths):
         return ctx.default_return_type
-    value = make_simplified_union(known)
+    value = make_simplified_union([found for found, _ in known])
     if method in ("get", "pop", "setdefault"):
         _, default = _first(ctx, 1)
-        if default is not None:
+        if default is not None:  # what a missing key gives
             return make_simplified_union([value, remove_instance_last_known_values(default)])
+    if any(optional for _, optional in known):
+        # through an optional nested field (unset: the key is missing), possibly None
+        return make_simplified_union([value, NoneType()])
     return value
 
 

@@ -13,7 +13,10 @@ checker:
 - a subclass of a frozen tensor class is frozen (as at run time);
 - ``x["field"]``, ``x["a", "b"]``, ``x.get("field")``, ``x.pop(...)``: the field's type;
   unknown keys (also in writes, ``select``/``exclude``/``update``/``rename_key_``...) are
-  errors with the code ``tensorclass-key``;
+  errors with the code ``tensorclass-key``; a key through an optional nested field reads
+  as possibly ``None``;
+- ``x["field"] = v``, ``x.set("field", v)``, ``x.update({"field": v})``: a value whose type
+  the field does not accept is an error with the code ``tensorclass-value``;
 - ``torch.stack``/``torch.cat`` of tensor classes return the class;
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
   keys are checked against X's fields.
@@ -44,11 +47,11 @@ from ._mypy_classes import (
     inherit_frozen,
 )
 from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
-from ._mypy_keys import KEY_METHODS, key_method_hook
+from ._mypy_keys import KEY_METHODS, TENSORCLASS_VALUE, key_method_hook
 from ._mypy_nn import KEYED_CALLS, MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
 from ._mypy_torch import TORCH_JOINS, torch_join_signature
 
-__all__ = ["TENSORCLASS_KEY", "TensorClassPlugin", "plugin"]
+__all__ = ["TENSORCLASS_KEY", "TENSORCLASS_VALUE", "TensorClassPlugin", "plugin"]
 
 _NEVER_MODULES = ("builtins.", "typing.", "torch.", "numpy.", "tensorclass.")
 

@@ -266,10 +266,13 @@ class KeyAccess(TensorCore):
             try:
                 leaf = self._data[key]
             except KeyError:
-                return self._absent(key) if default is MISSING else default
-            if leaf.__class__ is Tensor:
-                return leaf
-            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+                pass
+            else:
+                if leaf.__class__ is Tensor:
+                    return leaf
+                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+            # outside the handler: the error raised here has no internal KeyError chained
+            return self._absent(key) if default is MISSING else default
         if key.__class__ is tuple:
             # A tuple of strings naming an existing leaf, walked inline; anything else
             # (nested tuples, a missing level, a leaf on the way) takes the general path.

@@ -834,6 +834,17 @@ class Building(KeyAccess):
         filter_empty: bool = ...,
     ) -> TensorDictParams: ...
 
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> Self | TensorDictParams: ...
+
     @classmethod
     def from_module(
         cls,
@@ -869,6 +880,42 @@ class Building(KeyAccess):
         result = target.from_tensordict(params)
         return result.lock_() if lock else result
 
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: Literal[False] = ...,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: bool = ...,
+        expand_identical: bool = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: Literal[True],
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: Literal[False] = ...,
+        expand_identical: bool = ...,
+    ) -> TensorDictParams: ...
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: bool = ...,
+        expand_identical: bool = ...,
+    ) -> Self | TensorDictParams: ...
+
     @classmethod
     def from_modules(
         cls,
@@ -881,14 +928,16 @@ class Building(KeyAccess):
     ) -> Any:
         """The parameters of several modules of one structure, stacked along a new batch
         dim (for ensembles with ``torch.vmap``); see :func:`tensorclass.from_modules`. A
-        typed class takes them as its fields.
+        typed class takes them as its fields. The result is this class (a lazy stack of it
+        with ``lazy_stack=True``, typed as the class, as :meth:`lazy_stack` is), or a
+        :class:`~tensorclass.nn.TensorDictParams` with ``as_module=True``.
 
         >>> import torch
         >>> from tensorclass import TensorDict
         >>> TensorDict.from_modules(torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)).batch_size
         torch.Size([2])
         """
-        params = module_params.from_modules(
+        params: Any = module_params.from_modules(
             *modules,
             as_module=as_module,
             lock=lock and as_module,  # the other results are locked once converted

@@ -186,10 +186,12 @@ class Indexing(KeyAccess):
             try:
                 leaf = self._data[index]
             except KeyError:
-                return self._absent(index)
-            if leaf.__class__ is Tensor:
-                return leaf
-            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+                pass
+            else:
+                if leaf.__class__ is Tensor:
+                    return leaf
+                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+            return self._absent(index)  # outside the handler: nothing chained
         if cls is tuple:
             # A tuple of strings naming an existing leaf, walked inline (as in get).
             leaf = self

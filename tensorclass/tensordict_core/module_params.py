@@ -21,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import torch
 from torch import Tensor, nn
@@ -29,6 +29,11 @@ from torch import Tensor, nn
 from ..errors import StructureMismatchError
 from ..registry import dynamic_class, lazy_class, params_class
 from ._core import TensorCore
+
+if TYPE_CHECKING:  # annotations only: the classes are above this layer
+    from ..nn.params import TensorDictParams
+    from ..tensordict import TensorDict
+    from .lazy_stack import LazyStackedTensorDict
 
 __all__ = ["from_module", "from_modules"]
 
@@ -54,6 +59,36 @@ def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
 def _as_module(params: Any) -> Any:
     # TensorDictParams is defined in nn, above this layer: asked of the registry
     return params_class()(params, no_convert=True, lock=params.is_locked)
+
+
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: Literal[False] = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDict: ...
+
+
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: Literal[True],
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDictParams: ...
+
+
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: bool,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDict | TensorDictParams: ...
 
 
 def from_module(
@@ -126,6 +161,50 @@ def _stack_leaves(leaves: list[Tensor], path: tuple[str, ...]) -> Tensor:
     return stacked
 
 
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: Literal[False] = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: Literal[False] = ...,
+    expand_identical: bool = ...,
+) -> TensorDict: ...
+
+
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: Literal[False] = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: Literal[True],
+    expand_identical: bool = ...,
+) -> LazyStackedTensorDict: ...
+
+
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: Literal[True],
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: Literal[False] = ...,
+    expand_identical: bool = ...,
+) -> TensorDictParams: ...
+
+
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: bool = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: bool = ...,
+    expand_identical: bool = ...,
+) -> TensorDict | LazyStackedTensorDict | TensorDictParams: ...
+
+
 def from_modules(
     *modules: nn.Module,
     as_module: bool = False,
@@ -148,7 +227,9 @@ def from_modules(
         raise ValueError("from_modules needs at least one module")
     if lazy_stack and as_module:
         raise ValueError("from_modules: lazy_stack and as_module cannot be combined")
-    tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
+    tds: list[TensorCore] = [
+        from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules
+    ]
     if lazy_stack:
         params = lazy_class()._restack(tds, 0)
         return params.lock_() if lock else params

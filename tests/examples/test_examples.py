@@ -29,8 +29,9 @@ def test_rollout_buffer_collects_and_improves() -> None:
     assert isinstance(buffer, rollout_buffer.Transition)
     assert buffer.batch_size == (3, 5) and buffer.action.shape == (3, 5, 2)
     assert buffer.sample_log_prob.shape == (3, 5, 2)
-    returns = rollout_buffer.discounted_returns(buffer)
+    returns = rollout_buffer.discounted_returns(buffer.reward, buffer.done)
     assert returns.shape == (3, 5)
+    assert torch.equal(buffer.returns, returns)  # collect stores them with the transitions
     rewards, done = buffer.reward, buffer.done
     last = rewards[:, -1]
     assert torch.equal(returns[:, -1], last)  # the last step's return is its reward

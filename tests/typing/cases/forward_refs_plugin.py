@@ -29,7 +29,7 @@ class Later(TensorClass):
 t = torch.zeros(2)
 node = Node(t, leaf=Leaf(t, batch_size=[2]), batch_size=[2])
 assert_type(node.leaf, "Leaf | None")
-assert_type(node["leaf", "x"], torch.Tensor)
+assert_type(node["leaf", "x"], torch.Tensor | None)
 assert_type(node["later", "back", "child", "leaf"], "Leaf | None")
 assert_type(node.reshape(-1), Node)
 assert_type(node["later"], "Later | None")
@@ -58,7 +58,7 @@ Alias = torch.Tensor
 AliasList = list[Alias]
 
 grand = DeferredGrandChild(t, None, [t], t, batch_size=[2])
-assert_type(grand["other", "y"], list[torch.Tensor])
+assert_type(grand["other", "y"], list[torch.Tensor] | None)
 assert_type(grand[0], DeferredGrandChild)
 assert_type(grand.unbind(0), tuple[DeferredGrandChild, ...])
 as_tc: TensorClass = grand
@@ -85,7 +85,7 @@ def local() -> None:
         nxt: "Local | None" = None
 
     loc = Local(t, batch_size=[2])
-    assert_type(loc["nxt", "nxt", "a"], torch.Tensor)
+    assert_type(loc["nxt", "nxt", "a"], torch.Tensor | None)
     assert_type(loc[0], Local)
     loc["b"]  # E: tensorclass-key
 

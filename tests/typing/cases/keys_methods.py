@@ -24,7 +24,7 @@ class Outer:
     free: TensorDict | None = None
 
     def read(self) -> torch.Tensor:
-        assert_type(self["inner", "x"], torch.Tensor)
+        assert_type(self["inner", "x"], torch.Tensor | None)
         self["nope"]  # E: tensorclass-key
         return self["y"]
 

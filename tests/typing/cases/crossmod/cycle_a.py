@@ -21,6 +21,6 @@ class Alpha:
 
 
 def use(alpha: Alpha) -> None:
-    assert_type(alpha["beta", "alpha", "a"], torch.Tensor)
+    assert_type(alpha["beta", "alpha", "a"], torch.Tensor | None)
     assert_type(alpha.reshape(-1), Alpha)
     alpha["beta", "b"]  # E: tensorclass-key

@@ -23,7 +23,7 @@ class AlphaPlus(Alpha):
 
 plus = AlphaPlus(torch.zeros(2), batch_size=[2])
 assert_type(plus[0], AlphaPlus)
-assert_type(plus["beta", "c"], torch.Tensor)
+assert_type(plus["beta", "c"], torch.Tensor | None)
 assert_type(plus["extra"], torch.Tensor | None)
 beta = Beta(plus, torch.zeros(2), batch_size=[2])
 plus["nope"]  # E: tensorclass-key
@@ -37,5 +37,5 @@ class AlphaSub(Alpha):
 
 alpha_sub = AlphaSub(torch.zeros(2), None, torch.zeros(2), batch_size=[2])
 assert_type(alpha_sub.reshape(2), AlphaSub)
-assert_type(alpha_sub["beta", "alpha", "beta", "c"], torch.Tensor)
+assert_type(alpha_sub["beta", "alpha", "beta", "c"], torch.Tensor | None)
 alpha_sub["mores"]  # E: tensorclass-key

@@ -17,9 +17,9 @@ forest = models.Forest(tree, batch_size=[2])
 assert_type(leaf.reshape(1, 2), Leaf)
 assert_type(leaf.owner, Tree | None)
 assert_type(tree["leaf"], Leaf | None)
-assert_type(tree["leaf", "x"], torch.Tensor)
-assert_type(tree["child", "child", "leaf", "owner", "value"], torch.Tensor)
-assert_type(forest["trees", "leaf", "x"], torch.Tensor)
+assert_type(tree["leaf", "x"], torch.Tensor | None)
+assert_type(tree["child", "child", "leaf", "owner", "value"], torch.Tensor | None)
+assert_type(forest["trees", "leaf", "x"], torch.Tensor | None)
 assert_type(forest["count"], int)
 assert_type(torch.stack([leaf, leaf]), Leaf)
 assert_type(torch.cat([forest, forest]), Forest)
@@ -55,7 +55,7 @@ class LocalSettings(Settings):
 
 tagged = TaggedLeaf(torch.zeros(2), None, torch.zeros(2), batch_size=[2])
 assert_type(tagged[0], TaggedLeaf)
-assert_type(tagged["owner", "leaf", "x"], torch.Tensor)
+assert_type(tagged["owner", "leaf", "x"], torch.Tensor | None)
 assert_type(tagged["tag"], torch.Tensor | None)
 tagged["tags"]  # E: tensorclass-key
 TaggedLeaf(torch.zeros(2), tag="t")  # E: arg-type
