@@ -8,23 +8,40 @@ registers the leaves of a tensor class as the parameters of a module.
 
 from ..constructors import make_tensordict
 from .base import TensorDictModuleBase
+from .composite import CompositeDistribution
 from .distributions import NormalParamExtractor
 from .interaction import InteractionType, interaction_type, set_interaction_type
+from .lp_aggregate import composite_lp_aggregate, set_composite_lp_aggregate
+from .mappings import add_custom_mapping, biased_softplus, inv_softplus, mappings
 from .module import TensorDictModule
+from .normal_scale import AddStateIndependentNormalScale
+from .one_hot import OneHotCategorical, rand_one_hot
 from .params import TensorDictParams
 from .probabilistic import ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential
 from .sequential import TensorDictSequential
+from .truncated_normal import TruncatedNormal
 
 __all__ = [
+    "AddStateIndependentNormalScale",
+    "CompositeDistribution",
     "InteractionType",
     "NormalParamExtractor",
+    "OneHotCategorical",
     "ProbabilisticTensorDictModule",
     "ProbabilisticTensorDictSequential",
     "TensorDictModule",
     "TensorDictModuleBase",
     "TensorDictParams",
     "TensorDictSequential",
+    "TruncatedNormal",
+    "add_custom_mapping",
+    "biased_softplus",
+    "composite_lp_aggregate",
     "interaction_type",
+    "inv_softplus",
     "make_tensordict",
+    "mappings",
+    "rand_one_hot",
+    "set_composite_lp_aggregate",
     "set_interaction_type",
 ]
