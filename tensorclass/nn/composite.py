@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -33,6 +33,9 @@ from ..tensordict import TensorDict
 from ..tensordict_core.keys import NestedKey, unravel_key
 from .keys import Key
 from .lp_aggregate import composite_lp_aggregate
+
+_Shape = torch.Size | list[int] | tuple[int, ...]
+_EMPTY = torch.Size()
 
 __all__ = ["CompositeDistribution", "suffixed"]
 
@@ -91,7 +94,7 @@ class CompositeDistribution(Distribution):
             ``"entropy"``).
     """
 
-    arg_constraints: dict[str, Any] = {}
+    arg_constraints: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,
@@ -192,13 +195,13 @@ class CompositeDistribution(Distribution):
         device: torch.device | None = getattr(self._params, "device", None)
         return device
 
-    def sample(self, sample_shape: torch.Size | tuple[int, ...] = torch.Size()) -> Any:
+    def sample(self, sample_shape: _Shape = _EMPTY) -> Any:
         """One value per component, in a ``TensorDict`` of batch size
         ``sample_shape + batch_shape``."""
         shape = torch.Size(sample_shape)
         return self._collect(shape, lambda dist: dist.sample(shape))
 
-    def rsample(self, sample_shape: torch.Size | tuple[int, ...] = torch.Size()) -> Any:
+    def rsample(self, sample_shape: _Shape = _EMPTY) -> Any:
         """As :meth:`sample`, with reparameterized values (every component needs
         ``rsample``)."""
         shape = torch.Size(sample_shape)
@@ -266,7 +269,10 @@ class CompositeDistribution(Distribution):
 
         out = self._per_key("_log_prob", batch, score)
         if include_sum:
-            out.set(self.log_prob_key, self._total(batch, lambda k, d: out.get(suffixed(k, "_log_prob"))))
+            out.set(
+                self.log_prob_key,
+                self._total(batch, lambda k, d: out.get(suffixed(k, "_log_prob"))),
+            )
         return out
 
     def log_prob(self, value: Any) -> Any:
@@ -296,16 +302,12 @@ class CompositeDistribution(Distribution):
             return self._total(self.batch_shape, lambda key, dist: dist.entropy())
         return self.entropy_composite(include_sum=False)
 
-    def sample_and_log_prob(
-        self, sample_shape: torch.Size | tuple[int, ...] = torch.Size()
-    ) -> tuple[Any, Any]:
+    def sample_and_log_prob(self, sample_shape: _Shape = _EMPTY) -> tuple[Any, Any]:
         """``(sample, log_prob(sample))``."""
         value = self.sample(sample_shape)
         return value, self.log_prob(value)
 
-    def rsample_and_log_prob(
-        self, sample_shape: torch.Size | tuple[int, ...] = torch.Size()
-    ) -> tuple[Any, Any]:
+    def rsample_and_log_prob(self, sample_shape: _Shape = _EMPTY) -> tuple[Any, Any]:
         """``(rsample, log_prob(rsample))``."""
         value = self.rsample(sample_shape)
         return value, self.log_prob(value)

@@ -17,6 +17,9 @@ import torch
 from torch import Tensor
 from torch import distributions as D
 
+_Shape = torch.Size | list[int] | tuple[int, ...]
+_EMPTY = torch.Size()
+
 __all__ = ["OneHotCategorical", "rand_one_hot"]
 
 
@@ -89,14 +92,14 @@ class OneHotCategorical(D.OneHotCategorical):
         """The mode (what ``InteractionType.DETERMINISTIC`` draws)."""
         return self.mode
 
-    def rsample(self, sample_shape: torch.Size | tuple[int, ...] = torch.Size()) -> Tensor:
+    def rsample(self, sample_shape: _Shape = _EMPTY) -> Tensor:
         """A one-hot sample whose gradient flows to the parameters (see the class)."""
         shape = torch.Size(sample_shape)
         if self.grad_method == "pass_through":
-            hard = self.sample(shape)
+            hard: Tensor = self.sample(shape)  # type: ignore[no-untyped-call]
             probs = self.probs.expand_as(hard)
             return hard + (probs - probs.detach())
-        relaxed = D.RelaxedOneHotCategorical(self.temperature, logits=self.logits)
+        relaxed = D.RelaxedOneHotCategorical(torch.tensor(self.temperature), logits=self.logits)
         soft = relaxed.rsample(shape)
         hard = torch.zeros_like(soft).scatter_(-1, soft.argmax(-1, keepdim=True), 1.0)
         return hard + (soft - soft.detach())

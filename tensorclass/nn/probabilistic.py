@@ -398,7 +398,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     def _composite_dist(self, tensordict: Any) -> CompositeDistribution:
         work = structure_copy(tensordict)
-        dists: dict[Key, Distribution] = {}
+        dists: dict[NestedKey, Distribution] = {}
         kind = interaction_type() or self.default_interaction_type
         with set_interaction_type(kind):
             for module in self._chain():

@@ -12,13 +12,15 @@ True
 from __future__ import annotations
 
 import math
-from numbers import Number
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 from torch.distributions import Distribution, constraints
 from torch.distributions.utils import broadcast_all
+
+_Shape = torch.Size | list[int] | tuple[int, ...]
+_EMPTY = torch.Size()
 
 __all__ = ["TruncatedNormal"]
 
@@ -51,7 +53,7 @@ class TruncatedNormal(Distribution):
     anywhere is a ``ValueError``.
     """
 
-    arg_constraints = {
+    arg_constraints: ClassVar[dict[str, Any]] = {
         "loc": constraints.real,
         "scale": constraints.positive,
         "a": constraints.real,
@@ -61,10 +63,10 @@ class TruncatedNormal(Distribution):
 
     def __init__(
         self,
-        loc: Number | Tensor,
-        scale: Number | Tensor,
-        a: Number | Tensor,
-        b: Number | Tensor,
+        loc: float | Tensor,
+        scale: float | Tensor,
+        a: float | Tensor,
+        b: float | Tensor,
         validate_args: bool | None = None,
     ) -> None:
         self.loc, self.scale, self.a, self.b = broadcast_all(loc, scale, a, b)
@@ -86,7 +88,7 @@ class TruncatedNormal(Distribution):
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> Any:
         """The interval ``[a, b]``."""
-        return constraints.interval(self.a, self.b)
+        return constraints.interval(self.a, self.b)  # type: ignore[no-untyped-call]
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> TruncatedNormal:
         """The distribution with its parameters expanded to ``batch_shape``."""
@@ -146,7 +148,7 @@ class TruncatedNormal(Distribution):
         std = torch.special.ndtri(target.clamp(eps, 1 - eps))
         return torch.maximum(torch.minimum(self.loc + self.scale * std, self.b), self.a)
 
-    def rsample(self, sample_shape: torch.Size | tuple[int, ...] = torch.Size()) -> Tensor:
+    def rsample(self, sample_shape: _Shape = _EMPTY) -> Tensor:
         """Reparameterized samples, of shape ``sample_shape + batch_shape``."""
         shape = self._extended_shape(torch.Size(sample_shape))
         u = torch.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
