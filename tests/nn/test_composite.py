@@ -176,9 +176,7 @@ def test_module_writes_each_key_and_its_log_prob() -> None:
         out = module(data)
     normal, cat = by_hand(data["params"])
     torch.testing.assert_close(out["cont_log_prob"], normal.log_prob(out["cont"]))
-    torch.testing.assert_close(
-        out["nested", "disc_log_prob"], cat.log_prob(out["nested", "disc"])
-    )
+    torch.testing.assert_close(out["nested", "disc_log_prob"], cat.log_prob(out["nested", "disc"]))
     lp = module.log_prob(out)
     torch.testing.assert_close(lp["cont_log_prob"], out["cont_log_prob"])
     # deterministic: the mean of the normal, the mode of the categorical
