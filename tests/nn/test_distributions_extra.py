@@ -55,8 +55,9 @@ def test_truncated_normal_matches_the_normal_restricted_to_the_interval() -> Non
     torch.testing.assert_close(dist.variance, var, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(dist.entropy(), ent, atol=1e-4, rtol=1e-4)
     assert dist.mode.tolist() == [0.0, 1.0, -1.0]
+    strict = TruncatedNormal(dist.loc, dist.scale, -1.0, 2.0, validate_args=True)
     with pytest.raises(ValueError, match="support"):  # validated, as torch does
-        dist.log_prob(torch.tensor([3.0, 0.0, 0.0]))
+        strict.log_prob(torch.tensor([3.0, 0.0, 0.0]))
     loose = TruncatedNormal(dist.loc, dist.scale, -1.0, 2.0, validate_args=False)
     assert loose.log_prob(torch.tensor([3.0, 0.0, 0.0]))[0] == -math.inf
 
