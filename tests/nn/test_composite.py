@@ -238,3 +238,27 @@ def test_sequential_return_composite_scores_the_values_given() -> None:
     # without return_composite: the last module's distribution
     plain = ProbabilisticTensorDictSequential(first, shift, second)
     assert isinstance(plain.get_dist(out.clone()), d.Normal)
+
+
+class Grip(TensorClass):
+    disc: torch.Tensor | None = None
+    disc_log_prob: torch.Tensor | None = None
+
+
+class Arm(TensorClass):
+    params: Params
+    nested: Grip
+    cont: torch.Tensor | None = None
+    cont_log_prob: torch.Tensor | None = None
+
+
+def test_composite_module_on_a_typed_class_with_schema() -> None:
+    module = composite_module(schema=Arm)
+    arm = Arm(params=typed_params(), nested=Grip(batch_size=[3]), batch_size=[3])
+    out = module(arm)
+    normal, cat = by_hand(arm.params)
+    assert out.cont is not None and out.nested.disc is not None
+    torch.testing.assert_close(out.cont_log_prob, normal.log_prob(out.cont))
+    torch.testing.assert_close(out.nested.disc_log_prob, cat.log_prob(out.nested.disc))
+    with pytest.raises(KeyError, match="sample_log_prob"), set_composite_lp_aggregate(True):
+        composite_module(schema=Arm)  # the sum's key is not a field
