@@ -302,6 +302,23 @@ class CompositeDistribution(Distribution):
             return self._total(self.batch_shape, lambda key, dist: dist.entropy())
         return self.entropy_composite(include_sum=False)
 
+    def cdf(self, value: Any) -> Any:
+        """A ``TensorDict`` with one ``<key>_cdf`` entry per component: the cdf of
+        ``value[key]`` (``value`` is left unchanged)."""
+        batch = torch.Size(value.batch_size)
+        return self._per_key("_cdf", batch, lambda key, dist: dist.cdf(value.get(key)))
+
+    def icdf(self, value: Any) -> Any:
+        """A ``TensorDict`` with one ``<key>_icdf`` entry per component: the inverse cdf
+        of ``value[<key>_cdf]`` (as :meth:`cdf` writes it; else of ``value[key]``)."""
+        batch = torch.Size(value.batch_size)
+
+        def score(key: Key, dist: Distribution) -> Tensor:
+            probs = value.get(suffixed(key, "_cdf"), None)
+            return dist.icdf(value.get(key) if probs is None else probs)
+
+        return self._per_key("_icdf", batch, score)
+
     def sample_and_log_prob(self, sample_shape: _Shape = _EMPTY) -> tuple[Any, Any]:
         """``(sample, log_prob(sample))``."""
         value = self.sample(sample_shape)

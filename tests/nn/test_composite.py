@@ -262,3 +262,20 @@ def test_composite_module_on_a_typed_class_with_schema() -> None:
     torch.testing.assert_close(out.nested.disc_log_prob, cat.log_prob(out.nested.disc))
     with pytest.raises(KeyError, match="sample_log_prob"), set_composite_lp_aggregate(True):
         composite_module(schema=Arm)  # the sum's key is not a field
+
+
+def test_cdf_and_icdf_per_key() -> None:
+    params = TensorDict(
+        {"a": {"loc": torch.zeros(3, 2), "scale": torch.ones(3, 2)}, "b": {"rate": torch.ones(3)}},
+        [3],
+    )
+    dist = CompositeDistribution(params, {"a": d.Normal, "b": d.Exponential})
+    value = dist.sample()
+    before = set(value.keys())
+    cdf = dist.cdf(value)
+    assert set(value.keys()) == before  # the sample is left unchanged
+    torch.testing.assert_close(cdf["a_cdf"], d.Normal(0.0, 1.0).cdf(value["a"]))
+    torch.testing.assert_close(cdf["b_cdf"], d.Exponential(1.0).cdf(value["b"]))
+    back = dist.icdf(cdf)
+    torch.testing.assert_close(back["a_icdf"], value["a"], atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(back["b_icdf"], value["b"], atol=1e-4, rtol=1e-4)
