@@ -1,4 +1,5 @@
-"""Helpers that turn network outputs into distribution parameters.
+"""Helpers that turn network outputs into distribution parameters (and, as in
+``tensordict.nn.distributions``, the distributions of :mod:`tensorclass.nn`).
 
 >>> import torch
 >>> from tensorclass.nn.distributions import NormalParamExtractor
@@ -14,9 +15,24 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .mappings import mappings
+from .composite import CompositeDistribution
+from .mappings import add_custom_mapping, mappings
+from .normal_scale import AddStateIndependentNormalScale
+from .one_hot import OneHotCategorical, rand_one_hot
+from .truncated_normal import TruncatedNormal
 
-__all__ = ["NormalParamExtractor", "positive_mapping"]
+# tensordict.nn.distributions's names, importable from here too
+__all__ = [
+    "AddStateIndependentNormalScale",
+    "CompositeDistribution",
+    "NormalParamExtractor",
+    "OneHotCategorical",
+    "TruncatedNormal",
+    "add_custom_mapping",
+    "mappings",
+    "positive_mapping",
+    "rand_one_hot",
+]
 
 
 def positive_mapping(name: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
