@@ -1,4 +1,5 @@
-"""Helpers that turn network outputs into distribution parameters.
+"""Helpers that turn network outputs into distribution parameters (and, as in
+``tensordict.nn.distributions``, the distributions of :mod:`tensorclass.nn`).
 
 >>> import torch
 >>> from tensorclass.nn.distributions import NormalParamExtractor
@@ -9,55 +10,46 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
-from torch.nn import functional as F
 
-__all__ = ["NormalParamExtractor", "positive_mapping"]
+from .composite import CompositeDistribution
+from .mappings import add_custom_mapping, mappings
+from .normal_scale import AddStateIndependentNormalScale
+from .one_hot import OneHotCategorical, rand_one_hot
+from .truncated_normal import TruncatedNormal
 
-
-def _biased_softplus(value: float, lower: float) -> Callable[[Tensor], Tensor]:
-    """``softplus`` shifted so that an input of 0 maps to ``value`` (never below ``lower``)."""
-    target = value - lower
-    bias = target + math.log(-math.expm1(-target))  # the inverse of softplus at target
-    return lambda x: F.softplus(x + bias) + lower
+# tensordict.nn.distributions's names, importable from here too
+__all__ = [
+    "AddStateIndependentNormalScale",
+    "CompositeDistribution",
+    "NormalParamExtractor",
+    "OneHotCategorical",
+    "TruncatedNormal",
+    "add_custom_mapping",
+    "mappings",
+    "positive_mapping",
+    "rand_one_hot",
+]
 
 
 def positive_mapping(name: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
-    """A positive mapping by name: ``"biased_softplus_<v>"`` (0 maps to ``v``; optional
-    ``_<lower bound>``), ``"softplus"``, ``"exp"``, ``"relu"``, ``"none"``; or a callable."""
+    """A mapping by name (see :func:`~tensorclass.nn.mappings`), or the callable itself."""
     if callable(name):
         return name
-    if name.startswith("biased_softplus"):
-        parts = name.split("_")[2:]
-        value = float(parts[0]) if parts else 1.0
-        lower = float(parts[1]) if len(parts) > 1 else 0.0
-        return _biased_softplus(value, lower)
-    simple: dict[str, Callable[[Tensor], Tensor]] = {
-        "softplus": F.softplus,
-        "exp": torch.exp,
-        "relu": torch.relu,
-        "none": lambda x: x,
-        "identity": lambda x: x,
-    }
-    try:
-        return simple[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown scale mapping {name!r}; use 'biased_softplus_<v>', "
-            f"{', '.join(map(repr, simple))} or a callable"
-        ) from None
+    return mappings(name)
 
 
 class NormalParamExtractor(nn.Module):
     """Split the last dim in two halves: a location and a positive scale.
 
     Args:
-        scale_mapping: how the second half becomes positive (see :func:`positive_mapping`).
-        scale_lb: the smallest scale returned.
+        scale_mapping: how the second half becomes positive: a name for
+            :func:`~tensorclass.nn.mappings` (default ``"biased_softplus_1.0"``: 0 maps to 1)
+            or a callable.
+        scale_lb: the smallest scale returned (default ``1e-4``).
     """
 
     def __init__(

@@ -29,9 +29,11 @@ from torch.distributions import Distribution
 from ..errors import InvalidKeyError
 from ..tensordict_core.keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
+from .composite import CompositeDistribution, suffixed
 from .generators import as_generator_spec, drawing_from, generator_from
 from .interaction import InteractionType, interaction_type, sample, set_interaction_type
 from .keys import Key, KeysLike, as_keys, read_input, structure_copy
+from .lp_aggregate import composite_lp_aggregate
 from .schema_check import check_keys, check_schema_class
 from .sequential import TensorDictSequential
 
@@ -45,15 +47,23 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         in_keys: the keys holding the distribution's parameters. A list passes each value
             as the keyword named after the key (its last part for a nested key); a dict
             maps each key to the keyword name, as for ``TensorDictModule``.
-        out_keys: the key the value is written to (default ``"sample"``).
+        out_keys: the key the value is written to (default ``"sample"``; for a
+            :class:`CompositeDistribution`, the keys of its ``distribution_map`` renamed by
+            its ``name_map``, one per component).
         distribution_class: a ``torch.distributions.Distribution`` class (or any callable
-            taking the parameters as keywords and returning one).
+            taking the parameters as keywords and returning one), or
+            :class:`CompositeDistribution` (then ``distribution_kwargs`` holds its
+            ``distribution_map``, and an in key holds its ``params``).
         distribution_kwargs: more keyword arguments for ``distribution_class``.
         return_log_prob: also write the log-probability of the value under
-            ``log_prob_key``.
-        log_prob_key: where the log-probability goes (default ``"sample_log_prob"``).
-        log_prob_keys: tensordict's list form of ``log_prob_key``: one key per sampled key
-            (this module samples one).
+            ``log_prob_keys``.
+        log_prob_key: where the log-probability goes (default ``"sample_log_prob"``). For
+            a :class:`CompositeDistribution` the default depends on
+            :func:`composite_lp_aggregate` when the module is built: ``False`` (the
+            default) gives one ``"<sample key>_log_prob"`` entry (on the last part of a
+            nested key) per sampled key and no ``log_prob_key``; ``True`` writes those
+            entries and their sum at ``"sample_log_prob"``.
+        log_prob_keys: one log-probability key per sampled key.
         default_interaction_type: the value drawn outside ``set_interaction_type`` blocks
             (default: deterministic, the mean or else the mode).
         schema: a tensor class whose fields every key must be.
@@ -94,18 +104,6 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
                 FutureWarning,
                 stacklevel=2,
             )
-        if log_prob_keys is not None:
-            listed = as_keys(log_prob_keys, "log_prob_keys")
-            if len(listed) != 1:
-                raise InvalidKeyError(
-                    f"log_prob_keys holds one key per sampled key, and this module samples "
-                    f"one; got {listed!r}"
-                )
-            if log_prob_key is not None and unravel_key(log_prob_key) != listed[0]:
-                raise InvalidKeyError(
-                    f"log_prob_key={log_prob_key!r} and log_prob_keys={listed!r} disagree"
-                )
-            log_prob_key = listed[0]
         if n_empirical_estimate < 1:
             raise ValueError(f"n_empirical_estimate must be >= 1; got {n_empirical_estimate}")
         self.n_empirical_estimate = n_empirical_estimate
@@ -123,17 +121,23 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         else:
             self._in_keys = as_keys(in_keys, "in_keys")
             self._names = [key if type(key) is str else key[-1] for key in self._in_keys]
-        keys = as_keys("sample" if out_keys is None else out_keys, "out_keys")
-        if len(keys) != 1:
+        self.distribution_class = distribution_class
+        self.distribution_kwargs = dict(distribution_kwargs or {})
+        self._composite = isinstance(distribution_class, type) and issubclass(
+            distribution_class, CompositeDistribution
+        )
+        if out_keys is None and self._composite:
+            keys = _composite_sample_keys(self.distribution_kwargs)
+        else:
+            keys = as_keys("sample" if out_keys is None else out_keys, "out_keys")
+        if len(keys) != 1 and not self._composite:
             raise InvalidKeyError(
                 f"ProbabilisticTensorDictModule writes one value; got out_keys={keys!r}"
             )
+        self.sample_keys: list[Key] = keys
         self.sample_key: Key = keys[0]
-        self._log_prob_key: Key = unravel_key(
-            "sample_log_prob" if log_prob_key is None else log_prob_key
-        )
-        self.distribution_class = distribution_class
-        self.distribution_kwargs = dict(distribution_kwargs or {})
+        self._aggregate = composite_lp_aggregate()
+        self._set_log_prob_keys(log_prob_key, log_prob_keys)
         self.return_log_prob = return_log_prob
         self.default_interaction_type = InteractionType.from_str(default_interaction_type)
         if schema is not None:
@@ -148,10 +152,49 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         """The keys holding the distribution's parameters."""
         return list(self._in_keys)
 
+    def _set_log_prob_keys(
+        self, log_prob_key: NestedKey | None, log_prob_keys: KeysLike | None
+    ) -> None:
+        if log_prob_keys is not None:
+            listed = as_keys(log_prob_keys, "log_prob_keys")
+            if len(listed) != len(self.sample_keys):
+                raise InvalidKeyError(
+                    f"log_prob_keys holds one key per sampled key {self.sample_keys!r}; got "
+                    f"{listed!r}"
+                )
+            if log_prob_key is not None and [unravel_key(log_prob_key)] != listed:
+                raise InvalidKeyError(
+                    f"log_prob_key={log_prob_key!r} and log_prob_keys={listed!r} disagree"
+                )
+        elif log_prob_key is not None:
+            listed = [unravel_key(log_prob_key)]
+            if not self._aggregate and len(self.sample_keys) != 1:
+                raise InvalidKeyError(
+                    f"log_prob_key={log_prob_key!r} names one key, and this module samples "
+                    f"{self.sample_keys!r}: pass log_prob_keys (one per sampled key), or "
+                    f"build it under set_composite_lp_aggregate(True) for their sum"
+                )
+        elif self._aggregate or not self._composite:
+            # one sampled key: tensorclass's documented key (tensordict 0.15.3 writes
+            # "<key>_log_prob" there unless aggregating; see docs/migrating.md)
+            listed = ["sample_log_prob"]
+        else:
+            listed = [suffixed(key, "_log_prob") for key in self.sample_keys]
+        clash = [key for key in listed if key in self.sample_keys]
+        if clash:
+            raise InvalidKeyError(
+                f"the log-probability key {clash[0]!r} is a sampled key: the "
+                f"log-probability would overwrite the value"
+            )
+        # with aggregation, a composite writes its per-key entries and the sum here
+        self._log_prob_keys: list[Key] = listed
+
     @property
     def out_keys_source(self) -> list[Key]:
-        """The sample key, and the log-probability key when ``return_log_prob``."""
-        return [self.sample_key, self.log_prob_key] if self.return_log_prob else [self.sample_key]
+        """The sample keys, and the log-probability keys when ``return_log_prob``."""
+        if self.return_log_prob:
+            return [*self.sample_keys, *self._log_prob_keys]
+        return list(self.sample_keys)
 
     def get_dist(self, tensordict: Any) -> Distribution:
         """The distribution whose parameters ``tensordict`` holds."""
@@ -168,13 +211,21 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
 
     @property
     def log_prob_key(self) -> Key:
-        """Where the log-probability of the value is written."""
-        return self._log_prob_key
+        """Where the log-probability of the value is written (with several sampled keys,
+        only under :func:`composite_lp_aggregate`: the key of their sum)."""
+        if len(self._log_prob_keys) != 1:
+            raise RuntimeError(
+                f"log_prob_key: this module writes one log-probability per sampled key, "
+                f"at {self._log_prob_keys!r}; read log_prob_keys (or build the module under "
+                f"set_composite_lp_aggregate(True) for one summed key)"
+            )
+        return self._log_prob_keys[0]
 
     @property
     def log_prob_keys(self) -> list[Key]:
-        """The log-probability key of each sampled key (one here)."""
-        return [self._log_prob_key]
+        """The log-probability keys: one per sampled key, or the one key of their sum
+        (when built under :func:`composite_lp_aggregate`)."""
+        return list(self._log_prob_keys)
 
     @property
     def dist_params_keys(self) -> list[Key]:
@@ -183,19 +234,23 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
 
     @property
     def dist_sample_keys(self) -> list[Key]:
-        """The keys of the drawn values: the ``out_keys`` without the log-probability key."""
-        return [self.sample_key]
+        """The keys of the drawn values: the ``out_keys`` without the log-probability keys."""
+        return list(self.sample_keys)
 
     def build_dist_from_params(self, tensordict: Any) -> Distribution:
         """The distribution whose parameters ``tensordict`` holds at ``in_keys`` (as
         :meth:`get_dist`; tensordict's name for it)."""
         return self.get_dist(tensordict)
 
-    def log_prob(self, tensordict: Any, *, dist: Distribution | None = None) -> Tensor:
+    def log_prob(self, tensordict: Any, *, dist: Distribution | None = None) -> Any:
         """The log-probability of the value under the sample key (under ``dist`` if given,
-        else the distribution ``tensordict`` holds the parameters of)."""
+        else the distribution ``tensordict`` holds the parameters of). For a composite
+        distribution, the value is ``tensordict`` itself (see
+        :meth:`CompositeDistribution.log_prob`)."""
         if dist is None:
             dist = self.get_dist(tensordict)
+        if isinstance(dist, CompositeDistribution):
+            return dist.log_prob(tensordict)
         log_prob: Tensor = dist.log_prob(tensordict._leaf(self.sample_key))
         return log_prob
 
@@ -211,11 +266,36 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         if self.num_samples:
             target = target.expand(*self.num_samples, *target.batch_size)
         selected = self._selected
+        if isinstance(dist, CompositeDistribution):
+            self._write_composite(target, dist, value, selected)
+            return target
         if selected is None or self.sample_key in selected:
             target.set(self.sample_key, value)
-        if self.return_log_prob and (selected is None or self.log_prob_key in selected):
-            target.set(self.log_prob_key, dist.log_prob(value))
+        lp_key = self._log_prob_keys[0]
+        if self.return_log_prob and (selected is None or lp_key in selected):
+            target.set(lp_key, dist.log_prob(value))
         return target
+
+    def _write_composite(
+        self, target: Any, dist: CompositeDistribution, value: Any, selected: Any
+    ) -> None:
+        for key, sample_key in zip(dist.keys(), self.sample_keys):
+            if selected is None or sample_key in selected:
+                target.set(sample_key, value.get(key))
+        if not self.return_log_prob:
+            return
+        scores = dist.log_prob_composite(value, include_sum=self._aggregate)
+        if self._aggregate:
+            keys = [suffixed(key, "_log_prob") for key in self.sample_keys]
+            sources = [suffixed(key, "_log_prob") for key in dist.keys()]
+            keys.append(self._log_prob_keys[0])
+            sources.append(dist.log_prob_key)
+        else:
+            keys = self._log_prob_keys
+            sources = [suffixed(key, "_log_prob") for key in dist.keys()]
+        for key, source in zip(keys, sources):
+            if selected is None or key in selected:
+                target.set(key, scores.get(source))
 
     def _repr_fields(self) -> list[tuple[str, str]]:
         name = getattr(self.distribution_class, "__name__", repr(self.distribution_class))
@@ -226,11 +306,28 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         ]
 
 
+def _composite_sample_keys(kwargs: Mapping[str, Any]) -> list[Key]:
+    """The sample keys of a ``CompositeDistribution`` built with ``kwargs``."""
+    try:
+        names = kwargs["distribution_map"]
+    except KeyError:
+        raise InvalidKeyError(
+            "ProbabilisticTensorDictModule(distribution_class=CompositeDistribution): pass "
+            "out_keys, or distribution_kwargs={'distribution_map': {key: class, ...}}"
+        ) from None
+    renames = {unravel_key(k): unravel_key(v) for k, v in kwargs.get("name_map", {}).items()}
+    return [renames.get(unravel_key(key), unravel_key(key)) for key in names]
+
+
 class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
     """A chain whose last module is a ``ProbabilisticTensorDictModule``.
 
     Besides running the chain, it gives the distribution the chain ends with
     (:meth:`get_dist`) and the log-probability of a value under it (:meth:`log_prob`).
+    With ``return_composite=True``, :meth:`get_dist` gives a :class:`CompositeDistribution`
+    over the sampled keys of every probabilistic module of the chain (a module whose
+    values are already in the input is not re-run, so :meth:`log_prob` scores the values
+    given), and :meth:`log_prob` returns what its ``log_prob`` returns.
     """
 
     def __init__(
@@ -242,12 +339,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         inplace: bool | Literal["empty"] | None = None,
         return_composite: bool | None = None,
     ) -> None:
-        if return_composite:
-            raise NotImplementedError(
-                "ProbabilisticTensorDictSequential(return_composite=True): tensorclass has no "
-                "CompositeDistribution yet; get_dist gives the last module's distribution"
-            )
-        self.return_composite = False
+        self.return_composite = bool(return_composite)
         if not modules or not isinstance(modules[-1], ProbabilisticTensorDictModule):
             last = type(modules[-1]).__name__ if modules else "nothing"
             raise TypeError(
@@ -280,8 +372,11 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     @property
     def log_prob_keys(self) -> list[Key]:
-        """The last module's log-probability keys."""
-        return self.last.log_prob_keys
+        """The log-probability keys: the last module's, or with ``return_composite`` those
+        of every probabilistic module (the last module's first)."""
+        if not self.return_composite:
+            return self.last.log_prob_keys
+        return [key for module in reversed(self._probabilistic()) for key in module.log_prob_keys]
 
     @property
     def dist_params_keys(self) -> list[Key]:
@@ -290,8 +385,34 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     @property
     def dist_sample_keys(self) -> list[Key]:
-        """The keys of the last module's drawn values."""
-        return self.last.dist_sample_keys
+        """The keys of the drawn values: the last module's, or with ``return_composite``
+        those of every probabilistic module (the last module's first)."""
+        if not self.return_composite:
+            return self.last.dist_sample_keys
+        return [
+            key for module in reversed(self._probabilistic()) for key in module.dist_sample_keys
+        ]
+
+    def _probabilistic(self) -> list[ProbabilisticTensorDictModule[Any]]:
+        return [m for m in self._chain() if isinstance(m, ProbabilisticTensorDictModule)]
+
+    def _composite_dist(self, tensordict: Any) -> CompositeDistribution:
+        work = structure_copy(tensordict)
+        dists: dict[NestedKey, Distribution] = {}
+        kind = interaction_type() or self.default_interaction_type
+        with set_interaction_type(kind):
+            for module in self._chain():
+                if not isinstance(module, ProbabilisticTensorDictModule):
+                    work = module(work)
+                    continue
+                dist = module.get_dist(work)
+                if isinstance(dist, CompositeDistribution):
+                    dists.update(zip(module.sample_keys, dist.values()))
+                else:
+                    dists[module.sample_key] = dist
+                if not all(key in work for key in module.sample_keys):
+                    work = module(work)
+        return CompositeDistribution.from_distributions(work, dists)
 
     @property
     def default_interaction_type(self) -> InteractionType | None:
@@ -340,7 +461,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
         The intermediate entries are written into ``tensordict``, or into
         ``tensordict_out`` (which then receives what the modules write, the input
-        staying as it was)."""
+        staying as it was). With ``return_composite``, a :class:`CompositeDistribution`
+        over every sampled key (``tensordict`` is left unchanged)."""
+        if self.return_composite:
+            return self._composite_dist(tensordict)
         modules = self._chain()[:-1]
         if tensordict_out is None:
             for module in modules:
@@ -358,11 +482,18 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     def log_prob(
         self, tensordict: Any, tensordict_out: Any = None, *, dist: Distribution | None = None
-    ) -> Tensor:
+    ) -> Any:
         """The log-probability of the value under the last module's sample key.
 
         ``dist`` is used if given; otherwise :meth:`get_dist` builds it (on a copy of
-        ``tensordict`` when ``tensordict_out`` is given, so the input gets no new entry)."""
+        ``tensordict`` when ``tensordict_out`` is given, so the input gets no new entry).
+        With ``return_composite`` (or a composite ``dist``), the composite log-probability
+        of the values in ``tensordict``: per key, or their sum under
+        :func:`composite_lp_aggregate`."""
+        if self.return_composite or isinstance(dist, CompositeDistribution):
+            if dist is None:
+                dist = self.get_dist(tensordict)
+            return dist.log_prob(tensordict)
         value = tensordict._leaf(self.last.sample_key)
         if dist is None:
             source = structure_copy(tensordict) if tensordict_out is not None else tensordict

@@ -272,8 +272,7 @@ def test_probabilistic_sequential_keywords() -> None:
     out = policy(inplace=False)(data)
     assert set(out.keys()) == {"loc", "action"} and set(data.keys()) == {"x", "scale"}
     assert policy(return_composite=False).return_composite is False
-    with pytest.raises(NotImplementedError, match="CompositeDistribution"):
-        policy(return_composite=True)
+    assert policy(return_composite=True).return_composite is True
     written = TensorDict(batch_size=[2])
     dist = policy().get_dist(data, written)
     assert torch.equal(dist.loc, torch.ones(2)) and list(written.keys()) == ["loc"]
