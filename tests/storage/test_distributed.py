@@ -1,17 +1,15 @@
 """Tensor classes over torch.distributed: two processes on loopback with gloo."""
 
 import enum
-import socket
-import traceback
-from datetime import timedelta
 from typing import Any
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from tensorclass import StructureMismatchError, TensorClass, TensorDict, lazy_stack
+
+from .two_ranks import run_two_ranks
 
 pytestmark = pytest.mark.skipif(
     not dist.is_available(), reason="torch.distributed is not available"
@@ -178,52 +176,9 @@ def _scenarios(rank: int) -> dict[str, Any]:
     return out
 
 
-def _run(rank: int, port: int, queue: Any) -> None:
-    try:
-        dist.init_process_group(
-            "gloo",
-            init_method=f"tcp://127.0.0.1:{port}",
-            rank=rank,
-            world_size=2,
-            timeout=timedelta(seconds=60),
-        )
-        try:
-            queue.put((rank, _scenarios(rank), None))
-        finally:
-            dist.destroy_process_group()
-    except BaseException:
-        queue.put((rank, None, traceback.format_exc()))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def results() -> dict[int, dict[str, Any]]:
-    context = mp.get_context("fork")
-    queue = context.Queue()
-    port = _free_port()
-    workers = [context.Process(target=_run, args=(rank, port, queue)) for rank in range(2)]
-    for worker in workers:
-        worker.start()
-    collected: dict[int, dict[str, Any]] = {}
-    try:
-        for _ in workers:
-            rank, found, error = queue.get(timeout=120)
-            if error is not None:
-                pytest.fail(f"rank {rank} failed:\n{error}")
-            collected[rank] = found
-    finally:
-        for worker in workers:
-            worker.join(timeout=30)
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
-    return collected
+    return run_two_ranks(_scenarios)
 
 
 def test_seed_003_send_recv(results: dict[int, dict[str, Any]]) -> None:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import socket
 import time
-import traceback
 from concurrent.futures import Future
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +25,8 @@ from tensorclass import (
     lazy_stack,
     load_memmap,
 )
+
+from .two_ranks import run_two_ranks
 
 
 class Inner(TensorClass):
@@ -475,52 +474,9 @@ def _scenarios(rank: int) -> dict[str, Any]:
     return out
 
 
-def _run(rank: int, port: int, queue: Any) -> None:
-    try:
-        dist.init_process_group(
-            "gloo",
-            init_method=f"tcp://127.0.0.1:{port}",
-            rank=rank,
-            world_size=2,
-            timeout=timedelta(seconds=60),
-        )
-        try:
-            queue.put((rank, _scenarios(rank), None))
-        finally:
-            dist.destroy_process_group()
-    except BaseException:
-        queue.put((rank, None, traceback.format_exc()))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def results() -> dict[int, dict[str, Any]]:
-    context = mp.get_context("fork")
-    queue = context.Queue()
-    port = _free_port()
-    workers = [context.Process(target=_run, args=(rank, port, queue)) for rank in range(2)]
-    for worker in workers:
-        worker.start()
-    collected: dict[int, dict[str, Any]] = {}
-    try:
-        for _ in workers:
-            rank, found, error = queue.get(timeout=120)
-            if error is not None:
-                pytest.fail(f"rank {rank} failed:\n{error}")
-            collected[rank] = found
-    finally:
-        for worker in workers:
-            worker.join(timeout=30)
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
-    return collected
+    return run_two_ranks(_scenarios)
 
 
 def test_consolidated_send_with_group_ranks(results: dict[int, dict[str, Any]]) -> None:
