@@ -30,6 +30,7 @@ from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.keys import NestedKey, unravel_key_tuple
 from ..tensordict_core.pytree import flatten_node, unflatten_node
+from .params_forward import install_forwards
 
 __all__ = ["TensorDictParams"]
 
@@ -204,5 +205,6 @@ def _unflatten(values: Any, context: Any) -> Any:
     return unflatten_node(cls, values, inner)
 
 
+install_forwards(TensorDictParams)
 pytree.register_pytree_node(TensorDictParams, _flatten, _unflatten)
 register_params_class(TensorDictParams)  # what from_module(as_module=True) returns
