@@ -24,13 +24,14 @@ from typing import Any
 
 import torch.utils._pytree as pytree
 from torch import Tensor, nn
+from torch.utils.hooks import RemovableHandle
 
 from ..registry import register_params_class
 from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
 from ..tensordict_core.keys import NestedKey, unravel_key_tuple
 from ..tensordict_core.pytree import flatten_node, unflatten_node
-from .params_forward import install_forwards
+from .params_forward import install_forwards, unwrap
 
 __all__ = ["TensorDictParams"]
 
@@ -42,6 +43,10 @@ def _registered(leaf: Tensor, no_convert: bool) -> Tensor:
     if leaf.is_floating_point() or leaf.is_complex():
         return nn.Parameter(leaf)
     return leaf
+
+
+def _as_tuple(key: Any) -> tuple[Any, ...]:
+    return key if isinstance(key, tuple) else (key,)
 
 
 class TensorDictParams(nn.Module):
@@ -99,19 +104,88 @@ class TensorDictParams(nn.Module):
                 self._buffers[key] = leaf
         return leaf
 
-    def to_tensordict(self) -> Any:
-        """The tensor class itself (its leaves are the registered parameters)."""
-        return self._td
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A :class:`TensorDict` whose leaves are the registered parameters (shared).
+
+        ``retain_none`` is the held tensor class's (unset fields of a typed class as ``None``).
+        """
+        return self._td.to_tensordict(retain_none=retain_none)  # type: ignore[attr-defined,no-any-return]
 
     def __getitem__(self, key: Any) -> Any:
-        return self._td[key]  # type: ignore[index]
+        value = self._td[unwrap(key)]  # type: ignore[index]
+        hooks = self.__dict__.get("_get_post_hooks")
+        return self._run_get_hooks(value, hooks) if hooks else value
+
+    def get(self, key: NestedKey, *default: Any) -> Any:
+        """The entry under ``key`` (or ``default``), passed through the get post-hooks."""
+        value = self._td.get(key, *default)  # type: ignore[attr-defined]
+        hooks = self.__dict__.get("_get_post_hooks")
+        return self._run_get_hooks(value, hooks) if hooks else value
+
+    def _run_get_hooks(self, value: Any, hooks: dict[int, Callable[..., Any]]) -> Any:
+        if not isinstance(value, Tensor):
+            return value
+        for hook in list(hooks.values()):
+            result = hook(self, value)
+            if result is not None:
+                value = result
+        return value
+
+    def register_get_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(params, value)`` after each read of a leaf by key (``get``, ``[]``).
+
+        A result other than ``None`` replaces the value read. Returns a handle whose
+        ``remove()`` unregisters the hook. Method results (``params.apply(fn)``,
+        ``params + 1``) read the registered tensors directly, without the hooks.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> p = TensorDictParams(TensorDict(w=torch.ones(2)))
+        >>> handle = p.register_get_post_hook(lambda params, value: value * 10)
+        >>> p["w"]
+        tensor([10., 10.], grad_fn=<MulBackward0>)
+        >>> handle.remove()
+        >>> p.get("w").sum().item()
+        2.0
+        """
+        hooks = self.__dict__.get("_get_post_hooks")
+        if hooks is None:
+            hooks = {}
+            object.__setattr__(self, "_get_post_hooks", hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def __setitem__(self, key: NestedKey, value: Any) -> None:
-        """Write ``value`` under ``key`` and register it (as a parameter if it can be one)."""
-        self.set(key, value)
+        """Write ``value`` under ``key`` and register it (as a parameter if it can be one).
 
-    def set(self, key: NestedKey, value: Any, *, no_convert: bool = False) -> TensorDictParams:
-        """Write ``value`` under ``key`` and register it; returns this module."""
+        An index (``params[0] = ...``, a mask, a slice) writes into the registered tensors
+        in place, as on the tensor class.
+        """
+        if isinstance(key, (str, tuple)) and all(isinstance(k, str) for k in _as_tuple(key)):
+            self.set(key, value)
+        else:
+            self._td[unwrap(key)] = unwrap(value)  # type: ignore[index]
+
+    def set(
+        self,
+        key: NestedKey,
+        item: Any,
+        inplace: bool = False,
+        *,
+        non_blocking: bool = False,
+        no_convert: bool = False,
+    ) -> TensorDictParams:
+        """Write ``item`` under ``key`` and register it; returns this module.
+
+        With ``inplace=True`` an existing entry is written in place (the registered
+        parameter keeps its identity, so optimizers keep stepping it); a missing key is
+        created and registered. ``non_blocking`` is the tensor class's.
+        """
+        if inplace and key in self._td:  # type: ignore[operator]
+            self._td.set(key, item, inplace=True, non_blocking=non_blocking)  # type: ignore[attr-defined]
+            return self
+        value = item
         path = unravel_key_tuple(key)
         owner: TensorDictParams = self
         for part in path[:-1]:
@@ -125,7 +199,9 @@ class TensorDictParams(nn.Module):
         owner._modules.pop(name, None)
         if isinstance(value, Mapping):
             value = TensorDict(value, owner._td._batch_size)
-        owner._td.set(name, owner._register(name, value, no_convert))  # type: ignore[attr-defined]
+        owner._td.set(  # type: ignore[attr-defined]
+            name, owner._register(name, value, no_convert), non_blocking=non_blocking
+        )
         return self
 
     def __contains__(self, key: object) -> bool:
