@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -148,9 +149,9 @@ class TensorDictParams(nn.Module):
         >>> p.get("w").sum().item()
         2.0
         """
-        hooks = self.__dict__.get("_get_post_hooks")
+        hooks: OrderedDict[int, Callable[..., Any]] | None = self.__dict__.get("_get_post_hooks")
         if hooks is None:
-            hooks = {}
+            hooks = OrderedDict()  # RemovableHandle holds a weak reference to it
             object.__setattr__(self, "_get_post_hooks", hooks)
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook

@@ -61,7 +61,7 @@ class _Method:
         if obj is None:
             return getattr(TensorDict, self.name)
         td = obj.__dict__["_td"]
-        method: Callable[..., Any] = getattr(td, self.name)
+        method: Any = getattr(td, self.name)
         if not callable(method):
             return method
 
