@@ -57,9 +57,23 @@ class TensorDictParams(nn.Module):
     given); other tensors are registered as buffers. Nested instances become nested
     ``TensorDictParams`` modules, so names follow the keys (``"inner.b"``).
 
-    Reading keys (``params["a", "b"]``) and every tensor-class method
-    (``params.to_module(m)``, ``params.expand(4)``, ``params.keys()``...) act on the
-    tensor class (:meth:`to_tensordict`), whose leaves *are* the registered parameters.
+    It is the tensor class as well: reading keys (``params["a", "b"]``), every
+    tensor-class method (``params.to_module(m)``, ``params.expand(4)``, ``params.apply(fn)``),
+    operators (``params + 1``, ``params == other``) and torch functions
+    (``torch.stack([params, params])``) act on the held tensor class, whose leaves *are* the
+    registered parameters. Out-of-place results are plain tensor classes; in-place methods
+    return the module. ``to``, ``cpu``, ``cuda``, ``requires_grad_``, ``zero_grad`` and
+    ``state_dict`` keep ``nn.Module``'s meaning (``to`` casts the parameters in place);
+    ``float``, ``double``, ``half``, ``bfloat16`` and ``type`` give a cast tensor class.
+    The module hashes by identity.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> p = TensorDictParams(TensorDict(w=torch.ones(2)))
+    >>> type(p + 1).__name__, bool((p == p).all())
+    ('TensorDict', True)
+    >>> p.to(torch.float64) is p, p["w"].dtype
+    (True, torch.float64)
 
     Args:
         parameters: a tensor class or a (nested) mapping of tensors.
