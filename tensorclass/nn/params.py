@@ -219,6 +219,23 @@ class TensorDictParams(nn.Module):
         )
         return self
 
+    def del_(self, key: NestedKey) -> TensorDictParams:
+        """Remove the entry under ``key`` and unregister it; returns this module."""
+        path = unravel_key_tuple(key)
+        owner: TensorDictParams = self
+        for part in path[:-1]:
+            child = owner._modules.get(part)
+            if not isinstance(child, TensorDictParams):
+                raise KeyError(f"TensorDictParams: no nested level {part!r} in {key!r}")
+            owner = child
+        owner._td.del_(path[-1])  # type: ignore[attr-defined]
+        for registry in (owner._parameters, owner._buffers, owner._modules):
+            registry.pop(path[-1], None)
+        return self
+
+    def __delitem__(self, key: NestedKey) -> None:
+        self.del_(key)
+
     def __contains__(self, key: object) -> bool:
         return key in self._td  # type: ignore[operator]
 

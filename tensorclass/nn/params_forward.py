@@ -37,7 +37,7 @@ DUNDERS = (
     "__pow__ __radd__ __rand__ __rfloordiv__ __rmod__ __rmul__ __ror__ __rpow__ __rsub__ "
     "__rtruediv__ __rxor__ __sub__ __truediv__ __xor__ __iadd__ __iand__ __ifloordiv__ "
     "__imod__ __imul__ __ior__ __ipow__ __isub__ __itruediv__ __ixor__ "
-    "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __iter__ __delitem__ __array_ufunc__"
+    "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __iter__ __array_ufunc__"
 ).split()
 
 

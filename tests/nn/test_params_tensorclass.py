@@ -204,3 +204,21 @@ def test_get_post_hook() -> None:
     )
     handle.remove()
     assert params["a"] is params.to_tensordict()["a"]
+
+
+def test_delete_unregisters() -> None:
+    params = TensorDictParams(make_dict())
+    del params["inner", "c"]
+    assert [name for name, _ in params.named_parameters()] == ["a"]
+    assert ("inner", "c") not in params.keys(include_nested=True)
+    params.del_("a")
+    assert list(params.parameters()) == [] and "a" not in params
+    with pytest.raises(KeyError, match="'missing'"):
+        params.del_(("missing", "x"))
+
+
+def test_properties_read_and_write_through() -> None:
+    params = TensorDictParams(make_dict())
+    params.batch_size = torch.Size([])
+    assert params.to_tensordict().batch_size == torch.Size([])
+    assert params.requires_grad
