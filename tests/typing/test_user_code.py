@@ -35,7 +35,6 @@ EXCLUDED_PAGES = {
     "docs/nn.md": "untyped module helpers and torch.stack on TensorDicts (28 mypy, 11 pyright)",
     "docs/operations.md": "torch.* calls on TensorDicts, string keys (24 mypy, 24 pyright)",
     "docs/storage.md": "untyped helpers, torch.stack on TensorDicts (22 mypy, 12 pyright)",
-    "docs/validation.md": "deliberately refused values, dict where a class is wanted (9/19)",
 }
 #: docs pages checked by mypy (with the plugin) only, each with its reason
 PYRIGHT_EXCLUDED_PAGES = {
