@@ -32,7 +32,6 @@ EXCLUDED_PAGES = {
     "docs/benchmarks.md": "no python blocks",
     # not clean yet (issue 16): mostly torch.stack/torch.cat on tensor classes (typeshed types
     # them for Tensors only), string keys on `td[...]` under pyright, untyped helper functions
-    "docs/nn.md": "untyped module helpers and torch.stack on TensorDicts (28 mypy, 11 pyright)",
     "docs/operations.md": "torch.* calls on TensorDicts, string keys (24 mypy, 24 pyright)",
 }
 #: docs pages checked by mypy (with the plugin) only, each with its reason
