@@ -199,6 +199,17 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         """The number of modules in the chain (nested sequentials count as one)."""
         return len(self._list)
 
+    def __iter__(self) -> Iterator[TensorDictModuleBase[Any]]:
+        """The modules of the chain, in order (``ProbabilisticTensorDictSequential(*seq)``).
+
+        >>> import torch
+        >>> from tensorclass.nn import TensorDictModule, TensorDictSequential
+        >>> seq = TensorDictSequential(TensorDictModule(torch.nn.Identity(), ["a"], ["b"]))
+        >>> [m.out_keys for m in seq]
+        [['b']]
+        """
+        return iter(self._chain())
+
     def _with_modules(self, modules: list[Any]) -> TensorDictSequential[T]:
         """A sequential of ``modules`` with this one's settings (keys already checked)."""
         new: TensorDictSequential[T] = self._class_for(modules)(
