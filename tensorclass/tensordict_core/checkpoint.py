@@ -115,10 +115,7 @@ class Checkpoint(KeyAccess):
         dest: Any = OrderedDict() if destination is None else destination
         if not hasattr(dest, "_metadata"):
             dest._metadata = OrderedDict()
-        if flatten:
-            _fill(self, dest, prefix, "", keep_vars, True)
-        else:
-            _fill(self, dest, prefix, "", keep_vars, False)
+        _fill(self, dest, prefix, "", keep_vars, flatten)
         root = prefix[:-1] if prefix.endswith(".") else prefix
         if root != prefix:  # nn.Module keys a level's metadata without the trailing dot
             dest._metadata[root] = dest._metadata.pop(prefix)

@@ -43,7 +43,7 @@ from .keys import unravel_key_tuple
 from .lazy_cat import LAZY_FUNCTIONS
 from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
-from .lazy_ragged import LazyRagged
+from .lazy_ragged import LazyRagged, pad_stack
 from .lazy_shape import LazyShapeOps
 from .non_tensor import stack_non_tensors
 from .repr import describe_leaf, describe_tensor
@@ -954,19 +954,7 @@ def _stack_tensors(
             raise ValueError("as_nested_tensor: a nested tensor cannot hold nested tensors")
         return torch.nested.nested_tensor(tensors, layout=layout or torch.jagged)
     if as_padded_tensor:
-        if padding_side not in ("left", "right"):
-            raise ValueError(f"padding_side must be 'left' or 'right'; got {padding_side!r}")
-        if len({t.ndim for t in tensors}) > 1:
-            raise BatchSizeError("as_padded_tensor: the tensors must have the same number of dims")
-        largest = [max(sizes) for sizes in zip(*(t.shape for t in tensors))]
-        padded = []
-        for tensor in tensors:
-            pad: list[int] = []
-            for size, target in zip(reversed(tensor.shape), reversed(largest)):
-                extra = target - size
-                pad += [0, extra] if padding_side == "right" else [extra, 0]
-            padded.append(torch.nn.functional.pad(tensor, pad, value=padding_value))
-        tensors = padded
+        return pad_stack(tensors, dim, padding_side, padding_value, "the stacked tensors")
     return torch.stack(tensors, dim)
 
 
