@@ -9,6 +9,11 @@ rendered page, on the line right above its fence::
     ```python
     ...
     ```
+
+A block that runs, but whose types only the mypy plugin knows (``torch.stack`` of tensor
+classes, the ``@tensorclass`` spelling...), is marked the same way with
+``<!-- typed-by-plugin: reason -->``: mypy with the plugin checks it, pyright skips it
+(``tests/typing/test_user_code.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 
 OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
-NO_RUN = re.compile(r"^\s*<!--\s*no-run:(?P<reason>.*?)-->\s*$")
-ANY_NO_RUN = re.compile(r"<!--\s*no-run\b")
+MARKER = re.compile(r"^\s*<!--\s*(?P<kind>no-run|typed-by-plugin):(?P<reason>.*?)-->\s*$")
+ANY_MARKER = re.compile(r"<!--\s*(no-run|typed-by-plugin)\b")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,8 @@ class Block:
     language: str  # the first word of the info string ("" for a bare fence)
     source: str  # dedented by the fence's indentation
     no_run: str | None  # the reason given by a ``<!-- no-run: ... -->`` marker
+    #: the reason given by a ``<!-- typed-by-plugin: ... -->`` marker (pyright skips it)
+    typed_by_plugin: str | None = None
 
     @property
     def where(self) -> str:
@@ -77,14 +84,18 @@ def blocks(page: Path) -> list[Block]:
             for line in lines[index + 1 : end]
         ]
         previous = lines[index - 1] if index else ""
-        marker = NO_RUN.match(previous)
+        marker = MARKER.match(previous)
+        kind = marker["kind"] if marker else None
         found.append(
             Block(
                 page=page,
                 line=index + 1,
                 language=_language(opening["info"]),
                 source=textwrap.dedent("\n".join(body)) + "\n",
-                no_run=marker["reason"].strip() if marker else None,
+                no_run=marker["reason"].strip() if marker and kind == "no-run" else None,
+                typed_by_plugin=marker["reason"].strip()
+                if marker and kind == "typed-by-plugin"
+                else None,
             )
         )
         index = end + 1
@@ -92,6 +103,6 @@ def blocks(page: Path) -> list[Block]:
 
 
 def markers(page: Path) -> list[int]:
-    """The 1-based lines of every ``no-run`` marker on ``page``."""
+    """The 1-based lines of every ``no-run`` or ``typed-by-plugin`` marker on ``page``."""
     text = page.read_text(encoding="utf-8").splitlines()
-    return [number for number, line in enumerate(text, 1) if ANY_NO_RUN.search(line)]
+    return [number for number, line in enumerate(text, 1) if ANY_MARKER.search(line)]

@@ -40,6 +40,10 @@ def test_fences_are_classified(page: Path) -> None:
     marked_blocks = set()
     for block in blocks(page):
         if block.language == "python":
+            if block.typed_by_plugin is not None:
+                marked_blocks.add(block.line - 1)
+                if not block.typed_by_plugin:
+                    problems.append(f"{block.where}: a typed-by-plugin marker needs a reason")
             if block.no_run is not None:
                 marked_blocks.add(block.line - 1)
                 if not block.no_run:
@@ -61,7 +65,7 @@ def test_fences_are_classified(page: Path) -> None:
     for line in markers(page):
         if line not in marked_blocks:
             where = f"{shown(page)}:{line}"
-            problems.append(f"{where}: a no-run marker must be right above a python fence")
+            problems.append(f"{where}: a marker must be right above a python fence")
     assert not problems, "\n".join(problems)
 
 
@@ -93,18 +97,20 @@ def test_the_parser_finds_what_a_renderer_shows(tmp_path: Path) -> None:
         "````markdown\n```python\nnot_a_block = 1\n```\n````\n\n"
         "<!-- no-run: needs two processes -->\n```python\nd = 4\n```\n\n"
         '```{.python title="x"}\ne = 5\n```\n\n'
+        "<!-- typed-by-plugin: torch.stack -->\n```python\nf = 6\n```\n\n"
         "```\nbare\n```\n",
         encoding="utf-8",
     )
-    found = [(b.language, b.source, b.no_run) for b in blocks(page)]
+    found = [(b.language, b.source, b.no_run, b.typed_by_plugin) for b in blocks(page)]
     assert found == [
-        ("python", "a = 1\n", None),
-        ("python", "b = a + 1\n", None),
-        ("python", "c = 3\n", None),
-        ("markdown", "```python\nnot_a_block = 1\n```\n", None),
-        ("python", "d = 4\n", "needs two processes"),
-        ("python", "e = 5\n", None),
-        ("", "bare\n", None),
+        ("python", "a = 1\n", None, None),
+        ("python", "b = a + 1\n", None, None),
+        ("python", "c = 3\n", None, None),
+        ("markdown", "```python\nnot_a_block = 1\n```\n", None, None),
+        ("python", "d = 4\n", "needs two processes", None),
+        ("python", "e = 5\n", None, None),
+        ("python", "f = 6\n", None, "torch.stack"),
+        ("", "bare\n", None, None),
     ]
     page.write_text("```python\nx = 1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="never closed"):

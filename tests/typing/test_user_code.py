@@ -37,11 +37,6 @@ EXCLUDED_PAGES = {
     "docs/operations.md": "torch.* functions on TensorDicts (torch's stubs take Tensors only); "
     "lazy_stack typed as returning the members' class hides the lazy-stack methods",
 }
-#: docs pages checked by mypy (with the plugin) only, each with its reason
-PYRIGHT_EXCLUDED_PAGES = {
-    "docs/tensorclasses.md": "shows the @tensorclass spelling and torch.stack/torch.cat on "
-    "classes, which only the mypy plugin types (docs/typing.md says so)",
-}
 #: every other docs page is checked, so a new page is covered without being listed
 DOCS_PAGES = tuple(
     page
@@ -60,16 +55,22 @@ def _page_snippet(page: str) -> Path:
     return path
 
 
-def _docs_page_snippet(page: str) -> Path:
+def _docs_page_snippet(page: str, pyright: bool = False) -> Path:
     """A docs page's python blocks (as ``tests/docs/fences.py`` reads them, also indented
-    ones) as one module, each block after a comment naming its line on the page."""
+    ones) as one module, each block after a comment naming its line on the page. For
+    pyright, the blocks marked ``<!-- typed-by-plugin: ... -->`` are left out: their types
+    come from the mypy plugin (a later block that needs their names fails pyright, so a
+    page keeps what only the plugin types in blocks of their own)."""
     parts = [
         f"# {page}:{block.line}\n{block.source}"
         for block in blocks(REPO / page)
-        if block.language == "python" and block.no_run is None  # what runs, in its namespace
+        if block.language == "python"
+        and block.no_run is None  # what runs, in its namespace
+        and not (pyright and block.typed_by_plugin is not None)
     ]
     text = "\n".join(parts)
-    path = state_dir() / "user_code" / (page.replace("/", "_").replace(".", "_") + ".py")
+    name = page.replace("/", "_").replace(".", "_") + ("_pyright" if pyright else "")
+    path = state_dir() / "user_code" / (name + ".py")
     path.parent.mkdir(exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
@@ -77,10 +78,9 @@ def _docs_page_snippet(page: str) -> Path:
 
 
 def _files(pyright: bool = False) -> list[Path]:
-    pages = [p for p in DOCS_PAGES if not (pyright and p in PYRIGHT_EXCLUDED_PAGES)]
     return [
         *(_page_snippet(page) for page in TYPED_PAGES),
-        *(_docs_page_snippet(page) for page in pages),
+        *(_docs_page_snippet(page, pyright) for page in DOCS_PAGES),
         *EXAMPLES,
     ]
 
@@ -99,8 +99,7 @@ def test_every_docs_page_is_checked_or_excluded_with_a_reason() -> None:
     pages = {f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")}
     assert set(EXCLUDED_PAGES) <= pages, "an exclusion names a page that is gone"
     assert pages == set(DOCS_PAGES) | set(EXCLUDED_PAGES) | {"docs/getting-started.md"}
-    assert set(PYRIGHT_EXCLUDED_PAGES) <= set(DOCS_PAGES)
-    assert all(r.strip() for r in [*EXCLUDED_PAGES.values(), *PYRIGHT_EXCLUDED_PAGES.values()])
+    assert all(reason.strip() for reason in EXCLUDED_PAGES.values())
     for page in DOCS_PAGES:
         assert _docs_page_snippet(page).read_text().strip(), f"{page} has no python block"
 
