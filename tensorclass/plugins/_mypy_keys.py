@@ -5,9 +5,10 @@ For a typed class the key names a declared field, so these hooks give the read t
 field's type and report an unknown key, listing the valid ones. The methods that take
 keys without reading them (``set``, ``select``, ``exclude``, ``rename_key_``, ``update``
 with a dict literal...) have their literal keys checked too, and the writes (``x[k] = v``,
-``set``, ``set_``, ``update``) the types of their values. A key through an optional nested
-field (``child: Child | None``) may be missing: its read is possibly ``None``. Keys that
-are not literal (a ``str`` variable) and dynamic classes (``TensorDict``) are left alone.
+``set``, ``setdefault``, ``update``, ``set_at_``...) the types of their values (see
+``_mypy_values``). A key through an optional nested field (``child: Child | None``) may be
+missing: its read is possibly ``None``. Keys that are not literal (a ``str`` variable) and
+dynamic classes (``TensorDict``) are left alone.
 """
 
 from __future__ import annotations
@@ -15,56 +16,63 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mypy.erasetype import remove_instance_last_known_values
-from mypy.errorcodes import ErrorCode
-from mypy.messages import format_type
-from mypy.nodes import DictExpr, Expression
+from mypy.nodes import Expression
 from mypy.plugin import MethodContext
-from mypy.subtypes import is_subtype
 from mypy.typeops import make_simplified_union
 from mypy.types import Instance, NoneType, Type, get_proper_type
 
 from ._mypy_fields import (
-    TENSOR_CORE,
     TENSORCLASS_KEY,
     Key,
     UnknownKey,
     is_tensor_class,
-    literal_key,
     literal_keys,
     resolve_key_path,
     strip_none,
 )
+from ._mypy_values import TENSORCLASS_VALUE, Write, check_value, mapping_items
 
 __all__ = ["KEY_METHODS", "TENSORCLASS_VALUE", "key_method_hook"]
 
-TENSORCLASS_VALUE = ErrorCode(
-    "tensorclass-value",
-    "Check that values written by key match the declared field type",
-    "tensorclass",
-)
-"""The error code of a value written by key whose type is not the field's
-(``# type: ignore[tensorclass-value]``)."""
+#: method name -> (index of the value argument of a write by key, how it is written)
+_VALUE_ARGUMENT: dict[str, tuple[int, Write]] = {
+    "__setitem__": (1, "set"),
+    "set": (1, "set"),
+    "set_": (1, "set"),
+    "set_at_": (1, "at"),  # (key, value, index)
+    "set_non_tensor": (1, "non_tensor"),
+}
 
-#: method name -> index of the value argument of a write by key
-_VALUE_ARGUMENT = {"__setitem__": 1, "set": 1, "set_": 1}
+#: method name -> how the values of its mapping (the first argument) are written
+_MAPPING_WRITES: dict[str, Write] = {
+    "update": "set",
+    "update_": "set",
+    "update_at_": "at",  # (mapping, index)
+    "copy_at_": "at",
+}
 
 #: method name -> (indices of the key arguments, whether the result is the key's value)
 KEY_METHODS: dict[str, tuple[tuple[int, ...], bool]] = {
     "__getitem__": ((0,), True),
     "get": ((0,), True),
     "pop": ((0,), True),
-    "setdefault": ((0,), True),
+    "setdefault": ((0,), True),  # and its default is a value written
     "__setitem__": ((0,), False),
     "set": ((0,), False),
     "set_": ((0,), False),
+    "set_at_": ((0,), False),
+    "set_non_tensor": ((0,), False),
     "__delitem__": ((0,), False),
     "del_": ((0,), False),
     "fill_": ((0,), False),
     "rename_key_": ((0, 1), False),
     "select": ((0,), False),  # *keys: every one of them
     "exclude": ((0,), False),
-    "update": ((0,), False),  # a dict literal: its keys, nested dicts followed
+    # a dict literal or dict(k=v) call: its keys, nested mappings followed
+    "update": ((0,), False),
     "update_": ((0,), False),
+    "update_at_": ((0,), False),
+    "copy_at_": ((0,), False),
 }
 
 
@@ -91,72 +99,41 @@ def _check_path(
         return None
 
 
-def _accepts(field: Type, value: Type) -> bool:
-    """Whether a value of type ``value`` may be written to a field declared ``field``: a
-    subtype, or a mapping / tensor collection for a nested tensor-class or ``TensorDict``
-    field (converted to the field's class at run time)."""
-    if is_subtype(value, field):
-        return True
-    nested = strip_none(field)
-    if not (isinstance(nested, Instance) and nested.type.has_base(TENSOR_CORE)):
-        return False
-    proper = get_proper_type(value)
-    return isinstance(proper, Instance) and (
-        proper.type.has_base("typing.Mapping") or proper.type.has_base(TENSOR_CORE)
-    )
-
-
-def _check_value(
-    ctx: MethodContext, receiver: Instance, key: Key, field: Type, value: Type, node: Expression
+def _check_mapping(
+    ctx: MethodContext, receiver: Instance, prefix: Key, expr: Expression, write: Write
 ) -> None:
-    """Report a value written under ``key`` whose type the field does not accept."""
-    value = remove_instance_last_known_values(value)
-    if _accepts(field, value):
-        return
-    options = ctx.api.options
-    spelled = key[0] if len(key) == 1 else ", ".join(key)
-    ctx.api.fail(
-        f'Value of type {format_type(value, options)} cannot be written to key "{spelled}" of '
-        f"{receiver.type.name}: the field is declared {format_type(field, options)}",
-        node,
-        code=TENSORCLASS_VALUE,
-    )
-
-
-def _check_mapping(ctx: MethodContext, receiver: Instance, prefix: Key, expr: DictExpr) -> None:
-    """The literal keys of a dict given to ``update``, and the types of their values; a
-    dict under a nested tensor class is checked against that class."""
-    for key_expr, value in expr.items:
-        if key_expr is None:  # a ** unpacking
-            continue
-        key = literal_key(key_expr, None)
-        if key is None:
-            continue
+    """The literal keys of a mapping given to ``update`` (a dict literal, ``dict(k=v)``),
+    and the types of their values; a mapping under a nested tensor class is checked
+    against that class. Other mappings (a variable, a comprehension) are left alone."""
+    for key, key_expr, value in mapping_items(expr) or ():
         found = _check(ctx, receiver, prefix + key, key_expr)
         if found is None:
             continue
         nested = strip_none(found)
-        if isinstance(value, DictExpr) and (
-            isinstance(nested, Instance) and is_tensor_class(nested.type)
+        if (
+            isinstance(nested, Instance)
+            and is_tensor_class(nested.type)
+            and mapping_items(value) is not None
         ):
-            _check_mapping(ctx, receiver, prefix + key, value)
+            _check_mapping(ctx, receiver, prefix + key, value, write)
             continue
         with ctx.api.msg.filter_errors():  # already reported where the dict is checked
             value_type = ctx.api.get_expression_type(value)
-        _check_value(ctx, receiver, prefix + key, found, value_type, value)
+        check_value(ctx, receiver, prefix + key, found, value_type, value, write)
 
 
 def _check_write(ctx: MethodContext, receiver: Instance, method: str) -> None:
-    """The key of a write (``x[key] = v``, ``set``, ``set_``), and the value's type."""
+    """The key of a write (``x[key] = v``, ``set``, ``set_at_``...), and the value's type."""
     expr, typ = _first(ctx, 0)
-    value_expr, value_type = _first(ctx, _VALUE_ARGUMENT[method])
+    index, write = _VALUE_ARGUMENT[method]
+    value_expr, value_type = _first(ctx, index)
     keys = literal_keys(expr, typ)
     if keys is None or expr is None:
         return
     for key in keys:
         found = _check(ctx, receiver, key, expr)
         if found is not None and value_expr is not None and value_type is not None:
-            _check_value(ctx, receiver, key, found, value_type, value_expr)
+            check_value(ctx, receiver, key, found, value_type, value_expr, write)
 
 
 def _check_arguments(ctx: MethodContext, receiver: Instance, index: int) -> None:
@@ -172,10 +149,10 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
     if not (isinstance(receiver, Instance) and is_tensor_class(receiver.type)):
         return ctx.default_return_type
     indices, reads = KEY_METHODS[method]
-    if method in ("update", "update_"):
+    if method in _MAPPING_WRITES:
         expr, _ = _first(ctx, 0)
-        if isinstance(expr, DictExpr):
-            _check_mapping(ctx, receiver, (), expr)
+        if expr is not None:
+            _check_mapping(ctx, receiver, (), expr, _MAPPING_WRITES[method])
         return ctx.default_return_type
     if method in _VALUE_ARGUMENT:
         _check_write(ctx, receiver, method)
@@ -193,7 +170,13 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
     if len(known) < len(paths):
         return ctx.default_return_type
     value = make_simplified_union([found for found, _ in known])
-    if method in ("get", "pop", "setdefault"):
+    if method == "setdefault":  # the default is written when the key is missing
+        default_expr, default = _first(ctx, 1)
+        if default_expr is not None and default is not None:
+            for key, (found, _) in zip(keys, known):
+                check_value(ctx, receiver, key, found, default, default_expr)
+        return value  # the key's value either way (a missing nested level is created)
+    if method in ("get", "pop"):
         _, default = _first(ctx, 1)
         if default is not None:  # what a missing key gives
             return make_simplified_union([value, remove_instance_last_known_values(default)])

@@ -15,8 +15,9 @@ checker:
   unknown keys (also in writes, ``select``/``exclude``/``update``/``rename_key_``...) are
   errors with the code ``tensorclass-key``; a key through an optional nested field reads
   as possibly ``None``;
-- ``x["field"] = v``, ``x.set("field", v)``, ``x.update({"field": v})``: a value whose type
-  the field does not accept is an error with the code ``tensorclass-value``;
+- ``x["field"] = v``, ``x.set("field", v)``, ``x.update({"field": v})`` (or ``dict(field=v)``),
+  ``setdefault``, ``set_at_``, ``update_at_``, ``set_non_tensor``: a value whose type the
+  field does not accept is an error with the code ``tensorclass-value``;
 - ``torch.stack``/``torch.cat`` of tensor classes return the class;
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
   keys are checked against X's fields.

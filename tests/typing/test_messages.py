@@ -1,4 +1,5 @@
-"""The plugin's messages name the bad key and list the valid ones."""
+"""The plugin's messages name the bad key and list the valid ones; value errors name the
+key, the declared type and the value's type."""
 
 from __future__ import annotations
 
@@ -80,6 +81,43 @@ def test_key_error_message(
     plugin_results: list[Diagnostic], case: str, line_text: str, message: str
 ) -> None:
     assert message in _messages(plugin_results, case, line_text)
+
+
+@pytest.mark.parametrize(
+    ("line_text", "message"),
+    [
+        (
+            'b.setdefault("reward", "high")',
+            'Value of type "str" cannot be written to key "reward" of Step: '
+            'the field is declared "Tensor | None"',
+        ),
+        (
+            "b.update(dict(stats=dict(note=2)))",
+            'Value of type "int" cannot be written to key "stats, note" of Step: '
+            'the field is declared "str"',
+        ),
+        (
+            "b.update(dict(rewards=t))",
+            '"rewards" is not a field of Step; valid keys: "obs", "reward", "stats", "label", '
+            '"extra"',
+        ),
+        (
+            'b.set_at_("obs", "x", 0)',
+            'Value of type "str" cannot be written to key "obs" of Step at an index: '
+            'the field is declared "Tensor"',
+        ),
+        (
+            'b.set_non_tensor("obs", t)',
+            'Value of type "Tensor" cannot be written to key "obs" of Step by set_non_tensor: '
+            'the field is declared "Tensor", which holds no non-tensor data',
+        ),
+    ],
+)
+def test_value_error_message(
+    plugin_results: list[Diagnostic], line_text: str, message: str
+) -> None:
+    """A value error names the key, the field's declared type and the value's type."""
+    assert _messages(plugin_results, "key_writes.py", line_text) == [message]
 
 
 def test_unknown_key_error_code_can_be_ignored(plugin_results: list[Diagnostic]) -> None:
