@@ -430,6 +430,16 @@ class TensorCore(TensorCollection):
             return key in self._data
         return walk(self, key)[1] == len(key)
 
+    def _own_tensors(self) -> list[Tensor]:
+        """The tensors stored in this instance (at every depth), not copies of them."""
+        out: list[Tensor] = []
+        for leaf in self._data.values():
+            if isinstance(leaf, Tensor):
+                out.append(leaf)
+            elif isinstance(leaf, TensorCore):
+                out.extend(TensorCore._own_tensors(leaf))
+        return out
+
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         """Set one key of this level: in place when asked and present, else replace."""
         data = self._data

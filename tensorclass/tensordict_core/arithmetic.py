@@ -24,8 +24,8 @@ from .access import KeyAccess
 from .elementwise import Elementwise, align, batch_aligned, with_default
 from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
-from .leaf_ops import single_dim
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
+from .reduction_kinds import single_dim
 from .shape import batch_dim
 
 __all__ = ["Arithmetic"]

@@ -28,8 +28,9 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ._core import TensorCore
+from .elementwise_kinds import nan_replace, unary
 from .lazy_shape import LazyShapeOps, _restack
-from .leaf_ops import TABLE, nan_replace, unary
+from .leaf_kind import TABLE
 from .masks import check_mask
 
 __all__ = ["LazyMaths"]

@@ -21,7 +21,7 @@ import torch
 
 from ..errors import BatchSizeError, LockedError, StructureMismatchError
 from ._core import TensorCore
-from .access import KeysView
+from .key_views import KeysView
 from .lazy_maths import LazyMaths
 
 __all__ = ["LazyMembers"]

@@ -37,8 +37,9 @@ from ..errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ..registry import dynamic_class, register_lazy_class
 from ..switches import printoption
 from ._core import MISSING, TensorCore, set_state
-from .access import KeysView, cloned_input, read_value
+from .access import cloned_input, read_value
 from .context import undo_lock
+from .key_views import KeysView
 from .keys import unravel_key_tuple
 from .lazy_cat import LAZY_FUNCTIONS
 from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute

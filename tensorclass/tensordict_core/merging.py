@@ -13,7 +13,7 @@ from ..keys import NestedKey, unravel_key_tuple
 from ..non_tensor import NonTensorData, NonTensorStack
 from ..registry import dynamic_class
 from ._core import TensorCore
-from .access import _walk
+from .key_views import _walk
 
 __all__ = ["group_by", "merge_tensordicts"]
 

@@ -18,7 +18,8 @@ from typing_extensions import Self
 
 from ._core import Names
 from .arithmetic import Arithmetic
-from .build import Building
+from .build_containers import ContainerBuilding
+from .build_modules import ModuleBuilding
 from .checkpoint import Checkpoint
 from .context import ContextOps
 from .conversion import Conversion
@@ -60,7 +61,8 @@ class TensorOps(
     DimNames,
     Packing,
     Checkpoint,
-    Building,
+    ContainerBuilding,
+    ModuleBuilding,
     Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.

@@ -403,5 +403,5 @@ def map_iter(
 
 
 def _writes_reach_caller(data: TensorCore) -> bool:
-    tensors: list[Tensor] = data._own_tensors()  # type: ignore[attr-defined]
+    tensors: list[Tensor] = data._own_tensors()
     return all(tensor.is_shared() for tensor in tensors)  # type: ignore[no-untyped-call]

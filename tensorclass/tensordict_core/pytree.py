@@ -63,7 +63,7 @@ def _stacked_items(node: TensorCore) -> list[tuple[str, Any]]:
     """A lazy stack's entries (stacked when read): outside the torch.func transforms when
     its members' tensors are plain, or an active transform would take the stacked tensors
     for its own and wrap them a second time (grad: "wrapped->level() < level")."""
-    if _transforms_active() and not any(map(_is_wrapped, node._own_tensors())):  # type: ignore[attr-defined]
+    if _transforms_active() and not any(map(_is_wrapped, node._own_tensors())):
         with torch._C._DisableFuncTorch():
             return list(node._data.items())
     return list(node._data.items())

@@ -17,7 +17,8 @@ from typing_extensions import Self
 
 from ..errors import KeyNotFoundError, StructureMismatchError
 from ._core import MISSING, TensorCore
-from .access import KeyAccess, _owner, _walk, read_value
+from .access import KeyAccess, _owner, read_value
+from .key_views import _walk
 from .keys import NestedKey, unravel_key, unravel_key_tuple
 from .non_tensor import NonTensorData, NonTensorStack
 

@@ -16,7 +16,8 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
-from tensorclass.tensordict_core.leaf_ops import TABLE, unary
+from tensorclass.tensordict_core.elementwise_kinds import unary
+from tensorclass.tensordict_core.leaf_kind import TABLE
 
 
 class Inner(TensorClass):
