@@ -968,6 +968,10 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     The members must share their class and batch size; their keys may differ. The result
     is an instance of the members' class and of :class:`LazyStackedTensorDict`. ``out``
     (of the stacked batch size) receives the result in place instead.
+
+    Type checkers see the members' class; the mypy plugin adds ``LazyStackedTensorDict``,
+    and ``isinstance(result, LazyStackedTensorDict)`` gives both to every checker (see
+    ``docs/typing.md``).
     """
     if out is not None:
         out.update_(lazy_stack(input, dim))  # type: ignore[attr-defined]
