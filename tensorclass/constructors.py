@@ -330,7 +330,7 @@ def maybe_dense_stack(
     >>> type(tensorclass.maybe_dense_stack(same)).__name__
     'TensorDict'
     """
-    return LazyStackedTensorDict.maybe_dense_stack(input, dim, out=out, **kwargs)  # type: ignore[no-any-return]
+    return LazyStackedTensorDict.maybe_dense_stack(input, dim, out=out, **kwargs)
 
 
 def dense_stack_tds(td_list: Sequence[T] | LazyStackedTensorDict, dim: int | None = None) -> T:

@@ -41,6 +41,7 @@ __all__ = [
     "TENSOR_CORE",
     "Key",
     "UnknownKey",
+    "class_name",
     "class_of",
     "field_names",
     "field_type",
@@ -80,8 +81,22 @@ def is_tensor_class(info: TypeInfo) -> bool:
     )
 
 
+def class_name(info: TypeInfo) -> str:
+    """The name of a tensor class in messages: ``X`` for a lazy stack of ``X`` too (mypy
+    types those as an intersection, see ``_mypy_lazy``)."""
+    if info.is_intersection:
+        for parent in info.bases:
+            if is_tensor_class(parent.type):
+                return parent.type.name
+    return info.name
+
+
 def field_names(info: TypeInfo) -> list[str]:
     """The declared fields of a tensor class, in constructor order (inherited first)."""
+    if info.is_intersection:  # a lazy stack of X (see _mypy_lazy): X's fields
+        for parent in info.bases:
+            if is_tensor_class(parent.type):
+                return field_names(parent.type)
     meta = info.metadata.get("dataclass")
     if meta is not None:
         names = [attr["name"] for attr in meta.get("attributes", ())]
@@ -239,7 +254,7 @@ def resolve_key_path(instance: Instance, key: Key) -> tuple[Type, bool]:
                 return AnyType(TypeOfAny.special_form), optional  # dynamic keys: anything goes
             if isinstance(current, UnionType):
                 return AnyType(TypeOfAny.special_form), optional
-            holder = ".".join((instance.type.name, *key[:depth]))
+            holder = ".".join((class_name(instance.type), *key[:depth]))
             held = current.type.name if isinstance(current, Instance) else str(current)
             raise UnknownKey(
                 f'Key {_spell(key)} does not exist: {holder} holds "{held}", '
@@ -252,7 +267,7 @@ def resolve_key_path(instance: Instance, key: Key) -> tuple[Type, bool]:
             valid = ", ".join(f'"{n}"' for n in names) or "(none)"
             where = "" if depth == 0 else f" (in {_spell(key)})"
             raise UnknownKey(
-                f'"{part}" is not a field of {current.type.name}{where}; valid keys: {valid}'
+                f'"{part}" is not a field of {class_name(current.type)}{where}; valid keys: {valid}'
             )
         found = field_type(current, part)
         if depth == len(key) - 1:

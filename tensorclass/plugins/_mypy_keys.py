@@ -144,6 +144,15 @@ def _check_arguments(ctx: MethodContext, receiver: Instance, index: int) -> None
                 _check(ctx, receiver, key, expr)
 
 
+#: keywords of a lazy stack's ``get`` that read the members' values (a list, a padded or a
+#: nested tensor): the method's own overloads type the result, not the field
+_MEMBER_READS = frozenset({"as_list", "as_padded_tensor", "as_nested_tensor"})
+
+
+def _reads_members(ctx: MethodContext) -> bool:
+    return any(name in _MEMBER_READS for names in ctx.arg_names for name in names)
+
+
 def _key_method(ctx: MethodContext, method: str) -> Type:
     receiver = get_proper_type(ctx.type)
     if not (isinstance(receiver, Instance) and is_tensor_class(receiver.type)):
@@ -167,7 +176,7 @@ def _key_method(ctx: MethodContext, method: str) -> Type:
         return ctx.default_return_type
     paths = [_check_path(ctx, receiver, key, expr) for key in keys]
     known = [path for path in paths if path is not None]
-    if len(known) < len(paths):
+    if len(known) < len(paths) or _reads_members(ctx):
         return ctx.default_return_type
     value = make_simplified_union([found for found, _ in known])
     if method == "setdefault":  # the default is written when the key is missing

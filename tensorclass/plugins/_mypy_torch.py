@@ -20,7 +20,7 @@ from mypy.types import (
 
 from ._mypy_fields import TENSOR_CORE
 
-__all__ = ["TORCH_JOINS", "torch_join_signature"]
+__all__ = ["TORCH_JOINS", "item_class", "torch_join_signature"]
 
 TORCH_JOINS = frozenset(
     f"{module}.{name}"
@@ -37,7 +37,7 @@ def _tensor_class(typ: Type) -> Instance | None:
     return None
 
 
-def _item_class(typ: Type) -> Instance | None:
+def item_class(typ: Type) -> Instance | None:
     """The tensor-class item type of a list/tuple/sequence type, if it is one."""
     proper = get_proper_type(typ)
     if isinstance(proper, TupleType):
@@ -59,7 +59,7 @@ def torch_join_signature(ctx: FunctionSigContext) -> FunctionLike:
         return signature
     with ctx.api.msg.filter_errors(filter_revealed_type=True):
         first = ctx.api.get_expression_type(ctx.args[0][0])
-    item = _item_class(first)
+    item = item_class(first)
     if item is None:
         return signature
     sequence = ctx.api.named_generic_type("typing.Sequence", [item])

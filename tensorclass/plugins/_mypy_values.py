@@ -23,7 +23,7 @@ from mypy.subtypes import is_subtype
 from mypy.typeops import make_simplified_union
 from mypy.types import Instance, NoneType, ProperType, Type, UnionType, get_proper_type
 
-from ._mypy_fields import TENSOR_CORE, Key, literal_key, strip_none
+from ._mypy_fields import TENSOR_CORE, Key, class_name, literal_key, strip_none
 
 __all__ = ["TENSORCLASS_VALUE", "Write", "check_value", "mapping_items"]
 
@@ -98,7 +98,7 @@ def check_value(
     value = remove_instance_last_known_values(value)
     options = ctx.api.options
     spelled = key[0] if len(key) == 1 else ", ".join(key)
-    where = f'key "{spelled}" of {receiver.type.name}'
+    where = f'key "{spelled}" of {class_name(receiver.type)}'
     declared = f"the field is declared {format_type(field, options)}"
     if write == "non_tensor" and _holds_no_data(field):
         ctx.api.fail(

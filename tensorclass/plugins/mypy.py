@@ -19,6 +19,8 @@ checker:
   ``setdefault``, ``set_at_``, ``update_at_``, ``set_non_tensor``: a value whose type the
   field does not accept is an error with the code ``tensorclass-value``;
 - ``torch.stack``/``torch.cat`` of tensor classes return the class;
+- ``lazy_stack(xs)``, ``X.lazy_stack(xs)``, ``LazyStackedTensorDict.lazy_stack(xs)``: both
+  ``LazyStackedTensorDict`` and the class of ``xs`` (as at run time);
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
   keys are checked against X's fields.
 """
@@ -47,8 +49,9 @@ from ._mypy_classes import (
     finish_decorated_class,
     inherit_frozen,
 )
-from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
+from ._mypy_fields import TENSOR_CLASS, TENSOR_CORE, TENSORCLASS_KEY
 from ._mypy_keys import KEY_METHODS, TENSORCLASS_VALUE, key_method_hook
+from ._mypy_lazy import LAZY_STACK_FUNCTION, LAZY_STACK_METHOD, lazy_stack_hook
 from ._mypy_nn import KEYED_CALLS, MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
 from ._mypy_torch import TORCH_JOINS, torch_join_signature
 
@@ -96,8 +99,13 @@ class TensorClassPlugin(Plugin):
         return inherit_frozen
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        """Key methods of typed tensor classes (``__getitem__``, ``get``...)."""
+        """Key methods of typed tensor classes (``__getitem__``, ``get``...); ``lazy_stack``."""
         owner, _, method = fullname.rpartition(".")
+        if method == LAZY_STACK_METHOD:
+            info = self._class(owner)
+            if info is not None and not info.has_base(TENSOR_CORE):
+                return None
+            return lazy_stack_hook(self._class)
         if method not in KEY_METHODS:
             return None
         info = self._class(owner)
@@ -112,7 +120,10 @@ class TensorClassPlugin(Plugin):
         return torch_join_signature if fullname in TORCH_JOINS else None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``."""
+        """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``;
+        ``lazy_stack``."""
+        if fullname == LAZY_STACK_FUNCTION:
+            return lazy_stack_hook(self._class)
         if fullname.startswith(_NEVER_MODULES) and not fullname.startswith("tensorclass.nn."):
             return None  # cheap exit for the calls that are never tensorclass modules
         if fullname in KEYED_CALLS:

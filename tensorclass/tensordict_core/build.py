@@ -491,7 +491,8 @@ class Building(KeyAccess):
         cls, input: Sequence[T], dim: int = 0, *, out: T | None = None, **kwargs: Any
     ) -> T:
         """Stack instances without copying them (see :func:`tensorclass.lazy_stack`); the
-        keywords go to :meth:`LazyStackedTensorDict.lazy_stack`.
+        keywords go to :meth:`LazyStackedTensorDict.lazy_stack`. Typed as the members'
+        class; the mypy plugin adds ``LazyStackedTensorDict`` (see ``docs/typing.md``).
 
         >>> import torch
         >>> from tensorclass import TensorDict

@@ -13,7 +13,7 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 import torch
 from torch import Tensor
@@ -21,11 +21,15 @@ from torch.nn import functional
 
 from ..errors import StructureMismatchError
 from ._core import MISSING
+from .keys import NestedKey
 from .lazy_members import LazyMembers
 
 __all__ = ["LazyRagged", "pad_stack"]
 
 _ABSENT = object()
+_D = TypeVar("_D")
+#: where ``get(key, as_padded_tensor=True)`` pads
+_PaddingSide = Literal["left", "right"]
 
 
 def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: object) -> Tensor:
@@ -54,15 +58,89 @@ class LazyRagged(LazyMembers):
 
     __slots__ = ()
 
+    @overload
     def get(
         self,
-        key: Any,
+        key: NestedKey,
+        default: Any = ...,
+        *,
+        as_list: Literal[False] = False,
+        as_padded_tensor: Literal[False] = False,
+        as_nested_tensor: Literal[False] = False,
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+        layout: torch.layout | None = None,
+    ) -> Any: ...
+
+    @overload
+    def get(self, key: NestedKey, *, as_list: Literal[True]) -> list[Any]: ...
+
+    @overload
+    def get(self, key: NestedKey, default: _D, *, as_list: Literal[True]) -> list[Any] | _D: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        *,
+        as_padded_tensor: Literal[True],
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+    ) -> Tensor: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: _D,
+        *,
+        as_padded_tensor: Literal[True],
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+    ) -> Tensor | _D: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        *,
+        as_nested_tensor: Literal[True],
+        layout: torch.layout | None = None,
+    ) -> Tensor: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: _D,
+        *,
+        as_nested_tensor: Literal[True],
+        layout: torch.layout | None = None,
+    ) -> Tensor | _D: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: Any = ...,
+        *,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+        layout: torch.layout | None = None,
+    ) -> Any: ...
+
+    def get(
+        self,
+        key: NestedKey,
         default: Any = MISSING,
         *,
         as_list: bool = False,
         as_padded_tensor: bool = False,
         as_nested_tensor: bool = False,
-        padding_side: str = "right",
+        padding_side: _PaddingSide = "right",
         padding_value: float = 0.0,
         layout: torch.layout | None = None,
     ) -> Any:
@@ -72,7 +150,9 @@ class LazyRagged(LazyMembers):
         ``as_list=True`` (a list, one value per member), ``as_padded_tensor=True`` (padded
         with ``padding_value`` on ``padding_side`` to the largest size of every dim, then
         stacked along the stack dim) or ``as_nested_tensor=True`` (a ``torch.nested`` tensor
-        of ``layout``, ``torch.jagged`` by default; the stack dim must be 0).
+        of ``layout``, ``torch.jagged`` by default; the stack dim must be 0). Type checkers
+        see those results: a ``list`` with ``as_list=True``, a ``Tensor`` with the others
+        (or the default's type when one is given).
         """
         chosen = sum(map(bool, (as_list, as_padded_tensor, as_nested_tensor)))
         if not chosen:
@@ -118,8 +198,16 @@ class LazyRagged(LazyMembers):
             )
         return torch.nested.nested_tensor(tensors, layout=layout)
 
+    @overload
+    def get_nestedtensor(self, key: NestedKey, *, layout: torch.layout | None = None) -> Tensor: ...
+
+    @overload
     def get_nestedtensor(
-        self, key: Any, default: Any = MISSING, *, layout: torch.layout | None = None
+        self, key: NestedKey, default: _D, *, layout: torch.layout | None = None
+    ) -> Tensor | _D: ...
+
+    def get_nestedtensor(
+        self, key: NestedKey, default: Any = MISSING, *, layout: torch.layout | None = None
     ) -> Any:
         """The members' tensors under ``key`` as one ``torch.nested`` tensor (``layout``:
         ``torch.strided`` by default, or ``torch.jagged``); needs stack dim 0.

@@ -26,7 +26,7 @@ members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 import torch
 import torch.utils._pytree as pytree
@@ -44,16 +44,31 @@ from .keys import unravel_key_tuple
 from .lazy_cat import LAZY_FUNCTIONS
 from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
-from .lazy_ragged import LazyRagged, pad_stack
+from .lazy_ragged import LazyRagged, _PaddingSide, pad_stack
 from .lazy_shape import LazyShapeOps
 from .non_tensor import stack_non_tensors
 from .repr import describe_leaf, describe_tensor
 from .safe_globals import allow_loading
 from .shape import batch_dim
 
+if TYPE_CHECKING:
+    from .base import TensorDictBase
+
+    class _LazyEngine(LazyRagged, TensorDictBase):
+        """For type checkers only: every lazy stack is an instance of its members' class,
+        so of ``TensorDictBase``, after the lazy engine (as in every variant's MRO, see
+        ``_variant``). At run time that base joins per variant: the storage modules above
+        this one build lazy stacks, so the generic class cannot derive from it."""
+
+        __slots__ = ()
+
+else:
+    _LazyEngine = LazyRagged
+
 __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 
 T = TypeVar("T", bound=TensorCore)
+_Out = TypeVar("_Out", bound=TensorCore)
 
 
 class _LazyKeys(KeysView):
@@ -74,7 +89,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(LazyRagged):
+class LazyStackedTensorDict(_LazyEngine):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
@@ -597,8 +612,77 @@ class LazyStackedTensorDict(LazyRagged):
 
     # -- building lazy stacks ----------------------------------------------------------------
 
+    # The overloads below say what this classmethod returns: a ``LazyStackedTensorDict``
+    # for instances (the mypy plugin makes it the members' class too), unlike the engine's
+    # ``Cls.lazy_stack`` (typed as the members' class), hence the ignores.
+    @overload  # type: ignore[override]
     @classmethod
-    def lazy_stack(  # type: ignore[override]
+    def lazy_stack(
+        cls,
+        items: Sequence[Tensor],
+        dim: int = 0,
+        *,
+        as_list: Literal[True],
+    ) -> list[Tensor]: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Tensor],
+        dim: int = 0,
+        *,
+        as_list: Literal[False] = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        layout: torch.layout | None = None,
+        padding_value: float = 0.0,
+    ) -> Tensor: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Tensor],
+        dim: int = 0,
+        *,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        layout: torch.layout | None = None,
+        padding_value: float = 0.0,
+    ) -> Tensor | list[Tensor]: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[T],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: None = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+    ) -> LazyStackedTensorDict: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[T],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: _Out,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+    ) -> _Out: ...
+
+    @classmethod
+    def lazy_stack(
         cls,
         items: Sequence[Any],
         dim: int = 0,
@@ -610,9 +694,9 @@ class LazyStackedTensorDict(LazyRagged):
         as_list: bool = False,
         as_padded_tensor: bool = False,
         as_nested_tensor: bool = False,
-        padding_side: str = "right",
+        padding_side: _PaddingSide = "right",
         layout: torch.layout | None = None,
-        padding_value: float | int | bool = 0.0,
+        padding_value: float = 0.0,
     ) -> Any:
         """Stack instances lazily (see :func:`lazy_stack`); ``stack_dim_name`` names the new
         dim; ``out`` (a lazy stack of the stacked batch size) receives the result in place.
@@ -623,6 +707,10 @@ class LazyStackedTensorDict(LazyRagged):
         ``as_padded_tensor`` them padded to the largest shape (``padding_side``,
         ``padding_value``) and stacked, with ``as_nested_tensor`` a nested tensor
         (``layout``, ``torch.jagged`` by default).
+
+        Type checkers see a ``LazyStackedTensorDict`` for instances (with the mypy plugin,
+        also the members' class), a ``Tensor`` for tensors (``list[Tensor]`` with
+        ``as_list=True``).
 
         >>> import torch
         >>> from tensorclass import LazyStackedTensorDict
@@ -652,8 +740,8 @@ class LazyStackedTensorDict(LazyRagged):
 
     @classmethod
     def maybe_dense_stack(  # type: ignore[override]
-        cls, items: Sequence[Any], dim: int = 0, out: Any = None, strict: bool = False
-    ) -> Any:
+        cls, items: Sequence[T], dim: int = 0, out: T | None = None, strict: bool = False
+    ) -> T:
         """Stack densely (``torch.stack``) when the items have the same class, batch size,
         keys and leaf shapes, lazily otherwise; nested levels decide on their own, so a
         dense result may hold lazy stacks. ``out`` receives the result in place (with
@@ -670,12 +758,14 @@ class LazyStackedTensorDict(LazyRagged):
         result = maybe_dense_stack(items, dim)
         if out is None:
             return result
-        if strict and set(out.keys(True, True)) != set(result.keys(True, True)):
+        target: Any = out
+        found: Any = result
+        if strict and set(target.keys(True, True)) != set(found.keys(True, True)):
             raise StructureMismatchError(
-                f"maybe_dense_stack(strict=True): out has the keys {sorted(out.keys(True, True), key=str)}, "
-                f"the stack {sorted(result.keys(True, True), key=str)}"
+                f"maybe_dense_stack(strict=True): out has the keys {sorted(target.keys(True, True), key=str)}, "
+                f"the stack {sorted(found.keys(True, True), key=str)}"
             )
-        out.update_(result)
+        target.update_(result)
         return out
 
     @classmethod
@@ -879,6 +969,10 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     The members must share their class and batch size; their keys may differ. The result
     is an instance of the members' class and of :class:`LazyStackedTensorDict`. ``out``
     (of the stacked batch size) receives the result in place instead.
+
+    Type checkers see the members' class; the mypy plugin adds ``LazyStackedTensorDict``,
+    and ``isinstance(result, LazyStackedTensorDict)`` gives both to every checker (see
+    ``docs/typing.md``).
     """
     if out is not None:
         out.update_(lazy_stack(input, dim))  # type: ignore[attr-defined]

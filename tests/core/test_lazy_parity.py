@@ -511,3 +511,10 @@ def test_a_dense_left_operand_gives_a_lazy_stack_too() -> None:
         assert isinstance(result, LazyStackedTensorDict) and result.stack_dim == 1
         assert torch.equal(result["a"], expected["a"])
         assert torch.equal(result["n", "x"], expected["n", "x"])
+
+
+def test_maybe_dense_stack_into_out() -> None:
+    same = square_tds(2)
+    out = TensorDict({"a": torch.zeros(4, 2, 2), "n": {"x": torch.zeros(4, 2, 3)}}, [4, 2])
+    assert LazyStackedTensorDict.maybe_dense_stack(same, 1, out=out, strict=True) is out
+    assert torch.equal(out["a"], torch.stack([m["a"] for m in same], 1))

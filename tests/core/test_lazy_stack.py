@@ -439,3 +439,23 @@ def test_unset_typed_field_in_a_lazy_stack() -> None:
     for read in (lambda: partial["opt"], lambda: partial.get("opt"), lambda: partial.opt):
         with pytest.raises(KeyNotFoundError, match=r"only in members \[0\].*members \[1\] lack"):
             read()
+
+
+def test_tensordictbase_joins_each_variant_after_the_lazy_engine() -> None:
+    """Type checkers see ``TensorDictBase`` as a base of ``LazyStackedTensorDict``, after
+    the lazy engine; at run time it joins through each variant's members' class, in that
+    order, and the generic class keeps its one base."""
+    from tensorclass.tensordict_core.base import TensorDictBase
+    from tensorclass.tensordict_core.lazy_ragged import LazyRagged
+    from tensorclass.tensordict_core.lazy_shape import LazyShapeOps
+
+    assert LazyStackedTensorDict.__bases__ == (LazyRagged,)
+    assert TensorDictBase not in LazyStackedTensorDict.__mro__
+    for member in (batch(0), TensorDict(a=torch.zeros(2))):
+        stack = lazy_stack([member, member])
+        variant = type(stack)
+        assert variant.__bases__ == (LazyStackedTensorDict, type(member))
+        assert isinstance(stack, TensorDictBase)
+        mro = variant.__mro__
+        assert mro.index(LazyShapeOps) < mro.index(type(member)) < mro.index(TensorDictBase)
+        assert variant.get is LazyRagged.get  # the lazy reads win over the members' class

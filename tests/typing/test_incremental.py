@@ -107,3 +107,67 @@ def test_cached_classes_keep_constructor_methods_and_keys(
         (last, "tensorclass-key"),
         (last + 1, "tensorclass-key"),
     ]
+
+
+STACKS = """
+from __future__ import annotations
+
+import torch
+
+from tensorclass import TensorClass, lazy_stack
+
+
+class IncrStep(TensorClass):
+    obs: torch.Tensor
+
+
+steps = lazy_stack([IncrStep(torch.zeros(2)), IncrStep(torch.zeros(3))])
+"""
+
+STACKS_USE = """
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from typing_extensions import assert_type
+
+from incr_stacks import IncrStep, steps
+from tensorclass import LazyStackedTensorDict
+
+
+def step_of(step: IncrStep) -> None: ...
+def stack_of(stack: LazyStackedTensorDict) -> None: ...
+
+
+step_of(steps)
+stack_of(steps)
+assert_type(steps.obs, torch.Tensor)
+assert_type(steps.members, tuple[Any, ...])
+assert_type(steps.get("obs", as_padded_tensor=True), torch.Tensor)
+steps.append(IncrStep(torch.zeros(4)))
+steps["nope"]
+"""
+
+
+def test_cached_lazy_stacks_keep_both_classes(tmp_path: Path, root: Path) -> None:
+    """A lazy stack's type (an intersection the plugin builds in the module that stacks)
+    is read back from the cache with its fields and the lazy-stack API."""
+    (tmp_path / "incr_stacks.py").write_text(STACKS)
+    use = tmp_path / "incr_stacks_use.py"
+    use.write_text(STACKS_USE)
+    config = mypy_config(tmp_path, root, plugin=True)
+    config.write_text(config.read_text().replace("mypy_path = ", f"mypy_path = {tmp_path}:"))
+    cache = state_dir() / "cache-plugin"
+    files = [tmp_path / "incr_stacks.py", use]
+    unknown_key = STACKS_USE.splitlines().index('steps["nope"]') + 1
+
+    found, _ = run_mypy(files, config, cache)
+    assert _errors(found, use) == [(unknown_key, "tensorclass-key")]
+
+    use.write_text(STACKS_USE + 'steps.get("nope", as_list=True)\n')
+    found, log = run_mypy(files, config, cache, extra=("--verbose",), allow_log=True)
+    assert "Metadata fresh for incr_stacks" in log
+    last = len(STACKS_USE.splitlines()) + 1
+    assert _errors(found, use) == [(unknown_key, "tensorclass-key"), (last, "tensorclass-key")]
+    assert _errors(found, tmp_path / "incr_stacks.py") == []

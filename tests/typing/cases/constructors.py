@@ -57,7 +57,7 @@ assert_type(TensorDict.from_module(nn.Linear(2, 2)), TensorDict)
 assert_type(Batch.stack([b, b]), Batch)
 assert_type(TensorDict.cat([td, td]), TensorDict)
 assert_type(TensorDict.stack([b, b]), Batch)
-assert_type(TensorDict.lazy_stack([b, b]), Batch)
+lazy_b: Batch = TensorDict.lazy_stack([b, b])  # a lazy stack too: see lazy_stacks.py
 assert_type(TensorDict.maybe_dense_stack([td, td]), TensorDict)
 assert_type(LazyStackedTensorDict.from_tuple((torch.zeros(3),)), LazyStackedTensorDict)
 

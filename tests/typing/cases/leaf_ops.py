@@ -46,7 +46,7 @@ assert_type(s.normalised(), Sub)
 assert_type(td.log().sqrt_(), TensorDict)
 assert_type(td.pow(2).half(), TensorDict)
 assert_type(td.std(), TensorDict)
-assert_type(lazy_stack([b, b]).exp(), Batch)
+exp_b: Batch = lazy_stack([b, b]).exp()  # a lazy stack too: see lazy_stacks.py
 
 # -- element-wise maths and casts ------------------------------------------------------------
 assert_type(b.sin().cos_(), Batch)

@@ -39,7 +39,7 @@ assert_type(b.softmax(-1), Batch)
 assert_type(b.log_softmax(0, torch.float64), Batch)
 assert_type(b.cummax(0, return_indices=False), Batch)
 assert_type(b.best(), Batch)
-assert_type(lazy_stack([b, b]).mean(0), Batch)
+mean_b: Batch = lazy_stack([b, b]).mean(0)  # a lazy stack too: see lazy_stacks.py
 assert_type(td.var(0), TensorDict)
 
 # -- one tensor ------------------------------------------------------------------------------
