@@ -30,12 +30,6 @@ EXCLUDED_PAGES = {
     "docs/api.md": "no python blocks (mkdocstrings entries)",
     "docs/architecture.md": "no python blocks",
     "docs/benchmarks.md": "no python blocks",
-    # not clean yet (issue 16): the page shows torch.* functions (torch.maximum, F.relu,
-    # torch.cumsum, torch.zeros_like...) taking TensorDicts, which torch's stubs type for
-    # Tensors only (mypy: ~20 errors), and lazy-stack methods (members, append,
-    # get_nestedtensor, get(as_padded_tensor=)) that `lazy_stack`'s `-> T` hides
-    "docs/operations.md": "torch.* functions on TensorDicts (torch's stubs take Tensors only); "
-    "lazy_stack typed as returning the members' class hides the lazy-stack methods",
 }
 #: every other docs page is checked, so a new page is covered without being listed
 DOCS_PAGES = tuple(
