@@ -67,6 +67,11 @@ def _check_members(items: Sequence[TensorCore], what: str, path: tuple[str, ...]
     if not items:
         raise ValueError(f"{what} needs at least one tensor class")
     first = items[0]
+    if not path and not isinstance(first, TensorCore):
+        raise TypeError(
+            f"{what}: item 0 is a {type(first).__name__}, not a tensor class "
+            f"(torch.{what} joins tensors)"
+        )
     for item in items[1:]:
         if type(item) is not type(first):
             under = f" key {shown_key(path)!r}:" if path else ""
@@ -222,9 +227,19 @@ def stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     return result
 
 
-@implements(torch.cat, torch.concat, torch.concatenate)
 def cat(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
-    """Concatenate instances of one class along an existing batch dim ``dim``."""
+    """Concatenate instances of one class along an existing batch dim ``dim``, as
+    ``torch.cat`` does: with a lazy stack among them the result is a lazy stack (no leaf
+    is copied along the stack dim), else the instances' class."""
+    items = list(input)
+    if items and all(isinstance(item, TensorCore) for item in items):
+        # torch's dispatch picks the lazy stacks' own implementation when one is here
+        return torch.cat(items, dim, out=out)  # type: ignore[arg-type, return-value]
+    return _cat(items, dim, out=out)
+
+
+@implements(torch.cat, torch.concat, torch.concatenate)
+def _cat(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     items = list(input)
     if not items or not isinstance(items[0], TensorCore):
         _check_members(items, "cat")

@@ -1,12 +1,14 @@
 """Lazy stacks: members kept, keys stacked on read, writes reaching the members."""
 
 import pickle
+from typing import Any
 
 import pytest
 import torch
 import torch.utils._pytree as pytree
 from torch import nn
 
+import tensorclass
 from tensorclass import (
     BatchSizeError,
     KeyNotFoundError,
@@ -459,3 +461,21 @@ def test_tensordictbase_joins_each_variant_after_the_lazy_engine() -> None:
         mro = variant.__mro__
         assert mro.index(LazyShapeOps) < mro.index(type(member)) < mro.index(TensorDictBase)
         assert variant.get is LazyRagged.get  # the lazy reads win over the members' class
+
+
+def test_cat_spellings_keep_ragged_lazy_stacks_lazy() -> None:
+    """tensorclass.cat and the classmethod follow torch.cat: lazy stacks stay lazy (a dense
+    cat would fail on the ragged key)."""
+    short, long = TensorDict(obs=torch.zeros(3)), TensorDict(obs=torch.ones(5))
+    stack = lazy_stack([short, long])
+    for joined in (tensorclass.cat([stack, stack]), TensorDict.cat([stack, stack])):
+        assert isinstance(joined, LazyStackedTensorDict)
+        assert joined.batch_size == (4,)
+        assert [m["obs"].shape[0] for m in joined.members] == [3, 5, 3, 5]
+        assert joined.members[0] is short
+
+
+@pytest.mark.parametrize("join", [tensorclass.cat, tensorclass.stack])
+def test_joining_non_instances_is_a_clear_error(join: Any) -> None:
+    with pytest.raises(TypeError, match="item 0 is a int, not a tensor class"):
+        join([1, 2])
