@@ -211,3 +211,38 @@ def test_functional_call_vmapped_over_a_stack_of_params() -> None:
     grads = grad(lambda s: vmap(run)(s).pow(2).sum())(lazy_stack(params))
     for got, p in zip(grads.members, params):
         assert_same(got, grad(lambda q: run(q).pow(2).sum())(p))
+
+
+def test_compositions_match_the_dense_stack() -> None:
+    stack = lazy_stack(members())
+    dense = stack.contiguous()
+
+    def square(t: Any) -> Tensor:
+        return (t["a"] ** 2).sum() + t["n", "b"].sum()
+
+    # per-sample grads over the stack dim (one dense member each), then over dim 1
+    assert_same(vmap(grad(square))(stack), vmap(grad(square))(dense))
+    per_row = vmap(grad(square), in_dims=(1,))(stack)
+    assert isinstance(per_row, LazyStackedTensorDict)
+    assert_same(per_row, vmap(grad(square), in_dims=(1,))(dense))
+    nested = vmap(vmap(lambda t: t["a"].sum() * t["n", "b"]))(stack)
+    torch.testing.assert_close(nested, vmap(vmap(lambda t: t["a"].sum() * t["n", "b"]))(dense))
+    second = grad(lambda t: grad(scalar)(t)["a"].sum())(stack)
+    assert isinstance(second, LazyStackedTensorDict)
+    assert_same(second, grad(lambda t: grad(scalar)(t)["a"].sum())(dense))
+
+
+def test_per_row_grads_of_ragged_members() -> None:
+    parts = members((2, 3))
+    result = vmap(grad(summed), in_dims=(1,))(lazy_stack(parts))
+    assert isinstance(result, LazyStackedTensorDict) and result.batch_size == (4, 2)
+    for got, member in zip(result.members, parts):
+        assert_same(got, vmap(grad(scalar))(member))
+
+
+def test_a_locked_stack_comes_back_locked() -> None:
+    stack = lazy_stack([m.lock_() for m in members()])
+    result = grad(scalar)(stack)
+    assert isinstance(result, LazyStackedTensorDict)
+    assert result.is_locked and all(m.is_locked for m in result.members)
+    assert_same(result, grad(scalar)(stack.contiguous()))
