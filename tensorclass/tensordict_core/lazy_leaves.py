@@ -71,12 +71,26 @@ class LazyLeaves(MutableMapping[str, Any]):
     Iterating gives the keys every member has (in the first member's order).
     """
 
-    __slots__ = ("dim", "members", "owner")
+    __slots__ = ("_members", "dim", "owner", "tree")
 
     def __init__(self, owner: TensorCore, members: list[Any], dim: int) -> None:
         self.owner = owner
-        self.members = members
+        self._members = members
         self.dim = dim
+        #: the pytree children this stack was rebuilt from (see lazy_pytree), if any
+        self.tree: Any = None
+
+    @property
+    def members(self) -> list[Any]:
+        """The stacked instances (brought up to date with the pytree children the stack
+        was rebuilt from, see lazy_pytree)."""
+        if self.tree is not None:
+            self.tree.refresh(self._members)
+        return self._members
+
+    @members.setter
+    def members(self, members: list[Any]) -> None:
+        self._members = members
 
     def member_batch(self) -> torch.Size:
         """The batch size of each member."""

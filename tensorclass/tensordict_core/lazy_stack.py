@@ -29,7 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 import torch
-import torch.utils._pytree as pytree
 from torch import Tensor
 from typing_extensions import Self
 
@@ -44,6 +43,7 @@ from .keys import unravel_key_tuple
 from .lazy_cat import LAZY_FUNCTIONS
 from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
+from .lazy_pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .lazy_ragged import LazyRagged, _PaddingSide, pad_stack
 from .lazy_shape import LazyShapeOps
 from .non_tensor import stack_non_tensors
@@ -109,6 +109,13 @@ class LazyStackedTensorDict(_LazyEngine):
 
     #: ``from_list`` builds lazy stacks on a lazy-stack class
     _lazy_default: ClassVar[bool | None] = True
+    #: a pytree node of its own (registered with the class, see lazy_pytree): the members
+    #: come back, and ragged keys are padded and cut back out
+    _pytree_hooks: ClassVar[tuple[Any, ...] | None] = (
+        flatten_stack,
+        unflatten_stack,
+        flatten_stack_with_keys,
+    )
 
     def __new__(
         cls,
@@ -912,15 +919,6 @@ def _rebuild(members: list[Any], dim: int, locked: bool) -> Any:
 allow_loading(_rebuild)
 
 
-def _flatten(stack: LazyStackedTensorDict) -> tuple[list[Any], None]:
-    # Transforms see a lazy stack as its dense equivalent (stacking is differentiable).
-    return [stack.contiguous()], None
-
-
-def _unflatten(children: Any, context: Any) -> Any:
-    return next(iter(children))
-
-
 class _StackedField:
     """Reads a typed field of a lazy stack: the members' values, stacked."""
 
@@ -955,10 +953,6 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
             namespace[field_name] = _StackedField(field_name)
         # type.__new__ with the members' metaclass: a typed class gets no schema rebuild.
         found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
-        if found not in pytree.SUPPORTED_NODES:  # another layer may register every class
-            pytree.register_pytree_node(
-                found, _flatten, _unflatten, serialized_type_name=f"{__name__}.{name}"
-            )
         LazyStackedTensorDict._variants[member_cls] = found
     return found
 

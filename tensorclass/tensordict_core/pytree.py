@@ -36,8 +36,8 @@ from ._core import Names, TensorCore
 from .non_tensor import NonTensorData, NonTensorStack
 
 _set_locked = TensorCore.__dict__["_locked"].__set__
-_transforms_active = torch._C._are_functorch_transforms_active
-_is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+# Classes registered with their own hooks (lazy stacks): a child of their own inside a node.
+_OWN_NODES: set[type] = set()
 _tuple_new = tuple.__new__
 _Size = torch.Size
 
@@ -51,7 +51,9 @@ class NodeContext(NamedTuple):
     """Per key, in storage order: ``("leaf", key, trailing)`` for a child (``trailing`` =
     its dims after this level's batch dims), ``("fixed", key, leaf)`` for a non-tensor
     leaf, ``("node", key, cls, context, extra)`` for a nested instance (``extra`` = its
-    batch dims beyond this level's), whose children follow in the flat list."""
+    batch dims beyond this level's), whose children follow in the flat list,
+    ``("tree", key, extra)`` for a nested instance that is a pytree node of its own (a lazy
+    stack): one child, flattened by its own hooks."""
     batch_size: torch.Size
     """The batch size, used only when no child carries it."""
     device: torch.device | None
@@ -59,22 +61,10 @@ class NodeContext(NamedTuple):
     locked: bool
 
 
-def _stacked_items(node: TensorCore) -> list[tuple[str, Any]]:
-    """A lazy stack's entries (stacked when read): outside the torch.func transforms when
-    its members' tensors are plain, or an active transform would take the stacked tensors
-    for its own and wrap them a second time (grad: "wrapped->level() < level")."""
-    if _transforms_active() and not any(map(_is_wrapped, node._own_tensors())):
-        with torch._C._DisableFuncTorch():
-            return list(node._data.items())
-    return list(node._data.items())
-
-
 def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
     n = len(node._batch_size)
     entries: list[tuple[Any, ...]] = []
-    data = node._data
-    items = data.items() if data.__class__ is dict else _stacked_items(node)
-    for key, leaf in items:
+    for key, leaf in node._data.items():
         cls = leaf.__class__
         # Exact classes first: isinstance against Tensor is slow for anything but a plain
         # tensor (its metaclass hooks it), and vmap flattens trees of ints.
@@ -86,6 +76,9 @@ def _flatten_into(node: TensorCore, children: list[Any]) -> NodeContext:
             entries.append(("leaf", key, 0))
         elif cls is NonTensorData or cls is NonTensorStack:
             entries.append(("fixed", key, leaf))
+        elif cls in _OWN_NODES:
+            children.append(leaf)
+            entries.append(("tree", key, len(leaf._batch_size) - n))
         elif isinstance(leaf, TensorCore):
             sub = _flatten_into(leaf, children)
             entries.append(("node", key, cls, sub, len(leaf._batch_size) - n))
@@ -123,6 +116,8 @@ def _paths(context: NodeContext, prefix: tuple[str, ...]) -> list[Any]:
             out.append((*prefix, entry[1]) if prefix else entry[1])
         elif entry[0] == "node":
             out.extend(_paths(entry[3], (*prefix, entry[1])))
+        elif entry[0] == "tree":
+            out.append((*prefix, entry[1]) if prefix else entry[1])
     return out
 
 
@@ -165,6 +160,20 @@ def _build(
                 if shape is not None:
                     others = [] if others is None else others
                     others.append(_Size(shape))
+        elif kind == "tree":
+            value = values[position]
+            position += 1
+            data[entry[1]] = value
+            if isinstance(value, TensorCore):
+                nested_size = value._batch_size
+                prefix = nested_size[: len(nested_size) - entry[2]]
+                if batch_size is None:
+                    batch_size = prefix
+                elif agree and prefix != batch_size:
+                    agree = False
+            elif getattr(value, "shape", None) is not None:
+                others = [] if others is None else others
+                others.append(_Size(value.shape))
         elif kind == "node":
             nested, position = _build(entry[2], values, position, entry[3])
             data[entry[1]] = nested
@@ -228,8 +237,15 @@ def unflatten_node(cls: type[TensorCore], values: Iterable[Any], context: NodeCo
 
 
 def register_pytree(cls: type[TensorCore]) -> None:
-    """Register ``cls`` as a pytree node (done for every ``TensorDictBase`` subclass)."""
+    """Register ``cls`` as a pytree node (done for every ``TensorDictBase`` subclass); a class
+    with ``_pytree_hooks`` (flatten, unflatten, flatten with keys) is registered with them."""
     if cls in pytree.SUPPORTED_NODES:
+        return
+    hooks = getattr(cls, "_pytree_hooks", None)
+    if hooks is not None:  # a class that flattens itself (lazy stacks: lazy_pytree)
+        flatten, unflatten_own, with_keys = hooks
+        pytree.register_pytree_node(cls, flatten, unflatten_own, flatten_with_keys_fn=with_keys)
+        _OWN_NODES.add(cls)
         return
 
     def unflatten(values: Iterable[Any], context: NodeContext) -> Any:
