@@ -83,6 +83,8 @@ class LazyShapeOps(TensorOps):
                 member_parts.append(part)
                 before += 1 if (not found and type(part) is slice) else 0
             dim += 1
+        if not found:  # the batch dims the index leaves out (before the stack dim) are kept
+            before += stack - dim
         member_index = tuple(member_parts)
         whole = all(_whole(part) for part in member_index)
 

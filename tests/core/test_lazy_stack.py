@@ -479,3 +479,33 @@ def test_cat_spellings_keep_ragged_lazy_stacks_lazy() -> None:
 def test_joining_non_instances_is_a_clear_error(join: Any) -> None:
     with pytest.raises(TypeError, match="item 0 is a int, not a tensor class"):
         join([1, 2])
+
+
+_BASIC_INDICES = [
+    (0,),
+    (1,),
+    (slice(None), 0),
+    (slice(None), 0, slice(None)),
+    (slice(None), slice(None), 0),
+    (0, 1),
+    (0, None, 1),
+    (None, slice(None), 0),
+    (slice(1, 3), 1, None),
+    (Ellipsis, 0),
+    (Ellipsis, 1, slice(None)),
+    (slice(None), None, 1, slice(0, 1)),
+    (0, 0, 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize("stack_dim", range(5))
+@pytest.mark.parametrize("index", _BASIC_INDICES, ids=str)
+def test_basic_indexing_matches_the_dense_stack(stack_dim: int, index: tuple[Any, ...]) -> None:
+    """Ints and slices before the stack dim, and the dims an index leaves out, put the stack
+    dim where torch puts it (an index shorter than the batch dims used to misplace it)."""
+    members = [TensorDict(a=torch.randn(4, 3, 2, 4), batch_size=[4, 3, 2, 4]) for _ in range(3)]
+    stack = lazy_stack(members, stack_dim)
+    dense = torch.stack([m["a"] for m in members], stack_dim)
+    result = stack[index]
+    assert result.batch_size == dense[index].shape
+    assert torch.equal(result["a"], dense[index])
