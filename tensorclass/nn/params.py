@@ -43,6 +43,18 @@ def _as_tuple(key: Any) -> tuple[Any, ...]:
     return key if isinstance(key, tuple) else (key,)
 
 
+def _check_keys(source: TensorCore) -> None:
+    """Refuse keys that cannot name a parameter, at every depth."""
+    for key, leaf in source._data.items():
+        if "." in key or not key:
+            raise ValueError(
+                f"TensorDictParams: the key {key!r} cannot name a parameter (keys must be "
+                f"non-empty and must not contain '.')"
+            )
+        if isinstance(leaf, TensorCore):
+            _check_keys(leaf)
+
+
 class TensorDictParams(nn.Module):
     """An ``nn.Module`` whose parameters (and buffers) are the leaves of a tensor class.
 
@@ -107,24 +119,32 @@ class TensorDictParams(nn.Module):
         lock: bool = False,
     ) -> None:
         super().__init__()
-        self._no_convert = no_convert
         source = parameters if isinstance(parameters, TensorCore) else TensorDict(parameters)
+        _check_keys(source)
+        self._fill(source, no_convert)
+        if lock:
+            self._td.lock_()
+
+    @classmethod
+    def _wrap(cls, source: TensorCore, no_convert: bool) -> TensorDictParams:
+        """A module for ``source``'s leaves, without the key checks (nested levels, and keys
+        that in-place methods made, such as ``"a.b"`` after ``flatten_keys``)."""
+        new = cls.__new__(cls)
+        nn.Module.__init__(new)
+        new._fill(source, no_convert)
+        return new
+
+    def _fill(self, source: TensorCore, no_convert: bool) -> None:
+        self._no_convert = no_convert
         data: dict[str, Any] = {}
         for key, leaf in source._data.items():
-            if "." in key or not key:
-                raise ValueError(
-                    f"TensorDictParams: the key {key!r} cannot name a parameter (keys must be "
-                    f"non-empty and must not contain '.')"
-                )
             data[key] = self._register(key, leaf, no_convert)
         td = type(source)._new(data, source._batch_size, source._device, source._names)
         object.__setattr__(self, "_td", td)
-        if lock:
-            td.lock_()
 
     def _register(self, key: str, leaf: Any, no_convert: bool) -> Any:
         if isinstance(leaf, TensorCore):
-            child = TensorDictParams(leaf, no_convert=no_convert)
+            child = type(self)._wrap(leaf, no_convert)
             self._modules[key] = child
             return child._td
         if isinstance(leaf, Tensor):

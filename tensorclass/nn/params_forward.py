@@ -56,7 +56,7 @@ def unwrap(value: Any) -> Any:
 #: methods that may add, remove or rename keys in place but return something other than
 #: the tensor class (``pop`` returns the value): the registration is brought in step after
 #: them, as after every method that returns the held tensor class (the in-place ones)
-MUTATORS = frozenset({"pop", "popitem", "setdefault", "split_keys"})
+MUTATORS = frozenset({"pop", "popitem", "separates", "setdefault", "split_keys"})
 
 #: the in-place entries of the engine's leaf-wise table (``mul_``, ``exp_``...): they write
 #: into every tensor leaf and, by construction, neither add, remove nor replace one, so the

@@ -91,8 +91,10 @@ def _rebuild(params: Any, as_is: frozenset[int]) -> None:
         if isinstance(leaf, TensorCore):
             child = old_modules.get(id(leaf))
             if child is None:  # a new nested level: registered as the constructor does
-                child = type(params)(leaf, no_convert=no_convert, lock=leaf.is_locked)
+                child = type(params)._wrap(leaf, no_convert)
                 data[key] = child.__dict__["_td"]
+                if leaf.is_locked:
+                    data[key].lock_()
             modules[key] = child
         elif isinstance(leaf, Tensor):
             if id(leaf) in old_parameters:
