@@ -72,6 +72,11 @@ class TensorDictParams(nn.Module):
     ``float``, ``double``, ``half``, ``bfloat16`` and ``type`` give a cast tensor class.
     The module hashes by identity.
 
+    The registration follows the keys: after any in-place change of them (``set``,
+    ``update``, ``pop``, ``rename_key_``, ``exclude(..., inplace=True)``..., at any depth)
+    the parameters, buffers and nested modules name exactly the leaves (see
+    ``params_sync.py``).
+
     >>> import torch
     >>> from tensorclass import TensorDict
     >>> p = TensorDictParams(TensorDict(w=torch.ones(2)))
