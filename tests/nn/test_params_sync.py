@@ -455,3 +455,22 @@ def test_every_method_leaves_the_registration_in_step(in_tmp: Path) -> None:
 def test_mutators_are_engine_methods() -> None:
     assert MUTATORS <= set(engine_methods())
     assert LEAFWISE_INPLACE <= set(engine_methods())
+
+
+def test_attribute_write_of_a_registered_name_moves_the_leaf() -> None:
+    params = make()
+    replacement = nn.Parameter(torch.zeros(2, 3))
+    params.w = replacement
+    assert params["w"] is replacement and dict(params.named_parameters())["w"] is replacement
+    params.w = None  # removes the entry, as ``del params.w`` does
+    assert "w" not in params and "w" not in dict(params.named_parameters())
+    assert_in_step(params)
+
+
+def test_non_tensor_data_is_kept_and_not_registered() -> None:
+    params = make()
+    params.set_non_tensor("note", "hello")
+    params.pop("w")
+    assert params.get_non_tensor("note") == "hello"
+    assert "note" not in params.state_dict()
+    assert_in_step(params)
