@@ -4,7 +4,9 @@
   directly and writing the outputs into a dict (weights frozen: no autograd graph, so the
   wrapper's own cost shows);
 - ``from_module`` + ``to_module`` (a functional call) against ``torch.func.functional_call``;
-- ``from_modules`` + ``torch.vmap`` over an ensemble of 4 MLPs against a Python loop.
+- ``from_modules`` + ``torch.vmap`` over an ensemble of 4 MLPs against a Python loop;
+- ``TensorDictParams``: a read by key, a forward reading two keys, an in-place ``mul_`` and
+  ``parameters()`` against ``nn.ParameterDict`` / plain parameters.
 """
 
 from __future__ import annotations
@@ -185,6 +187,102 @@ def _ensemble() -> Workload:
     )
 
 
+def _affine_leaves() -> dict[str, torch.Tensor]:
+    return {"scale": torch.ones(8), "shift": torch.zeros(8)}
+
+
+def _params(lib: Lib) -> Any:
+    tdnn = lib.submodule("nn")
+    leaves = {**_affine_leaves(), "inner": {"w": torch.ones(8), "b": torch.zeros(8)}}
+    return lib.require(tdnn, "TensorDictParams")(lib.TensorDict(leaves))
+
+
+def _plain_params() -> nn.ParameterDict:
+    leaves = {**_affine_leaves(), "inner": {"w": torch.ones(8), "b": torch.zeros(8)}}
+    return nn.ParameterDict(leaves)
+
+
+def _params_read() -> Workload:
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        return Case('params["scale"]', params=_params(lib))
+
+    def plain_build(scale: Scale) -> Case:
+        return Case('params["scale"]', params=_plain_params())
+
+    return Workload(
+        "TensorDictParams read by key",
+        "nn",
+        "other",
+        "ParameterDict",
+        with_plain(lib_build, plain_build),
+    )
+
+
+class _Affine(nn.Module):
+    def __init__(self, params: Any) -> None:
+        super().__init__()
+        self.params = params
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.params["scale"] + self.params["shift"]  # type: ignore[no-any-return]
+
+
+def _params_forward() -> Workload:
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        return Case("module(x)", module=_Affine(_params(lib)), x=torch.randn(64, 8))
+
+    def plain_build(scale: Scale) -> Case:
+        return Case("module(x)", module=_Affine(_plain_params()), x=torch.randn(64, 8))
+
+    return Workload(
+        "TensorDictParams forward (affine), batch 64",
+        "nn",
+        "other",
+        "ParameterDict",
+        with_plain(lib_build, plain_build),
+    )
+
+
+def _params_mul_() -> Workload:
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        return Case(
+            "with no_grad():\n    params.mul_(1.0)", params=_params(lib), no_grad=torch.no_grad
+        )
+
+    def plain_build(scale: Scale) -> Case:
+        leaves = list(_plain_params().parameters())
+        return Case(
+            "with no_grad():\n    mul_(leaves, 1.0)",
+            leaves=leaves,
+            mul_=torch._foreach_mul_,
+            no_grad=torch.no_grad,
+        )
+
+    return Workload(
+        "TensorDictParams mul_ (4 leaves)",
+        "nn",
+        "other",
+        "_foreach_mul_",
+        with_plain(lib_build, plain_build),
+    )
+
+
+def _params_parameters() -> Workload:
+    def lib_build(lib: Lib, scale: Scale) -> Case:
+        return Case("list(params.parameters())", params=_params(lib))
+
+    def plain_build(scale: Scale) -> Case:
+        return Case("list(params.parameters())", params=_plain_params())
+
+    return Workload(
+        "TensorDictParams parameters() (4 leaves, nested)",
+        "nn",
+        "other",
+        "ParameterDict",
+        with_plain(lib_build, plain_build),
+    )
+
+
 WORKLOADS = [
     _td_module(),
     _sequential(),
@@ -192,4 +290,8 @@ WORKLOADS = [
     _functional_call(),
     _stack_params(),
     _ensemble(),
+    _params_read(),
+    _params_forward(),
+    _params_mul_(),
+    _params_parameters(),
 ]

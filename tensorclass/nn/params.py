@@ -18,9 +18,10 @@ True
 
 from __future__ import annotations
 
+import builtins
 import copy
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch.utils._pytree as pytree
@@ -30,24 +31,28 @@ from torch.utils.hooks import RemovableHandle
 from ..registry import register_params_class
 from ..tensordict import TensorDict
 from ..tensordict_core._core import TensorCore
-from ..tensordict_core.keys import NestedKey, unravel_key_tuple
+from ..tensordict_core.keys import NestedKey
 from ..tensordict_core.pytree import flatten_node, unflatten_node
 from .params_forward import install_forwards, unwrap
+from .params_sync import reconcile, reconcile_level, registered
 
 __all__ = ["TensorDictParams"]
 
 
-def _registered(leaf: Tensor, no_convert: bool) -> Tensor:
-    """The tensor to register: a parameter, unless ``no_convert`` or not differentiable."""
-    if isinstance(leaf, nn.Parameter) or no_convert:
-        return leaf
-    if leaf.is_floating_point() or leaf.is_complex():
-        return nn.Parameter(leaf)
-    return leaf
-
-
 def _as_tuple(key: Any) -> tuple[Any, ...]:
     return key if isinstance(key, tuple) else (key,)
+
+
+def _check_keys(source: TensorCore) -> None:
+    """Refuse keys that cannot name a parameter, at every depth."""
+    for key, leaf in source._data.items():
+        if "." in key or not key:
+            raise ValueError(
+                f"TensorDictParams: the key {key!r} cannot name a parameter (keys must be "
+                f"non-empty and must not contain '.')"
+            )
+        if isinstance(leaf, TensorCore):
+            _check_keys(leaf)
 
 
 class TensorDictParams(nn.Module):
@@ -66,6 +71,11 @@ class TensorDictParams(nn.Module):
     ``state_dict`` keep ``nn.Module``'s meaning (``to`` casts the parameters in place);
     ``float``, ``double``, ``half``, ``bfloat16`` and ``type`` give a cast tensor class.
     The module hashes by identity.
+
+    The registration follows the keys: after any in-place change of them (``set``,
+    ``update``, ``pop``, ``rename_key_``, ``exclude(..., inplace=True)``..., at any depth)
+    the parameters, buffers and nested modules name exactly the leaves (see
+    ``params_sync.py``).
 
     >>> import torch
     >>> from tensorclass import TensorDict
@@ -115,26 +125,35 @@ class TensorDictParams(nn.Module):
     ) -> None:
         super().__init__()
         source = parameters if isinstance(parameters, TensorCore) else TensorDict(parameters)
+        _check_keys(source)
+        self._fill(source, no_convert)
+        if lock:
+            self._td.lock_()
+
+    @classmethod
+    def _wrap(cls, source: TensorCore, no_convert: bool) -> TensorDictParams:
+        """A module for ``source``'s leaves, without the key checks (nested levels, and keys
+        that in-place methods made, such as ``"a.b"`` after ``flatten_keys``)."""
+        new = cls.__new__(cls)
+        nn.Module.__init__(new)
+        new._fill(source, no_convert)
+        return new
+
+    def _fill(self, source: TensorCore, no_convert: bool) -> None:
+        self._no_convert = no_convert
         data: dict[str, Any] = {}
         for key, leaf in source._data.items():
-            if "." in key or not key:
-                raise ValueError(
-                    f"TensorDictParams: the key {key!r} cannot name a parameter (keys must be "
-                    f"non-empty and must not contain '.')"
-                )
             data[key] = self._register(key, leaf, no_convert)
         td = type(source)._new(data, source._batch_size, source._device, source._names)
         object.__setattr__(self, "_td", td)
-        if lock:
-            td.lock_()
 
     def _register(self, key: str, leaf: Any, no_convert: bool) -> Any:
         if isinstance(leaf, TensorCore):
-            child = TensorDictParams(leaf, no_convert=no_convert)
+            child = type(self)._wrap(leaf, no_convert)
             self._modules[key] = child
             return child._td
         if isinstance(leaf, Tensor):
-            leaf = _registered(leaf, no_convert)
+            leaf = registered(leaf, no_convert)
             if isinstance(leaf, nn.Parameter):
                 self._parameters[key] = leaf
             else:
@@ -203,6 +222,7 @@ class TensorDictParams(nn.Module):
             self.set(key, value)
         else:
             self._td[unwrap(key)] = unwrap(value)  # type: ignore[index]
+            reconcile(self)  # a write at an index may add keys (pre-allocation)
 
     def set(
         self,
@@ -215,44 +235,24 @@ class TensorDictParams(nn.Module):
     ) -> TensorDictParams:
         """Write ``item`` under ``key`` and register it; returns this module.
 
-        With ``inplace=True`` an existing entry is written in place (the registered
-        parameter keeps its identity, so optimizers keep stepping it); a missing key is
-        created and registered. ``non_blocking`` is the tensor class's.
+        Missing nested levels are created (and registered as nested modules), as on the
+        tensor class. With ``inplace=True`` an existing entry is written in place (the
+        registered parameter keeps its identity, so optimizers keep stepping it); a missing
+        key is created and registered. ``no_convert=True`` registers a tensor as it is (a
+        buffer unless it is a parameter). ``non_blocking`` is the tensor class's.
         """
         if inplace and key in self._td:  # type: ignore[operator]
             self._td.set(key, item, inplace=True, non_blocking=non_blocking)  # type: ignore[attr-defined]
             return self
-        value = item
-        path = unravel_key_tuple(key)
-        owner: TensorDictParams = self
-        for part in path[:-1]:
-            child = owner._modules.get(part)
-            if not isinstance(child, TensorDictParams):
-                raise KeyError(f"TensorDictParams: no nested level {part!r} in {key!r}")
-            owner = child
-        name = path[-1]
-        owner._parameters.pop(name, None)
-        owner._buffers.pop(name, None)
-        owner._modules.pop(name, None)
-        if isinstance(value, Mapping):
-            value = TensorDict(value, owner._td._batch_size)
-        owner._td.set(  # type: ignore[attr-defined]
-            name, owner._register(name, value, no_convert), non_blocking=non_blocking
-        )
+        self._td.set(key, unwrap(item), non_blocking=non_blocking)  # type: ignore[attr-defined]
+        as_is = frozenset((id(self._td.get(key)),)) if no_convert else frozenset()  # type: ignore[attr-defined]
+        reconcile(self, as_is)
         return self
 
     def del_(self, key: NestedKey) -> TensorDictParams:
         """Remove the entry under ``key`` and unregister it; returns this module."""
-        path = unravel_key_tuple(key)
-        owner: TensorDictParams = self
-        for part in path[:-1]:
-            child = owner._modules.get(part)
-            if not isinstance(child, TensorDictParams):
-                raise KeyError(f"TensorDictParams: no nested level {part!r} in {key!r}")
-            owner = child
-        owner._td.del_(path[-1])  # type: ignore[attr-defined]
-        for registry in (owner._parameters, owner._buffers, owner._modules):
-            registry.pop(path[-1], None)
+        self._td.del_(key)  # type: ignore[attr-defined]
+        reconcile(self)
         return self
 
     def __delitem__(self, key: NestedKey) -> None:
@@ -272,7 +272,54 @@ class TensorDictParams(nn.Module):
                 raise
             return getattr(self.__dict__["_td"], name)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # ``params.w = nn.Parameter(...)`` writes the tensor class too: a new name is a new
+        # key (``set``); a registered one keeps ``nn.Module``'s checks, and its leaf follows.
+        if value is None and "_td" in self.__dict__ and name in self.__dict__["_td"]._data:
+            self.del_(name)
+        elif name in self.__dict__.get("_parameters", ()) or name in self.__dict__.get(
+            "_buffers", ()
+        ):
+            super().__setattr__(name, value)
+            self._sync_leaves()
+        elif (
+            not name.startswith("_")
+            and "_td" in self.__dict__
+            and isinstance(value, (Tensor, TensorCore, TensorDictParams))
+        ):
+            self.set(name, value)
+        else:
+            super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if "_td" in self.__dict__ and name in self.__dict__["_td"]._data:
+            self.del_(name)
+        else:
+            super().__delattr__(name)
+
+    def named_modules(
+        self,
+        memo: builtins.set[nn.Module] | None = None,
+        prefix: str = "",
+        remove_duplicate: bool = True,
+    ) -> Iterator[tuple[str, nn.Module]]:
+        """``nn.Module.named_modules``, after bringing the registration in step with the leaves.
+
+        ``parameters()``, ``named_parameters()``, ``buffers()`` and ``modules()`` (so
+        optimizers) go through it, also from a model holding this module.
+        """
+        reconcile_level(self)  # nested levels reconcile in their own named_modules
+        modules: Iterator[tuple[str, nn.Module]] = super().named_modules(
+            memo, prefix, remove_duplicate
+        )
+        return modules
+
+    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+        reconcile_level(self)  # before ``state_dict`` reads the nested modules
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+
     def _apply(self, fn: Callable[..., Any], recurse: bool = True) -> TensorDictParams:
+        reconcile_level(self)  # nested levels: in their own ``_apply``
         super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
         # Conversions may replace the registered tensors: point the leaves at them again.
         self._sync_leaves()
@@ -281,6 +328,7 @@ class TensorDictParams(nn.Module):
     def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
         # ``load_state_dict(..., assign=True)`` replaces the registered tensors: the leaves
         # must follow (``nn.Module`` calls this once per module, nested levels included).
+        reconcile_level(self)
         super()._load_from_state_dict(*args, **kwargs)
         self._sync_leaves()
 
@@ -289,7 +337,8 @@ class TensorDictParams(nn.Module):
         data = self._td._data
         for registry in (self._parameters, self._buffers):
             for key, tensor in registry.items():
-                data[key] = tensor
+                if tensor is not None:
+                    data[key] = tensor
         tensors = [
             t for t in (*self._parameters.values(), *self._buffers.values()) if t is not None
         ]
@@ -298,6 +347,7 @@ class TensorDictParams(nn.Module):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TensorDictParams:
         """A deep copy whose tensor class holds the copy's own registered parameters."""
+        reconcile(self)
         new = object.__new__(type(self))
         memo[id(self)] = new
         for name, value in self.__dict__.items():

@@ -23,6 +23,8 @@ from typing import Any
 from torch import nn
 
 from ..tensordict import TensorDict
+from ..tensordict_core.leaf_ops import LeafOps
+from .params_sync import reconcile
 
 __all__ = ["install_forwards", "unwrap"]
 
@@ -51,16 +53,37 @@ def unwrap(value: Any) -> Any:
     return value
 
 
+#: methods that may add, remove or rename keys in place but return something other than
+#: the tensor class (``pop`` returns the value): the registration is brought in step after
+#: them, as after every method that returns the held tensor class (the in-place ones)
+MUTATORS = frozenset({"pop", "popitem", "separates", "setdefault", "split_keys"})
+
+#: the in-place entries of the engine's leaf-wise table (``mul_``, ``exp_``...): they write
+#: into every tensor leaf and, by construction, neither add, remove nor replace one, so the
+#: registration is not checked after them (``tests/nn/test_params_sync.py`` checks it is so)
+LEAFWISE_INPLACE = frozenset(
+    name for name in vars(LeafOps) if name.endswith("_") and not name.startswith("_")
+)
+
+
 class _Method:
-    """Forwards a method to the held tensor class; returns the module for results that are it."""
+    """Forwards a method to the held tensor class; returns the module for results that are it.
+
+    After a method that returns the held tensor class (an in-place method, except the
+    :data:`LEAFWISE_INPLACE` ones) or one of :data:`MUTATORS`, the module's registration is
+    brought in step with the leaves.
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.mutator = name in MUTATORS
+        self.leafwise = name in LEAFWISE_INPLACE
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return getattr(TensorDict, self.name)
         td = obj.__dict__["_td"]
+        mutator, leafwise = self.mutator, self.leafwise
         method: Any = getattr(td, self.name)
         if not callable(method):
             return method
@@ -70,7 +93,13 @@ class _Method:
             args = tuple(unwrap(a) for a in args)
             kwargs = {k: unwrap(v) for k, v in kwargs.items()}
             result = method(*args, **kwargs)
-            return obj if result is td else result
+            if result is td:
+                if not leafwise:
+                    reconcile(obj)
+                return obj
+            if mutator:
+                reconcile(obj)
+            return result
 
         return forward
 
