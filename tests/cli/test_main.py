@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from tensorclass.cli import build_parser, main
+from tensorclass.cli import build_parser, entry, main
 
 from .conftest import Run
 
@@ -35,4 +35,31 @@ def test_each_command_has_help() -> None:
 
 def test_importing_dunder_main_runs_nothing() -> None:
     module = importlib.import_module("tensorclass.__main__")  # as tools walking the package do
-    assert module.main is main
+    assert module.entry is entry
+
+
+def test_the_console_entry_runs_main_then_freezes_what_is_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``entry`` (the console script and ``python -m tensorclass``) returns main's status and
+    freezes the objects left, so the interpreter's exit skips collecting them."""
+    import gc
+
+    import tensorclass.cli as cli_module
+
+    calls: list[str] = []
+    monkeypatch.setattr(cli_module, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    assert cli_module.entry() == 3
+    assert calls == ["main", "freeze"]
+
+
+def test_the_console_scripts_point_at_entry() -> None:
+    from pathlib import Path
+
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"tensorclass": "tensorclass.cli:entry"}
+    dunder_main = (Path(__file__).parents[2] / "tensorclass" / "__main__.py").read_text()
+    assert "raise SystemExit(entry())" in dunder_main
