@@ -50,6 +50,8 @@ from ._mypy_fields import TENSOR_CLASS, TENSORCLASS_KEY
 from ._mypy_keys import KEY_METHODS, TENSORCLASS_VALUE, key_method_hook
 from ._mypy_nn import KEYED_CALLS, MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
 from ._mypy_torch import TORCH_JOINS, torch_join_signature
+from ._mypy_torch_functions import torch_function_hook
+from ._mypy_torch_names import TORCH_FUNCTIONS
 
 __all__ = ["TENSORCLASS_KEY", "TENSORCLASS_VALUE", "TensorClassPlugin", "plugin"]
 
@@ -107,8 +109,12 @@ class TensorClassPlugin(Plugin):
     def get_function_signature_hook(
         self, fullname: str
     ) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        """``torch.stack``/``torch.cat`` of tensor classes."""
-        return torch_join_signature if fullname in TORCH_JOINS else None
+        """``torch.stack``/``torch.cat`` and the other supported torch functions of tensor
+        classes."""
+        if fullname in TORCH_JOINS:
+            return torch_join_signature
+        name = TORCH_FUNCTIONS.get(fullname)
+        return None if name is None else torch_function_hook(name, self.lookup_fully_qualified)
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``."""
