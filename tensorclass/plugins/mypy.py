@@ -17,7 +17,10 @@ checker:
   as possibly ``None``;
 - ``x["field"] = v``, ``x.set("field", v)``, ``x.update({"field": v})``: a value whose type
   the field does not accept is an error with the code ``tensorclass-value``;
-- ``torch.stack``/``torch.cat`` of tensor classes return the class;
+- ``torch.stack``/``torch.cat`` of tensor classes return the class, and the other torch and
+  ``torch.nn.functional`` functions the library runs on them (``torch.maximum(x, t)``,
+  ``F.relu(x)``, ``torch.unbind(x)``...) accept the class where torch takes a tensor and
+  return it where torch returns one (``_mypy_torch_functions.py``);
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
   keys are checked against X's fields.
 """

@@ -115,7 +115,7 @@ torch.cumsum(step, 0, out=step)  # E: arg-type
 # masks, conditions and indices stay tensors
 torch.where(td > 0, td, 0.0)  # E: call-overload
 torch.masked_fill(step, step, 0.0)  # E: call-overload
-torch.gather(td, 0, td)  # E: call-overload
+torch.gather(td, 0, td)  # E: arg-type
 # other argument types stay checked
 torch.maximum(td, "0")  # E: arg-type
 F.relu(step, inplace="yes")  # E: arg-type
