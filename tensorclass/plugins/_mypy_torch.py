@@ -20,7 +20,7 @@ from mypy.types import (
 
 from ._mypy_fields import TENSOR_CORE
 
-__all__ = ["TORCH_JOINS", "item_class", "torch_join_signature"]
+__all__ = ["TORCH_JOINS", "item_class", "tensor_class", "torch_join_signature"]
 
 TORCH_JOINS = frozenset(
     f"{module}.{name}"
@@ -30,7 +30,8 @@ TORCH_JOINS = frozenset(
 """The fullnames of ``torch.stack``/``torch.cat`` (and aliases) across torch versions."""
 
 
-def _tensor_class(typ: Type) -> Instance | None:
+def tensor_class(typ: Type) -> Instance | None:
+    """The type as a tensor-class instance (``TensorDict``, a typed class...), if it is one."""
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and proper.type.has_base(TENSOR_CORE):
         return proper
@@ -41,14 +42,14 @@ def item_class(typ: Type) -> Instance | None:
     """The tensor-class item type of a list/tuple/sequence type, if it is one."""
     proper = get_proper_type(typ)
     if isinstance(proper, TupleType):
-        items = [_tensor_class(item) for item in proper.items]
+        items = [tensor_class(item) for item in proper.items]
         first = items[0] if items else None
         if first is not None and all(item == first for item in items):
             return first
         proper = get_proper_type(proper.partial_fallback)
     if not isinstance(proper, Instance) or len(proper.args) != 1:
         return None
-    return _tensor_class(proper.args[0])
+    return tensor_class(proper.args[0])
 
 
 def torch_join_signature(ctx: FunctionSigContext) -> FunctionLike:

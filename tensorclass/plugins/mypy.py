@@ -18,7 +18,10 @@ checker:
 - ``x["field"] = v``, ``x.set("field", v)``, ``x.update({"field": v})`` (or ``dict(field=v)``),
   ``setdefault``, ``set_at_``, ``update_at_``, ``set_non_tensor``: a value whose type the
   field does not accept is an error with the code ``tensorclass-value``;
-- ``torch.stack``/``torch.cat`` of tensor classes return the class;
+- ``torch.stack``/``torch.cat`` of tensor classes return the class, and the other torch and
+  ``torch.nn.functional`` functions the library runs on them (``torch.maximum(x, t)``,
+  ``F.relu(x)``, ``torch.unbind(x)``...) accept the class where torch takes a tensor and
+  return it where torch returns one (``_mypy_torch_functions.py``);
 - ``lazy_stack(xs)``, ``X.lazy_stack(xs)``, ``LazyStackedTensorDict.lazy_stack(xs)``: both
   ``LazyStackedTensorDict`` and the class of ``xs`` (as at run time);
 - ``TensorDictModule(..., schema=X)``/``TensorDictSequential(..., schema=X)``: literal
@@ -54,6 +57,8 @@ from ._mypy_keys import KEY_METHODS, TENSORCLASS_VALUE, key_method_hook
 from ._mypy_lazy import LAZY_STACK_FUNCTION, LAZY_STACK_METHOD, lazy_stack_hook
 from ._mypy_nn import KEYED_CALLS, MODULE_BASE, SEQUENTIAL, module_hook, sequential_hook
 from ._mypy_torch import TORCH_JOINS, torch_join_signature
+from ._mypy_torch_functions import torch_function_hook
+from ._mypy_torch_names import TORCH_FUNCTIONS
 
 __all__ = ["TENSORCLASS_KEY", "TENSORCLASS_VALUE", "TensorClassPlugin", "plugin"]
 
@@ -116,8 +121,12 @@ class TensorClassPlugin(Plugin):
     def get_function_signature_hook(
         self, fullname: str
     ) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        """``torch.stack``/``torch.cat`` of tensor classes."""
-        return torch_join_signature if fullname in TORCH_JOINS else None
+        """``torch.stack``/``torch.cat`` and the other supported torch functions of tensor
+        classes."""
+        if fullname in TORCH_JOINS:
+            return torch_join_signature
+        name = TORCH_FUNCTIONS.get(fullname)
+        return None if name is None else torch_function_hook(name, self.lookup_fully_qualified)
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         """Key-reading modules (``TensorDictModule``, sequentials...) built with ``schema=``;

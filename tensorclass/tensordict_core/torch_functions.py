@@ -324,6 +324,8 @@ def _extremum(name: str, elementwise: Callable[..., Tensor]) -> Callable[..., An
 
     def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
         other = args[0] if args else kwargs.get("other")
+        if isinstance(obj, Tensor):  # torch.max(tensor, instance): element-wise
+            return ELEMENTWISE_FUNCTIONS[elementwise](obj, other)
         if isinstance(other, (Tensor, TensorCore)):
             return obj._binary(elementwise, other)
         return getattr(obj, name)(*args, **kwargs)

@@ -417,6 +417,9 @@ def test_torch_max_of_two_instances_is_element_wise() -> None:
     same = torch.max(td, other)
     assert torch.equal(same["a"], torch.maximum(td["a"], other["a"]))
     assert torch.equal(torch.min(td, other=other)["n", "b"], -td["n", "b"].abs())
+    bound = torch.zeros(())
+    assert torch.equal(torch.max(bound, td)["a"], torch.maximum(bound, td["a"]))
+    assert torch.equal(torch.min(bound, other=td)["a"], torch.minimum(bound, td["a"]))
 
 
 def test_torch_function_refusals() -> None:

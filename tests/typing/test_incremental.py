@@ -50,6 +50,8 @@ child = IncrFrozenChild(torch.zeros(2), batch_size=[2])
 assert_type(inner.reshape(1, 2), IncrInner)
 assert_type(outer["inner", "x"], torch.Tensor)
 assert_type(torch.stack([inner, inner]), IncrInner)
+assert_type(torch.maximum(inner, torch.zeros(2)), IncrInner)
+assert_type(torch.unbind(outer), tuple[IncrOuter, ...])
 assert_type(child[0], IncrFrozenChild)
 child.w = None
 outer.select(("inner", "x"), "y")

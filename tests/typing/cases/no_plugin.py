@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from typing_extensions import assert_type
 
 import tensorclass
@@ -43,3 +44,11 @@ assert_type(tensorclass.cat((frame, frame), 0), Frame)
 assert_type(tensorclass.stack([frame, frame], out=frame), Frame)
 tensorclass.stack([frame, torch.zeros(2)])  # E: type-var reportArgumentType
 tensorclass.cat([frame], dim="0")  # E: arg-type reportArgumentType
+
+# -- other torch functions: tensors only (the plugin types them); the methods keep the class --
+torch.maximum(frame, torch.zeros(2))  # E: arg-type reportArgumentType
+F.relu(frame)  # E: arg-type reportArgumentType
+torch.unbind(frame)  # E: arg-type reportArgumentType
+assert_type(frame.maximum(torch.zeros(2)), Frame)
+assert_type(frame.apply(F.relu), Frame)
+assert_type(frame.unbind(0), tuple[Frame, ...])
