@@ -24,6 +24,7 @@ from .access import KeyAccess
 from .elementwise import Elementwise, align, batch_aligned, with_default
 from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
+from .lazy_writes import through_lazy
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .reduction_kinds import single_dim
 from .shape import batch_dim
@@ -144,6 +145,23 @@ def _inplace_refusal(
         if problem is not None:
             return i, problem
     return None
+
+
+def fused_scalar_inplace(op: Callable[[Any, Any], Any], leaves: list[Tensor], other: Any) -> bool:
+    """``leaf op= other`` for every leaf with one fused kernel, when ``other`` is a number,
+    the kernel exists and no leaf would refuse it; ``False`` (nothing written) otherwise: the
+    caller takes the per-leaf path, which names the key a refusal is about."""
+    fused = _FOREACH_INPLACE.get(op)
+    if (
+        fused is None
+        or not leaves
+        or not isinstance(other, _SCALARS)
+        or _transforms_active()
+        or _inplace_refusal(op, leaves, other, None) is not None
+    ):
+        return False
+    fused(leaves, other)
+    return True
 
 
 def _leaf_refusal(op: Callable[[Any, Any], Any], leaf: Tensor, operand: Any) -> str | None:
@@ -318,6 +336,7 @@ class Arithmetic(Elementwise, KeyAccess):
         out.update(zip(keys, results))
         return out
 
+    @through_lazy
     def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
         others: list[Tensor] | None
         if isinstance(other, TensorCore):
@@ -500,6 +519,7 @@ class Arithmetic(Elementwise, KeyAccess):
     def __invert__(self) -> Self:
         return self._map_tensors(torch.bitwise_not)
 
+    @through_lazy
     def lerp_(self, end: Any, weight: Any) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in place.
 
