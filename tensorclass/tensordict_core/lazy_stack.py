@@ -47,7 +47,7 @@ from ..registry import dynamic_class, register_lazy_class
 from ..switches import printoption
 from ._core import MISSING, TensorCore, set_state
 from .access import cloned_input, read_value
-from .arithmetic import fused_scalar_inplace
+from .arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
 from .context import undo_lock
 from .key_views import KeysView
 from .keys import unravel_key_tuple
@@ -56,7 +56,7 @@ from .lazy_forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_ragged import LazyRagged, pad_stack
 from .lazy_shape import LazyShapeOps
-from .lazy_writes import distinct_writes
+from .lazy_writes import check_nested, distinct_writes
 from .non_tensor import stack_non_tensors
 from .repr import describe_leaf, describe_tensor
 from .safe_globals import allow_loading
@@ -425,9 +425,13 @@ class LazyStackedTensorDict(LazyRagged):
     def _check_write_back(
         self, dense: TensorCore, what: str, path: tuple[str, ...]
     ) -> list[tuple[Any, Any]]:
-        """The (member, part) writes of :meth:`_write_back`, checked (nothing written)."""
+        """The (member, part) writes of :meth:`_write_back`, checked (nothing written), the
+        lazy stacks nested in the members too."""
         parts = _unbind(dense, self._lazy.dim)
-        return distinct_writes(self._lazy.members, parts, what, path)
+        writes = distinct_writes(self._lazy.members, parts, what, path)
+        for member, part in writes:
+            check_nested(member, part, what, path)
+        return writes
 
     def _split_other(self, other: Any) -> list[Any] | None:
         """The parts of another operand, one per member, or None if it cannot be split."""
@@ -462,7 +466,11 @@ class LazyStackedTensorDict(LazyRagged):
             leaves = list({id(t): t for t in self._own_tensors()}.values())
             if fused_scalar_inplace(op, leaves, other):
                 return self
-        for member, part in distinct_writes(self._lazy.members, parts, what):
+        writes = distinct_writes(self._lazy.members, parts, what)
+        if parts and isinstance(parts[0], TensorCore) and fused_paired_inplace(op, writes):
+            return self  # an instance's parts: every member's leaves in one fused kernel
+        refuse_first(op, writes)  # a refusal before any member is written
+        for member, part in writes:
             member._inplace(op, part)
         return self
 

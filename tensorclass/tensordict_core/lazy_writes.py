@@ -31,6 +31,7 @@ from ._core import TensorCore
 from .keys import shown_key
 
 __all__ = [
+    "check_nested",
     "distinct_writes",
     "first_difference",
     "holds_lazy",
@@ -174,17 +175,28 @@ def _changed(node: TensorCore) -> bool:
     return False
 
 
-def _check_back(node: TensorCore, shadow: TensorCore, what: str, path: tuple[str, ...]) -> None:
-    """Refuse up front a write-back that would give a repeated member different values."""
+def check_nested(
+    node: TensorCore,
+    values: TensorCore,
+    what: str,
+    path: tuple[str, ...],
+    only_changed: bool = False,
+) -> None:
+    """Refuse up front writing ``values`` into ``node`` when a lazy stack nested in it (at
+    any depth) would give a member held at several positions different values
+    (``only_changed``: the parts of ``values`` none of whose tensors was written are
+    skipped, as :func:`run_through_lazy` does not write them back)."""
     for key, leaf in node._data.items():
         if not isinstance(leaf, TensorCore):
             continue
-        part = shadow._data[key]
+        part = values._data.get(key)
+        if not isinstance(part, TensorCore):
+            continue
         if is_lazy(leaf):
-            if _changed(part):
+            if not only_changed or _changed(part):
                 leaf._check_write_back(part, what, (*path, key))  # type: ignore[attr-defined]
         else:
-            _check_back(leaf, part, what, (*path, key))
+            check_nested(leaf, part, what, (*path, key), only_changed)
 
 
 def _write_back(node: TensorCore, shadow: TensorCore) -> None:
@@ -205,7 +217,7 @@ def run_through_lazy(node: TensorCore, what: str, run: Callable[[TensorCore], An
     are then copied back into ``node``'s tensors and nested lazy stacks' members."""
     shadow = _shadow(node)
     run(shadow)
-    _check_back(node, shadow, what, ())
+    check_nested(node, shadow, what, (), only_changed=True)
     _write_back(node, shadow)
 
 
@@ -219,7 +231,16 @@ def through_lazy(method: F) -> F:
     @functools.wraps(method)
     def wrapper(self: TensorCore, *args: Any, **kwargs: Any) -> Any:
         data = self._data
-        if type(data) is not dict or not holds_lazy(self):
+        if type(data) is not dict:  # a lazy stack itself: its own methods reach the members
+            return method(self, *args, **kwargs)
+        for leaf in data.values():  # holds_lazy, inline (this runs on every in-place call)
+            if (
+                leaf.__class__ is not Tensor
+                and isinstance(leaf, TensorCore)
+                and (type(leaf._data) is not dict or holds_lazy(leaf))
+            ):
+                break
+        else:
             return method(self, *args, **kwargs)
         what = name
         if name.startswith("_"):

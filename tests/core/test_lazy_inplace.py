@@ -305,3 +305,37 @@ def test_distinct_elements_of_a_repeated_member_may_differ() -> None:
         {"x": torch.tensor([1.0, 2.0]), "y": torch.ones(2, 3)}, [2]
     )
     assert a["x"].tolist() == [1.0, 2.0]
+
+
+def test_stack_operand_refusal_names_the_key_and_changes_nothing() -> None:
+    a, b = member(0.5), member(0.75)
+    b["y"] = b["y"].clone().requires_grad_()
+    stack = lazy_stack([a, b])
+    before = values(stack.detach())
+    with pytest.raises(OperandError, match="'y'.*requires grad"):
+        stack.mul_(per_member(2.0, 3.0))
+    assert values(stack.detach()) == before
+    with torch.no_grad():
+        stack.mul_(per_member(2.0, 4.0))
+    assert a["x"].tolist() == [1.0, 1.0] and b["x"].tolist() == [3.0, 3.0]
+
+
+def test_stack_operand_of_other_keys_refused() -> None:
+    stack = lazy_stack([member(), member()])
+    other = lazy_stack([TensorDict({"x": torch.ones(2)}, [2])] * 2)
+    with pytest.raises(Exception, match="different keys"):
+        stack.add_(other)
+    assert stack.members[0]["x"].tolist() == [0.5, 0.5]
+
+
+def test_repeated_member_inside_nested_stacks() -> None:
+    a = member(0.5)
+    inner = TensorDict({"s": lazy_stack([a, a])}, [2])
+    other = TensorDict({"s": lazy_stack([member(), member()])}, [2])
+    root = lazy_stack([other, inner])  # the repeated member in the second one
+    root.add_(1)
+    assert a["x"].tolist() == [1.5, 1.5]
+    before = values(root)
+    with pytest.raises(OperandError, match="same member"):
+        root.add_(torch.tensor([[0.0, 0.0], [0.0, 1.0]]))  # varies in the second stack
+    assert values(root) == before
