@@ -437,7 +437,7 @@ class TensorCore(TensorCollection):
             if isinstance(leaf, Tensor):
                 out.append(leaf)
             elif isinstance(leaf, TensorCore):
-                out.extend(TensorCore._own_tensors(leaf))
+                out.extend(leaf._own_tensors())  # a lazy stack's: its members'
         return out
 
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:

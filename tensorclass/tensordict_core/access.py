@@ -262,8 +262,18 @@ class KeyAccess(TensorCore):
             ]
         plan: list[tuple[TensorCore, str, Any, bool]] = []
         self._plan_update(entries, (), inplace, plan, is_leaf)
-        for owner, key, leaf, write_in_place in plan:
-            if write_in_place:
+        # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
+        # before anything is written)
+        lazy_writes = {
+            i: owner._inplace_writes(key, leaf)  # type: ignore[attr-defined]
+            for i, (owner, key, leaf, write_in_place) in enumerate(plan)
+            if write_in_place and type(owner._data) is not dict
+        }
+        for i, (owner, key, leaf, write_in_place) in enumerate(plan):
+            if i in lazy_writes:
+                for member, part in lazy_writes[i]:
+                    member._write_inplace(key, part)
+            elif write_in_place:
                 owner._data[key].copy_(leaf)
             elif leaf is MISSING:  # None unsets a field of a typed class
                 owner._data.pop(key, None)

@@ -24,6 +24,7 @@ from .access import KeyAccess
 from .elementwise import Elementwise, align, batch_aligned, with_default
 from .functional import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
+from .lazy_writes import holds_lazy, through_lazy
 from .non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from .reduction_kinds import single_dim
 from .shape import batch_dim
@@ -144,6 +145,70 @@ def _inplace_refusal(
         if problem is not None:
             return i, problem
     return None
+
+
+def fused_scalar_inplace(op: Callable[[Any, Any], Any], leaves: list[Tensor], other: Any) -> bool:
+    """``leaf op= other`` for every leaf with one fused kernel, when ``other`` is a number,
+    the kernel exists and no leaf would refuse it; ``False`` (nothing written) otherwise: the
+    caller takes the per-leaf path, which names the key a refusal is about."""
+    fused = _FOREACH_INPLACE.get(op)
+    if (
+        fused is None
+        or not leaves
+        or not isinstance(other, _SCALARS)
+        or _transforms_active()
+        or _inplace_refusal(op, leaves, other, None) is not None
+    ):
+        return False
+    fused(leaves, other)
+    return True
+
+
+def fused_paired_inplace(
+    op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, TensorCore]]
+) -> bool:
+    """``node op= other`` for every ``(node, other)`` pair (leaves paired by key) with one
+    fused kernel, when the kernel exists, every node is dense (no lazy stack in it) and no
+    leaf would refuse its operand; ``False`` (nothing written) otherwise: the caller takes
+    the per-node path, which names the key a refusal is about."""
+    fused = _FOREACH_INPLACE.get(op)
+    if fused is None or _transforms_active():
+        return False
+    leaves: list[Tensor] = []
+    others: list[Tensor] = []
+    for node, other in pairs:
+        if type(node._data) is not dict or not isinstance(other, Arithmetic) or holds_lazy(node):
+            return False
+        node_leaves, other_leaves = paired_tensor_leaves(node, other, "in-place operator")
+        leaves += node_leaves
+        others += other_leaves
+    if not leaves or _inplace_refusal(op, leaves, None, others) is not None:
+        return False
+    fused(leaves, others)
+    return True
+
+
+def refuse_first(op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, Any]]) -> None:
+    """Raise the error of the first ``(node, operand)`` pair whose ``node op= operand``
+    would be refused (nothing written), so that writing node after node is every node or
+    none. Nodes holding lazy stacks are left to their own checks."""
+    for node, other in pairs:
+        if type(node._data) is not dict or holds_lazy(node) or not isinstance(node, Arithmetic):
+            continue
+        others: list[Tensor] | None = None
+        if isinstance(other, TensorCore):
+            if not isinstance(other, Arithmetic):
+                continue
+            leaves, others = paired_tensor_leaves(node, other, "in-place operator")
+        else:
+            other = _operand(other)
+            if other is NotImplemented or (isinstance(other, Tensor) and other.ndim):
+                continue
+            leaves = tensor_leaves(node)
+        refused = _inplace_refusal(op, leaves, other, others)
+        if refused is not None:
+            position, reason = refused
+            node._refuse_inplace(op, position, others[position] if others else other, reason)
 
 
 def _leaf_refusal(op: Callable[[Any, Any], Any], leaf: Tensor, operand: Any) -> str | None:
@@ -318,6 +383,7 @@ class Arithmetic(Elementwise, KeyAccess):
         out.update(zip(keys, results))
         return out
 
+    @through_lazy
     def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
         others: list[Tensor] | None
         if isinstance(other, TensorCore):
@@ -500,6 +566,7 @@ class Arithmetic(Elementwise, KeyAccess):
     def __invert__(self) -> Self:
         return self._map_tensors(torch.bitwise_not)
 
+    @through_lazy
     def lerp_(self, end: Any, weight: Any) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in place.
 

@@ -36,6 +36,7 @@ from . import leaf_functions
 from ._core import TensorCore
 from .functional import Functional, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .keys import shown_key
+from .lazy_writes import through_lazy
 from .leaf_ops import LeafOps
 from .non_tensor import NonTensorData
 
@@ -235,6 +236,7 @@ class Elementwise(LeafOps):
         result: Self = leafwise(self, fn, operands, kwargs)
         return result
 
+    @through_lazy
     def _nary_inplace(
         self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Self:
@@ -262,7 +264,7 @@ class Elementwise(LeafOps):
                 )
         write_back = getattr(self, "_write_back", None)
         if write_back is not None:  # a lazy stack: its leaves are stacked copies
-            write_back(_rebuilt(self, iter(results)))
+            write_back(_rebuilt(self, iter(results)), name)
             return self
         for leaf, result in zip(leaves, results):
             leaf.copy_(result)

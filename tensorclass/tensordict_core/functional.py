@@ -14,6 +14,7 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError, OperandError, StructureMismatchError
 from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
+from .lazy_writes import holds_lazy, run_through_lazy, through_lazy
 from .masks import check_mask, expand_mask
 
 __all__ = ["Functional", "tensor_leaves"]
@@ -337,6 +338,15 @@ class Functional(TensorCore):
         if batch_size is not None:
             opts = opts._replace(batch_size_given=True)
         if inplace:
+            if type(self._data) is dict and holds_lazy(self):  # written back into the stacks
+                run_through_lazy(
+                    self,
+                    "apply_",
+                    lambda shadow: shadow._apply(  # type: ignore[attr-defined]
+                        fn, others, batch_size, names, True, default, call_on_nested, prefix, opts
+                    ),
+                )
+                return self
             opts = opts._replace(pending=[])
         data = self._apply_level(
             fn, others, new_size, inplace, default, call_on_nested, prefix, (), opts
@@ -580,6 +590,7 @@ class Functional(TensorCore):
 
     # -- filling ---------------------------------------------------------------------------
 
+    @through_lazy
     def zero_(self) -> Self:
         """Set every tensor to zero, in place."""
         leaves = tensor_leaves(self)
@@ -590,6 +601,7 @@ class Functional(TensorCore):
             torch._foreach_zero_(leaves)
         return self
 
+    @through_lazy
     def fill_(self, key: str | tuple[str, ...], value: float | bool | Tensor) -> Self:
         """Fill the tensor under ``key`` with ``value``, in place."""
         flat = key if type(key) is str else tuple(key)
@@ -607,6 +619,7 @@ class Functional(TensorCore):
         n = len(self._batch_size)
         return self._map_tensors(lambda t: t.masked_fill(_expand_mask(mask, t, n), value))
 
+    @through_lazy
     def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
         """Write ``value`` where ``mask`` (over the leading batch dims) is true, in place."""
         check_mask(self, mask, "masked_fill_")

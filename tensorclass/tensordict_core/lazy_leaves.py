@@ -16,6 +16,7 @@ from torch import Tensor
 
 from ..errors import KeyNotFoundError, StructureMismatchError
 from ._core import MISSING, TensorCore
+from .lazy_writes import distinct_writes
 from .non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 
 __all__ = ["LazyLeaves", "split_leaf", "stack_leaves"]
@@ -112,10 +113,11 @@ class LazyLeaves(MutableMapping[str, Any]):
 
     def __setitem__(self, key: str, leaf: Any) -> None:
         parts = split_leaf(leaf, self.dim, len(self.members))
+        writes = distinct_writes(self.members, parts, f"setting {key!r}", (key,))
         for member in self.members:
             if member._locked:
                 member._check_unlocked(key, "add" if key not in member._data else "replace")
-        for member, part in zip(self.members, parts):
+        for member, part in writes:
             member._data[key] = part
 
     def distinct(self) -> list[Any]:

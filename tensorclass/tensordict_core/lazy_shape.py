@@ -19,11 +19,13 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from ..errors import BatchSizeError
+from ..errors import BatchSizeError, OperandError
 from ..registry import dynamic_class
 from ._core import TensorCore
 from .indexing import _fits, _tensor_leaves, normalize_index
+from .keys import shown_key
 from .lazy_leaves import LazyLeaves
+from .lazy_writes import first_difference
 from .ops import TensorOps
 from .shape import _infer_shape, _sizes, batch_dim
 
@@ -145,6 +147,34 @@ class LazyShapeOps(TensorOps):
     # -- writing at an index -------------------------------------------------------------
 
     def _set_at(self, index: Any, value: Any) -> None:
+        if len(self._lazy.distinct()) != len(self._lazy.members):
+            self._check_repeated_set_at(index, value)
+        self._set_at_members(index, value)
+
+    def _check_repeated_set_at(self, index: Any, value: Any) -> None:
+        """Refuse ``self[index] = value`` (nothing written) when a member held at several
+        positions would receive different values at one of its elements: the write is
+        made on copies of the members, and each selected element must then hold what a
+        dense stack would (a later position must not overwrite an earlier one)."""
+        leaves = self._lazy
+        copies = {id(member): member.clone() for member in leaves.distinct()}
+        trial = _restack([copies[id(m)] for m in leaves.members], leaves.dim, self)
+        trial._set_at_members(index, value)
+        expected = self.contiguous()
+        expected[index] = value
+        found = first_difference(trial.contiguous()[index], expected[index])
+        if found is not None:
+            where = f"key {shown_key(found)!r}" if found else "the value"
+            raise OperandError(
+                f"writing at {index!r}: the lazy stack holds a member at several positions, "
+                f"which would receive different values for {where} (torch refuses an "
+                f"in-place write into elements that share memory); stack distinct members "
+                f"(clone them) or write the same value at those positions; nothing was "
+                f"written",
+                key=shown_key(found) if found else None,
+            )
+
+    def _set_at_members(self, index: Any, value: Any) -> None:
         leaves = self._lazy
         members, stack, batch_size = leaves.members, leaves.dim, self._batch_size
         normalized = normalize_index(index, batch_size)

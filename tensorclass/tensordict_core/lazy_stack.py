@@ -21,6 +21,15 @@ usual. Operations that keep the members (indexing, ``unbind``, ``split``, ``unsq
 lazy stacks, so members whose leaves have different shapes keep working; the others
 (reductions over batch dims, reshapes across the stack dim...) return dense results in the
 members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
+
+In-place operations (``add_``, ``exp_``, ``copy_``, ``update_``, ``stack[index] = v``...)
+write the members' own tensors, also when the stack is nested in another instance. A member
+held at several positions (``lazy_stack([a, a])``, a stack indexed with repeated indices)
+is one memory, as an expanded tensor is in torch: it is written once when every position
+receives the same value (a number, an operand that does not vary between those positions),
+and a write that would give it different values is an ``OperandError`` naming the key,
+raised before anything is written (torch refuses in-place writes into elements that share
+memory).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from ..registry import dynamic_class, register_lazy_class
 from ..switches import printoption
 from ._core import MISSING, TensorCore, set_state
 from .access import cloned_input, read_value
+from .arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
 from .context import undo_lock
 from .key_views import KeysView
 from .keys import unravel_key_tuple
@@ -46,6 +56,7 @@ from .lazy_leaves import LazyLeaves, missing_key_error, split_leaf
 from .lazy_pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .lazy_ragged import LazyRagged, _PaddingSide, pad_stack
 from .lazy_shape import LazyShapeOps
+from .lazy_writes import check_nested, distinct_writes
 from .non_tensor import stack_non_tensors
 from .repr import describe_leaf, describe_tensor
 from .safe_globals import allow_loading
@@ -221,7 +232,7 @@ class LazyStackedTensorDict(_LazyEngine):
         return cls
 
     def _own_tensors(self) -> list[Tensor]:
-        return [t for member in self._lazy.members for t in member._own_tensors()]
+        return [t for member in self._lazy.distinct() for t in member._own_tensors()]
 
     def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
         return missing_key_error(self._lazy, key, where)
@@ -329,9 +340,10 @@ class LazyStackedTensorDict(_LazyEngine):
             leaves[key[0]]._set_path(key[1:], value, inplace, where)  # a lazy nested stack
             return
         parts = self._split_value(value, where)
+        writes = distinct_writes(leaves.members, parts, f"writing {where!r}", key)
         if not inplace:
             self._check_members_unlocked(where, "write")  # before any member is written
-        for member, part in zip(leaves.members, parts):
+        for member, part in writes:
             member._set_path(key, part, inplace, where)
 
     def _check_members_unlocked(self, key: object, action: str) -> None:
@@ -351,6 +363,12 @@ class LazyStackedTensorDict(_LazyEngine):
         return (value,) * count  # a non-tensor value: every member gets it
 
     def _write_inplace(self, key: str, value: Any, where: object = None) -> None:
+        for member, part in self._inplace_writes(key, value, where):
+            member._write_inplace(key, part, where)
+
+    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[Any]:
+        """The (member, part) writes of ``_write_inplace(key, value)``, checked (nothing
+        written): a member held twice must receive the same part at both positions."""
         leaves = self._lazy
         first = leaves.members[0]._data[key]
         count = len(leaves.members)
@@ -369,8 +387,7 @@ class LazyStackedTensorDict(_LazyEngine):
             parts = self._split_value(value, where or key)
         else:
             parts = split_leaf(self._convert(key, value, where), leaves.dim, count)
-        for member, part in zip(leaves.members, parts):
-            member._write_inplace(key, part, where)
+        return distinct_writes(leaves.members, parts, f"writing {where or key!r}", (key,))
 
     def update(
         self,
@@ -412,18 +429,31 @@ class LazyStackedTensorDict(_LazyEngine):
                 f"{type(other).__name__} of batch size {list(other._batch_size)}"
             )
         parts = _unbind(other, self._lazy.dim)
+        writes = distinct_writes(self._lazy.members, parts, "update_" if inplace else "update")
         first = next(iter(other._data), None)
         if not inplace and first is not None:
             self._check_members_unlocked(first, "write")
-        for member, part in zip(self._lazy.members, parts):
+        for member, part in writes:
             member.update(part, inplace=inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
-    def _write_back(self, dense: TensorCore) -> Self:
-        """Copy a dense result into the members' tensors (for in-place fallbacks)."""
-        for member, part in zip(self._lazy.members, _unbind(dense, self._lazy.dim)):
+    def _write_back(self, dense: TensorCore, what: str = "in-place write") -> Self:
+        """Copy a dense result into the members' tensors (for in-place fallbacks): each
+        distinct member once (see :func:`.lazy_writes.distinct_writes`)."""
+        for member, part in self._check_write_back(dense, what, ()):
             member.update_(part)
         return self
+
+    def _check_write_back(
+        self, dense: TensorCore, what: str, path: tuple[str, ...]
+    ) -> list[tuple[Any, Any]]:
+        """The (member, part) writes of :meth:`_write_back`, checked (nothing written), the
+        lazy stacks nested in the members too."""
+        parts = _unbind(dense, self._lazy.dim)
+        writes = distinct_writes(self._lazy.members, parts, what, path)
+        for member, part in writes:
+            check_nested(member, part, what, path)
+        return writes
 
     def _split_other(self, other: Any) -> list[Any] | None:
         """The parts of another operand, one per member, or None if it cannot be split."""
@@ -441,15 +471,28 @@ class LazyStackedTensorDict(_LazyEngine):
     # -- in place, on the members ------------------------------------------------------------
 
     def _each(self, name: str, *args: Any, **kwargs: Any) -> Self:
-        for member in self._lazy.members:
+        for member in self._lazy.distinct():  # a member held twice: once
             getattr(member, name)(*args, **kwargs)
         return self
 
     def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
         parts = self._split_other(other)
-        if parts is None:
-            return self._write_back(op(self.contiguous(), other))
-        for member, part in zip(self._lazy.members, parts):
+        what = f"in-place {getattr(op, '__name__', op)}"
+        if parts is None:  # on a dense copy (checked there: a refusal writes nothing)
+            dense = self.contiguous()
+            if dense._inplace(op, other) is NotImplemented:
+                return NotImplemented
+            return self._write_back(dense, what)
+        if parts and parts[0] is other and isinstance(other, (int, float, bool, complex)):
+            # a number for every member: every stored tensor once, in one fused kernel
+            leaves = list({id(t): t for t in self._own_tensors()}.values())
+            if fused_scalar_inplace(op, leaves, other):
+                return self
+        writes = distinct_writes(self._lazy.members, parts, what)
+        if parts and isinstance(parts[0], TensorCore) and fused_paired_inplace(op, writes):
+            return self  # an instance's parts: every member's leaves in one fused kernel
+        refuse_first(op, writes)  # a refusal before any member is written
+        for member, part in writes:
             member._inplace(op, part)
         return self
 
@@ -457,14 +500,20 @@ class LazyStackedTensorDict(_LazyEngine):
         """Move every tensor towards ``end`` by ``weight``, in the members."""
         parts = self._split_other(end)
         if parts is None or not isinstance(weight, (int, float)):
-            return self._write_back(self.contiguous().lerp_(end, weight))
-        for member, part in zip(self._lazy.members, parts):
+            return self._write_back(self.contiguous().lerp_(end, weight), "lerp_")
+        for member, part in distinct_writes(self._lazy.members, parts, "lerp_"):
             member.lerp_(part, weight)
         return self
 
     def zero_(self) -> Self:
-        """Zero every tensor of every member."""
-        return self._each("zero_")
+        """Zero every tensor of every member (each stored tensor once)."""
+        leaves = list({id(t): t for t in self._own_tensors()}.values())
+        if torch._C._are_functorch_transforms_active():  # no batching rule for the fused op
+            for leaf in leaves:
+                leaf.zero_()
+        elif leaves:
+            torch._foreach_zero_(leaves)
+        return self
 
     def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
         """Fill ``key`` of every member with ``value``."""
@@ -472,7 +521,7 @@ class LazyStackedTensorDict(_LazyEngine):
 
     def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
         """Write ``value`` where ``mask`` (over the stack's batch dims) is true."""
-        return self._write_back(self.contiguous().masked_fill_(mask, value))
+        return self._write_back(self.contiguous().masked_fill_(mask, value), "masked_fill_")
 
     def detach_(self) -> Self:
         """Detach every member's tensors in place."""
@@ -865,7 +914,7 @@ class LazyStackedTensorDict(_LazyEngine):
             if inplace:
                 copy = self.contiguous()
                 copy.apply(fn, *others, inplace=True, default=default, is_leaf=is_leaf)
-                return self._write_back(copy)
+                return self._write_back(copy, "apply_")
             return super().apply(
                 fn,
                 *others,
@@ -893,7 +942,7 @@ class LazyStackedTensorDict(_LazyEngine):
                 )
             )
         if inplace:
-            for member, result in zip(leaves.members, results):
+            for member, result in distinct_writes(leaves.members, results, "apply_"):
                 member.update_(result)
             return self
         result = self._restacked(results)
