@@ -46,7 +46,9 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
     Args:
         in_keys: the keys holding the distribution's parameters. A list passes each value
             as the keyword named after the key (its last part for a nested key); a dict
-            maps each key to the keyword name, as for ``TensorDictModule``.
+            maps each keyword name of the distribution to the key it is read from
+            (``{"loc": "my_loc"}`` passes ``td["my_loc"]`` as ``loc``; a nested key is a
+            tuple), as tensordict does. This is the reverse of ``TensorDictModule``'s dict.
         out_keys: the key the value is written to (default ``"sample"``; for a
             :class:`CompositeDistribution`, the keys of its ``distribution_map`` renamed by
             its ``name_map``, one per component).
@@ -82,7 +84,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
 
     def __init__(
         self,
-        in_keys: KeysLike | Mapping[NestedKey, str],
+        in_keys: KeysLike | Mapping[str, NestedKey],
         out_keys: KeysLike | None = None,
         *,
         distribution_class: Any,
@@ -116,8 +118,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         )
         self._generator = as_generator_spec(generator)
         if isinstance(in_keys, Mapping):
-            self._in_keys = [unravel_key(key) for key in in_keys]
-            self._names = list(in_keys.values())
+            self._names, self._in_keys = _keywords_and_keys(in_keys)
         else:
             self._in_keys = as_keys(in_keys, "in_keys")
             self._names = [key if type(key) is str else key[-1] for key in self._in_keys]
@@ -149,7 +150,8 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The keys holding the distribution's parameters."""
+        """The keys holding the distribution's parameters (for a dict ``in_keys``, its
+        values)."""
         return list(self._in_keys)
 
     def _set_log_prob_keys(
@@ -306,6 +308,19 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         ]
 
 
+def _keywords_and_keys(in_keys: Mapping[Any, Any]) -> tuple[list[str], list[Key]]:
+    """The keyword names and the keys of a dict ``in_keys`` ``{keyword: key}``."""
+    names = list(in_keys)
+    wrong = [name for name in names if type(name) is not str]
+    if wrong:
+        raise ValueError(
+            f"ProbabilisticTensorDictModule: a dict in_keys maps each keyword name of the "
+            f"distribution (a string) to the key it is read from, as {{'loc': 'my_loc'}}; "
+            f"got the keyword {wrong[0]!r} (TensorDictModule's dict runs the other way)"
+        )
+    return names, [unravel_key(key) for key in in_keys.values()]
+
+
 def _composite_sample_keys(kwargs: Mapping[str, Any]) -> list[Key]:
     """The sample keys of a ``CompositeDistribution`` built with ``kwargs``."""
     try:
@@ -380,8 +395,14 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     @property
     def dist_params_keys(self) -> list[Key]:
-        """The keys of the last module's distribution parameters."""
-        return self.last.dist_params_keys
+        """The keys of the distribution parameters (the modules' ``in_keys``): the last
+        module's, or with ``return_composite`` those of every probabilistic module (the
+        last module's first)."""
+        if not self.return_composite:
+            return self.last.dist_params_keys
+        return [
+            key for module in reversed(self._probabilistic()) for key in module.dist_params_keys
+        ]
 
     @property
     def dist_sample_keys(self) -> list[Key]:

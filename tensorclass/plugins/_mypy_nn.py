@@ -3,10 +3,12 @@
 Given ``schema=X`` (a typed tensor class), the literal ``in_keys``/``out_keys`` of a
 key-reading module (``TensorDictModule``, ``ProbabilisticTensorDictModule``, any
 ``TensorDictModuleBase`` whose constructor takes them) are checked against X's fields,
-following nested tensor classes. A ``TensorDictSequential(*modules, schema=X)`` checks the
-literal keys of the modules written inline in the call (those without a schema of their
-own, nested sequentials included) and its ``selected_out_keys``. Keys held in variables
-cannot be seen and are not checked.
+following nested tensor classes. A dict ``in_keys`` is checked by its keys for a
+``TensorDictModule`` (``{key: keyword}``) and by its values for a probabilistic module
+(``{keyword: key}``, as tensordict reads it). A ``TensorDictSequential(*modules,
+schema=X)`` checks the literal keys of the modules written inline in the call (those
+without a schema of their own, nested sequentials included) and its ``selected_out_keys``.
+Keys held in variables cannot be seen and are not checked.
 """
 
 from __future__ import annotations
@@ -15,17 +17,21 @@ from mypy.nodes import (
     ARG_POS,
     CallExpr,
     Decorator,
+    DictExpr,
     Expression,
     FuncDef,
     OverloadedFuncDef,
     RefExpr,
+    StrExpr,
+    TupleExpr,
     TypeInfo,
 )
 from mypy.plugin import FunctionContext
-from mypy.types import Instance, Type
+from mypy.types import Instance, Type, get_proper_type
 
 from ._mypy_fields import (
     TENSORCLASS_KEY,
+    Key,
     UnknownKey,
     class_of,
     is_tensor_class,
@@ -37,6 +43,8 @@ __all__ = ["KEYED_CALLS", "MODULE_BASE", "SEQUENTIAL", "module_hook", "sequentia
 
 MODULE_BASE = "tensorclass.nn.base.TensorDictModuleBase"
 SEQUENTIAL = "tensorclass.nn.sequential.TensorDictSequential"
+PROBABILISTIC = "tensorclass.nn.probabilistic.ProbabilisticTensorDictModule"
+"""Modules whose dict ``in_keys`` maps keyword names to keys (the keys are its values)."""
 KEYED_CALLS = frozenset({"tensorclass.nn.wrappers.as_tensordict_module"})
 """Calls that are not module classes but take ``in_keys``/``out_keys`` with ``schema=``."""
 _KEY_ARGUMENTS = ("in_keys", "out_keys")
@@ -58,8 +66,18 @@ def _schema(ctx: FunctionContext) -> Instance | None:
     return schema if schema is not None and is_tensor_class(schema.type) else None
 
 
-def _check(ctx: FunctionContext, schema: Instance, what: str, expr: Expression) -> None:
-    for key, node in keys_of_expression(expr):
+def _literal_keys(expr: Expression, by_value: bool) -> list[tuple[Key, Expression]]:
+    """The literal keys of a keys argument; of a dict, its values when ``by_value``."""
+    if by_value and isinstance(expr, DictExpr):
+        values = [value for _, value in expr.items if isinstance(value, (StrExpr, TupleExpr))]
+        return [found for value in values for found in keys_of_expression(value)]
+    return keys_of_expression(expr)
+
+
+def _check(
+    ctx: FunctionContext, schema: Instance, what: str, expr: Expression, by_value: bool = False
+) -> None:
+    for key, node in _literal_keys(expr, by_value and what == "in_keys"):
         if what == "out_keys" and key == (_DROP,):
             continue
         try:
@@ -116,16 +134,18 @@ def _check_inline(ctx: FunctionContext, schema: Instance, expr: Expression) -> N
         for what in _KEY_ARGUMENTS:
             keys = _call_argument(expr, what, parameters)
             if keys is not None:
-                _check(ctx, schema, what, keys)
+                _check(ctx, schema, what, keys, info.has_base(PROBABILISTIC))
 
 
 def module_hook(ctx: FunctionContext) -> Type:
     """Check the literal ``in_keys``/``out_keys`` of a module built with ``schema=X``."""
     schema = _schema(ctx)
     if schema is not None:
+        built = get_proper_type(ctx.default_return_type)
+        by_value = isinstance(built, Instance) and built.type.has_base(PROBABILISTIC)
         for what in _KEY_ARGUMENTS:
             for expr, _ in _formal(ctx, what):
-                _check(ctx, schema, what, expr)
+                _check(ctx, schema, what, expr, by_value)
     return ctx.default_return_type
 
 

@@ -218,7 +218,7 @@ def test_sequential_return_composite_scores_the_values_given() -> None:
     )
     shift = TensorDictModule(lambda x: (x + 1, x.abs() + 1), ["x"], ["loc2", "scale2"])
     second = ProbabilisticTensorDictModule(
-        {"loc2": "loc", "scale2": "scale"}, ["y"], distribution_class=d.Normal
+        {"loc": "loc2", "scale": "scale2"}, ["y"], distribution_class=d.Normal
     )
     seq = ProbabilisticTensorDictSequential(first, shift, second, return_composite=True)
     assert seq.dist_sample_keys == ["y", "x"]

@@ -143,7 +143,7 @@ def test_probabilistic_sequential_must_end_with_a_probabilistic_module() -> None
 
 def test_distribution_kwargs_nested_and_dict_in_keys() -> None:
     module = ProbabilisticTensorDictModule(
-        {("dist", "mu"): "loc"},
+        {"loc": ("dist", "mu")},
         ("out", "sample"),
         distribution_class=Normal,
         distribution_kwargs={"scale": 1.0},

@@ -95,11 +95,24 @@ untyped: TensorDictSequential[TensorDict] = TensorDictSequential(
     TensorDictModule(policy, ["a"], ["b"])
 )
 
-# -- probabilistic modules: in_keys come first ----------------------------------------------
+# -- probabilistic modules: in_keys come first; a dict is {keyword: key} ----------------------
 Normal = torch.distributions.Normal
 dist = ProbabilisticTensorDictModule(["loc", "scale"], "action", distribution_class=Normal, schema=Obs)
 dist = ProbabilisticTensorDictModule(in_keys={"loc": "loc"}, out_keys=["action"], distribution_class=Normal, schema=Obs)
 ProbabilisticTensorDictModule(["loc", "scal"], "action", distribution_class=Normal, schema=Obs)  # E: tensorclass-key
+# a dict maps the distribution's keyword names to keys (as tensordict): its values are checked
+dist = ProbabilisticTensorDictModule({"loc": "state", "scale": ("pixels", "rgb")}, "action", distribution_class=Normal, schema=Obs)
+dist = ProbabilisticTensorDictModule(in_keys={"not_a_field": "loc"}, out_keys="action", distribution_class=Normal, schema=Obs)
+ProbabilisticTensorDictModule(in_keys={"loc": "stat"}, out_keys="action", distribution_class=Normal, schema=Obs)  # E: tensorclass-key
+ProbabilisticTensorDictModule(
+    in_keys={
+        "loc": "loc",
+        "scale": ("pixels", "rgba"),  # E: tensorclass-key
+    },
+    out_keys="action",
+    distribution_class=Normal,
+    schema=Obs,
+)
 ProbabilisticTensorDictModule(["loc"], out_keys="actions", distribution_class=Normal, schema=Obs)  # E: tensorclass-key
 ProbabilisticTensorDictSequential(
     TensorDictModule(policy, ["state"], ["loc"]),
@@ -109,6 +122,16 @@ ProbabilisticTensorDictSequential(
 ProbabilisticTensorDictSequential(
     TensorDictModule(policy, ["state"], ["loc"]),
     ProbabilisticTensorDictModule(["loc", "sigma"], "action", distribution_class=Normal),  # E: tensorclass-key
+    schema=Obs,
+)
+ProbabilisticTensorDictSequential(
+    TensorDictModule(policy, ["state"], ["loc"]),
+    ProbabilisticTensorDictModule({"loc": "loc", "sigma": "scale"}, "action", distribution_class=Normal),
+    schema=Obs,
+)
+ProbabilisticTensorDictSequential(
+    TensorDictModule(policy, ["state"], ["loc"]),
+    ProbabilisticTensorDictModule({"loc": "loc", "scale": "sigma"}, "action", distribution_class=Normal),  # E: tensorclass-key
     schema=Obs,
 )
 
