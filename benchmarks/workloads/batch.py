@@ -190,6 +190,8 @@ WORKLOADS = [
     _op("apply(x + 1)", "maths", "flat", "td.apply(lambda x: x + 1)", "{k: v + 1 for k, v in d.items()}"),
     _op("td + 1", "maths", "flat", "td + 1", "{k: v + 1 for k, v in d.items()}"),
     _op("clone()", "maths", "flat", "td.clone()", "{k: v.clone() for k, v in d.items()}"),
+    _op("td.add_(1) in place", "maths", "flat", "td.add_(1)", "for v in d.values():\n    v.add_(1)", "loop over dict"),
+    _op("td.zero_() in place", "maths", "flat", "td.zero_()", "for v in d.values():\n    v.zero_()", "loop over dict"),
     _op("to(float64)", "maths", "flat", "td.to(torch.float64)", "{k: v.to(torch.float64) for k, v in d.items()}"),
     _op("apply(x + 1) 19-level chain", "maths", "chain", "td.apply(lambda x: x + 1)", "tree_map(lambda x: x + 1, d)", "pytree"),
     _op("clone() 19-level chain", "maths", "chain", "td.clone()", "tree_map(torch.clone, d)", "pytree"),
