@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from operator import countOf
+from operator import countOf, itemgetter
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -22,7 +22,7 @@ from ._core import (
     fits_batch,
 )
 from .keys import NestedKey, unravel_key, unravel_key_tuple
-from .non_tensor import NonTensorData, NonTensorStack
+from .non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from .paths import walk
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ __all__ = ["FilteredKeysView", "KeyAccess", "KeysView"]
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
+
+#: read first (its guard would recompile compiled code whenever the wrapper count changes)
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
 #: ``isinstance(value, TensorCore)`` as a C callable (for ``map``)
@@ -123,6 +126,9 @@ def _walk_is_leaf_into(
             _walk_is_leaf_into(leaf, (*prefix, key), include_nested, leaves_only, is_leaf, out)
 
 
+_first = itemgetter(0)
+
+
 def _sort_key(entry: tuple[str | tuple[str, ...], Any]) -> tuple[str, ...]:
     key = entry[0]
     return (key,) if type(key) is str else key  # type: ignore[return-value]
@@ -136,9 +142,20 @@ def _entries_of(
     sort: bool,
 ) -> list[tuple[str | tuple[str, ...], Any]]:
     """The ``(key, leaf)`` pairs :meth:`KeyAccess.keys` and its siblings list."""
-    out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
-    if sort:
-        out.sort(key=_sort_key)
+    data = node._data
+    out: list[tuple[str | tuple[str, ...], Any]]
+    if (
+        is_leaf is None
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    ):  # one level (no option, or nothing nested): the dict's items, every key a string
+        out = list(data.items())
+        one_level = True
+    else:
+        out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
+        one_level = not include_nested
+    if sort:  # string keys sort as they are; nested ones as tuples of their parts
+        out.sort(key=_first if one_level else _sort_key)
     return out
 
 
@@ -193,6 +210,9 @@ class KeysView:
         return _count(self._owner, self._include_nested, self._leaves_only)
 
     def __contains__(self, key: object) -> bool:
+        if key.__class__ is str:  # one level: the storage's own lookup
+            data = self._owner._data
+            return key in data and not (self._leaves_only and isinstance(data[key], TensorCore))
         flat = unravel_key_tuple(key)
         if len(flat) > 1 and not self._include_nested:
             return False
@@ -302,6 +322,8 @@ class KeyAccess(TensorCore):
         raise self._missing_at(flat, where)
 
     def __contains__(self, key: object) -> bool:
+        if key.__class__ is str:
+            return key in self._data
         flat = unravel_key_tuple(key)
         return self._has(flat if len(flat) > 1 else flat[0])
 
@@ -333,14 +355,23 @@ class KeyAccess(TensorCore):
         sort: bool = False,
     ) -> Iterator[Any]:
         """The values, in the order of :meth:`keys` (same arguments)."""
-        if not (include_nested or leaves_only or sort) and is_leaf is None:
-            data = self._data
-            if type(data) is dict:
-                values = list(data.values())
-                if countOf(map(type, values), Tensor) == len(values):  # plain tensors
-                    return iter(values)
-                return map(read_value, values)
+        data = self._data
+        if (
+            is_leaf is None
+            and not sort
+            and type(data) is dict
+            and (not (include_nested or leaves_only) or not _nests(data))
+        ):  # one level (no option, or nothing nested): the dict's values
+            if (
+                self._no_wrappers
+                or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+                or countOf(map(type, data.values()), Tensor) == len(data)
+            ):
+                return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
+            return map(read_value, list(data.values()))
         entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
+            return iter([leaf for _, leaf in entries])
         return (read_value(leaf) for _, leaf in entries)
 
     def items(
@@ -352,11 +383,23 @@ class KeyAccess(TensorCore):
         sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
         """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
-        if not (include_nested or leaves_only or sort) and is_leaf is None:
-            data = self._data
-            if type(data) is dict and countOf(map(type, data.values()), Tensor) == len(data):
-                return iter(list(data.items()))  # plain tensors: nothing to unwrap
+        data = self._data
+        if (
+            is_leaf is None
+            and not sort
+            and type(data) is dict
+            and (not (include_nested or leaves_only) or not _nests(data))
+        ):  # one level (no option, or nothing nested): the dict's items
+            if (
+                self._no_wrappers
+                or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+                or countOf(map(type, data.values()), Tensor) == len(data)
+            ):
+                return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
+            return iter([(key, read_value(leaf)) for key, leaf in data.items()])
         entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
+            return iter(entries)
         return ((key, read_value(leaf)) for key, leaf in entries)
 
     def is_empty(self) -> bool:
