@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 __all__ = [
+    "LIVE_WRAPPERS",
     "MetaData",
     "NonTensorData",
     "NonTensorDataBase",
@@ -32,6 +33,28 @@ __all__ = [
 ]
 
 _EMPTY = torch.Size([])
+
+LIVE_WRAPPERS: list[None] = []
+"""One entry per :class:`NonTensorData` and :class:`NonTensorStack` object alive in the
+process (appended when one is created, popped when it is freed: both atomic C calls).
+
+Empty, no stored value anywhere is a wrapper a read must unwrap, so ``values()`` and
+``items()`` skip looking at every value's type (the common all-tensor case).
+"""
+
+
+class _Counted:
+    """Keeps :data:`LIVE_WRAPPERS` at the number of live instances: ``__new__`` counts
+    every creation (``copy`` and ``pickle`` included, which skip ``__init__``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        LIVE_WRAPPERS.append(None)
+        return object.__new__(cls)
+
+    def __del__(self, _pop: Callable[[], None] = LIVE_WRAPPERS.pop) -> None:
+        _pop()
 
 
 def same_value(a: object, b: object) -> bool:
@@ -101,7 +124,7 @@ def _batch_op(name: str) -> Callable[..., NonTensorData]:
     return op
 
 
-class NonTensorData:
+class NonTensorData(_Counted):
     """One non-tensor value shared by every element of the batch.
 
     Stored in an instance, it has no dims of its own (it broadcasts), so batch operations
@@ -279,7 +302,7 @@ class MetaData(NonTensorDataBase, metaclass=_MetaDataMeta):
         return type(name, (cls,), {"__slots__": (), "_expected": expected})
 
 
-class NonTensorStack:
+class NonTensorStack(_Counted):
     """One non-tensor value per batch element, in an object array shaped like the batch.
 
     Reading a key returns the values as nested lists. Indexing selects values the way it

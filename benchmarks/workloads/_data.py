@@ -22,6 +22,7 @@ __all__ = [
     "copy_tree",
     "deep_get",
     "flat_source",
+    "leaf_items",
     "leaf_keys",
     "nested_source",
 ]
@@ -79,3 +80,12 @@ def leaf_keys(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[An
             yield from leaf_keys(value, (*prefix, key))
         else:
             yield (*prefix, key) if prefix else key
+
+
+def leaf_items(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[Any]:
+    """The ``(key, leaf)`` pairs of a nested dict (keys as :func:`leaf_keys` gives them)."""
+    for key, value in tree.items():
+        if type(value) is dict:
+            yield from leaf_items(value, (*prefix, key))
+        else:
+            yield ((*prefix, key) if prefix else key), value

@@ -21,6 +21,7 @@ from ._data import (
     copy_tree,
     deep_get,
     flat_source,
+    leaf_items,
     leaf_keys,
     nested_source,
 )
@@ -98,19 +99,17 @@ def _set(name: str, make: Callable[[Lib], Any], source: Source, key: Any, item: 
     return Workload(name, "get/set", "small", "dict", with_plain(lib_build, plain_build))
 
 
-def _keys() -> Workload:
+def _chain_listing(name: str, code: str, plain_code: str) -> Workload:
+    """A listing of the leaves of the 19-level chain (keys or items)."""
+
     def lib_build(lib: Lib, scale: Scale) -> Case:
-        return Case("list(td.keys(include_nested=True, leaves_only=True))", td=_chain_td(lib))
+        return Case(code, td=_chain_td(lib))
 
     def plain_build(scale: Scale) -> Case:
-        return Case("list(leaf_keys(d))", leaf_keys=leaf_keys, d=chain_source())
+        return Case(plain_code, leaf_keys=leaf_keys, leaf_items=leaf_items, d=chain_source())
 
     return Workload(
-        "keys(nested, leaves) 19-level chain",
-        "keys",
-        "small",
-        "recursive generator",
-        with_plain(lib_build, plain_build),
+        name, "keys", "small", "recursive generator", with_plain(lib_build, plain_build)
     )
 
 
@@ -121,7 +120,7 @@ def _listing(name: str, code: str, plain_code: str, plain: str) -> Workload:
         return Case(code, td=lib.TensorDict(flat_source(100), batch_size=FLAT_BATCH))
 
     def plain_build(scale: Scale) -> Case:
-        return Case(plain_code, leaf_keys=leaf_keys, d=flat_source(100))
+        return Case(plain_code, leaf_keys=leaf_keys, leaf_items=leaf_items, d=flat_source(100))
 
     return Workload(name, "keys", "small", plain, with_plain(lib_build, plain_build))
 
@@ -144,14 +143,34 @@ WORKLOADS = [
     _set("td['key'] = v flat", _flat_td, _flat10, "k5", item=True),
     _set("set nested key (3 deep)", _nested_td, nested_source, NESTED_KEY, item=False),
     _set("set deepest key (20 deep)", _chain_td, chain_source, CHAIN_LEAF, item=False),
-    _keys(),
+    _chain_listing(
+        "keys(nested, leaves) 19-level chain",
+        "list(td.keys(include_nested=True, leaves_only=True))",
+        "list(leaf_keys(d))",
+    ),
+    _chain_listing(
+        "items(nested, leaves) 19-level chain",
+        "list(td.items(include_nested=True, leaves_only=True))",
+        "list(leaf_items(d))",
+    ),
     _listing(
         "keys(nested, leaves) 100 flat keys",
         "list(td.keys(include_nested=True, leaves_only=True))",
         "list(leaf_keys(d))",
         "recursive generator",
     ),
+    _listing(
+        "items(nested, leaves) 100 flat keys",
+        "list(td.items(include_nested=True, leaves_only=True))",
+        "list(leaf_items(d))",
+        "recursive generator",
+    ),
     _listing("keys() 100 flat keys", "list(td.keys())", "list(d)", "dict"),
     _listing("items() 100 flat keys", "list(td.items())", "list(d.items())", "dict"),
     _listing("values() 100 flat keys", "list(td.values())", "list(d.values())", "dict"),
+    _listing(
+        "items(sort=True) 100 flat keys", "list(td.items(sort=True))", "sorted(d.items())", "dict"
+    ),
+    _listing("'key' in td, 100 flat keys", "'k50' in td", "'k50' in d", "dict"),
+    _listing("len(td.keys()) 100 flat keys", "len(td.keys())", "len(d)", "dict"),
 ]

@@ -87,6 +87,7 @@ def _instances(lib: Lib) -> dict[str, Any]:
         "value": torch.zeros(64, 8),
         **_fields(),
         "many": {name: torch.randn(64, 4) for name in MANY},
+        "m": c.Many(**{name: torch.randn(64, 4) for name in MANY}, batch_size=BATCH),
     }
 
 
@@ -102,6 +103,7 @@ def _plain_instances() -> dict[str, Any]:
         "value": torch.zeros(64, 8),
         **_fields(),
         "many": {name: torch.randn(64, 4) for name in MANY},
+        "m": PlainMany(*(torch.randn(64, 4) for _ in MANY)),
     }
 
 
@@ -125,6 +127,9 @@ WORKLOADS = [
     _typed("class getattr nested field", "small", "s.next.obs", "s.next.obs"),
     _typed("class getattr non-tensor field", "small", "l.tag", "l.tag"),
     _typed("class setattr tensor field", "small", "b.obs = value", "b.obs = value"),
+    _typed("class items() (10 fields)", "small", "list(m.items())", "list(vars(m).items())"),
+    _typed("class values() (10 fields)", "small", "list(m.values())", "list(vars(m).values())"),
+    _typed("class items(nested, leaves) (10 fields)", "small", "list(m.items(include_nested=True, leaves_only=True))", "list(vars(m).items())"),
     _typed("class[int]", "batch", "b[3]", "Batch(b.obs[3], b.action[3], b.reward[3])"),
     _typed("class[slice]", "batch", "b[8:40]", "Batch(b.obs[8:40], b.action[8:40], b.reward[8:40])"),
     _typed("torch.stack of 10 class instances", "batch", "torch.stack(bs)", _STACK_PLAIN),

@@ -20,7 +20,7 @@ from ..collection import TensorCollection
 from ..errors import BatchSizeError, KeyNotFoundError, LockedError
 from ..non_tensor import NonTensorData, NonTensorStack
 from ..registry import dynamic_class
-from ..schema import DYNAMIC, AnySchema, nested_from_mapping
+from ..schema import DYNAMIC, AnySchema, FieldKind, nested_from_mapping
 from .paths import walk
 
 if TYPE_CHECKING:
@@ -155,6 +155,9 @@ class TensorCore(TensorCollection):
     #: (plain attribute stores are half the cost of the slot descriptors), or ``None`` when
     #: there is none (the slot descriptors are used)
     _blank: ClassVar[type | None] = None
+    #: whether no stored value can be a non-tensor wrapper (every field a tensor or a nested
+    #: class, no other key): reads of every value then need no unwrapping
+    _no_wrappers: ClassVar[bool] = False
 
     @classmethod
     def _derive_flags(cls, schema: AnySchema, blank: type | None) -> None:
@@ -165,6 +168,9 @@ class TensorCore(TensorCollection):
         # Keys that are not fields would shadow methods in an instance dict.
         cls._dict_storage = not schema.extra_keys
         cls._blank = blank
+        cls._no_wrappers = not schema.extra_keys and all(
+            f.kind is FieldKind.TENSOR or f.kind is FieldKind.NESTED for f in schema.fields
+        )
 
     @classmethod
     def _new(

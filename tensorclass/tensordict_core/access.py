@@ -24,9 +24,9 @@ from ._core import (
     check_names,
     fits_batch,
 )
-from .key_views import FilteredKeysView, KeysView, _count, _entries_of, _walk_is_leaf
+from .key_views import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk_is_leaf
 from .keys import NestedKey, unravel_key, unravel_key_tuple
-from .non_tensor import NonTensorData, NonTensorStack
+from .non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from .paths import walk
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ __all__ = ["KeyAccess"]
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
+
+#: read first (its guard would recompile compiled code whenever the wrapper count changes)
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 
 _WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
 
@@ -100,6 +103,8 @@ class KeyAccess(TensorCore):
         raise self._missing_at(flat, where)
 
     def __contains__(self, key: object) -> bool:
+        if key.__class__ is str:
+            return key in self._data
         flat = unravel_key_tuple(key)
         return self._has(flat if len(flat) > 1 else flat[0])
 
@@ -131,14 +136,23 @@ class KeyAccess(TensorCore):
         sort: bool = False,
     ) -> Iterator[Any]:
         """The values, in the order of :meth:`keys` (same arguments)."""
-        if not (include_nested or leaves_only or sort) and is_leaf is None:
-            data = self._data
-            if type(data) is dict:
-                values = list(data.values())
-                if countOf(map(type, values), Tensor) == len(values):  # plain tensors
-                    return iter(values)
-                return map(read_value, values)
+        data = self._data
+        if (
+            is_leaf is None
+            and not sort
+            and type(data) is dict
+            and (not (include_nested or leaves_only) or not _nests(data))
+        ):  # one level (no option, or nothing nested): the dict's values
+            if (
+                self._no_wrappers
+                or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+                or countOf(map(type, data.values()), Tensor) == len(data)
+            ):
+                return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
+            return map(read_value, list(data.values()))
         entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
+            return iter([leaf for _, leaf in entries])
         return (read_value(leaf) for _, leaf in entries)
 
     def items(
@@ -150,11 +164,23 @@ class KeyAccess(TensorCore):
         sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
         """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
-        if not (include_nested or leaves_only or sort) and is_leaf is None:
-            data = self._data
-            if type(data) is dict and countOf(map(type, data.values()), Tensor) == len(data):
-                return iter(list(data.items()))  # plain tensors: nothing to unwrap
+        data = self._data
+        if (
+            is_leaf is None
+            and not sort
+            and type(data) is dict
+            and (not (include_nested or leaves_only) or not _nests(data))
+        ):  # one level (no option, or nothing nested): the dict's items
+            if (
+                self._no_wrappers
+                or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+                or countOf(map(type, data.values()), Tensor) == len(data)
+            ):
+                return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
+            return iter([(key, read_value(leaf)) for key, leaf in data.items()])
         entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+        if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
+            return iter(entries)
         return ((key, read_value(leaf)) for key, leaf in entries)
 
     def is_empty(self) -> bool:

@@ -9,7 +9,7 @@ what a leaf is, and ``sort=True`` sorts the keys (see :meth:`~.access.KeyAccess.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from operator import countOf
+from operator import countOf, itemgetter
 from typing import Any
 
 from torch import Tensor
@@ -100,6 +100,9 @@ def _walk_is_leaf_into(
             _walk_is_leaf_into(leaf, (*prefix, key), include_nested, leaves_only, is_leaf, out)
 
 
+_first = itemgetter(0)
+
+
 def _sort_key(entry: tuple[str | tuple[str, ...], Any]) -> tuple[str, ...]:
     key = entry[0]
     return (key,) if type(key) is str else key  # type: ignore[return-value]
@@ -113,9 +116,20 @@ def _entries_of(
     sort: bool,
 ) -> list[tuple[str | tuple[str, ...], Any]]:
     """The ``(key, leaf)`` pairs :meth:`KeyAccess.keys` and its siblings list."""
-    out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
-    if sort:
-        out.sort(key=_sort_key)
+    data = node._data
+    out: list[tuple[str | tuple[str, ...], Any]]
+    if (
+        is_leaf is None
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    ):  # one level (no option, or nothing nested): the dict's items, every key a string
+        out = list(data.items())
+        one_level = True
+    else:
+        out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
+        one_level = not include_nested
+    if sort:  # string keys sort as they are; nested ones as tuples of their parts
+        out.sort(key=_first if one_level else _sort_key)
     return out
 
 
@@ -170,6 +184,9 @@ class KeysView:
         return _count(self._owner, self._include_nested, self._leaves_only)
 
     def __contains__(self, key: object) -> bool:
+        if key.__class__ is str:  # one level: the storage's own lookup
+            data = self._owner._data
+            return key in data and not (self._leaves_only and isinstance(data[key], TensorCore))
         flat = unravel_key_tuple(key)
         if len(flat) > 1 and not self._include_nested:
             return False

@@ -1,6 +1,7 @@
 """Non-tensor leaves, re-exported for the engine (defined in :mod:`tensorclass.non_tensor`)."""
 
 from ..non_tensor import (
+    LIVE_WRAPPERS,
     NonTensorData,
     NonTensorStack,
     cat_non_tensors,
@@ -11,6 +12,7 @@ from ..non_tensor import (
 )
 
 __all__ = [
+    "LIVE_WRAPPERS",
     "NonTensorData",
     "NonTensorStack",
     "cat_non_tensors",
