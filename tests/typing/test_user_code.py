@@ -109,3 +109,36 @@ def test_basedpyright(tmp_path: Path) -> None:
         pytest.skip("basedpyright is not installed (pip install basedpyright)")
     found = run_pyright(_files(pyright=True), tmp_path, REPO)
     assert not found, _show(found)
+
+
+def _marked_blocks(page: str) -> list[tuple[int, int]]:
+    """The line ranges (1-based, in the page's full snippet) of its ``typed-by-plugin``
+    blocks."""
+    marked = {b.line for b in blocks(REPO / page) if b.typed_by_plugin is not None}
+    lines = _docs_page_snippet(page).read_text().splitlines()
+    starts = [n for n, line in enumerate(lines, 1) if line.startswith(f"# {page}:")]
+    ranges = []
+    for index, start in enumerate(starts):
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(lines)
+        if int(lines[start - 1].rpartition(":")[2]) in marked:
+            ranges.append((start, end))
+    return ranges
+
+
+def test_each_typed_by_plugin_marker_is_needed(tmp_path: Path) -> None:
+    """A block pyright skips must be one pyright cannot check: with the marked blocks in,
+    pyright reports an error inside each of them (a marker left on a block that no longer
+    needs the plugin fails here)."""
+    if pyright_command() is None:
+        pytest.skip("basedpyright is not installed (pip install basedpyright)")
+    pages = [page for page in DOCS_PAGES if _marked_blocks(page)]
+    assert pages, "no page marks a block typed-by-plugin: this test checks nothing"
+    found = run_pyright([_docs_page_snippet(page) for page in pages], tmp_path, REPO)
+    unneeded = []
+    for page in pages:
+        path = _docs_page_snippet(page).resolve()
+        lines = {d.line for d in found if d.path.resolve() == path}
+        for start, end in _marked_blocks(page):
+            if not any(start <= line <= end for line in lines):
+                unneeded.append(f"{page}: the block at snippet lines {start}-{end}")
+    assert not unneeded, "typed-by-plugin markers pyright does not need:\n" + "\n".join(unneeded)
