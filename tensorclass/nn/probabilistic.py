@@ -190,6 +190,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
             )
         # with aggregation, a composite writes its per-key entries and the sum here
         self._log_prob_keys: list[Key] = listed
+        self._log_prob_keys_given = log_prob_key is not None or log_prob_keys is not None
 
     @property
     def out_keys_source(self) -> list[Key]:
@@ -422,6 +423,23 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         kinds = (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential)
         return [m for m in reversed(self._chain()) if isinstance(m, kinds)]
 
+    def _chosen_log_prob_keys(self) -> list[tuple[Key, Key]]:
+        """``(<key>_log_prob, chosen key)`` for each sampled key whose module was given
+        ``log_prob_key``/``log_prob_keys`` (nested probabilistic sequentials included):
+        the composite log-probability is written under the module's own key."""
+        pairs: list[tuple[Key, Key]] = []
+        for module in self._probabilistic():
+            if isinstance(module, ProbabilisticTensorDictSequential):
+                pairs += module._chosen_log_prob_keys()
+            elif module._log_prob_keys_given and len(module.log_prob_keys) == len(
+                module.sample_keys
+            ):
+                pairs += [
+                    (suffixed(sample_key, "_log_prob"), key)
+                    for sample_key, key in zip(module.sample_keys, module.log_prob_keys)
+                ]
+        return pairs
+
     def _composite_dist(self, tensordict: Any) -> CompositeDistribution:
         dists: dict[NestedKey, Distribution] = {}
         kind = interaction_type() or self.default_interaction_type
@@ -528,7 +546,13 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         if self.return_composite or isinstance(dist, CompositeDistribution):
             if dist is None:
                 dist = self.get_dist(tensordict)
-            return dist.log_prob(tensordict)
+            scores: Any = dist.log_prob(tensordict)
+            if isinstance(scores, Tensor):
+                return scores
+            for source, key in self._chosen_log_prob_keys():
+                if source in scores and source != key:
+                    scores.rename_key_(source, key)
+            return scores
         value = tensordict._leaf(self.last.sample_key)
         if dist is None:
             source = structure_copy(tensordict) if tensordict_out is not None else tensordict
