@@ -28,10 +28,10 @@ class set_composite_lp_aggregate(_Scoped):
     tensor (``True``) or keep one ``<key>_log_prob`` entry per sampled key (``False``,
     the default) inside a ``with`` block or a decorated function.
 
-    The value also decides the keys probabilistic modules write (read when a module is
-    built): one sampled key ``"action"`` gives ``"action_log_prob"`` while ``False`` and
-    ``"sample_log_prob"`` while ``True``; a composite distribution writes its per-key
-    entries, and while ``True`` also their sum at ``"sample_log_prob"``.
+    The value also decides the keys a probabilistic module with a composite
+    distribution writes (read when the module is built): its per-key entries, and while
+    ``True`` also their sum at ``"sample_log_prob"``. A module with one ordinary
+    distribution writes ``"sample_log_prob"`` either way (unless given ``log_prob_key``).
 
     The value lives in a :class:`contextvars.ContextVar`: leaving the block restores the
     previous one, and threads and asyncio tasks each see their own (``thread_local`` is

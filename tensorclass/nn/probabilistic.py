@@ -190,6 +190,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
             )
         # with aggregation, a composite writes its per-key entries and the sum here
         self._log_prob_keys: list[Key] = listed
+        self._log_prob_keys_given = log_prob_key is not None or log_prob_keys is not None
 
     @property
     def out_keys_source(self) -> list[Key]:
@@ -342,7 +343,13 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
     With ``return_composite=True``, :meth:`get_dist` gives a :class:`CompositeDistribution`
     over the sampled keys of every probabilistic module of the chain (a module whose
     values are already in the input is not re-run, so :meth:`log_prob` scores the values
-    given), and :meth:`log_prob` returns what its ``log_prob`` returns.
+    given; nested probabilistic sequentials included), and :meth:`log_prob` returns what
+    its ``log_prob`` returns: one ``<key>_log_prob`` entry per sampled key, or their sum
+    under :func:`composite_lp_aggregate`. ``return_composite`` defaults to ``True`` when
+    more than one of the chain's modules is a ``ProbabilisticTensorDictModule`` (as in
+    tensordict 0.15.3), else ``False``; pass ``return_composite=False`` for the last
+    module's distribution alone. ``dist_params_keys``, ``dist_sample_keys`` and
+    ``log_prob_keys`` cover every probabilistic module either way.
     """
 
     def __init__(
@@ -354,6 +361,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         inplace: bool | Literal["empty"] | None = None,
         return_composite: bool | None = None,
     ) -> None:
+        if return_composite is None:
+            # tensordict 0.15.3's default: on when the chain holds several of them
+            count = sum(isinstance(m, ProbabilisticTensorDictModule) for m in modules)
+            return_composite = count > 1
         self.return_composite = bool(return_composite)
         if not modules or not isinstance(modules[-1], ProbabilisticTensorDictModule):
             last = type(modules[-1]).__name__ if modules else "nothing"
@@ -387,53 +398,74 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     @property
     def log_prob_keys(self) -> list[Key]:
-        """The log-probability keys: the last module's, or with ``return_composite`` those
-        of every probabilistic module (the last module's first)."""
-        if not self.return_composite:
-            return self.last.log_prob_keys
-        return [key for module in reversed(self._probabilistic()) for key in module.log_prob_keys]
+        """The log-probability keys of every probabilistic module of the chain, the last
+        module's first (a nested probabilistic sequential gives its own list), with or
+        without ``return_composite``."""
+        return [key for module in self._probabilistic() for key in module.log_prob_keys]
 
     @property
     def dist_params_keys(self) -> list[Key]:
-        """The keys of the distribution parameters (the modules' ``in_keys``): the last
-        module's, or with ``return_composite`` those of every probabilistic module (the
-        last module's first)."""
-        if not self.return_composite:
-            return self.last.dist_params_keys
-        return [
-            key for module in reversed(self._probabilistic()) for key in module.dist_params_keys
-        ]
+        """The keys of the distribution parameters (the modules' ``in_keys``) of every
+        probabilistic module of the chain, the last module's first, with or without
+        ``return_composite``."""
+        return [key for module in self._probabilistic() for key in module.dist_params_keys]
 
     @property
     def dist_sample_keys(self) -> list[Key]:
-        """The keys of the drawn values: the last module's, or with ``return_composite``
-        those of every probabilistic module (the last module's first)."""
-        if not self.return_composite:
-            return self.last.dist_sample_keys
-        return [
-            key for module in reversed(self._probabilistic()) for key in module.dist_sample_keys
-        ]
+        """The keys of the values drawn by every probabilistic module of the chain, the
+        last module's first, with or without ``return_composite``."""
+        return [key for module in self._probabilistic() for key in module.dist_sample_keys]
 
-    def _probabilistic(self) -> list[ProbabilisticTensorDictModule[Any]]:
-        return [m for m in self._chain() if isinstance(m, ProbabilisticTensorDictModule)]
+    def _probabilistic(
+        self,
+    ) -> list[ProbabilisticTensorDictModule[Any] | ProbabilisticTensorDictSequential[Any]]:
+        """The probabilistic modules and nested probabilistic sequentials, last first."""
+        kinds = (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential)
+        return [m for m in reversed(self._chain()) if isinstance(m, kinds)]
+
+    def _chosen_log_prob_keys(self) -> list[tuple[Key, Key]]:
+        """``(<key>_log_prob, chosen key)`` for each sampled key whose module was given
+        ``log_prob_key``/``log_prob_keys`` (nested probabilistic sequentials included):
+        the composite log-probability is written under the module's own key."""
+        pairs: list[tuple[Key, Key]] = []
+        for module in self._probabilistic():
+            if isinstance(module, ProbabilisticTensorDictSequential):
+                pairs += module._chosen_log_prob_keys()
+            elif module._log_prob_keys_given and len(module.log_prob_keys) == len(
+                module.sample_keys
+            ):
+                pairs += [
+                    (suffixed(sample_key, "_log_prob"), key)
+                    for sample_key, key in zip(module.sample_keys, module.log_prob_keys)
+                ]
+        return pairs
 
     def _composite_dist(self, tensordict: Any) -> CompositeDistribution:
-        work = structure_copy(tensordict)
         dists: dict[NestedKey, Distribution] = {}
         kind = interaction_type() or self.default_interaction_type
         with set_interaction_type(kind):
-            for module in self._chain():
-                if not isinstance(module, ProbabilisticTensorDictModule):
-                    work = module(work)
-                    continue
-                dist = module.get_dist(work)
-                if isinstance(dist, CompositeDistribution):
-                    dists.update(zip(module.sample_keys, dist.values()))
-                else:
-                    dists[module.sample_key] = dist
-                if not all(key in work for key in module.sample_keys):
-                    work = module(work)
+            work = self._collect_dists(structure_copy(tensordict), dists)
         return CompositeDistribution.from_distributions(work, dists)
+
+    def _collect_dists(self, work: Any, dists: dict[NestedKey, Distribution]) -> Any:
+        """Run the chain on ``work``, recording each probabilistic module's distribution
+        (nested probabilistic sequentials included) in ``dists``; a module whose values
+        ``work`` already holds is not run."""
+        for module in self._chain():
+            if isinstance(module, ProbabilisticTensorDictSequential):
+                work = module._collect_dists(work, dists)
+                continue
+            if not isinstance(module, ProbabilisticTensorDictModule):
+                work = module(work)
+                continue
+            dist = module.get_dist(work)
+            if isinstance(dist, CompositeDistribution):
+                dists.update(zip(module.sample_keys, dist.values()))
+            else:
+                dists[module.sample_key] = dist
+            if not all(key in work for key in module.sample_keys):
+                work = module(work)
+        return work
 
     @property
     def default_interaction_type(self) -> InteractionType | None:
@@ -514,7 +546,13 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         if self.return_composite or isinstance(dist, CompositeDistribution):
             if dist is None:
                 dist = self.get_dist(tensordict)
-            return dist.log_prob(tensordict)
+            scores: Any = dist.log_prob(tensordict)
+            if isinstance(scores, Tensor):
+                return scores
+            for source, key in self._chosen_log_prob_keys():
+                if source in scores and source != key:
+                    scores.rename_key_(source, key)
+            return scores
         value = tensordict._leaf(self.last.sample_key)
         if dist is None:
             source = structure_copy(tensordict) if tensordict_out is not None else tensordict

@@ -235,8 +235,8 @@ def test_sequential_return_composite_scores_the_values_given() -> None:
     with set_composite_lp_aggregate(True):
         total = seq.log_prob(out)
     torch.testing.assert_close(total, lp["x_log_prob"] + lp["y_log_prob"])
-    # without return_composite: the last module's distribution
-    plain = ProbabilisticTensorDictSequential(first, shift, second)
+    # with return_composite=False: the last module's distribution
+    plain = ProbabilisticTensorDictSequential(first, shift, second, return_composite=False)
     assert isinstance(plain.get_dist(out.clone()), d.Normal)
 
 
