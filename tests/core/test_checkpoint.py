@@ -125,7 +125,9 @@ def test_wrong_shape_is_refused_before_any_write() -> None:
 
 def test_a_recorded_batch_size_is_applied() -> None:
     td = TensorDict({"a": torch.zeros(4, 2), "n": {"b": torch.zeros(4, 5)}}, [])
-    source = TensorDict({"a": torch.ones(4, 2), "n": TensorDict({"b": torch.ones(4, 5)}, [4, 5])}, [4])
+    source = TensorDict(
+        {"a": torch.ones(4, 2), "n": TensorDict({"b": torch.ones(4, 5)}, [4, 5])}, [4]
+    )
     td.load_state_dict(source.state_dict())
     assert td.batch_size == (4,) and td["n"].batch_size == (4, 5)
     assert (td["n", "b"] == 1).all()

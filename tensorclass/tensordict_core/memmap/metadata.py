@@ -172,8 +172,6 @@ def _check_format(path: Path, meta: Any) -> dict[str, Any]:
     return meta
 
 
-
-
 def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
     if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
         raise _fail(
