@@ -31,6 +31,7 @@ class FuzzTyped(TensorClass):
     a: torch.Tensor
     b: torch.Tensor
     inner: FuzzInner
+    tag: str = "t"
 
 
 @dataclass
@@ -166,7 +167,7 @@ def random_op(
 ) -> tuple[Callable[[Any], Any], str]:
     """A random read or out-of-place operation of a stack of batch size ``bs``."""
     n = len(bs)
-    kind = rng.randrange(43)
+    kind = rng.randrange(48)
     if kind <= 7:
         index = random_index(rng, g, bs)
         return (lambda s: s[index]), f"s[{index!r}]"
@@ -440,7 +441,51 @@ def random_op(
         if rng.random() < 0.3:
             order[0] = order[-1]
         return (lambda s: s.permute(order)), f"s.permute({order})"
+    if kind == 43:
+        name = rng.choice(
+            [
+                "float",
+                "bool",
+                "int",
+                "double",
+                "detach",
+                "is_empty",
+                "isfinite",
+                "sign",
+                "round",
+                "logical_not",
+                "sigmoid",
+                "numel",
+            ]
+        )
+        return (lambda s: getattr(s, name)()), f"s.{name}()"
+    if kind == 44:
+        factory = rng.choice([torch.zeros_like, torch.ones_like])
+        return (lambda s: factory(s)), f"{factory.__name__}(s)"
+    if kind == 45:
+        choice = rng.randrange(5)
+        if choice == 0:
+            return (lambda s: s.sum(reduce=True)), "s.sum(reduce=True)"
+        if choice == 1:
+            return (lambda s: s.std(dim=_DIM, correction=0)), "s.std(dim, correction=0)"
+        if choice == 2:
+            return (lambda s: s.norm()), "s.norm()"
+        if choice == 3:
+            return (lambda s: (s.all(), s.any())), "(s.all(), s.any())"
+        d = _dim(rng, n)
+        return (lambda s: s.log_softmax(d)), f"s.log_softmax({d})"
+    if kind == 46:
+        return (lambda s: s.split_keys(["a"], ["b"])), "s.split_keys(['a'], ['b'])"
+    if kind == 47:
+        d = rng.randrange(n)
+        cut = (slice(None),) * d + (slice(0, 1),)
+        if rng.random() < 0.5:
+            return (lambda s: s[cut] + s), f"s[{cut}] + s"
+        return (lambda s: s * s[cut]), f"s * s[{cut}]"
     raise AssertionError(kind)
+
+
+_DIM = 0
 
 
 def rng_dim(n: int) -> int:
@@ -475,7 +520,9 @@ def _lazy_members(rng: random.Random, g: torch.Generator) -> tuple[list[Any], li
     if rng.random() < 0.5 or 0 in bs:
         d = rng.randint(0, len(bs))
         groups = [_clone_all(inner, g) for _ in range(count)]
-        members = [lazy_stack(group, d) for group in groups]
+        # lazy members, with dense ones of the same class among them at times
+        stackers = [rng.choice([lazy_stack, lazy_stack, torch.stack]) for _ in groups]
+        members = [stack(group, d) for stack, group in zip(stackers, groups)]
         return members, [torch.stack(group, d) for group in groups]
     members, dense = [], []
     for _ in range(count):
@@ -512,6 +559,11 @@ def make_case(seed: int) -> Case:
         members, dense_members = _lazy_members(rng, g)
     else:
         members = dense_members = _members(rng, g)
+        if rng.random() < 0.15:  # a member held at several positions
+            members = dense_members = [rng.choice(members) for _ in range(rng.randint(2, 4))]
+        if rng.random() < 0.15 and not isinstance(members[0], FuzzTyped):
+            for member in members:
+                member.set_non_tensor("txt", "same")
     dim = rng.randint(0, len(members[0].batch_size))
     if rng.random() < 0.2:
         dim = dim - len(members[0].batch_size) - 1

@@ -111,3 +111,18 @@ def test_names_after_an_integer_or_mask_index() -> None:
     assert dense[:, torch.tensor([1, 0, 1])].names == [None, None, "y"]
     assert dense[torch.tensor([[0, 1], [1, 2]])].names == [None, None, "x", "y"]
     assert dense[torch.ones(3, 2, dtype=torch.bool)].names == [None, "y"]
+
+
+def test_operators_broadcast_batch_sizes_of_one() -> None:
+    """``a + b`` with batch sizes [1, 3] and [2, 3] has batch size [2, 3], as its leaves (the
+    dense engine kept the left operand's [1, 3], an instance whose leaves did not fit it;
+    the lazy stack, on the right, gave [2, 3])."""
+    members = [TensorDict(a=torch.full((3, 4), float(i)), batch_size=[3]) for i in range(2)]
+    one = TensorDict(a=torch.ones(1, 3, 4), batch_size=[1, 3])
+    for right in (torch.stack(members, 0), lazy_stack(members, 0)):
+        for result in (one + right, right + one, one * right):
+            assert result.batch_size == torch.Size([2, 3])
+            assert result["a"].shape == torch.Size([2, 3, 4])
+    nested = TensorDict(n=one.clone(), batch_size=[1, 3])
+    wide = TensorDict(n=torch.stack(members, 0), batch_size=[2, 3])
+    assert (nested - wide)["n"].batch_size == torch.Size([2, 3])
