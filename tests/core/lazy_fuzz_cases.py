@@ -76,6 +76,10 @@ def _members(rng: random.Random, g: torch.Generator) -> list[Any]:
         names = [f"d{i}" for i in range(len(bs))]
         for member in members:
             member.names = names
+    # Left out: members with different non-tensor values (a dense split keeps a stack of
+    # one value where a lazy stack of one member reads the value), members with their keys
+    # in different orders (a lazy stack lists its first member's order, and indexing the
+    # stack dim gives the member itself, in its own order).
     return members
 
 
@@ -422,7 +426,9 @@ def random_op(
         return (lambda s: torch.clone(s)), "torch.clone(s)"
     if kind == 39:
         if typed:
-            return (lambda s: (s.a, s.inner.x, s.inner.k, s.b)), "(s.a, s.inner.x, s.inner.k, s.b)"
+            return (
+                lambda s: (s.a, s.inner.x, s.inner.k, s.b, s.tag, s.get("tag"))
+            ), "(s.a, s.inner.x, s.inner.k, s.b, s.tag)"
         return (
             lambda s: (s["n", "m", "y"], s.get(("n", "zz"), None), s.get("b"))
         ), "(s['n','m','y'], get default, s.get('b'))"
