@@ -141,7 +141,8 @@ class ShapeOps(TensorCore):
                 shape = leaf.shape
                 if shape != last:
                     last, target = shape, (*new, *shape[n:])
-                data[key] = tensor_op(leaf, target)  # a tuple: () reshapes to 0-d too
+                # unpacked (faster); a 0-d target needs the empty tuple
+                data[key] = tensor_op(leaf, *target) if target else tensor_op(leaf, ())
             else:
                 data[key] = getattr(leaf, method)((*new, *leaf.shape[n:]))
         return type(self)._new(data, new, self._device)
@@ -275,7 +276,8 @@ class ShapeOps(TensorCore):
                 rank = leaf.dim()
                 if rank != last_rank:
                     last_rank, target = rank, (*new_list, *(-1,) * (rank - n))
-                data[key] = leaf.expand(target)  # a tuple: () expands a 0-d leaf too
+                # unpacked (faster); a 0-d target needs the empty tuple
+                data[key] = leaf.expand(*target) if target else leaf.expand(())
             else:
                 data[key] = leaf.expand((*new, *leaf.shape[n:]))
         return type(self)._new(data, new, self._device)
