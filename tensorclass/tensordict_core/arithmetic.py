@@ -651,4 +651,5 @@ def _paired_like(node: Any, data: dict[str, Any], other: TensorCore) -> Any:
     size, others = node._batch_size, other._batch_size
     if others == size or len(others) != len(size):
         return node._like(data)
-    return node._like(data, torch.broadcast_shapes(size, others))
+    # (the leaves broadcast already: a dim of one size or another is of size 1)
+    return node._like(data, torch.Size(b if a == 1 else a for a, b in zip(size, others)))
