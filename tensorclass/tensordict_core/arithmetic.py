@@ -292,7 +292,7 @@ class Arithmetic(Elementwise, KeyAccess):
         if isinstance(other, TensorCore):
             if default is not None:
                 return with_default(self, op, other, default, reflected)
-            return self._like(self._binary_pairs(op, other, reflected, ()))
+            return _paired_like(self, self._binary_pairs(op, other, reflected, ()), other)
         other = _operand(other)
         if other is NotImplemented:
             return NotImplemented
@@ -362,7 +362,9 @@ class Arithmetic(Elementwise, KeyAccess):
                 lefts.append(leaf)
                 rights.append(right)
             elif isinstance(leaf, Arithmetic):
-                out[key] = leaf._like(leaf._binary_pairs(op, right, reflected, (*path, key)))
+                out[key] = _paired_like(
+                    leaf, leaf._binary_pairs(op, right, reflected, (*path, key)), right
+                )
             elif op is operator.eq or op is operator.ne:
                 equal = _non_tensor_equal(leaf, right, self._batch_size)
                 out[key] = equal if op is operator.eq else ~equal
@@ -641,3 +643,13 @@ class Arithmetic(Elementwise, KeyAccess):
         if dim is None:
             return any(bool(leaf.any()) for leaf in tensor_leaves(self))
         return self._reduce(single_dim(torch.any), dim, False)
+
+
+def _paired_like(node: Any, data: dict[str, Any], other: TensorCore) -> Any:
+    """The result of an operator between ``node`` and ``other``: their batch sizes
+    broadcast (as their leaves do) when they differ but have as many dims."""
+    size, others = node._batch_size, other._batch_size
+    if others == size or len(others) != len(size):
+        return node._like(data)
+    # (the leaves broadcast already: a dim of one size or another is of size 1)
+    return node._like(data, torch.Size(b if a == 1 else a for a, b in zip(size, others)))

@@ -141,7 +141,11 @@ def _result_batch_size(
 
 
 def _indexed_names(names: Names, index: tuple[Any, ...]) -> Names:
+    """The dim names after ``index``: a tensor part's dims are unnamed, the others keep
+    their names (with several tensor parts, torch may move their dims: no names)."""
     if names is None:
+        return None
+    if sum(1 for part in index if isinstance(part, Tensor)) > 1:
         return None
     out: list[str | None] = []
     dims = iter(names)
@@ -152,8 +156,13 @@ def _indexed_names(names: Names, index: tuple[Any, ...]) -> Names:
             next(dims)
         elif type(part) is slice:
             out.append(next(dims))
-        else:
-            return None  # advanced indexing reorders dims: names no longer apply
+        elif part.dtype is torch.bool:  # a mask: its dims become one unnamed dim
+            for _ in range(part.ndim):
+                next(dims)
+            out.append(None)
+        else:  # an integer tensor: its dims, unnamed, stand for the dim it indexes
+            next(dims)
+            out.extend([None] * part.ndim)
     out.extend(dims)
     return tuple(out) if any(name is not None for name in out) else None
 
@@ -283,7 +292,10 @@ class Indexing(KeyAccess):
             except IndexError as err:
                 raise _batch_index_error(err, batch_size) from None
             new_size = torch.Size((*index.shape, *batch_size[1:]))
-            return type(self)._new(data, new_size, self._device, None)
+            names = self._names
+            if names is not None:
+                names = _indexed_names(names, (index,))
+            return type(self)._new(data, new_size, self._device, names)
         normalized = normalize_index(index, batch_size)
         try:
             data = {key: leaf[normalized] for key, leaf in self._data.items()}

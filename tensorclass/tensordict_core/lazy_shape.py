@@ -315,13 +315,20 @@ class LazyShapeOps(TensorOps):
                 f"expand: shape {sizes} has fewer dims than batch size {list(self._batch_size)}"
             )
         at = leaves.dim + offset
-        if sizes[at] not in (-1, len(leaves.members)):
-            raise BatchSizeError(
-                f"cannot expand the stack dim of a lazy stack (size {len(leaves.members)}) to "
-                f"{sizes[at]}; call contiguous() first"
-            )
+        count = len(leaves.members)
         member_sizes = sizes[:at] + sizes[at + 1 :]
-        return _restack([m.expand(member_sizes) for m in leaves.members], at, self)
+        expanded = [m.expand(member_sizes) for m in leaves.members]
+        if sizes[at] in (-1, count):
+            return _restack(expanded, at, self)
+        if count != 1:
+            raise BatchSizeError(
+                f"cannot expand the stack dim of a lazy stack (size {count}) to {sizes[at]}: "
+                f"only a dim of size 1 expands (batch_size={list(self._batch_size)})"
+            )
+        if sizes[at] == 0:
+            return super().expand(*sizes)
+        # as torch expands a dim of size 1: the one member (one memory) at every position
+        return _restack(expanded * sizes[at], at, self)
 
     def flip(self, dims: int | Sequence[int]) -> Self:
         """Reverse batch ``dims``; flipping the stack dim reverses the members."""

@@ -1027,12 +1027,15 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
             "class and no batch size)"
         )
     first = members[0]
+    member_cls = getattr(type(first), "_member_cls", None) or type(first)
     for index, item in enumerate(members):
         if not isinstance(item, TensorCore):
             raise TypeError(
                 f"lazy_stack: item {index} is a {type(item).__name__}, not a tensor class"
             )
-        if type(item) is not type(first):
+        # a lazy stack of the members' class may stand beside dense members (a reshape
+        # or an index of a stack of lazy stacks gives such mixes)
+        if type(item) is not type(first) and _class_of(item) is not member_cls:
             raise StructureMismatchError(
                 f"lazy_stack: item 0 is a {type(first).__name__}, item {index} a "
                 f"{type(item).__name__}; members must share their class"
@@ -1042,7 +1045,6 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
             raise StructureMismatchError(f"lazy_stack: members have different batch sizes {sizes}")
     batch = first._batch_size
     d = batch_dim(dim, len(batch), extra=1)
-    member_cls = getattr(type(first), "_member_cls", None) or type(first)
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
     names = first._names if all(m._names == first._names for m in members) else None
@@ -1057,6 +1059,12 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         all(m._locked for m in members),
     )
     return stack  # type: ignore[no-any-return]
+
+
+def _class_of(item: TensorCore) -> type[TensorCore]:
+    """The class of a member: the members' class of a lazy stack, else its own."""
+    found: type[TensorCore] = getattr(type(item), "_member_cls", None) or type(item)
+    return found
 
 
 def _named(stack: Any, stack_dim_name: str | None, names: Sequence[str | None] | None) -> Any:

@@ -141,9 +141,10 @@ class ShapeOps(TensorCore):
                 shape = leaf.shape
                 if shape != last:
                     last, target = shape, (*new, *shape[n:])
-                data[key] = tensor_op(leaf, *target)
+                # unpacked (faster); a 0-d target needs the empty tuple
+                data[key] = tensor_op(leaf, *target) if target else tensor_op(leaf, ())
             else:
-                data[key] = getattr(leaf, method)(*new, *leaf.shape[n:])
+                data[key] = getattr(leaf, method)((*new, *leaf.shape[n:]))
         return type(self)._new(data, new, self._device)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> Self:
@@ -275,9 +276,10 @@ class ShapeOps(TensorCore):
                 rank = leaf.dim()
                 if rank != last_rank:
                     last_rank, target = rank, (*new_list, *(-1,) * (rank - n))
-                data[key] = leaf.expand(*target)
+                # unpacked (faster); a 0-d target needs the empty tuple
+                data[key] = leaf.expand(*target) if target else leaf.expand(())
             else:
-                data[key] = leaf.expand(*new, *leaf.shape[n:])
+                data[key] = leaf.expand((*new, *leaf.shape[n:]))
         return type(self)._new(data, new, self._device)
 
     def expand_as(self, other: Any) -> Self:
