@@ -236,9 +236,9 @@ class ContextOps(ShapeOps, Structure):
         exit)."""
         return remember(self, _shape_unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
-    def squeeze(self, dim: int | None = None) -> Self:
-        """Remove batch dims of size 1 (all of them, or ``dim`` if it has size 1); as a
-        context manager, written back on exit."""
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Self:
+        """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
+        as a context manager, written back on exit."""
         return remember(self, _shape_squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
     def view(

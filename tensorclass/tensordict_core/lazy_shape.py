@@ -27,7 +27,7 @@ from .keys import shown_key
 from .lazy_leaves import LazyLeaves
 from .lazy_writes import first_difference
 from .ops import TensorOps
-from .shape import _infer_shape, _sizes, batch_dim
+from .shape import _infer_shape, _sizes, batch_dim, squeeze_dims
 
 __all__ = ["LazyShapeOps"]
 
@@ -274,10 +274,15 @@ class LazyShapeOps(TensorOps):
             return _restack([m.unsqueeze(d) for m in leaves.members], leaves.dim + 1, self)
         return _restack([m.unsqueeze(d - 1) for m in leaves.members], leaves.dim, self)
 
-    def squeeze(self, dim: int | None = None) -> Self:
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Self:
         """Remove batch dims of size 1; squeezing a stack dim of size 1 gives the member."""
         leaves = self._lazy
         members, stack, bs = leaves.members, leaves.dim, self._batch_size
+        if dim is not None and not isinstance(dim, int):  # several: the last first
+            result = self
+            for d in reversed(squeeze_dims(dim, len(bs))):
+                result = result.squeeze(d)
+            return result
         if dim is None:
             ones_before = sum(1 for d in range(stack) if bs[d] == 1)
             squeezed = [m.squeeze() for m in members]

@@ -32,6 +32,16 @@ def batch_dim(dim: int, ndim: int, *, extra: int = 0) -> int:
     return dim % bound if bound else 0
 
 
+def squeeze_dims(dim: int | Sequence[int], ndim: int) -> list[int]:
+    """The batch dims ``squeeze(dim)`` names (an int or a sequence, as torch takes),
+    normalised and in increasing order; a dim named twice is an error, as in torch."""
+    named = [dim] if isinstance(dim, int) else list(dim)
+    dims = sorted(batch_dim(d, ndim) for d in named)
+    if len(set(dims)) != len(dims):
+        raise IndexError(f"squeeze: a dim appears more than once in {named}")
+    return dims
+
+
 def _sizes(args: tuple[Any, ...]) -> tuple[int, ...]:
     if len(args) == 1 and not isinstance(args[0], int):
         return tuple(args[0])
@@ -175,14 +185,14 @@ class ShapeOps(TensorCore):
         new = torch.Size((*bs[:d], *inner, *bs[d + 1 :]))
         return self._map_shape(lambda leaf: leaf.unflatten(d, inner), new)
 
-    def squeeze(self, dim: int | None = None) -> Self:
-        """Remove batch dims of size 1 (all of them, or ``dim`` if it has size 1)."""
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Self:
+        """Remove batch dims of size 1: all of them, or those of ``dim`` (an int or a
+        sequence of ints, as ``torch.squeeze``) that have size 1."""
         bs = self._batch_size
         if dim is None:
             dims = [d for d, size in enumerate(bs) if size == 1]
         else:
-            d = batch_dim(dim, len(bs))
-            dims = [d] if bs[d] == 1 else []
+            dims = [d for d in squeeze_dims(dim, len(bs)) if bs[d] == 1]
         if not dims:
             return self._map_shape(lambda leaf: leaf, bs, self._names)
         new = torch.Size([size for d, size in enumerate(bs) if d not in dims])

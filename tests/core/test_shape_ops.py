@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from tensorclass import StructureMismatchError, TensorClass, TensorDict
+from tensorclass import StructureMismatchError, TensorClass, TensorDict, lazy_stack
 
 B = (2, 3, 4)
 
@@ -174,3 +174,27 @@ def test_chunk_and_split_sizes_match_tensors(total: int, parts: int) -> None:
     splits = td.split(parts, 1)
     assert [s.batch_size for s in splits] == [s.shape for s in x.split(parts, 1)]
     assert all(torch.equal(a["x"], b) for a, b in zip(chunks, x.chunk(parts, -1)))
+
+
+@pytest.mark.parametrize("dims", [(0, 2), (0, 1), [-2, 0], (2,), ()])
+def test_squeeze_takes_several_dims_as_torch(dims: tuple[int, ...]) -> None:
+    """``squeeze((0, 2))`` removes those of the dims that have size 1 (torch >= 2.0)."""
+    leaf = torch.randn(1, 3, 1, 2, 5)
+    td = TensorDict(a=leaf, batch_size=[1, 3, 1, 2])
+    assert td.squeeze(dims).batch_size == leaf.squeeze(dims).shape[:-1]
+    assert torch.equal(td.squeeze(dims)["a"], leaf.squeeze(dims))
+    assert torch.squeeze(td, dims).batch_size == td.squeeze(dims).batch_size
+
+
+@pytest.mark.parametrize("stack_dim", range(4))
+@pytest.mark.parametrize("dims", [(0, 2), (0, 3), (1, 2, 3), (-1, 0)])
+def test_squeeze_of_several_dims_on_a_lazy_stack(stack_dim: int, dims: tuple[int, ...]) -> None:
+    members = [TensorDict(a=torch.randn(1, 3, 1), batch_size=[1, 3, 1]) for _ in range(2)]
+    dense = torch.stack([m["a"] for m in members], stack_dim)
+    assert torch.equal(lazy_stack(members, stack_dim).squeeze(dims)["a"], dense.squeeze(dims))
+
+
+def test_squeeze_refuses_a_dim_named_twice() -> None:
+    td = TensorDict(a=torch.zeros(1, 3), batch_size=[1, 3])
+    with pytest.raises(IndexError, match="more than once"):
+        td.squeeze((0, 0))
