@@ -179,10 +179,11 @@ def test_chunk_and_split_sizes_match_tensors(total: int, parts: int) -> None:
 @pytest.mark.parametrize("dims", [(0, 2), (0, 1), [-2, 0], (2,), ()])
 def test_squeeze_takes_several_dims_as_torch(dims: tuple[int, ...]) -> None:
     """``squeeze((0, 2))`` removes those of the dims that have size 1 (torch >= 2.0)."""
-    leaf = torch.randn(1, 3, 1, 2, 5)
-    td = TensorDict(a=leaf, batch_size=[1, 3, 1, 2])
-    assert td.squeeze(dims).batch_size == leaf.squeeze(dims).shape[:-1]
+    leaf = torch.randn(1, 3, 1, 2)
+    td = TensorDict(a=leaf, b=leaf[..., None], batch_size=[1, 3, 1, 2])
+    assert td.squeeze(dims).batch_size == leaf.squeeze(dims).shape
     assert torch.equal(td.squeeze(dims)["a"], leaf.squeeze(dims))
+    assert torch.equal(td.squeeze(dims)["b"], leaf.squeeze(dims)[..., None])
     assert torch.squeeze(td, dims).batch_size == td.squeeze(dims).batch_size
 
 
