@@ -23,6 +23,7 @@ from ..registry import dynamic_class
 from ._core import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
 from .access import _WRAPPED, KeyAccess, read_value
 from .keys import NestedKey, shown_key, unravel_key_tuple
+from .lazy_writes import holds_lazy, run_through_lazy
 from .non_tensor import NonTensorData, NonTensorStack, same_value
 
 __all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
@@ -299,6 +300,11 @@ class Indexing(KeyAccess):
     # -- writing batch elements ------------------------------------------------------------
 
     def _set_at(self, index: Any, value: Any) -> None:
+        if type(self._data) is dict and holds_lazy(self):
+            # the leaves of a nested lazy stack are stacked copies: write a dense copy, then
+            # its written tensors back into the members (a refusal writes nothing)
+            run_through_lazy(self, f"writing at {index!r}", lambda copy: copy._set_at(index, value))
+            return
         if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):
             pairs: list[tuple[Tensor, Tensor]] = []
             if self._batch_size and _collect_exact(self, value, index, pairs):

@@ -1,0 +1,305 @@
+"""Differential fuzz of writes through lazy stacks: every write made through
+``lazy_stack(members, dim)`` must leave ``torch.stack(members, dim)`` holding what the same
+write gives on the dense stack of copies of the members (torch's semantics); a write the
+dense stack refuses must be refused without changing any member."""
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from tensorclass import BatchSizeError, OperandError, TensorClass, TensorDict, lazy_stack
+
+
+class Inner(TensorClass):
+    c: torch.Tensor
+
+
+class Rec(TensorClass):
+    a: torch.Tensor
+    b: torch.Tensor
+    i: torch.Tensor
+    inner: Inner
+
+
+def _rand(rng: random.Random, shape: list[int]) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(rng.randrange(10**6))
+    return torch.randn(tuple(shape), generator=gen)
+
+
+def make_members(rng: random.Random, typed: bool, nested_lazy: bool, n: int, bs: list[int]) -> list[Any]:
+    """``n`` distinct members: a float key, one with a feature dim, an integer key and a
+    nested level (a lazy stack in each member with ``nested_lazy``)."""
+    out: list[Any] = []
+    for _ in range(n):
+        a, b = _rand(rng, bs), _rand(rng, [*bs, 2])
+        i = (_rand(rng, bs) * 10).long()
+        c = _rand(rng, [*bs, 3])
+        if typed:
+            out.append(Rec(a=a, b=b, i=i, inner=Inner(c=c, batch_size=bs), batch_size=bs))
+            continue
+        nested: Any = TensorDict({"c": c}, bs)
+        if nested_lazy and bs:
+            nested = lazy_stack(list(nested.unbind(0)), 0)
+        out.append(TensorDict({"a": a, "b": b, "i": i, "n": nested}, bs))
+    return out
+
+
+def leaves(node: Any) -> dict[Any, torch.Tensor]:
+    return {k: v.clone() for k, v in node.items(include_nested=True, leaves_only=True)}
+
+
+def difference(x: dict[Any, torch.Tensor], y: dict[Any, torch.Tensor]) -> str | None:
+    if set(x) != set(y):
+        return f"keys {sorted(map(str, x))} != {sorted(map(str, y))}"
+    for key in x:
+        if x[key].shape != y[key].shape or x[key].dtype != y[key].dtype:
+            return f"{key}: {x[key].shape} {x[key].dtype} != {y[key].shape} {y[key].dtype}"
+        if not torch.equal(x[key], y[key]):
+            return f"{key}: values differ"
+    return None
+
+
+def rand_index(rng: random.Random, bs: list[int]) -> Any:
+    """Ints, stepped slices, None, Ellipsis, boolean masks and long tensors, mixed."""
+    parts: list[Any] = []
+    for size in bs:
+        r = rng.random()
+        if r < 0.3 or not size:
+            parts.append(slice(None))
+        elif r < 0.45:
+            parts.append(rng.randrange(-size, size))
+        elif r < 0.6:
+            parts.append(slice(rng.randrange(size), None, rng.choice([1, 2, 3])))
+        elif r < 0.72:
+            parts.append(torch.tensor([rng.randrange(size) for _ in range(rng.randint(1, 3))]))
+        elif r < 0.82:
+            parts.append(torch.tensor([rng.random() < 0.5 for _ in range(size)]))
+        elif r < 0.9:
+            parts.extend([None, slice(None)])
+        else:
+            parts.append(Ellipsis)
+            break
+    if rng.random() < 0.2:
+        return parts[0] if parts else 0
+    return tuple(parts)
+
+
+def rand_value(rng: random.Random, selected: Any) -> Any:
+    """A scalar, a tensor broadcastable to the selected batch shape (or not), an instance
+    of it, or a dict."""
+    shape = list(selected.batch_size)
+    kind = rng.choice(["scalar", "tensor", "instance", "dict"])
+    if kind == "scalar":
+        return rng.choice([rng.random(), rng.randrange(5)])
+    if kind == "tensor":
+        keep = shape[len(shape) - rng.randint(0, len(shape)) :]
+        return _rand(rng, [1 if rng.random() < 0.3 else s for s in keep])
+    if kind == "instance":
+        return selected.apply(lambda t: torch.randn(t.shape).to(t.dtype))
+    return {"a": _rand(rng, shape if rng.random() < 0.7 else shape[1:])}
+
+
+# -- the writes: each takes (rng, dense stack) and returns the write to make on both -------
+
+
+Write = Callable[[Any], Any]
+
+
+def w_index(rng: random.Random, dense: Any) -> Write:
+    index = rand_index(rng, list(dense.batch_size))
+    try:
+        value = rand_value(rng, dense[index])
+    except IndexError:
+        value = 1.0
+
+    def write(td: Any) -> None:
+        td[index] = value
+
+    return write
+
+
+def w_key(rng: random.Random, dense: Any, inplace_only: bool = False) -> Write:
+    bs = list(dense.batch_size)
+    key = rng.choice(["a", "new", ("n", "c"), ("n", "new"), "b"])
+    typed = isinstance(dense, Rec)
+    if typed and key in (("n", "c"), ("n", "new")):
+        key = ("inner", "c")
+    feat = {"b": [2], ("n", "c"): [3], ("inner", "c"): [3]}.get(key, [])
+    value = _rand(rng, bs + feat)
+    hows = ["set_", "set_at_", "get_at"] + ([] if inplace_only else ["setitem", "set"])
+    how = rng.choice(hows)
+    index = rand_index(rng, bs)
+    given = rng.random() < 0.5
+
+    def write(td: Any) -> Any:
+        if how == "setitem":
+            td[key] = value
+        elif how == "set":
+            td.set(key, value)
+        elif how == "set_":
+            td.set_(key, value)
+        elif how == "set_at_":
+            td.set_at_(key, value[index] if given else 0.5, index)
+        else:
+            return td.get_at(key, index)
+        return None
+
+    return write
+
+
+def w_update(rng: random.Random, dense: Any) -> Write:
+    bs = list(dense.batch_size)
+    other = dense.apply(lambda t: torch.randn(t.shape).to(t.dtype))
+    index = rand_index(rng, bs)
+    how = rng.choice(["update", "update_", "update_at_", "copy_", "copy_at_", "update_new"])
+
+    def write(td: Any) -> None:
+        if how == "update":
+            td.update({"a": other["a"]})
+        elif how == "update_":
+            td.update_(other)
+        elif how == "update_at_":
+            td.update_at_(other[index], index)
+        elif how == "copy_":
+            td.copy_(other)
+        elif how == "copy_at_":
+            td.copy_at_(other[index], index)
+        else:
+            td.update({"z": torch.zeros(*bs, 4)})
+
+    return write
+
+
+def w_maths(rng: random.Random, dense: Any) -> Write:
+    bs = list(dense.batch_size)
+    operand = rng.choice(
+        [
+            2.5,
+            3,
+            _rand(rng, bs[len(bs) - rng.randint(0, len(bs)) :]),
+            dense.apply(lambda t: (torch.randn(t.shape) * 3).to(t.dtype)),
+        ]
+    )
+    mask = _rand(rng, bs) > 0
+    how = rng.choice(["add_", "mul_", "clamp_", "zero_", "fill_", "masked_fill_", "apply_", "lerp_"])
+
+    def write(td: Any) -> None:
+        if how in ("add_", "mul_"):
+            getattr(td, how)(operand)
+        elif how == "clamp_":
+            td.clamp_(-0.5, 0.5)
+        elif how == "zero_":
+            td.zero_()
+        elif how == "fill_":
+            td.fill_("a", 7.0)
+        elif how == "masked_fill_":
+            td.masked_fill_(mask, 1.5)
+        elif how == "apply_":
+            td.apply_(lambda t: t * 2)
+        else:
+            td.select("a", "b").lerp_(operand.select("a", "b") if isinstance(operand, TensorClass | TensorDict) else operand, 0.25)
+
+    return write
+
+
+def w_remove(rng: random.Random, dense: Any) -> Write:
+    how = rng.choice(["del", "pop", "rename_key_", "del_nested"])
+    typed = isinstance(dense, Rec)
+
+    def write(td: Any) -> Any:
+        if how == "del":
+            del td["b"]
+        elif how == "pop":
+            return td.pop("b")
+        elif how == "rename_key_":
+            td.rename_key_("a", "z")
+        else:
+            del td[("inner", "c") if typed else ("n", "c")]
+        return None
+
+    return write
+
+
+def w_view(rng: random.Random, dense: Any) -> Write:
+    """An in-place write through a view of the stack: the dense stack's views are torch
+    views, whose writes reach the base. (Replacing a key of a view is not compared: a lazy
+    stack's views hold its members, whose keys they then replace; a dense view's key is its
+    own.)"""
+    n = dense.batch_dims
+    order = list(range(n))
+    rng.shuffle(order)
+    d0, d1 = rng.randrange(n), rng.randrange(n)
+    how = rng.choice(["slice", "unsqueeze", "permute", "transpose", "int"])
+    views: dict[str, Callable[[Any], Any]] = {
+        "slice": lambda td: td[1:],
+        "unsqueeze": lambda td: td.unsqueeze(rng_dim),
+        "permute": lambda td: td.permute(*order),
+        "transpose": lambda td: td.transpose(d0, d1),
+        "int": lambda td: td[0],
+    }
+    rng_dim = rng.randint(-n - 1, n)
+    view_dense = views[how](dense)
+    inner = rng.choice([w_index, w_maths, lambda r, d: w_key(r, d, inplace_only=True)])(
+        rng, view_dense
+    )
+
+    def write(td: Any) -> Any:
+        return inner(views[how](td))
+
+    return write
+
+
+WRITES = [w_index, w_index, w_index, w_key, w_update, w_maths, w_remove, w_view]
+
+
+def case(seed: int) -> str | None:
+    """One random write, made on a lazy stack and on the dense stack: the difference, if
+    any."""
+    rng = random.Random(seed)
+    typed = rng.random() < 0.4
+    nested_lazy = not typed and rng.random() < 0.3
+    member_bs = [rng.randint(1, 3) for _ in range(rng.randint(0, 3))]
+    count = rng.randint(2, 3)
+    dim = rng.randint(0, len(member_bs))
+    members = make_members(rng, typed, nested_lazy, count, member_bs)
+    dense = torch.stack([m.clone() for m in members], dim)
+    write = rng.choice(WRITES)(rng, dense)
+    lazy = lazy_stack(members, dim)
+    before = [leaves(m) for m in members]
+    dense_error = lazy_error = None
+    try:
+        dense_out = write(dense)
+    except Exception as error:
+        dense_error = error
+    try:
+        lazy_out = write(lazy)
+    except Exception as error:
+        lazy_error = error
+    if dense_error is not None:
+        if lazy_error is None:
+            return f"dense refused ({dense_error!r}), lazy accepted"
+        changed = [difference(b, leaves(m)) for b, m in zip(before, members)]
+        if any(changed):
+            return f"lazy refused ({lazy_error!r}) but changed the members: {changed}"
+        return None
+    if lazy_error is not None:
+        return f"lazy refused: {lazy_error!r}"
+    found = difference(leaves(dense), leaves(torch.stack(members, dim)))
+    if found:
+        return f"members differ from the dense stack: {found}"
+    if isinstance(dense_out, torch.Tensor) and not torch.equal(dense_out, lazy_out):
+        return "the returned tensor differs"
+    return None
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_lazy_writes_match_the_dense_stack(block: int) -> None:
+    failures = []
+    for seed in range(block * 60, (block + 1) * 60):
+        found = case(seed)
+        if found is not None:
+            failures.append(f"seed {seed}: {found}")
+    assert not failures, "\n".join(failures)
