@@ -141,7 +141,7 @@ class ShapeOps(TensorCore):
                 shape = leaf.shape
                 if shape != last:
                     last, target = shape, (*new, *shape[n:])
-                data[key] = tensor_op(leaf, *target)
+                data[key] = tensor_op(leaf, target)  # a tuple: () reshapes to 0-d too
             else:
                 data[key] = getattr(leaf, method)(*new, *leaf.shape[n:])
         return type(self)._new(data, new, self._device)

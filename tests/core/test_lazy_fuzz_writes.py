@@ -29,21 +29,28 @@ def _rand(rng: random.Random, shape: list[int]) -> torch.Tensor:
     return torch.randn(tuple(shape), generator=gen)
 
 
-def make_members(rng: random.Random, typed: bool, nested_lazy: bool, n: int, bs: list[int]) -> list[Any]:
+def make_members(
+    rng: random.Random, typed: bool, nested_lazy: bool, n: int, bs: list[int]
+) -> list[Any]:
     """``n`` distinct members: a float key, one with a feature dim, an integer key and a
-    nested level (a lazy stack in each member with ``nested_lazy``)."""
+    nested level (with ``nested_lazy``, a lazy stack in each member, or each member a lazy
+    stack itself)."""
     out: list[Any] = []
+    nested_first = rng.random() < 0.5
     for _ in range(n):
         a, b = _rand(rng, bs), _rand(rng, [*bs, 2])
         i = (_rand(rng, bs) * 10).long()
         c = _rand(rng, [*bs, 3])
-        if typed:
-            out.append(Rec(a=a, b=b, i=i, inner=Inner(c=c, batch_size=bs), batch_size=bs))
-            continue
-        nested: Any = TensorDict({"c": c}, bs)
-        if nested_lazy and bs:
+        nested: Any = Inner(c=c, batch_size=bs) if typed else TensorDict({"c": c}, bs)
+        if nested_lazy and bs and nested_first:
             nested = lazy_stack(list(nested.unbind(0)), 0)
-        out.append(TensorDict({"a": a, "b": b, "i": i, "n": nested}, bs))
+        if typed:
+            member: Any = Rec(a=a, b=b, i=i, inner=nested, batch_size=bs)
+        else:
+            member = TensorDict({"a": a, "b": b, "i": i, "n": nested}, bs)
+        if nested_lazy and bs and not nested_first:
+            member = lazy_stack(list(member.unbind(-1)), len(bs) - 1)
+        out.append(member)
     return out
 
 
@@ -98,8 +105,20 @@ def rand_value(rng: random.Random, selected: Any) -> Any:
         keep = shape[len(shape) - rng.randint(0, len(shape)) :]
         return _rand(rng, [1 if rng.random() < 0.3 else s for s in keep])
     if kind == "instance":
-        return selected.apply(lambda t: torch.randn(t.shape).to(t.dtype))
-    return {"a": _rand(rng, shape if rng.random() < 0.7 else shape[1:])}
+        value = selected.apply(lambda t: torch.randn(t.shape).to(t.dtype))
+        if rng.random() < 0.3 and value.batch_dims and len(value):  # a lazy stack value
+            value = lazy_stack(list(value.unbind(0)), 0)
+        elif rng.random() < 0.3 and value.batch_dims:  # a broadcastable batch size
+            value = value[:1]
+        return value
+    nested = "inner" if isinstance(selected, Rec) else "n"
+    return rng.choice(
+        [
+            {"a": _rand(rng, shape if rng.random() < 0.7 else shape[1:])},
+            {nested: {"c": _rand(rng, [*shape, 3])}, "b": _rand(rng, [2])},
+            {"a": 1.5, "i": torch.tensor(3)},
+        ]
+    )
 
 
 # -- the writes: each takes (rng, dense stack) and returns the write to make on both -------
@@ -129,6 +148,8 @@ def w_key(rng: random.Random, dense: Any, inplace_only: bool = False) -> Write:
         key = ("inner", "c")
     feat = {"b": [2], ("n", "c"): [3], ("inner", "c"): [3]}.get(key, [])
     value = _rand(rng, bs + feat)
+    if rng.random() < 0.15:  # a shape that does not fit: refused
+        value = _rand(rng, [*bs, 5])
     hows = ["set_", "set_at_", "get_at"] + ([] if inplace_only else ["setitem", "set"])
     how = rng.choice(hows)
     index = rand_index(rng, bs)
@@ -260,7 +281,7 @@ def case(seed: int) -> str | None:
     any."""
     rng = random.Random(seed)
     typed = rng.random() < 0.4
-    nested_lazy = not typed and rng.random() < 0.3
+    nested_lazy = rng.random() < 0.3
     member_bs = [rng.randint(1, 3) for _ in range(rng.randint(0, 3))]
     count = rng.randint(2, 3)
     dim = rng.randint(0, len(member_bs))
