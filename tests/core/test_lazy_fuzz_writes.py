@@ -205,7 +205,9 @@ def w_maths(rng: random.Random, dense: Any) -> Write:
         ]
     )
     mask = _rand(rng, bs) > 0
-    how = rng.choice(["add_", "mul_", "clamp_", "zero_", "fill_", "masked_fill_", "apply_", "lerp_"])
+    how = rng.choice(
+        ["add_", "mul_", "clamp_", "zero_", "fill_", "masked_fill_", "apply_", "lerp_"]
+    )
 
     def write(td: Any) -> None:
         if how in ("add_", "mul_"):
@@ -221,7 +223,12 @@ def w_maths(rng: random.Random, dense: Any) -> Write:
         elif how == "apply_":
             td.apply_(lambda t: t * 2)
         else:
-            td.select("a", "b").lerp_(operand.select("a", "b") if isinstance(operand, TensorClass | TensorDict) else operand, 0.25)
+            td.select("a", "b").lerp_(
+                operand.select("a", "b")
+                if isinstance(operand, TensorClass | TensorDict)
+                else operand,
+                0.25,
+            )
 
     return write
 
@@ -324,3 +331,92 @@ def test_lazy_writes_match_the_dense_stack(block: int) -> None:
         if found is not None:
             failures.append(f"seed {seed}: {found}")
     assert not failures, "\n".join(failures)
+
+
+# -- regressions found by the fuzz above ------------------------------------------------------
+
+
+def two(bs: list[int]) -> list[TensorDict]:
+    return [
+        TensorDict(
+            {"a": torch.zeros(bs), "b": torch.zeros(*bs, 2), "n": {"c": torch.zeros(*bs, 3)}}, bs
+        )
+        for _ in range(2)
+    ]
+
+
+def test_a_value_refused_by_a_later_leaf_writes_no_member() -> None:
+    members = two([2])
+    with pytest.raises(BatchSizeError, match="'n', 'c'|n.c"):
+        lazy_stack(members, 0)[:, 0] = torch.ones(2)  # fits "a" and "b", not "n.c" (3)
+    assert all(not leaf.any() for m in members for leaf in leaves(m).values())
+
+
+def test_a_refused_value_is_refused_for_an_empty_selection_too() -> None:
+    members = two([2])
+    stack = lazy_stack(members, 0)
+    with pytest.raises(BatchSizeError):
+        torch.stack(two([2]), 0)[torch.tensor([False, False])] = torch.ones(5)
+    with pytest.raises(BatchSizeError):
+        stack[torch.tensor([False, False])] = torch.ones(5)
+
+
+def test_a_one_element_tensor_broadcasts_as_torch() -> None:
+    members = two([])
+    lazy_stack(members, 0)[:] = torch.tensor([4.0])  # [1] broadcasts to [2], [2, 2], [2, 3]
+    assert all(bool((leaf == 4).all()) for m in members for leaf in leaves(m).values())
+    with pytest.raises(BatchSizeError):  # [1, 1] has more dims than "a" at [2]
+        lazy_stack(members, 0)[:] = torch.ones(1, 1)
+    assert all(bool((leaf == 4).all()) for m in members for leaf in leaves(m).values())
+
+
+def test_each_leaf_receives_the_value_in_its_dtype() -> None:
+    members = [TensorDict({"i": torch.zeros(2, dtype=torch.long)}, [2]) for _ in range(2)]
+    lazy_stack(members, 1)[torch.tensor([0, 1]), 1] = torch.tensor([2.0, 3.0])
+    assert members[1]["i"].tolist() == [2, 3] and members[1]["i"].dtype == torch.long
+
+
+def test_a_dict_value_broadcasts_as_in_a_dense_write() -> None:
+    members, dense = two([3]), torch.stack(two([3]), 1)
+    value = {"a": torch.arange(2.0).reshape(2, 1), "n": {"c": torch.ones(3)}}
+    dense[1:, ::2] = value
+    lazy_stack(members, 1)[1:, ::2] = value
+    assert difference(leaves(torch.stack(members, 1)), leaves(dense)) is None
+
+
+def test_writes_at_an_index_reach_nested_lazy_stacks() -> None:
+    inner = [TensorDict({"c": torch.zeros(2)}, [2]) for _ in range(2)]
+    root = TensorDict({"n": lazy_stack(inner, 1), "a": torch.zeros(2, 2)}, [2])
+    root[0] = 5.0
+    root[1] = torch.tensor([3.0, 4.0])
+    assert torch.stack(inner, 1)["c"].tolist() == [[5.0, 5.0], [3.0, 4.0]]
+    members = [TensorDict({"n": lazy_stack([i.clone() for i in inner], 1)}, [2]) for _ in range(2)]
+    dense = torch.stack([m.clone() for m in members], 0)
+    dense[:, 1] = torch.tensor([7.0, 8.0])  # [2] broadcasts to "n.c" at [2, 2] as [7, 8] rows
+    lazy_stack(members, 0)[:, 1] = torch.tensor([7.0, 8.0])
+    assert [m["n", "c"][1].tolist() for m in members] == [[7.0, 8.0], [7.0, 8.0]]
+    assert difference(leaves(torch.stack(members, 0)), leaves(dense)) is None
+
+
+def test_set_at_of_a_single_element() -> None:
+    members = [TensorDict({"a": torch.zeros(())}, []) for _ in range(3)]
+    lazy_stack(members, 0).set_at_("a", 2.0, -2)
+    assert [m["a"].item() for m in members] == [0.0, 2.0, 0.0]
+
+
+def test_reshape_to_no_batch_dims() -> None:
+    # a lazy stack of members of batch size [1] reshaped to [2]: the members to [] (as
+    # writing a lazy stack value flattens it)
+    stack = lazy_stack([TensorDict({"a": torch.ones(1)}, [1]) for _ in range(2)], 0)
+    assert stack.reshape(-1)["a"].shape == (2,)
+    assert TensorDict({"a": torch.ones(1)}, [1]).reshape(())["a"].shape == ()
+
+
+def test_the_repeated_member_rule_holds_for_writes_at_an_index() -> None:
+    member = TensorDict({"a": torch.zeros(2)}, [2])
+    stack = lazy_stack([member, member], 0)
+    stack[:, 1] = 3.0  # the same value at both positions: written once
+    assert member["a"].tolist() == [0.0, 3.0]
+    with pytest.raises(OperandError):
+        stack[:, 0] = torch.tensor([1.0, 2.0])  # different values into one memory
+    assert member["a"].tolist() == [0.0, 3.0]
