@@ -301,8 +301,16 @@ class Indexing(KeyAccess):
 
     def _set_at(self, index: Any, value: Any) -> None:
         if type(self._data) is dict and holds_lazy(self):
-            # the leaves of a nested lazy stack are stacked copies: write a dense copy, then
-            # its written tensors back into the members (a refusal writes nothing)
+            # the leaves of a nested lazy stack are stacked copies: the keys the value
+            # brings are allocated here (the lazy stacks' in their members), then a dense
+            # copy is written and its written tensors copied back (a refusal writes nothing)
+            if isinstance(value, Mapping):
+                value = dynamic_class()(value)
+            if isinstance(value, TensorCore):
+                normalized = normalize_index(index, self._batch_size)
+                self._plan_structured_write(
+                    value, indexed_batch_size(self._batch_size, normalized)
+                )
             run_through_lazy(self, f"writing at {index!r}", lambda copy: copy._set_at(index, value))
             return
         if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):

@@ -240,9 +240,10 @@ class LazyShapeOps(TensorOps):
         for number, member in enumerate(members):
             mask = owner_of == number
             if not bool(mask.any()):
-                if flat is not None and flat._batch_size[0]:
-                    # allocate keys the value brings in this member too (lazy pre-allocation)
-                    empty = flat[:0] if rest else flat[0]
+                if flat is not None:
+                    # allocate keys the value brings in this member too (lazy pre-allocation;
+                    # refused, as a dense write's, when the member cannot take them)
+                    empty = flat[:0] if rest or not flat._batch_size[0] else flat[0]
                     member._plan_structured_write(empty, empty._batch_size)
                 continue
             member_index: Any = tuple(c[mask] for c in rest) if rest else Ellipsis

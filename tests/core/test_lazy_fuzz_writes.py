@@ -94,7 +94,7 @@ def rand_index(rng: random.Random, bs: list[int]) -> Any:
     return tuple(parts)
 
 
-def rand_value(rng: random.Random, selected: Any) -> Any:
+def rand_value(rng: random.Random, selected: Any, new_keys: bool = True) -> Any:
     """A scalar, a tensor broadcastable to the selected batch shape (or not), an instance
     of it, or a dict."""
     shape = list(selected.batch_size)
@@ -118,6 +118,7 @@ def rand_value(rng: random.Random, selected: Any) -> Any:
             {nested: {"c": _rand(rng, [*shape, 3])}, "b": _rand(rng, [2])},
             {"a": 1.5, "i": torch.tensor(3)},
         ]
+        + ([{"z": _rand(rng, shape), nested: {"d": _rand(rng, [*shape, 2])}}] if new_keys else [])
     )
 
 
@@ -127,10 +128,10 @@ def rand_value(rng: random.Random, selected: Any) -> Any:
 Write = Callable[[Any], Any]
 
 
-def w_index(rng: random.Random, dense: Any) -> Write:
+def w_index(rng: random.Random, dense: Any, new_keys: bool = True) -> Write:
     index = rand_index(rng, list(dense.batch_size))
     try:
-        value = rand_value(rng, dense[index])
+        value = rand_value(rng, dense[index], new_keys)
     except IndexError:
         value = 1.0
 
@@ -253,9 +254,9 @@ def w_remove(rng: random.Random, dense: Any) -> Write:
 
 def w_view(rng: random.Random, dense: Any) -> Write:
     """An in-place write through a view of the stack: the dense stack's views are torch
-    views, whose writes reach the base. (Replacing a key of a view is not compared: a lazy
-    stack's views hold its members, whose keys they then replace; a dense view's key is its
-    own.)"""
+    views, whose writes reach the base. (Replacing or adding a key through a view is not
+    compared: a lazy stack's views hold its members, whose keys they then change; a dense
+    view's keys are its own.)"""
     n = dense.batch_dims
     order = list(range(n))
     rng.shuffle(order)
@@ -270,9 +271,12 @@ def w_view(rng: random.Random, dense: Any) -> Write:
     }
     rng_dim = rng.randint(-n - 1, n)
     view_dense = views[how](dense)
-    inner = rng.choice([w_index, w_maths, lambda r, d: w_key(r, d, inplace_only=True)])(
-        rng, view_dense
-    )
+    in_place = [
+        lambda r, d: w_index(r, d, new_keys=False),
+        w_maths,
+        lambda r, d: w_key(r, d, inplace_only=True),
+    ]
+    inner = rng.choice(in_place)(rng, view_dense)
 
     def write(td: Any) -> Any:
         return inner(views[how](td))
@@ -420,3 +424,30 @@ def test_the_repeated_member_rule_holds_for_writes_at_an_index() -> None:
     with pytest.raises(OperandError):
         stack[:, 0] = torch.tensor([1.0, 2.0])  # different values into one memory
     assert member["a"].tolist() == [0.0, 3.0]
+
+
+def test_keys_a_value_brings_are_added_to_nested_lazy_stacks() -> None:
+    inner = [TensorDict({"c": torch.zeros(2)}, [2]) for _ in range(2)]
+    root = TensorDict({"n": lazy_stack(inner, 1), "a": torch.zeros(2)}, [2])
+    root[0] = {"new": torch.ones(()), "n": {"d": torch.ones(2), "c": 3.0}}
+    assert root["new"].tolist() == [1.0, 0.0]
+    assert [m["d"].tolist() for m in inner] == [[1.0, 0.0], [1.0, 0.0]]
+    assert [m["c"].tolist() for m in inner] == [[3.0, 0.0], [3.0, 0.0]]
+
+
+def test_an_empty_selection_refuses_a_key_a_typed_member_lacks() -> None:
+    members = [
+        Rec(
+            a=torch.zeros(2),
+            b=torch.zeros(2, 2),
+            i=torch.zeros(2, dtype=torch.long),
+            inner=Inner(c=torch.zeros(2, 3), batch_size=[2]),
+            batch_size=[2],
+        )
+        for _ in range(2)
+    ]
+    with pytest.raises(KeyError):
+        torch.stack(members, 0)[torch.tensor([False, False])] = {"z": torch.zeros(0, 2)}
+    with pytest.raises(KeyError):
+        lazy_stack(members, 0)[torch.tensor([False, False])] = {"z": torch.zeros(0, 2)}
+    assert all("z" not in m.keys() for m in members)
