@@ -300,19 +300,6 @@ class Indexing(KeyAccess):
     # -- writing batch elements ------------------------------------------------------------
 
     def _set_at(self, index: Any, value: Any) -> None:
-        if type(self._data) is dict and holds_lazy(self):
-            # the leaves of a nested lazy stack are stacked copies: the keys the value
-            # brings are allocated here (the lazy stacks' in their members), then a dense
-            # copy is written and its written tensors copied back (a refusal writes nothing)
-            if isinstance(value, Mapping):
-                value = dynamic_class()(value)
-            if isinstance(value, TensorCore):
-                normalized = normalize_index(index, self._batch_size)
-                self._plan_structured_write(
-                    value, indexed_batch_size(self._batch_size, normalized)
-                )
-            run_through_lazy(self, f"writing at {index!r}", lambda copy: copy._set_at(index, value))
-            return
         if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):
             pairs: list[tuple[Tensor, Tensor]] = []
             if self._batch_size and _collect_exact(self, value, index, pairs):
@@ -322,6 +309,21 @@ class Indexing(KeyAccess):
                 elif pairs:  # one fused copy into the selected views
                     torch._foreach_copy_([t[index] for t, _ in pairs], [s for _, s in pairs])
                 return
+        if type(self._data) is dict and holds_lazy(self):
+            # the leaves of a nested lazy stack are stacked copies: the keys the value
+            # brings are allocated here (the lazy stacks' in their members), then a dense
+            # copy is written and its written tensors copied back (a refusal writes nothing)
+            if isinstance(value, Mapping):
+                value = dynamic_class()(value)
+            if isinstance(value, TensorCore):
+                normalized = normalize_index(index, self._batch_size)
+                self._plan_structured_write(value, indexed_batch_size(self._batch_size, normalized))
+
+            def write_copy(copy: Any) -> None:
+                copy._set_at(index, value)
+
+            run_through_lazy(self, f"writing at {index!r}", write_copy)
+            return
         normalized = normalize_index(index, self._batch_size)
         target_size = indexed_batch_size(self._batch_size, normalized)
         if isinstance(value, Mapping):
@@ -460,7 +462,7 @@ def _collect_exact(
     selected part of its target; anything else goes through the general, checked path.
     """
     data, other = target._data, source._data
-    if data.keys() != other.keys():
+    if type(data) is not dict or data.keys() != other.keys():  # a lazy stack's are copies
         return False
     size = target._batch_size[0]
     if type(index) is int:

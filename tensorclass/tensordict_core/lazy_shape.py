@@ -282,7 +282,8 @@ class LazyShapeOps(TensorOps):
             level[key[-1]] = chunk
         if chunks:  # the leaves of nested lazy stacks are copies: a structured write
             size = [int(mask.sum())] if has_rest else []
-            member._set_at(member_index, dynamic_class()(chunks, batch_size=size))
+            target_member: Any = member
+            target_member._set_at(member_index, dynamic_class()(chunks, batch_size=size))
 
     # -- splitting ---------------------------------------------------------------------------
 

@@ -451,3 +451,11 @@ def test_an_empty_selection_refuses_a_key_a_typed_member_lacks() -> None:
     with pytest.raises(KeyError):
         lazy_stack(members, 0)[torch.tensor([False, False])] = {"z": torch.zeros(0, 2)}
     assert all("z" not in m.keys() for m in members)
+
+
+def test_an_exact_instance_written_at_an_int_reaches_nested_lazy_stacks() -> None:
+    inner = [TensorDict({"c": torch.zeros(2)}, [2]) for _ in range(2)]
+    root = TensorDict({"n": lazy_stack(inner, 1)}, [2])
+    root[1] = TensorDict({"n": TensorDict({"c": torch.ones(2)}, [2])}, [])  # the fast path
+    root[0:1] = TensorDict({"n": TensorDict({"c": torch.full((1, 2), 2.0)}, [1, 2])}, [1])
+    assert [m["c"].tolist() for m in inner] == [[2.0, 1.0], [2.0, 1.0]]
