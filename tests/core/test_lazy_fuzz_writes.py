@@ -176,7 +176,11 @@ def w_update(rng: random.Random, dense: Any) -> Write:
     bs = list(dense.batch_size)
     other = dense.apply(lambda t: torch.randn(t.shape).to(t.dtype))
     index = rand_index(rng, bs)
-    how = rng.choice(["update", "update_", "update_at_", "copy_", "copy_at_", "update_new"])
+    how = rng.choice(
+        ["update", "update_", "update_at_", "copy_", "copy_at_", "update_new", "update_lazy"]
+        + ["update_nested"]
+    )
+    nested = "inner" if isinstance(dense, Rec) else "n"
 
     def write(td: Any) -> None:
         if how == "update":
@@ -189,8 +193,12 @@ def w_update(rng: random.Random, dense: Any) -> Write:
             td.copy_(other)
         elif how == "copy_at_":
             td.copy_at_(other[index], index)
-        else:
+        elif how == "update_new":
             td.update({"z": torch.zeros(*bs, 4)})
+        elif how == "update_lazy":
+            td.update_(lazy_stack(list(other.unbind(0)), 0))
+        else:
+            td.update({nested: {"d": torch.ones(*bs, 2)}, "a": 2.0})
 
     return write
 
@@ -207,12 +215,20 @@ def w_maths(rng: random.Random, dense: Any) -> Write:
     )
     mask = _rand(rng, bs) > 0
     how = rng.choice(
-        ["add_", "mul_", "clamp_", "zero_", "fill_", "masked_fill_", "apply_", "lerp_"]
+        ["add_", "mul_", "sub_", "clamp_", "zero_", "fill_", "masked_fill_", "apply_", "lerp_"]
+        + ["apply_others", "clamp_min_"]
     )
 
     def write(td: Any) -> None:
-        if how in ("add_", "mul_"):
+        if how in ("add_", "mul_", "sub_"):
             getattr(td, how)(operand)
+        elif how == "apply_others":
+            if isinstance(operand, TensorClass | TensorDict):
+                td.apply_(lambda x, y: x.add_(y), operand)
+            else:
+                td.apply_(lambda x: x.mul_(3))
+        elif how == "clamp_min_":
+            td.clamp_min_(0.1)
         elif how == "clamp_":
             td.clamp_(-0.5, 0.5)
         elif how == "zero_":
@@ -261,13 +277,15 @@ def w_view(rng: random.Random, dense: Any) -> Write:
     order = list(range(n))
     rng.shuffle(order)
     d0, d1 = rng.randrange(n), rng.randrange(n)
-    how = rng.choice(["slice", "unsqueeze", "permute", "transpose", "int"])
+    how = rng.choice(["slice", "unsqueeze", "permute", "transpose", "int", "unbind", "split"])
     views: dict[str, Callable[[Any], Any]] = {
         "slice": lambda td: td[1:],
         "unsqueeze": lambda td: td.unsqueeze(rng_dim),
         "permute": lambda td: td.permute(*order),
         "transpose": lambda td: td.transpose(d0, d1),
         "int": lambda td: td[0],
+        "unbind": lambda td: td.unbind(d0)[-1],
+        "split": lambda td: td.split(2, d1)[0],
     }
     rng_dim = rng.randint(-n - 1, n)
     view_dense = views[how](dense)
