@@ -152,6 +152,8 @@ def w_key(rng: random.Random, dense: Any, inplace_only: bool = False) -> Write:
     if rng.random() < 0.15:  # a shape that does not fit: refused
         value = _rand(rng, [*bs, 5])
     hows = ["set_", "set_at_", "get_at"] + ([] if inplace_only else ["setitem", "set"])
+    if typed and key == "a" and not inplace_only:
+        hows.append("setattr")
     how = rng.choice(hows)
     index = rand_index(rng, bs)
     given = rng.random() < 0.5
@@ -161,6 +163,8 @@ def w_key(rng: random.Random, dense: Any, inplace_only: bool = False) -> Write:
             td[key] = value
         elif how == "set":
             td.set(key, value)
+        elif how == "setattr":
+            td.a = value
         elif how == "set_":
             td.set_(key, value)
         elif how == "set_at_":
