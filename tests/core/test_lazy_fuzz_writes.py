@@ -181,8 +181,7 @@ def w_update(rng: random.Random, dense: Any) -> Write:
     other = dense.apply(lambda t: torch.randn(t.shape).to(t.dtype))
     index = rand_index(rng, bs)
     how = rng.choice(
-        ["update", "update_", "update_at_", "copy_", "copy_at_", "update_new", "update_lazy"]
-        + ["update_nested"]
+        "update update_ update_at_ copy_ copy_at_ update_new update_lazy update_nested".split()
     )
     nested = "inner" if isinstance(dense, Rec) else "n"
 
@@ -219,8 +218,7 @@ def w_maths(rng: random.Random, dense: Any) -> Write:
     )
     mask = _rand(rng, bs) > 0
     how = rng.choice(
-        ["add_", "mul_", "sub_", "clamp_", "zero_", "fill_", "masked_fill_", "apply_", "lerp_"]
-        + ["apply_others", "clamp_min_"]
+        "add_ mul_ sub_ clamp_ zero_ fill_ masked_fill_ apply_ lerp_ apply_others clamp_min_".split()
     )
 
     def write(td: Any) -> None:
