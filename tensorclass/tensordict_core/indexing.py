@@ -23,6 +23,7 @@ from ..registry import dynamic_class
 from ._core import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
 from .access import _WRAPPED, KeyAccess, read_value
 from .keys import NestedKey, shown_key, unravel_key_tuple
+from .lazy_writes import holds_lazy, run_through_lazy
 from .non_tensor import NonTensorData, NonTensorStack, same_value
 
 __all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
@@ -320,6 +321,21 @@ class Indexing(KeyAccess):
                 elif pairs:  # one fused copy into the selected views
                     torch._foreach_copy_([t[index] for t, _ in pairs], [s for _, s in pairs])
                 return
+        if type(self._data) is dict and holds_lazy(self):
+            # the leaves of a nested lazy stack are stacked copies: the keys the value
+            # brings are allocated here (the lazy stacks' in their members), then a dense
+            # copy is written and its written tensors copied back (a refusal writes nothing)
+            if isinstance(value, Mapping):
+                value = dynamic_class()(value)
+            if isinstance(value, TensorCore):
+                normalized = normalize_index(index, self._batch_size)
+                self._plan_structured_write(value, indexed_batch_size(self._batch_size, normalized))
+
+            def write_copy(copy: Any) -> None:
+                copy._set_at(index, value)
+
+            run_through_lazy(self, f"writing at {index!r}", write_copy)
+            return
         normalized = normalize_index(index, self._batch_size)
         target_size = indexed_batch_size(self._batch_size, normalized)
         if isinstance(value, Mapping):
@@ -458,7 +474,7 @@ def _collect_exact(
     selected part of its target; anything else goes through the general, checked path.
     """
     data, other = target._data, source._data
-    if data.keys() != other.keys():
+    if type(data) is not dict or data.keys() != other.keys():  # a lazy stack's are copies
         return False
     size = target._batch_size[0]
     if type(index) is int:

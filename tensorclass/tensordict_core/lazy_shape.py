@@ -25,7 +25,7 @@ from ._core import TensorCore
 from .indexing import _fits, _tensor_leaves, normalize_index
 from .keys import shown_key
 from .lazy_leaves import LazyLeaves
-from .lazy_writes import first_difference
+from .lazy_writes import first_difference, holds_lazy
 from .ops import TensorOps
 from .shape import _infer_shape, _sizes, batch_dim, squeeze_dims
 
@@ -49,6 +49,36 @@ def _member(member: Any, like: _S) -> _S:
     """A member returned where the stack's type is declared."""
     result: _S = member
     return result
+
+
+def _at_target(value: TensorCore, target: torch.Size, like: Any) -> Any:
+    """``value`` with batch size ``target``, each tensor broadcast as a dense write at an
+    index broadcasts it: to ``target`` and the feature dims of the leaf it writes (those of
+    ``like``, a member), or its own dims after its batch dims for a key ``like`` lacks."""
+    skip = len(value._batch_size)
+    data: dict[str, Any] = {}
+    for key, leaf in value._data.items():
+        own = like._data.get(key) if isinstance(like, TensorCore) and key in like._data else None
+        if isinstance(leaf, Tensor):
+            if isinstance(own, Tensor):
+                shape = target + own.shape[len(like._batch_size) :]
+            else:
+                shape = target + leaf.shape[skip:]
+            if not _fits(leaf.shape, shape):
+                raise BatchSizeError(
+                    f"cannot write key {key!r} at the index: value shape {list(leaf.shape)} "
+                    f"does not fit the selected shape {list(shape)}"
+                )
+            data[key] = leaf.expand(shape)
+        elif isinstance(leaf, TensorCore):
+            if isinstance(own, TensorCore):
+                extra = own._batch_size[len(like._batch_size) :]
+            else:
+                extra = leaf._batch_size[skip:]
+            data[key] = _at_target(leaf, torch.Size((*target, *extra)), own)
+        else:
+            data[key] = leaf
+    return type(value)._new(data, target, value._device, None)
 
 
 class LazyShapeOps(TensorOps):
@@ -193,22 +223,34 @@ class LazyShapeOps(TensorOps):
                     f"{list(value._batch_size)} at an index selecting batch shape {list(target)}"
                 )
             full: Any = value
-            flat = (full if value._batch_size == target else full.expand(target)).reshape(-1)
+            if value._batch_size != target:  # its leaves broadcast as a dense write's do
+                full = _at_target(value, target, members[0])
+            flat = full.reshape(-1)
         else:
             source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+            for member in leaves.distinct():  # checked first: a refusal writes nothing
+                for key, leaf in _tensor_leaves(member, ()):
+                    shape = target + leaf.shape[len(member._batch_size) :]
+                    if not _fits(source.shape, shape):
+                        raise BatchSizeError(
+                            f"cannot write a value of shape {list(source.shape)} into key "
+                            f"{shown_key(key)!r} at the index: the selected elements have "
+                            f"shape {list(shape)}"
+                        )
         for number, member in enumerate(members):
             mask = owner_of == number
             if not bool(mask.any()):
-                if flat is not None and flat._batch_size[0]:
-                    # allocate keys the value brings in this member too (lazy pre-allocation)
-                    empty = flat[:0] if rest else flat[0]
+                if flat is not None:
+                    # allocate keys the value brings in this member too (lazy pre-allocation;
+                    # refused, as a dense write's, when the member cannot take them)
+                    empty = flat[:0] if rest or not flat._batch_size[0] else flat[0]
                     member._plan_structured_write(empty, empty._batch_size)
                 continue
             member_index: Any = tuple(c[mask] for c in rest) if rest else Ellipsis
             if flat is not None:
                 part = flat[mask]
                 member._set_at(member_index, part if rest else part[-1])
-            elif source is not None and source.numel() == 1:
+            elif source is not None and source.ndim == 0:
                 member._set_at(member_index, value)
             else:
                 assert source is not None
@@ -224,16 +266,24 @@ class LazyShapeOps(TensorOps):
         has_rest: bool,
     ) -> None:
         """Write one tensor into every tensor leaf of ``member`` at its selected elements."""
+        chunks: dict[str, Any] = {}
         for key, leaf in _tensor_leaves(member, ()):
             features = leaf.shape[len(member._batch_size) :]
-            shape = target + features
-            if not _fits(source.shape, shape):
-                raise BatchSizeError(
-                    f"cannot write a value of shape {list(source.shape)} into key {key!r} at "
-                    f"the index: the selected elements have shape {list(shape)}"
-                )
-            chunk = source.expand(shape).reshape(-1, *features)[mask]
-            leaf[member_index] = chunk if has_rest else chunk[-1]
+            chunk = source.expand(target + features).reshape(-1, *features)[mask]
+            chunk = chunk if has_rest else chunk[-1]
+            if source.dtype != leaf.dtype:  # as the dense write: each leaf in its dtype
+                chunk = chunk.to(leaf.dtype)
+            if type(member._data) is dict and not holds_lazy(member):
+                leaf[member_index] = chunk
+                continue
+            level = chunks
+            for part in key[:-1]:
+                level = level.setdefault(part, {})
+            level[key[-1]] = chunk
+        if chunks:  # the leaves of nested lazy stacks are copies: a structured write
+            size = [int(mask.sum())] if has_rest else []
+            target_member: Any = member
+            target_member._set_at(member_index, dynamic_class()(chunks, batch_size=size))
 
     # -- splitting ---------------------------------------------------------------------------
 

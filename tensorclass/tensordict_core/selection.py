@@ -221,7 +221,7 @@ class Selecting(Rearranging, Indexing):
         target = indexed_batch_size(self._batch_size, normalized)
         if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
             features = leaf.shape[len(self._batch_size) :]
-            value = torch.as_tensor(value, dtype=leaf.dtype).expand(*target, *features)
+            value = torch.as_tensor(value, dtype=leaf.dtype).expand((*target, *features))
         part = dynamic_class()({flat: value}, batch_size=target)
         self._set_at(normalized, part)
         return self
