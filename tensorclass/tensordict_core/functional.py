@@ -17,7 +17,17 @@ from ._core import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, ch
 from .lazy_writes import holds_lazy, run_through_lazy, through_lazy
 from .masks import check_mask, expand_mask
 
-__all__ = ["Functional", "tensor_leaves"]
+__all__ = ["Functional", "tensor_leaves", "zero_tensors"]
+
+
+def zero_tensors(leaves: list[Tensor]) -> None:
+    """Zero ``leaves`` in place: one fused kernel, or one call each under a torch.func
+    transform (the fused op has no batching rule)."""
+    if torch._C._are_functorch_transforms_active():
+        for leaf in leaves:
+            leaf.zero_()
+    elif leaves:
+        torch._foreach_zero_(leaves)
 
 
 def tensor_leaves(node: TensorCore) -> list[Tensor]:
@@ -593,12 +603,7 @@ class Functional(TensorCore):
     @through_lazy
     def zero_(self) -> Self:
         """Set every tensor to zero, in place."""
-        leaves = tensor_leaves(self)
-        if torch._C._are_functorch_transforms_active():  # no batching rule for the fused op
-            for leaf in leaves:
-                leaf.zero_()
-        elif leaves:
-            torch._foreach_zero_(leaves)
+        zero_tensors(tensor_leaves(self))
         return self
 
     @through_lazy

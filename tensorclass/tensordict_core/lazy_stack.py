@@ -48,6 +48,7 @@ from ._core import MISSING, TensorCore, set_state
 from .access import cloned_input, read_value
 from .arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
 from .context import undo_lock
+from .functional import zero_tensors
 from .key_views import KeysView
 from .keys import unravel_key_tuple
 from .lazy_cat import LAZY_FUNCTIONS
@@ -507,12 +508,7 @@ class LazyStackedTensorDict(_LazyEngine):
 
     def zero_(self) -> Self:
         """Zero every tensor of every member (each stored tensor once)."""
-        leaves = list({id(t): t for t in self._own_tensors()}.values())
-        if torch._C._are_functorch_transforms_active():  # no batching rule for the fused op
-            for leaf in leaves:
-                leaf.zero_()
-        elif leaves:
-            torch._foreach_zero_(leaves)
+        zero_tensors(list({id(t): t for t in self._own_tensors()}.values()))
         return self
 
     def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
