@@ -17,7 +17,7 @@ Where the run time differs, the signature says so:
   functions forward to methods that have no ``out``);
 - ``condition`` (``where``), ``mask`` (``masked_fill``/``masked_select``) and ``index``
   (``gather``) stay tensors;
-- ``torch.all(x)``/``torch.any(x)`` with no ``dim`` return ``bool``.
+- ``torch.all(x)``/``torch.any(x)`` with no ``dim`` (or ``dim=None``) return ``bool``.
 
 A ``TensorDictParams`` argument is accepted and gives ``TensorDict`` results (as its
 operators). Other types stay: ``allclose`` returns ``bool`` as torch declares; functions
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mypy.nodes import SymbolTableNode, TypeInfo
+from mypy.nodes import CallExpr, Context, NameExpr, SymbolTableNode, TypeInfo
 from mypy.plugin import FunctionSigContext
 from mypy.types import (
     CallableType,
@@ -162,14 +162,32 @@ class _Returns:
         return typ
 
 
+def _no_dim(call: Context) -> bool:
+    """Whether a ``torch.all``/``torch.any`` call gives no dim (none, or a literal ``None``),
+    so that the library reduces to a ``bool``."""
+    if not isinstance(call, CallExpr):
+        return False
+    given = [
+        arg
+        for position, (arg, name) in enumerate(zip(call.args, call.arg_names))
+        if name == "dim" or (name is None and position == 1)
+    ]
+    return all(isinstance(arg, NameExpr) and arg.fullname == "builtins.None" for arg in given)
+
+
 def _rewrite(
-    signature: CallableType, name: str, accepts: Instance, returns: _Returns, bool_type: Instance
+    signature: CallableType,
+    name: str,
+    accepts: Instance,
+    returns: _Returns,
+    bool_type: Instance,
+    no_dim: bool,
 ) -> CallableType:
     arg_types = [
         _widened(typ, accepts) if _widens(name, arg, typ) else typ
         for arg, typ in zip(signature.arg_names, signature.arg_types)
     ]
-    if name in _TRUTH and "dim" not in signature.arg_names:
+    if name in _TRUTH and ("dim" not in signature.arg_names or no_dim):
         return signature.copy_modified(arg_types=arg_types, ret_type=bool_type)
     return signature.copy_modified(arg_types=arg_types, ret_type=returns(signature.ret_type))
 
@@ -185,6 +203,7 @@ def torch_function_hook(name: str, lookup: _Lookup) -> Callable[[FunctionSigCont
             return signature
         accepts, result = found
         bool_type = ctx.api.named_generic_type("builtins.bool", [])
-        return _rewrite(signature, name, accepts, _Returns(result, lookup), bool_type)
+        no_dim = name in _TRUTH and _no_dim(ctx.context)
+        return _rewrite(signature, name, accepts, _Returns(result, lookup), bool_type, no_dim)
 
     return hook

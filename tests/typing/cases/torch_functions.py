@@ -101,6 +101,8 @@ assert_type(indices, Step)
 # what is not a tensor stays as torch declares it; all/any without dim are a bool
 assert_type(torch.allclose(step, step), bool)
 assert_type(torch.all(td), bool)
+assert_type(torch.all(td, dim=None), bool)
+assert_type(torch.any(step, None), bool)
 assert_type(torch.any(step, 0), Step)
 # TensorDictParams: accepted, the results are TensorDicts (as its operators)
 params = TensorDictParams(td)
