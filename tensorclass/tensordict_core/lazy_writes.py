@@ -233,14 +233,7 @@ def through_lazy(method: F) -> F:
         data = self._data
         if type(data) is not dict:  # a lazy stack itself: its own methods reach the members
             return method(self, *args, **kwargs)
-        for leaf in data.values():  # holds_lazy, inline (this runs on every in-place call)
-            if (
-                leaf.__class__ is not Tensor
-                and isinstance(leaf, TensorCore)
-                and (type(leaf._data) is not dict or holds_lazy(leaf))
-            ):
-                break
-        else:
+        if not holds_lazy(self):
             return method(self, *args, **kwargs)
         what = name
         if name.startswith("_"):
