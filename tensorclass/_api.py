@@ -75,25 +75,25 @@ from .switches import (
 )
 from .tensor_attrs import TensorAttrs
 from .tensordict import TensorDict
-from .tensordict_core import TensorDictBase, cat, from_modules, stack
-from .tensordict_core.collate import collate
-from .tensordict_core.comparing import assert_allclose_td, assert_close
-from .tensordict_core.consolidate import from_consolidated
-from .tensordict_core.formats.persistent import PersistentTensorDict
-from .tensordict_core.lazy_stack import LazyStackedTensorDict, lazy_stack
-from .tensordict_core.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
-from .tensordict_core.memmap.append import append_memmap
-from .tensordict_core.memmap.archive import (
+from .engine import TensorDictBase, cat, from_modules, stack
+from .engine.storage.parallel.collate import collate
+from .engine.leafwise.comparing import assert_allclose_td, assert_close
+from .engine.storage.consolidate import from_consolidated
+from .engine.storage.formats.persistent import PersistentTensorDict
+from .engine.lazy.stack import LazyStackedTensorDict, lazy_stack
+from .engine.storage.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
+from .engine.storage.memmap.append import append_memmap
+from .engine.storage.memmap.archive import (
     is_memmap_archive,
     pack_memmap,
     refresh_archive_checksums,
     unpack_memmap,
 )
-from .tensordict_core.merging import group_by, merge_tensordicts
-from .tensordict_core.packing import PackLayout
-from .tensordict_core.padding import pad, pad_sequence, unpad_sequence
-from .tensordict_core.parse_repr import parse_tensor_dict_string
-from .tensordict_core.predicates import (
+from .engine.keys.merging import group_by, merge_tensordicts
+from .engine.shape.packing import PackLayout
+from .engine.torch_api.padding import pad, pad_sequence, unpad_sequence
+from .engine.build.parse_repr import parse_tensor_dict_string
+from .engine.keys.predicates import (
     default_is_leaf,
     is_bool,
     is_floating,
@@ -101,8 +101,8 @@ from .tensordict_core.predicates import (
     is_integer,
     is_leaf_nontensor,
 )
-from .tensordict_core.reductions import ValuesIndices
-from .tensordict_core.tables.functions import (
+from .engine.leafwise.reductions import ValuesIndices
+from .engine.storage.tables.functions import (
     from_arrow,
     from_csv,
     from_json,

@@ -31,7 +31,7 @@ from .field_access import NonTensorField
 from .fields import MISSING, FieldSpec, field
 from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
-from .tensordict_core._core import TensorCore
+from .engine.core.state import TensorCore
 
 __all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_annotations"]
 

@@ -14,9 +14,9 @@ import numpy as np
 from torch import nn
 
 from .tensordict import TensorDict
-from .tensordict_core._core import BatchSizeLike, DeviceLike, TensorCore
-from .tensordict_core.lazy_stack import LazyStackedTensorDict
-from .tensordict_core.lazy_stack import maybe_dense_stack as _maybe_dense_stack
+from .engine.core.state import BatchSizeLike, DeviceLike, TensorCore
+from .engine.lazy.stack import LazyStackedTensorDict
+from .engine.lazy.stack import maybe_dense_stack as _maybe_dense_stack
 from .typed import TensorClass
 
 if TYPE_CHECKING:

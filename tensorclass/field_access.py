@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .non_tensor import NonTensorData, NonTensorStack
-from .tensordict_core._core import TensorCore
+from .engine.core.state import TensorCore
 
 __all__ = [
     "NonTensorField",

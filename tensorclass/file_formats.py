@@ -7,11 +7,11 @@ from typing import Any
 
 import torch
 
-from .tensordict_core.base import TensorDictBase
-from .tensordict_core.formats.persistent import PersistentTensorDict, open_persistent
-from .tensordict_core.formats.safetensors_file import read_safetensors, write_safetensors
-from .tensordict_core.memmap.load import ClassPolicy
-from .tensordict_core.memmap.tensor import PathLike
+from .engine.base import TensorDictBase
+from .engine.storage.formats.persistent import PersistentTensorDict, open_persistent
+from .engine.storage.formats.safetensors_file import read_safetensors, write_safetensors
+from .engine.storage.memmap.load import ClassPolicy
+from .engine.storage.memmap.tensor import PathLike
 
 __all__ = ["from_h5", "from_safetensors", "from_zarr", "to_safetensors"]
 

@@ -25,7 +25,7 @@ from .field_access import (
 from .fields import MISSING
 from .keys import unravel_key_tuple
 from .schema import Schema
-from .tensordict_core._core import (
+from .engine.core.state import (
     TensorCore,
     as_batch_size,
     as_device,

@@ -1,6 +1,6 @@
 """``load_memmap``: load a memory-mapped save, then check its typed levels.
 
-The engine builds the saved tree (:mod:`tensorclass.tensordict_core.memmap.load`, which also
+The engine builds the saved tree (:mod:`tensorclass.engine.storage.memmap.load`, which also
 documents the on-disk class rules); this module adds what the typed layer knows: every level
 that comes back as a tensor class with declared fields is validated against its class.
 Loading never unpickles anything and never runs code from the save.
@@ -14,13 +14,13 @@ import torch
 
 from .errors import MemmapFormatError
 from .schema import is_typed
-from .tensordict_core._core import TensorCore
-from .tensordict_core.lazy_stack import LazyStackedTensorDict
-from .tensordict_core.memmap.archive import reading_archive
-from .tensordict_core.memmap.load import ClassPolicy, load_tree, read_checked, subtree
-from .tensordict_core.memmap.load_into import load_into
-from .tensordict_core.memmap.metadata import MemmapInfo
-from .tensordict_core.memmap.tensor import PathLike
+from .engine.core.state import TensorCore
+from .engine.lazy.stack import LazyStackedTensorDict
+from .engine.storage.memmap.archive import reading_archive
+from .engine.storage.memmap.load import ClassPolicy, load_tree, read_checked, subtree
+from .engine.storage.memmap.load_into import load_into
+from .engine.storage.memmap.metadata import MemmapInfo
+from .engine.storage.memmap.tensor import PathLike
 
 if TYPE_CHECKING:  # annotations only: the typed layer is above this one
     from .typed import TensorClass
@@ -106,11 +106,11 @@ def load_memmap(
     (nothing is read until used) and the result is locked. Missing or truncated files, and
     metadata that disagrees with the files, raise :class:`~tensorclass.MemmapFormatError`
     listing every problem. ``cls`` and ``classes`` choose the classes that come back (see
-    :mod:`tensorclass.tensordict_core.memmap.load`); as in ``tensordict``, a device given
+    :mod:`tensorclass.engine.storage.memmap.load`); as in ``tensordict``, a device given
     as the second argument is taken as ``device``. Typed levels are checked against their
     class unless ``validate`` is false; problems raise ``pydantic.ValidationError``.
     A directory written by tensordict's ``memmap`` loads too (see
-    :mod:`tensorclass.tensordict_core.memmap.foreign`); values it pickled are refused.
+    :mod:`tensorclass.engine.storage.memmap.foreign`); values it pickled are refused.
 
     The keywords of ``tensordict.load_memmap``:
 

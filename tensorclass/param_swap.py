@@ -15,7 +15,7 @@ from typing_extensions import Self
 
 from .registry import register_swap_class
 from .tensordict import TensorDict
-from .tensordict_core.functional_params import swap_into
+from .engine.params.to_module import swap_into
 
 __all__ = ["ParamSwap"]
 

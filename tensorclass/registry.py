@@ -82,7 +82,7 @@ def register_lazy_class(cls: type) -> None:
 
 def lazy_class() -> Any:
     """The registered ``LazyStackedTensorDict`` class."""
-    return _lookup("lazy", "tensorclass.tensordict_core.lazy_stack")
+    return _lookup("lazy", "tensorclass.engine.lazy.stack")
 
 
 def register_typed_class(cls: type) -> None:

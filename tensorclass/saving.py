@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tensordict_core.base import TensorDictBase
-from .tensordict_core.memmap.tensor import PathLike
+from .engine.base import TensorDictBase
+from .engine.storage.memmap.tensor import PathLike
 
 __all__ = ["memmap", "save"]
 

@@ -18,7 +18,7 @@ from typing_extensions import Self
 from .errors import TensorClassError
 from .keys import unravel_key_tuple
 from .registry import register_dynamic_class
-from .tensordict_core._core import (
+from .engine.core.state import (
     BatchSizeLike,
     DeviceLike,
     TensorCore,
@@ -27,8 +27,8 @@ from .tensordict_core._core import (
     check_names,
     fits_batch,
 )
-from .tensordict_core.memmap.load import ClassPolicy
-from .tensordict_core.memmap.tensor import PathLike
+from .engine.storage.memmap.load import ClassPolicy
+from .engine.storage.memmap.tensor import PathLike
 from .typed import TensorClass
 
 __all__ = ["TensorDict"]

@@ -27,15 +27,15 @@ from .fields import field
 from .loading import load_memmap
 from .registry import register_typed_class
 from .schema import Field, Schema
-from .tensordict_core._core import TensorCore, fits_batch
-from .tensordict_core.base import TensorDictBase
-from .tensordict_core.memmap.load import ClassPolicy
-from .tensordict_core.memmap.tensor import PathLike
+from .engine.core.state import TensorCore, fits_batch
+from .engine.base import TensorDictBase
+from .engine.storage.memmap.load import ClassPolicy
+from .engine.storage.memmap.tensor import PathLike
 
 if TYPE_CHECKING:
     from ._typing import InitAttr, ReadOnlyAfterInit
     from .tensordict import TensorDict
-    from .tensordict_core._core import BatchSizeLike, DeviceLike
+    from .engine.core.state import BatchSizeLike, DeviceLike
 
 __all__ = [
     "TensorClass",

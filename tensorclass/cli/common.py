@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..tensordict_core.memmap.foreign import is_tensordict_meta
-from ..tensordict_core.memmap.metadata import FORMAT, META_NAME, MemmapInfo
+from ..engine.storage.memmap.foreign import is_tensordict_meta
+from ..engine.storage.memmap.metadata import FORMAT, META_NAME, MemmapInfo
 from .format import table
 
 __all__ = [

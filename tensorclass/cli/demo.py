@@ -28,7 +28,7 @@ import torch
 from pydantic import ValidationError
 
 from ..loading import load_memmap
-from ..tensordict_core.memmap.metadata import read_metadata
+from ..engine.storage.memmap.metadata import read_metadata
 from ..validation import validate
 from .common import EXIT_OK, UsageError
 from .demo_data import CLASSES, ImageBatch, make_dataset

@@ -16,7 +16,7 @@ from torch.nn import functional
 
 from ..nn import TensorDictModule, TensorDictSequential
 from ..tensordict import TensorDict
-from ..tensordict_core.module_params import from_modules
+from ..engine.params.extract import from_modules
 from .demo_data import CLASSES, ImageBatch
 from .progress import Progress
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..errors import MemmapFormatError
-from ..tensordict_core.memmap.metadata import EntryInfo, MemmapInfo, read_metadata
+from ..engine.storage.memmap.metadata import EntryInfo, MemmapInfo, read_metadata
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,

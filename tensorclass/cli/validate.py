@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ..errors import MemmapFormatError, TensorClassError
 from ..loading import load_memmap
 from ..schema import FieldKind
-from ..tensordict_core.memmap.metadata import MemmapInfo, read_metadata
+from ..engine.storage.memmap.metadata import MemmapInfo, read_metadata
 from ..validation import validate
 from ..validation.compiled import compiled, is_schema_class
 from ..validation.tensors import device_ok

@@ -22,8 +22,8 @@ from typing_extensions import Self, TypeVar
 
 from ..errors import BatchSizeError, KeyNotFoundError, SchemaError
 from ..tensordict import TensorDict
-from ..tensordict_core._core import TensorCore
-from ..tensordict_core.base import TensorDictBase
+from ..engine.core.state import TensorCore
+from ..engine.base import TensorDictBase
 from .keys import Key, as_keys, call_name, show_keys
 from .skip import ACTIVE as _SKIP_BLOCKS
 from .skip import current_mode, should_skip

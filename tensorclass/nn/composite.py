@@ -30,7 +30,7 @@ from torch.distributions import Distribution
 
 from ..errors import KeyNotFoundError
 from ..tensordict import TensorDict
-from ..tensordict_core.keys import NestedKey, unravel_key
+from ..keys import NestedKey, unravel_key
 from .keys import Key
 from .lp_aggregate import composite_lp_aggregate
 

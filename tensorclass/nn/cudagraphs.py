@@ -28,8 +28,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ..tensordict_core._core import TensorCore
-from ..tensordict_core.keys import NestedKey
+from ..engine.core.state import TensorCore
+from ..keys import NestedKey
 from .keys import Key, as_keys
 
 __all__ = ["CudaGraphModule"]

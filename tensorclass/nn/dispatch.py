@@ -25,8 +25,8 @@ from typing import Any, TypeVar, cast, overload
 
 from ..errors import InvalidKeyError
 from ..tensordict import TensorDict
-from ..tensordict_core._core import TensorCore
-from ..tensordict_core.keys import NestedKey
+from ..engine.core.state import TensorCore
+from ..keys import NestedKey
 from .keys import Key, as_keys
 
 __all__ = ["dispatch"]

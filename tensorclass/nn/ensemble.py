@@ -26,7 +26,7 @@ from typing_extensions import Self
 
 from ..errors import BatchSizeError
 from ..tensordict import TensorDict
-from ..tensordict_core.base import TensorDictBase
+from ..engine.base import TensorDictBase
 from .base import TensorDictModuleBase, _reset_each
 from .keys import Key, structure_copy
 from .params import TensorDictParams

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from ..tensordict_core.keys import NestedKey, unravel_key
+from ..keys import NestedKey, unravel_key
 
 __all__ = ["as_generator_spec", "drawing_from", "generator_from"]
 

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeAlias
 
 from ..errors import InvalidKeyError
-from ..tensordict_core._core import TensorCore
-from ..tensordict_core.keys import NestedKey, unravel_key
-from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
+from ..engine.core.state import TensorCore
+from ..keys import NestedKey, unravel_key
+from ..non_tensor import NonTensorData, NonTensorStack
 
 __all__ = ["Key", "KeysLike", "as_keys", "call_name", "read_input", "show_keys", "structure_copy"]
 

@@ -29,8 +29,8 @@ from typing import Any, Literal
 from torch import Tensor
 
 from ..errors import InvalidKeyError, StructureMismatchError
-from ..tensordict_core.keys import NestedKey, unravel_key
-from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
+from ..keys import NestedKey, unravel_key
+from ..non_tensor import NonTensorData, NonTensorStack
 from .base import T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
 from .schema_check import check_keys, check_schema_class

@@ -30,9 +30,9 @@ from torch.utils.hooks import RemovableHandle
 
 from ..registry import register_params_class
 from ..tensordict import TensorDict
-from ..tensordict_core._core import TensorCore
-from ..tensordict_core.keys import NestedKey
-from ..tensordict_core.pytree import flatten_node, unflatten_node
+from ..engine.core.state import TensorCore
+from ..keys import NestedKey
+from ..engine.torch_api.pytree import flatten_node, unflatten_node
 from .params_forward import install_forwards, unwrap
 from .params_sync import reconcile, reconcile_level, registered
 

@@ -23,7 +23,7 @@ from typing import Any
 from torch import nn
 
 from ..tensordict import TensorDict
-from ..tensordict_core.leaf_ops import LeafOps
+from ..engine.leafwise.table import LeafOps
 from .params_sync import reconcile
 
 __all__ = ["install_forwards", "unwrap"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from ..tensordict_core._core import TensorCore
+from ..engine.core.state import TensorCore
 
 __all__ = ["in_step", "reconcile", "reconcile_level", "registered"]
 

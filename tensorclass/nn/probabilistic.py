@@ -27,7 +27,7 @@ from torch import Tensor
 from torch.distributions import Distribution
 
 from ..errors import InvalidKeyError
-from ..tensordict_core.keys import NestedKey, unravel_key
+from ..keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
 from .composite import CompositeDistribution, suffixed
 from .generators import as_generator_spec, drawing_from, generator_from

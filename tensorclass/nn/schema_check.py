@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import KeyNotFoundError, SchemaError
 from ..fields import MISSING
 from ..schema import Field, FieldKind, resolved_schema
-from ..tensordict_core._core import TensorCore
+from ..engine.core.state import TensorCore
 from .keys import Key
 
 __all__ = ["available_keys", "check_keys", "check_schema_class", "is_available", "valid_keys"]

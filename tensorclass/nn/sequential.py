@@ -21,7 +21,7 @@ from typing import Any, Literal, cast, overload
 from torch import nn
 
 from ..errors import KeyNotFoundError, SchemaError
-from ..tensordict_core.lazy_stack import LazyStackedTensorDict
+from ..engine.lazy.stack import LazyStackedTensorDict
 from .base import T, TensorDictModuleBase, first_missing
 from .keys import Key, KeysLike, as_keys, show_keys, structure_copy
 from .schema_check import available_keys, check_keys, check_schema_class, is_available

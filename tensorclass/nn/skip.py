@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
-from ..tensordict_core._core import TensorCore
-from ..tensordict_core.keys import NestedKey, unravel_key
+from ..engine.core.state import TensorCore
+from ..keys import NestedKey, unravel_key
 from .keys import Key
 
 __all__ = ["ACTIVE", "current_mode", "set_skip_existing", "should_skip", "skip_existing"]

@@ -31,7 +31,7 @@ from torch import nn
 from typing_extensions import TypeVar
 
 from ..schema import FieldKind, resolved_schema
-from ..tensordict_core._core import TensorCore
+from ..engine.core.state import TensorCore
 from .base import TensorDictModuleBase, first_missing
 from .keys import Key
 

@@ -18,7 +18,7 @@ from typing import Any, Generic
 from torch import nn
 from typing_extensions import Self
 
-from ..tensordict_core.base import TensorDictBase
+from ..engine.base import TensorDictBase
 from .base import T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
 from .module import TensorDictModule

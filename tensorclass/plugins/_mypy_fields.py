@@ -58,7 +58,7 @@ __all__ = [
 TENSOR_CLASS = "tensorclass.typed.TensorClass"
 #: a TensorClass with the dynamic schema: any string key
 TENSOR_DICT = "tensorclass.tensordict.TensorDict"
-TENSOR_CORE = "tensorclass.tensordict_core._core.TensorCore"
+TENSOR_CORE = "tensorclass.engine.core.state.TensorCore"
 #: typed classes that also take keys besides their fields
 TYPED_TENSOR_DICT = "tensorclass.typed_tensordict.TypedTensorDict"
 _RESERVED = frozenset({"batch_size", "device", "names"})

@@ -25,7 +25,7 @@ from ._mypy_torch import item_class
 
 __all__ = ["LAZY_STACK", "LAZY_STACK_FUNCTION", "LAZY_STACK_METHOD", "lazy_stack_hook"]
 
-_MODULE = "tensorclass.tensordict_core.lazy_stack"
+_MODULE = "tensorclass.engine.lazy.stack"
 LAZY_STACK = f"{_MODULE}.LazyStackedTensorDict"
 #: ``tensorclass.lazy_stack``
 LAZY_STACK_FUNCTION = f"{_MODULE}.lazy_stack"

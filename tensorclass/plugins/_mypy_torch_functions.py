@@ -47,7 +47,7 @@ from ._mypy_torch import tensor_class
 __all__ = ["TENSOR", "torch_function_hook"]
 
 TENSOR = "torch._tensor.Tensor"
-VALUES_INDICES = "tensorclass.tensordict_core.reductions.ValuesIndices"
+VALUES_INDICES = "tensorclass.engine.leafwise.reductions.ValuesIndices"
 PARAMS = "tensorclass.nn.params.TensorDictParams"
 
 _OUT_FUNCTIONS = frozenset({"clamp", "clip", "where", "norm"})

@@ -1,7 +1,7 @@
 """The ``torch`` and ``torch.nn.functional`` functions that accept tensor classes.
 
 A static copy of the run-time table (``HANDLED_FUNCTIONS`` of
-``tensorclass/tensordict_core/torch_functions.py``): the plugin imports neither torch nor the
+``tensorclass/engine/torch_api/functions.py``): the plugin imports neither torch nor the
 library. ``tests/typing/test_torch_function_names.py`` compares the two both ways.
 
 mypy names these functions after the stub module that declares them, not the one users

@@ -19,7 +19,7 @@ from torch import Tensor
 from ..fields import MISSING
 from ..schema import Field, FieldKind, Schema, is_typed
 from ..specs import Spec
-from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack, same_value
+from ..non_tensor import NonTensorData, NonTensorStack, same_value
 from .problems import Loc, Problems, describe
 from .tensors import check_tensor
 

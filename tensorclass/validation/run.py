@@ -30,9 +30,9 @@ from torch import Tensor
 from ..errors import TensorClassError
 from ..schema import FieldKind
 from ..specs import Spec
-from ..tensordict_core._core import BatchSizeLike, TensorCore, as_batch_size
-from ..tensordict_core.lazy_stack import LazyStackedTensorDict
-from ..tensordict_core.non_tensor import NonTensorData, NonTensorStack
+from ..engine.core.state import BatchSizeLike, TensorCore, as_batch_size
+from ..engine.lazy.stack import LazyStackedTensorDict
+from ..non_tensor import NonTensorData, NonTensorStack
 from .compiled import (
     ClassValidator,
     FieldCheck,

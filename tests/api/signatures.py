@@ -21,13 +21,25 @@ import tensorclass.nn
 
 SNAPSHOT = Path(__file__).with_name("signatures.json")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+_TYPE_OF = re.compile(r"^type\[(\w+)\]$")
 
 
 def _signature(obj: Any) -> str:
+    """The signature as text; a method written as a function typed ``self: E`` (a type
+    variable) reads as one written in its class with ``Self``: the same API."""
     try:
-        text = str(inspect.signature(obj))
+        signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return f"<{type(obj).__name__}>"
+    params = list(signature.parameters.values())
+    self_type = None
+    if params and params[0].name in ("self", "cls") and isinstance(params[0].annotation, str):
+        self_type = _TYPE_OF.sub(r"\1", params[0].annotation)
+        params[0] = params[0].replace(annotation=inspect.Parameter.empty)
+        signature = signature.replace(parameters=params)
+    text = str(signature)
+    if self_type is not None and self_type != "Self" and self_type.isidentifier():
+        text = re.sub(rf"\b{self_type}\b", "Self", text)
     return _ADDRESS.sub("", text)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorclass.tensordict_core.memmap.tensor import MemoryMappedTensor
+from tensorclass.engine.storage.memmap.tensor import MemoryMappedTensor
 
 from .conftest import Run, run_module
 

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from tensorclass import TensorClass, TensorDict
-from tensorclass.tensordict_core._core import TensorCore
+from tensorclass.engine.core.state import TensorCore
 
 
 class FuzzInner(TensorClass):

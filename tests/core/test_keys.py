@@ -278,7 +278,7 @@ def test_update_keys_to_update_selects_nested_levels() -> None:
 
 def test_walk_says_how_far_a_key_path_goes() -> None:
     from tensorclass import lazy_stack
-    from tensorclass.tensordict_core.paths import walk
+    from tensorclass.engine.core.paths import walk
 
     td = make()
     assert walk(td, ("b", "d", "e")) == (td["b", "d", "e"], 3)

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from tensorclass import OperandError, TensorDict, lazy_stack
-from tensorclass.tensordict_core.parallel import _writes_reach_caller
+from tensorclass.engine.storage.parallel.map import _writes_reach_caller
 
 
 def member(x: float = 0.5, y: float = 0.25) -> TensorDict:

@@ -16,8 +16,8 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
-from tensorclass.tensordict_core.elementwise_kinds import unary
-from tensorclass.tensordict_core.leaf_kind import TABLE
+from tensorclass.engine.leafwise.elementwise_kinds import unary
+from tensorclass.engine.leafwise.kind import TABLE
 
 
 class Inner(TensorClass):

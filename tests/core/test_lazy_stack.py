@@ -447,9 +447,9 @@ def test_tensordictbase_joins_each_variant_after_the_lazy_engine() -> None:
     """Type checkers see ``TensorDictBase`` as a base of ``LazyStackedTensorDict``, after
     the lazy engine; at run time it joins through each variant's members' class, in that
     order, and the generic class keeps its one base."""
-    from tensorclass.tensordict_core.base import TensorDictBase
-    from tensorclass.tensordict_core.lazy_ragged import LazyRagged
-    from tensorclass.tensordict_core.lazy_shape import LazyShapeOps
+    from tensorclass.engine.base import TensorDictBase
+    from tensorclass.engine.lazy.ragged import LazyRagged
+    from tensorclass.engine.lazy.shape import LazyShapeOps
 
     assert LazyStackedTensorDict.__bases__ == (LazyRagged,)
     assert TensorDictBase not in LazyStackedTensorDict.__mro__

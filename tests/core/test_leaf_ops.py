@@ -17,9 +17,9 @@ from torch import Tensor
 
 from tensorclass import TensorDict, lazy_stack
 from tensorclass.errors import OperandError
-from tensorclass.tensordict_core.elementwise_kinds import QUANTIZED
-from tensorclass.tensordict_core.leaf_kind import TABLE, LeafOp
-from tensorclass.tensordict_core.leaf_ops import LeafOps
+from tensorclass.engine.leafwise.elementwise_kinds import QUANTIZED
+from tensorclass.engine.leafwise.kind import TABLE, LeafOp
+from tensorclass.engine.leafwise.table import LeafOps
 
 # a cast to complex32 (ComplexHalf) warns that torch's support of it is experimental
 pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")

@@ -19,7 +19,7 @@ from tensorclass import LazyStackedTensorDict, TensorClass, TensorDict, TensorDi
 from tensorclass.errors import BatchSizeError
 from tensorclass.param_swap import ParamSwap
 from tensorclass.schema import DYNAMIC, Schema
-from tensorclass.tensordict_core._core import TensorCore, fits_batch
+from tensorclass.engine.core.state import TensorCore, fits_batch
 
 PACKAGE = Path(tensorclass.__file__).parent
 
@@ -104,7 +104,7 @@ def test_registry_fills_itself_from_any_entry_point() -> None:
     code = (
         "import sys\n"
         "from torch import nn\n"
-        "from tensorclass.tensordict_core.module_params import from_module\n"
+        "from tensorclass.engine.params.extract import from_module\n"
         "params = from_module(nn.Linear(2, 2), as_module=True)\n"
         "assert type(params).__name__ == 'TensorDictParams', type(params)\n"
         "with from_module(nn.Linear(2, 2)).to_module(nn.Linear(2, 2)) as swap:\n"

@@ -7,7 +7,7 @@ How the page names a module: a code span holding its path, read relative to the 
 the section it is in. A heading that names a package in a code span (``## nn
 (`tensorclass/nn/`)``) sets it for its section and the sections below it; elsewhere it is
 ``tensorclass/``. So ``base.py`` in the nn section is ``tensorclass/nn/base.py``, and
-``memmap/load.py`` in the engine section is ``tensorclass/tensordict_core/memmap/load.py``.
+``memmap/load.py`` in the engine section is ``tensorclass/engine/storage/memmap/load.py``.
 A path starting with ``tensorclass/`` or ``tests/`` is read from the repository root.
 
 A package's ``__init__.py`` is named by naming the package (``nn/``, ``memmap/``): it holds

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 from tensorclass import TensorDict
 from tensorclass.nn import TensorDictParams
 from tensorclass.nn.params_forward import LEAFWISE_INPLACE, MUTATORS
-from tensorclass.tensordict_core._core import TensorCore
+from tensorclass.engine.core.state import TensorCore
 
 
 def make() -> TensorDictParams:

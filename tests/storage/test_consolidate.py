@@ -20,7 +20,7 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
-from tensorclass.tensordict_core.consolidate import _rebuild_consolidated
+from tensorclass.engine.storage.consolidate import _rebuild_consolidated
 
 
 class Info(TensorClass):

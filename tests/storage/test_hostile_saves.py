@@ -83,12 +83,12 @@ def test_the_largest_int64_size_next_to_a_zero_still_loads(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     "recorded",
     [
-        "tensorclass.tensordict_core._core:TensorCore",
-        "tensorclass.tensordict_core.ops:TensorOps",
-        "tensorclass.tensordict_core.access:KeyAccess",
-        "tensorclass.tensordict_core.base:TensorDictBase",
+        "tensorclass.engine.core.state:TensorCore",
+        "tensorclass.engine.ops:TensorOps",
+        "tensorclass.engine.keys.access:KeyAccess",
+        "tensorclass.engine.base:TensorDictBase",
         "tensorclass.compiler:_Blank",
-        "tensorclass.tensordict_core.lazy_stack:LazyStackedTensorDict",
+        "tensorclass.engine.lazy.stack:LazyStackedTensorDict",
     ],
 )
 def test_internal_classes_are_never_built(tmp_path: Path, recorded: str) -> None:
@@ -103,7 +103,7 @@ def test_internal_classes_are_never_built(tmp_path: Path, recorded: str) -> None
 def test_internal_classes_are_refused_in_nested_levels_too(tmp_path: Path) -> None:
     save = tmp_path / "save"
     TensorDict({"child": TensorDict({"y": torch.ones(2)}, [2])}, [2]).memmap(save)
-    recorded = "tensorclass.tensordict_core.ops:TensorOps"
+    recorded = "tensorclass.engine.ops:TensorOps"
     _edit(save / "child" / "meta.json", lambda m: m.update({"class": recorded}))
     with pytest.raises(RecordedClassError, match="TensorOps") as info:
         load_memmap(save)

@@ -211,7 +211,7 @@ def test_mode_copy_on_write_or_shared(tmp_path: Path) -> None:
 def test_mode_default_maps_read_only_files_copy_on_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tensorclass.tensordict_core.memmap import load
+    from tensorclass.engine.storage.memmap import load
 
     plain().memmap(tmp_path / "x")
     monkeypatch.setattr(load.os, "access", lambda path, how: False)  # as if read-only

@@ -9,7 +9,7 @@ import torch
 import torch.multiprocessing as mp
 
 from tensorclass import MemoryMappedTensor, TensorClass, TensorDict, lazy_stack
-from tensorclass.tensordict_core.parallel import RemoteTraceback
+from tensorclass.engine.storage.parallel.map import RemoteTraceback
 
 
 class Sample(TensorClass):

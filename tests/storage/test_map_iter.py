@@ -11,7 +11,7 @@ import torch
 import torch.multiprocessing as mp
 
 from tensorclass import TensorClass, TensorDict, lazy_stack
-from tensorclass.tensordict_core.parallel import RemoteTraceback
+from tensorclass.engine.storage.parallel.map import RemoteTraceback
 
 
 class Inner(TensorClass):

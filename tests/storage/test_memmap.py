@@ -294,7 +294,7 @@ def test_an_empty_directory_takes_a_save_without_existsok(tmp_path: Path) -> Non
 def test_failure_mid_save_leaves_the_previous_save_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tensorclass.tensordict_core.memmap import save
+    from tensorclass.engine.storage.memmap import save
 
     old = TensorDict({"a": torch.arange(5), "b": torch.ones(5)}, [5])
     old.memmap(tmp_path / "ckpt")
@@ -317,7 +317,7 @@ def test_failure_mid_save_leaves_the_previous_save_intact(
 
 
 def test_failure_in_a_writer_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tensorclass.tensordict_core.memmap import save
+    from tensorclass.engine.storage.memmap import save
 
     old = TensorDict({f"k{i}": torch.full((5,), float(i)) for i in range(8)}, [5])
     old.memmap(tmp_path / "ckpt")
@@ -340,7 +340,7 @@ def test_replacing_without_an_atomic_exchange(
 ) -> None:
     # Where renameat2(RENAME_EXCHANGE) is missing (other systems, some file systems), the
     # old save is renamed aside, the new one renamed in, then the old one removed.
-    from tensorclass.tensordict_core.memmap import save
+    from tensorclass.engine.storage.memmap import save
 
     monkeypatch.setattr(save, "_exchange", lambda first, second: False)
     TensorDict({"x": torch.zeros(3)}, [3]).memmap(tmp_path / "s")
@@ -369,7 +369,7 @@ def test_crash_mid_save_leaves_the_previous_save_intact(tmp_path: Path) -> None:
     script = f"""
 import os, torch
 from tensorclass import TensorDict
-from tensorclass.tensordict_core.memmap import save
+from tensorclass.engine.storage.memmap import save
 real = save.write_tensor_file
 def crash(tensor, path, **kwargs):
     real(tensor, path, **kwargs)

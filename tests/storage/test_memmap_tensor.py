@@ -158,7 +158,7 @@ def test_bad_input_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         MemoryMappedTensor.empty(2, -1, filename=tmp_path / "neg")
     with pytest.raises(TypeError, match="only dense tensors"):
         MemoryMappedTensor.from_tensor(torch.eye(2).to_sparse(), filename=tmp_path / "sparse")
-    from tensorclass.tensordict_core.memmap import tensor as module
+    from tensorclass.engine.storage.memmap import tensor as module
 
     def fails(*args: object) -> None:
         raise OSError("disk full")

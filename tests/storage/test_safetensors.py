@@ -17,7 +17,7 @@ from tensorclass import (
     from_safetensors,
     to_safetensors,
 )
-from tensorclass.tensordict_core.memmap.tensor import MemoryMappedTensor
+from tensorclass.engine.storage.memmap.tensor import MemoryMappedTensor
 
 from ._formats_data import FmtRecord, plain, same, stacked, typed
 
@@ -190,7 +190,7 @@ def test_a_lazy_stack_of_typed_members(tmp_path: Path) -> None:
 def test_a_missing_extra_names_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tensorclass.tensordict_core.formats import extras
+    from tensorclass.engine.storage.formats import extras
 
     def missing(name: str) -> None:
         raise ImportError(f"No module named {name!r}")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tensorclass import TensorClass, TensorDict, lazy_stack, load_memmap, memmap
-from tensorclass.tensordict_core.memmap import save as save_module
+from tensorclass.engine.storage.memmap import save as save_module
 
 
 class Pair(TensorClass):

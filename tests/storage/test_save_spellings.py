@@ -17,7 +17,7 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
-from tensorclass.tensordict_core.consolidated_file import tensors_of
+from tensorclass.engine.storage.consolidated_file import tensors_of
 
 
 class Info(TensorClass):

@@ -16,7 +16,7 @@ from tensorclass.plugins._mypy_torch_names import (
     TORCH_FUNCTIONS,
     TORCH_NAMES,
 )
-from tensorclass.tensordict_core.torch_functions import HANDLED_FUNCTIONS
+from tensorclass.engine.torch_api.functions import HANDLED_FUNCTIONS
 
 from .checkers import run_mypy, state_dir
 

@@ -1,0 +1,27 @@
+"""The engine: storage, keys, shapes, indexing, torch functions, lazy stacks, storage formats.
+
+``TensorDict`` and typed classes are built on top of it (``tensorclass.typed``,
+``tensorclass.tensordict``); the engine never imports them.
+"""
+
+from ..collection import is_tensor_collection
+from ..keys import NestedKey, unravel_key, unravel_keys
+from ..non_tensor import NonTensorData, NonTensorStack
+from .storage.parallel import collate as _collate  # noqa: F401  (registers DataLoader collation)
+from .base import TensorDictBase
+from .params.extract import from_module, from_modules
+from .torch_api.functions import cat, stack
+
+__all__ = [
+    "NestedKey",
+    "NonTensorData",
+    "NonTensorStack",
+    "TensorDictBase",
+    "cat",
+    "from_module",
+    "from_modules",
+    "is_tensor_collection",
+    "stack",
+    "unravel_key",
+    "unravel_keys",
+]

@@ -1,0 +1,95 @@
+"""The torch functions lazy stacks answer themselves (``LAZY_FUNCTIONS``): ``torch.cat``
+with lazy stacks among its inputs, and the ``*_like`` factories, member by member; the
+results are lazy stacks.
+
+Along the stack dim the members of every input follow each other (a dense input gives its
+slices along that dim); along another dim each member is concatenated with the matching
+slices of the other inputs. Nothing is copied along the stack dim:
+
+>>> import torch
+>>> from tensorclass import TensorDict, lazy_stack
+>>> stack = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(3))])
+>>> more = TensorDict(a=torch.ones(1, 3), batch_size=[1])
+>>> joined = torch.cat([stack, more])
+>>> joined.batch_size, joined.members[0] is stack.members[0]
+(torch.Size([3]), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ...errors import StructureMismatchError
+from ..core.state import TensorCore
+from .shape import LazyShapeOps, _restack
+from ..shape.batch_dims import batch_dim
+
+__all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
+
+
+def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
+    """Concatenate instances along batch dim ``dim`` when one of them is a lazy stack."""
+    items = list(items)
+    stacks = [item for item in items if isinstance(item, LazyShapeOps)]
+    like = stacks[0]
+    for index, item in enumerate(items):
+        if not isinstance(item, TensorCore):
+            raise TypeError(f"cat: item {index} is a {type(item).__name__}, not a tensor class")
+    ndim = len(like._batch_size)
+    if ndim == 0 or any(len(item._batch_size) != ndim for item in items):
+        sizes = [list(item._batch_size) for item in items]
+        raise StructureMismatchError(
+            f"cannot cat instances whose batch sizes {sizes} have different numbers of dims"
+        )
+    d = batch_dim(dim, ndim)
+    for item in items:
+        if any(
+            a != b for k, (a, b) in enumerate(zip(item._batch_size, like._batch_size)) if k != d
+        ):
+            sizes = [list(item._batch_size) for item in items]
+            raise StructureMismatchError(
+                f"cannot cat along dim {d}: batch sizes {sizes} differ in another dim"
+            )
+    stack = like._lazy.dim
+    if d == stack:
+        members = [part for item in items for part in item.unbind(d)]
+        result = _restack(members, d, like)
+    else:
+        member_dim = d if d < stack else d - 1
+        columns = [item.unbind(stack) for item in items]
+        joined = [torch.cat(list(row), member_dim) for row in zip(*columns)]
+        result = _restack(joined, stack, like)
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
+
+
+def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
+    def like(stack: Any, *args: Any, **kwargs: Any) -> Any:
+        return stack._each_member(lambda m: factory(m, *args, **kwargs))
+
+    return like
+
+
+#: torch functions that lazy stacks answer themselves (results stay lazy)
+LAZY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    torch.cat: lazy_cat,
+    torch.concat: lazy_cat,
+    torch.concatenate: lazy_cat,
+    **{
+        factory: _like(factory)
+        for factory in (
+            torch.zeros_like,
+            torch.ones_like,
+            torch.empty_like,
+            torch.full_like,
+            torch.rand_like,
+            torch.randn_like,
+        )
+    },
+}

@@ -1,0 +1,1181 @@
+"""Lazy stacks: ``lazy_stack(items, dim)`` keeps its members and stacks a key when it is read.
+
+>>> import torch
+>>> from tensorclass import TensorDict, lazy_stack
+>>> tds = [TensorDict({"a": torch.rand(10), "b": torch.rand(10, 5)}, [10]) for _ in range(3)]
+>>> stacked = lazy_stack(tds, 0)            # nothing is stacked here
+>>> stacked["a"].shape                      # only "a" is stacked
+torch.Size([3, 10])
+>>> stacked["a"] = torch.zeros_like(stacked["a"])   # writes reach the members
+>>> bool((tds[0]["a"] == 0).all())
+True
+>>> stacked[1] is tds[1]                    # indexing the stack dim gives the member
+True
+
+The members may have different keys: the stack's keys are those every member has, and
+reading a key some members lack is an error naming them. A lazy stack is an instance of its
+members' class (``isinstance(lazy_stack(batches), Batch)``), so typed code reads fields as
+usual. Operations that keep the members (indexing, ``unbind``, ``split``, ``unsqueeze``,
+``permute``, ``expand``, ``view``/``reshape`` that leave the stack dim whole, ``clone``,
+``to``, ``apply``, ``select``, element-wise maths and comparisons, ``torch.cat``...) return
+lazy stacks, so members whose leaves have different shapes keep working; the others
+(reductions over batch dims, reshapes across the stack dim...) return dense results in the
+members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
+
+In-place operations (``add_``, ``exp_``, ``copy_``, ``update_``, ``stack[index] = v``...)
+write the members' own tensors, also when the stack is nested in another instance. A member
+held at several positions (``lazy_stack([a, a])``, a stack indexed with repeated indices)
+is one memory, as an expanded tensor is in torch: it is written once when every position
+receives the same value (a number, an operand that does not vary between those positions),
+and a write that would give it different values is an ``OperandError`` naming the key,
+raised before anything is written (torch refuses in-place writes into elements that share
+memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
+from ...registry import dynamic_class, register_lazy_class
+from ...switches import printoption
+from ..core.state import MISSING, TensorCore, set_state
+from ..keys.access import cloned_input, read_value
+from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
+from ..shape.context import undo_lock
+from ..leafwise.apply import zero_tensors
+from ..keys.listing import KeysView
+from ...keys import unravel_key_tuple
+from .cat import LAZY_FUNCTIONS
+from .forward import MEMBER_CLASS_NAMES, MemberAttribute
+from .leaves import LazyLeaves, missing_key_error, split_leaf
+from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
+from .ragged import LazyRagged, _PaddingSide, pad_stack
+from .shape import LazyShapeOps
+from ..core.inplace import check_nested, distinct_writes
+from ...non_tensor import stack_non_tensors
+from ..core.repr import describe_leaf, describe_tensor
+from ..core.safe_globals import allow_loading
+from ..shape.batch_dims import batch_dim
+
+if TYPE_CHECKING:
+    from ..base import TensorDictBase
+
+    class _LazyEngine(LazyRagged, TensorDictBase):
+        """For type checkers only: every lazy stack is an instance of its members' class,
+        so of ``TensorDictBase``, after the lazy engine (as in every variant's MRO, see
+        ``_variant``). At run time that base joins per variant: the storage modules above
+        this one build lazy stacks, so the generic class cannot derive from it."""
+
+        __slots__ = ()
+
+else:
+    _LazyEngine = LazyRagged
+
+__all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
+
+T = TypeVar("T", bound=TensorCore)
+_Out = TypeVar("_Out", bound=TensorCore)
+
+
+class _LazyKeys(KeysView):
+    """The keys every member has (nested keys included on request)."""
+
+    __slots__ = ()
+
+    def _list(self) -> list[Any]:
+        leaves: Any = self._owner._data
+        members = leaves.members
+        first, *others = [m.keys(self._include_nested, self._leaves_only) for m in members]
+        return [key for key in first if all(key in view for view in others)]
+
+    def __iter__(self) -> Any:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+
+class LazyStackedTensorDict(_LazyEngine):
+    """A stack of tensor classes that keeps its members (see the module documentation).
+
+    Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
+    ``members``, ``stack_dim`` and ``member_class`` describe it.
+    """
+
+    __slots__ = ()
+    _member_cls: ClassVar[type[TensorCore] | None] = None
+    _variants: ClassVar[dict[type, type]] = {}
+    # The storage is the members (a LazyLeaves mapping, not a dict): writes go through
+    # them, with no shortcut into the storage and no instance __dict__ aliasing it. These
+    # are the storage's flags, not the schema's: variants are made with type.__new__, so
+    # the members' schema (inherited) is not derived again.
+    _fast_set: ClassVar[bool] = False
+    _tensor_fields: ClassVar[frozenset[str]] = frozenset()
+    _dict_storage: ClassVar[bool] = False
+
+    #: ``from_list`` builds lazy stacks on a lazy-stack class
+    _lazy_default: ClassVar[bool | None] = True
+    #: a pytree node of its own (registered with the class, see lazy_pytree): the members
+    #: come back, and ragged keys are padded and cut back out
+    _pytree_hooks: ClassVar[tuple[Any, ...] | None] = (
+        flatten_stack,
+        unflatten_stack,
+        flatten_stack_with_keys,
+    )
+
+    def __new__(
+        cls,
+        *tensordicts: TensorCore,
+        stack_dim: int = 0,
+        batch_size: Sequence[int] | None = None,
+        device: Any = None,
+        names: Sequence[str | None] | None = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = True,
+        **fields: Any,
+    ) -> Any:
+        """``LazyStackedTensorDict(*members, stack_dim=0)``: :func:`lazy_stack` of the
+        members. ``device`` moves them first; ``names`` names every dim of the result,
+        ``stack_dim_name`` the stack dim; ``batch_size``, if given, must be the stack's.
+        The members always share one batch size (tensordict's ``strict_shape=True``:
+        ``strict_shape=False`` does not relax it)."""
+        del strict_shape  # members always need one batch size here
+        if fields and not tensordicts:
+            # The members' constructor, given fields (dataclasses.replace calls the class
+            # of a lazy stack of typed instances so): a dense instance.
+            given = {"batch_size": batch_size, "device": device, "names": names}
+            extra = {key: value for key, value in given.items() if value is not None}
+            return cls._dense_class()(**fields, **extra)
+        members = list(tensordicts)
+        if device is not None:
+            members = [member.to(device) for member in members]  # type: ignore[attr-defined]
+        result = _named(lazy_stack(members, stack_dim), stack_dim_name, names)
+        if batch_size is not None and torch.Size(batch_size) != result._batch_size:
+            raise BatchSizeError(
+                f"LazyStackedTensorDict: batch_size={list(batch_size)} given, but stacking the "
+                f"members gives {list(result._batch_size)}"
+            )
+        return result
+
+    def __init__(self, *tensordicts: TensorCore, **options: Any) -> None:
+        pass  # built by __new__
+
+    @classmethod
+    def _dense_class(cls) -> Any:
+        # The constructors build the members' class, as the engine's dense results do.
+        return cls._member_cls or dynamic_class()
+
+    @classmethod
+    def _from_mapping(
+        cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
+    ) -> Any:
+        return cls._dense_class()._from_mapping(mapping, batch_size, device)
+
+    @classmethod
+    def _new(
+        cls,
+        data: dict[str, Any],
+        batch_size: torch.Size,
+        device: torch.device | None = None,
+        names: Any = None,
+    ) -> Any:
+        # Results the engine builds from stacked leaves are dense, in the members' class.
+        member = cls._member_cls or dynamic_class()
+        return member._new(data, batch_size, device, names)
+
+    @staticmethod
+    def _restack(members: list[Any], dim: int) -> Any:
+        """A lazy stack of ``members`` along ``dim`` (used by the modules below this one,
+        which cannot import :func:`lazy_stack`)."""
+        return lazy_stack(members, dim)
+
+    @classmethod
+    def member_class_of(cls) -> type[TensorCore] | None:
+        """The members' class of a lazy-stack class (``None`` for the generic class)."""
+        return cls._member_cls
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        impl = LAZY_FUNCTIONS.get(func)
+        if impl is None:
+            return super().__torch_function__(func, types, args, kwargs)
+        return impl(*args, **(kwargs or {}))
+
+    # -- what it is --------------------------------------------------------------------------
+
+    @property
+    def members(self) -> tuple[Any, ...]:
+        """The stacked instances themselves, in order."""
+        return tuple(self._lazy.members)
+
+    @property
+    def stack_dim(self) -> int:
+        """The batch dim along which the members are stacked."""
+        return self._lazy.dim
+
+    @property
+    def member_class(self) -> type[TensorCore]:
+        """The class of the members (the class of :meth:`contiguous`)."""
+        cls = type(self)._member_cls
+        assert cls is not None
+        return cls
+
+    def _own_tensors(self) -> list[Tensor]:
+        return [t for member in self._lazy.distinct() for t in member._own_tensors()]
+
+    def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
+        return missing_key_error(self._lazy, key, where)
+
+    def _absent(self, key: str, where: object = None) -> Any:
+        # Unset in every member: as for one member (an unset typed field reads None).
+        # Held by some members only: an error saying which.
+        leaves = self._lazy
+        if len(leaves.missing_from(key)) == len(leaves.members):
+            return super()._absent(key, where)
+        raise self._missing(key, where)
+
+    def _read_field(self, name: str) -> Any:
+        """A typed field, stacked from the members (``None`` if no member has it)."""
+        leaves = self._lazy
+        if len(leaves.missing_from(name)) == len(leaves.members):
+            return None
+        return read_value(leaves[name])
+
+    def __delitem__(self, key: Any) -> None:
+        self.del_(key)
+
+    def del_(self, key: Any) -> Self:
+        """Delete ``key`` from every member (without reading it: members may hold values of
+        different shapes). A member held twice loses the key once."""
+        flat = unravel_key_tuple(key)
+        if len(flat) > 1:
+            self.get(flat[:-1]).del_(flat[-1])
+            return self
+        self._check_unlocked(key, "delete")
+        del self._lazy[flat[0]]
+        return self
+
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
+        """The keys every member has (see ``TensorDict.keys``)."""
+        if is_leaf is None and not sort:
+            return _LazyKeys(self, include_nested, leaves_only)
+        return super().keys(include_nested, leaves_only, is_leaf, sort=sort)
+
+    def __repr__(self) -> str:
+        leaves = self._lazy
+        first = leaves.members[0]
+        parts = []
+        for key in leaves:
+            leaf = first._data[key]
+            if isinstance(leaf, Tensor):
+                shape = list(leaf.shape)
+                shape.insert(leaves.dim, len(leaves.members))
+                parts.append(f"{key}: {describe_tensor(leaf.dtype, shape, leaf.device)}")
+            elif isinstance(leaf, TensorCore):
+                parts.append(f"{key}: {leaves[key]!r}")
+            else:
+                parts.append(f"{key}: {describe_leaf(leaves[key])}")
+        exclusive = sorted({k for m in leaves.members for k in m._data} - set(leaves))
+        if exclusive:
+            parts.append(f"exclusive_keys={exclusive}")
+        if printoption("show_batch_size"):
+            parts.append(f"batch_size={list(self._batch_size)}")
+        parts.append(f"stack_dim={leaves.dim}")
+        if self._device is not None and printoption("show_device"):
+            parts.append(f"device={self._device}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        packed = self._consolidated_reduce()
+        if packed is not None:
+            return packed
+        leaves = self._lazy
+        return (_rebuild, (list(leaves.members), leaves.dim, self._locked))
+
+    # -- writing through the stack -----------------------------------------------------------
+
+    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
+        leaves = self._lazy
+        if (
+            value is None and not self.__tensorclass_schema__.dynamic
+        ):  # typed: None removes the field
+            for member in leaves.members:
+                member._set_str(key, None, where=where)
+            return
+        if inplace and key in leaves:
+            self._write_inplace(key, value, where)
+            return
+        leaf = self._convert(key, value, where)
+        if self._locked:
+            self._check_unlocked(where or key, "add" if key not in leaves else "replace")
+        leaves[key] = leaf
+
+    def _set_path(
+        self, key: tuple[str, ...], value: Any, inplace: bool = False, where: object = None
+    ) -> None:
+        where = where or key
+        if len(key) == 1:
+            self._set_str(key[0], value, inplace, where)
+            return
+        leaves = self._lazy
+        if key[0] in leaves:
+            leaves[key[0]]._set_path(key[1:], value, inplace, where)  # a lazy nested stack
+            return
+        parts = self._split_value(value, where)
+        writes = distinct_writes(leaves.members, parts, f"writing {where!r}", key)
+        if not inplace:
+            self._check_members_unlocked(where, "write")  # before any member is written
+        for member, part in writes:
+            member._set_path(key, part, inplace, where)
+
+    def _check_members_unlocked(self, key: object, action: str) -> None:
+        """Refuse a member-by-member write up front if a member is locked (no partial writes)."""
+        for member in self._lazy.members:
+            member._check_unlocked(key, action)
+
+    def _split_value(self, value: Any, where: object) -> tuple[Any, ...]:
+        """One part of a user value per member (checked against the stack's batch size)."""
+        leaves = self._lazy
+        count = len(leaves.members)
+        if isinstance(value, Mapping) and not isinstance(value, TensorCore):
+            value = dynamic_class()(value, batch_size=self._batch_size)
+        if isinstance(value, (Tensor, TensorCore)):
+            leaf = self._check_leaf(str(where), value, where)
+            return split_leaf(leaf, leaves.dim, count)
+        return (value,) * count  # a non-tensor value: every member gets it
+
+    def _write_inplace(self, key: str, value: Any, where: object = None) -> None:
+        for member, part in self._inplace_writes(key, value, where):
+            member._write_inplace(key, part, where)
+
+    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[Any]:
+        """The (member, part) writes of ``_write_inplace(key, value)``, checked (nothing
+        written): a member held twice must receive the same part at both positions."""
+        leaves = self._lazy
+        first = leaves.members[0]._data[key]
+        count = len(leaves.members)
+        if isinstance(first, Tensor):
+            source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+            shape = list(first.shape)
+            shape.insert(leaves.dim, count)
+            try:
+                parts: tuple[Any, ...] = source.expand(shape).unbind(leaves.dim)
+            except RuntimeError:
+                raise BatchSizeError(
+                    f"cannot write key {where or key!r} in place: a value of shape "
+                    f"{list(source.shape)} does not fit the stacked shape {shape}"
+                ) from None
+        elif isinstance(first, TensorCore):
+            parts = self._split_value(value, where or key)
+        else:
+            parts = split_leaf(self._convert(key, value, where), leaves.dim, count)
+        return distinct_writes(leaves.members, parts, f"writing {where or key!r}", (key,))
+
+    def update(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+        clone: bool = False,
+        inplace: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Any = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        update_batch_size: bool = False,
+        ignore_lock: bool = False,
+    ) -> Self:
+        """Write every entry of ``input_dict_or_td`` into the members (split along the
+        stack dim); see ``TensorDict.update``. A lazy stack keeps its batch size:
+        ``update_batch_size=True`` is refused."""
+        if input_dict_or_td is None:
+            return self
+        if update_batch_size:
+            raise BatchSizeError(
+                "update(update_batch_size=True): a lazy stack's batch size is its members'; "
+                "update a dense copy (contiguous()) instead"
+            )
+        other: Any = cloned_input(input_dict_or_td) if clone else input_dict_or_td
+        if ignore_lock and self._locked:
+            self.unlock_()
+            try:
+                return self.update(
+                    other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
+                )
+            finally:
+                self.lock_()
+        n = len(self._batch_size)
+        if not isinstance(other, TensorCore):
+            other = dynamic_class()(other, batch_size=self._batch_size)
+        elif other._batch_size[:n] != self._batch_size:
+            raise BatchSizeError(
+                f"cannot update a lazy stack of batch size {list(self._batch_size)} from a "
+                f"{type(other).__name__} of batch size {list(other._batch_size)}"
+            )
+        parts = _unbind(other, self._lazy.dim)
+        writes = distinct_writes(self._lazy.members, parts, "update_" if inplace else "update")
+        first = next(iter(other._data), None)
+        if not inplace and first is not None:
+            self._check_members_unlocked(first, "write")
+        for member, part in writes:
+            member.update(part, inplace=inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
+        return self
+
+    def _write_back(self, dense: TensorCore, what: str = "in-place write") -> Self:
+        """Copy a dense result into the members' tensors (for in-place fallbacks): each
+        distinct member once (see :func:`.lazy_writes.distinct_writes`)."""
+        for member, part in self._check_write_back(dense, what, ()):
+            member.update_(part)
+        return self
+
+    def _check_write_back(
+        self, dense: TensorCore, what: str, path: tuple[str, ...]
+    ) -> list[tuple[Any, Any]]:
+        """The (member, part) writes of :meth:`_write_back`, checked (nothing written), the
+        lazy stacks nested in the members too."""
+        parts = _unbind(dense, self._lazy.dim)
+        writes = distinct_writes(self._lazy.members, parts, what, path)
+        for member, part in writes:
+            check_nested(member, part, what, path)
+        return writes
+
+    def _split_other(self, other: Any) -> list[Any] | None:
+        """The parts of another operand, one per member, or None if it cannot be split."""
+        count = len(self._lazy.members)
+        if isinstance(other, TensorCore):
+            if other._batch_size[: len(self._batch_size)] != self._batch_size:
+                return None
+            return list(_unbind(other, self._lazy.dim))
+        if isinstance(other, (int, float, bool, complex)):
+            return [other] * count
+        if isinstance(other, Tensor) and other.ndim == 0:
+            return [other] * count
+        return None
+
+    # -- in place, on the members ------------------------------------------------------------
+
+    def _each(self, name: str, *args: Any, **kwargs: Any) -> Self:
+        for member in self._lazy.distinct():  # a member held twice: once
+            getattr(member, name)(*args, **kwargs)
+        return self
+
+    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
+        parts = self._split_other(other)
+        what = f"in-place {getattr(op, '__name__', op)}"
+        if parts is None:  # on a dense copy (checked there: a refusal writes nothing)
+            dense = self.contiguous()
+            if dense._inplace(op, other) is NotImplemented:
+                return NotImplemented
+            return self._write_back(dense, what)
+        if parts and parts[0] is other and isinstance(other, (int, float, bool, complex)):
+            # a number for every member: every stored tensor once, in one fused kernel
+            leaves = list({id(t): t for t in self._own_tensors()}.values())
+            if fused_scalar_inplace(op, leaves, other):
+                return self
+        writes = distinct_writes(self._lazy.members, parts, what)
+        if parts and isinstance(parts[0], TensorCore) and fused_paired_inplace(op, writes):
+            return self  # an instance's parts: every member's leaves in one fused kernel
+        refuse_first(op, writes)  # a refusal before any member is written
+        for member, part in writes:
+            member._inplace(op, part)
+        return self
+
+    def lerp_(self, end: Any, weight: Any) -> Self:
+        """Move every tensor towards ``end`` by ``weight``, in the members."""
+        parts = self._split_other(end)
+        if parts is None or not isinstance(weight, (int, float)):
+            return self._write_back(self.contiguous().lerp_(end, weight), "lerp_")
+        for member, part in distinct_writes(self._lazy.members, parts, "lerp_"):
+            member.lerp_(part, weight)
+        return self
+
+    def zero_(self) -> Self:
+        """Zero every tensor of every member (each stored tensor once)."""
+        zero_tensors(list({id(t): t for t in self._own_tensors()}.values()))
+        return self
+
+    def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
+        """Fill ``key`` of every member with ``value``."""
+        return self._each("fill_", key, value)
+
+    def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
+        """Write ``value`` where ``mask`` (over the stack's batch dims) is true."""
+        return self._write_back(self.contiguous().masked_fill_(mask, value), "masked_fill_")
+
+    def detach_(self) -> Self:
+        """Detach every member's tensors in place."""
+        return self._each("detach_")
+
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
+        """Set ``requires_grad`` on the members' floating-point tensors."""
+        return self._each("requires_grad_", requires_grad)
+
+    def filter_empty_(self) -> Self:
+        """Remove the empty nested instances of every member."""
+        return self._each("filter_empty_")
+
+    def clear_device_(self) -> Self:
+        """Clear the device of the stack and of its members."""
+        self._each("clear_device_")
+        self._device = None
+        return self
+
+    def auto_device_(self) -> Self:
+        """Set each member's device from its leaves, then the stack's if they agree."""
+        self._each("auto_device_")
+        devices = {member._device for member in self._lazy.members}
+        self._device = devices.pop() if len(devices) == 1 else None
+        return self
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        """A lazy stack keeps its batch size: refused if the leaves imply another one."""
+        dense = self.contiguous().auto_batch_size_(batch_dims, keep_compliant_size)
+        if dense._batch_size != self._batch_size:
+            raise BatchSizeError(
+                f"auto_batch_size_: the leaves of this lazy stack imply batch size "
+                f"{list(dense._batch_size)}, not {list(self._batch_size)}; a lazy stack "
+                f"keeps its members' batch size (call contiguous() first)"
+            )
+        return self
+
+    def lock_(self) -> Self:
+        """Lock the stack and its members (``with stack.lock_():`` restores on exit)."""
+        was_locked = self._locked
+        self._locked = True
+        self._each("lock_")
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+
+    def unlock_(self) -> Self:
+        """Unlock the stack and its members (``with stack.unlock_():`` restores on exit)."""
+        was_locked = self._locked
+        self._each("unlock_")
+        self._locked = False
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+
+    def _check_batch_size(
+        self, new: torch.Size, path: tuple[str, ...], changes: list[tuple[TensorCore, torch.Size]]
+    ) -> None:
+        leaves = self._lazy
+        if len(new) <= leaves.dim or new[leaves.dim] != len(leaves.members):
+            raise BatchSizeError(
+                f"cannot set batch_size={list(new)} on a lazy stack of {len(leaves.members)} "
+                f"members along dim {leaves.dim}"
+            )
+        member_size = torch.Size(new[: leaves.dim] + new[leaves.dim + 1 :])
+        for member in leaves.members:
+            changes.append((member, member_size))
+            member._check_batch_size(member_size, path, changes)
+
+    # -- operations that keep the members ----------------------------------------------------
+
+    def _per_member(self, name: str, *args: Any, **kwargs: Any) -> Self:
+        leaves = self._lazy
+        results = [getattr(m, name)(*args, **kwargs) for m in leaves.members]
+        if all(r is m for r, m in zip(results, leaves.members)):
+            return self
+        return self._restacked(results)
+
+    def _restacked(self, members: list[Any], dim: int | None = None) -> Self:
+        result: Self = lazy_stack(members, self._lazy.dim if dim is None else dim)
+        return result
+
+    def clone(self, recurse: bool = True) -> Self:
+        """A lazy stack of copies of the members."""
+        return self._restacked([m.clone(recurse) for m in self._lazy.members])
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Move or cast every member (a lazy stack of the results)."""
+        if (args and isinstance(args[0], (str, torch.device))) or "device" in kwargs:
+            parsed: Any = torch._C._nn._parse_to(*args, **kwargs)
+            if parsed[0] is not None and parsed[1] is None:  # a move: one buffer if consolidated
+                moved = self._consolidated_to(parsed[0], parsed[2])
+                if moved is not None:
+                    return moved
+        return self._per_member("to", *args, **kwargs)
+
+    def detach(self) -> Self:
+        """A lazy stack of the detached members."""
+        return self._per_member("detach")
+
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
+        """A dense copy in the members' class (the keys every member has).
+
+        ``inplace=True`` makes the members' tensors contiguous instead and returns the stack.
+        """
+        if inplace:
+            return super().contiguous(canonical=canonical, inplace=True)
+        data = {
+            key: leaf.contiguous() if isinstance(leaf, LazyShapeOps) else leaf
+            for key, leaf in self._lazy.items()
+        }
+        dense = type(self)._new(data, self._batch_size, self._device, self._names)
+        return dense.contiguous(canonical=True) if canonical else dense
+
+    def is_contiguous(self) -> bool:
+        """Always ``False``: the members are separate."""
+        return False
+
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
+        """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
+        if inplace:
+            return self._each("select", *keys, inplace=True, strict=strict)
+        return self._per_member("select", *keys, strict=strict, as_tensordict=as_tensordict)
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """Drop ``keys`` from every member (see ``TensorDict.exclude``)."""
+        if inplace:
+            return self._each("exclude", *keys, inplace=True)
+        return self._per_member("exclude", *keys)
+
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: Any = None,
+        device: Any = MISSING,
+        names: Any = MISSING,
+    ) -> Self:
+        """A lazy stack of empty members (see ``TensorDict.empty``); with another batch
+        size, device or names, a dense empty instance of the members' class."""
+        if batch_size is None and device is MISSING and names is MISSING:
+            return self._per_member("empty", recurse)
+        return super().empty(recurse, batch_size=batch_size, device=device, names=names)
+
+    # -- building lazy stacks ----------------------------------------------------------------
+
+    # The overloads below say what this classmethod returns: a ``LazyStackedTensorDict``
+    # for instances (the mypy plugin makes it the members' class too), unlike the engine's
+    # ``Cls.lazy_stack`` (typed as the members' class), hence the ignores.
+    @overload  # type: ignore[override]
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Tensor],
+        dim: int = 0,
+        *,
+        as_list: Literal[True],
+    ) -> list[Tensor]: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Tensor],
+        dim: int = 0,
+        *,
+        as_list: Literal[False] = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        layout: torch.layout | None = None,
+        padding_value: float = 0.0,
+    ) -> Tensor: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Tensor],
+        dim: int = 0,
+        *,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        layout: torch.layout | None = None,
+        padding_value: float = 0.0,
+    ) -> Tensor | list[Tensor]: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[T],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: None = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+    ) -> LazyStackedTensorDict: ...
+
+    @overload
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[T],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: _Out,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+    ) -> _Out: ...
+
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[Any],
+        dim: int = 0,
+        *,
+        device: Any = None,
+        out: Any = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        layout: torch.layout | None = None,
+        padding_value: float = 0.0,
+    ) -> Any:
+        """Stack instances lazily (see :func:`lazy_stack`); ``stack_dim_name`` names the new
+        dim; ``out`` (a lazy stack of the stacked batch size) receives the result in place.
+
+        The members must share their class and batch size (``strict_shape`` is always on);
+        ``device`` moves them there first. Given tensors, the
+        result is ``torch.stack`` of them, or with ``as_list`` the list, with
+        ``as_padded_tensor`` them padded to the largest shape (``padding_side``,
+        ``padding_value``) and stacked, with ``as_nested_tensor`` a nested tensor
+        (``layout``, ``torch.jagged`` by default).
+
+        Type checkers see a ``LazyStackedTensorDict`` for instances (with the mypy plugin,
+        also the members' class), a ``Tensor`` for tensors (``list[Tensor]`` with
+        ``as_list=True``).
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict
+        >>> LazyStackedTensorDict.lazy_stack([torch.zeros(2), torch.ones(3)], as_padded_tensor=True)
+        tensor([[0., 0., 0.],
+                [1., 1., 1.]])
+        """
+        members = list(items)
+        if members and all(isinstance(m, Tensor) for m in members):
+            return _stack_tensors(
+                members,
+                dim,
+                as_list,
+                as_padded_tensor,
+                as_nested_tensor,
+                padding_side,
+                layout,
+                padding_value,
+            )
+        if device is not None:
+            members = [m.to(device) for m in members]
+        result = _named(lazy_stack(members, dim), stack_dim_name, None)
+        if out is not None:
+            out.update_(result)
+            return out
+        return result
+
+    @classmethod
+    def maybe_dense_stack(  # type: ignore[override]
+        cls, items: Sequence[T], dim: int = 0, out: T | None = None, strict: bool = False
+    ) -> T:
+        """Stack densely (``torch.stack``) when the items have the same class, batch size,
+        keys and leaf shapes, lazily otherwise; nested levels decide on their own, so a
+        dense result may hold lazy stacks. ``out`` receives the result in place (with
+        ``strict``, it must have the same keys).
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict, TensorDict
+        >>> a, b = TensorDict({"x": torch.zeros(3)}, [3]), TensorDict({"y": torch.zeros(3)}, [3])
+        >>> type(LazyStackedTensorDict.maybe_dense_stack([a, a])).__name__
+        'TensorDict'
+        >>> isinstance(LazyStackedTensorDict.maybe_dense_stack([a, b]), LazyStackedTensorDict)
+        True
+        """
+        result = maybe_dense_stack(items, dim)
+        if out is None:
+            return result
+        target: Any = out
+        found: Any = result
+        if strict and set(target.keys(True, True)) != set(found.keys(True, True)):
+            raise StructureMismatchError(
+                f"maybe_dense_stack(strict=True): out has the keys {sorted(target.keys(True, True), key=str)}, "
+                f"the stack {sorted(found.keys(True, True), key=str)}"
+            )
+        target.update_(result)
+        return out
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict: Any,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size: Any = None,
+        device: Any = None,
+        batch_dims: int | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+        names: Sequence[str | None] | None = None,
+    ) -> Any:
+        """A lazy stack of one member per mapping (each built with the members' class's
+        ``from_dict``), so the mappings may have different keys and shapes. A mapping
+        whose keys are ``"0"``, ``"1"``, ... is read as that list.
+
+        ``batch_size``, ``auto_batch_size``, ``batch_dims`` and ``device`` apply to each
+        member; ``stack_dim_name`` names the stack dim, or ``names`` every dim of the
+        result.
+
+        >>> import torch
+        >>> from tensorclass import LazyStackedTensorDict
+        >>> td = LazyStackedTensorDict.from_dict(
+        ...     [{"a": torch.zeros(3)}, {"a": torch.zeros(4)}], stack_dim_name="t")
+        >>> td.batch_size, td.names, td[1]["a"].shape
+        (torch.Size([2]), ['t'], torch.Size([4]))
+        """
+        if isinstance(input_dict, TensorCore):
+            items: list[Any] = list(input_dict.unbind(stack_dim))  # type: ignore[attr-defined]
+        elif isinstance(input_dict, Mapping):
+            keys = [str(index) for index in range(len(input_dict))]
+            if list(input_dict) != keys:
+                raise TypeError(
+                    f"LazyStackedTensorDict.from_dict: a mapping must have the keys '0', '1', "
+                    f"... (one per member); got {list(input_dict)[:5]}"
+                )
+            items = [input_dict[key] for key in keys]
+        else:
+            items = list(input_dict)
+        target: Any = cls._dense_class()
+        members = [
+            target.from_dict(
+                item,
+                auto_batch_size=auto_batch_size,
+                batch_size=batch_size,
+                device=device,
+                batch_dims=batch_dims,
+            )
+            for item in items
+        ]
+        return _named(lazy_stack(members, stack_dim), stack_dim_name, names)
+
+    def filter_non_tensor_data(self) -> Self:
+        """A lazy stack of the members without their non-tensor entries."""
+        return self._per_member("filter_non_tensor_data")
+
+    def apply(
+        self,
+        fn: Callable[..., Any],
+        *others: TensorCore,
+        batch_size: Any = None,
+        device: Any = MISSING,
+        names: Any = None,
+        inplace: bool = False,
+        default: Any = MISSING,
+        filter_empty: bool | None = None,
+        propagate_lock: bool = False,
+        call_on_nested: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        out: TensorCore | None = None,
+    ) -> Self:
+        """Apply ``fn`` member by member (see ``TensorDict.apply``); the result stays lazy.
+
+        With ``batch_size=``, ``names=``, ``device=``, ``is_leaf=`` or ``out=`` the dense
+        stack is used instead.
+        """
+        split = [self._split_other(o) for o in others]
+        dense = (
+            batch_size is not None
+            or names is not None
+            or device is not MISSING
+            or is_leaf is not None
+            or out is not None
+            or any(s is None for s in split)
+        )
+        if dense:
+            if inplace:
+                copy = self.contiguous()
+                copy.apply(fn, *others, inplace=True, default=default, is_leaf=is_leaf)
+                return self._write_back(copy, "apply_")
+            return super().apply(
+                fn,
+                *others,
+                batch_size=batch_size,
+                device=device,
+                names=names,
+                default=default,
+                filter_empty=filter_empty,
+                propagate_lock=propagate_lock,
+                call_on_nested=call_on_nested,
+                is_leaf=is_leaf,
+                out=out,
+            )
+        leaves = self._lazy
+        results = []
+        for index, member in enumerate(leaves.members):
+            extra = [parts[index] for parts in split if parts is not None]
+            results.append(
+                member.apply(  # in place too: computed first, written once all succeeded
+                    fn,
+                    *extra,
+                    default=default,
+                    filter_empty=False if inplace else filter_empty,
+                    call_on_nested=call_on_nested,
+                )
+            )
+        if inplace:
+            for member, result in distinct_writes(leaves.members, results, "apply_"):
+                member.update_(result)
+            return self
+        result = self._restacked(results)
+        if propagate_lock and self._locked:
+            result.lock_()
+        return result
+
+
+for _name in MEMBER_CLASS_NAMES:
+    setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
+
+
+def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
+    parts: tuple[Any, ...] = node.unbind(dim)
+    return parts
+
+
+def _rebuild(members: list[Any], dim: int, locked: bool) -> Any:
+    result = lazy_stack(members, dim)
+    return result.lock_() if locked else result
+
+
+allow_loading(_rebuild)
+
+
+class _StackedField:
+    """Reads a typed field of a lazy stack: the members' values, stacked."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj._read_field(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj._set_field(self.name, value)
+
+
+def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
+    """The lazy-stack class whose instances are also instances of ``member_cls``."""
+    found = LazyStackedTensorDict._variants.get(member_cls)
+    if found is None:
+        name = f"LazyStackedTensorDict[{member_cls.__name__}]"
+        namespace: dict[str, Any] = {
+            "__slots__": (),
+            "__module__": __name__,
+            "__qualname__": name,
+            "_member_cls": member_cls,
+            "__doc__": f"A lazy stack of {member_cls.__name__} instances.",
+        }
+        schema = getattr(member_cls, "__tensorclass_schema__", None)
+        for field_name in schema.names if schema is not None else ():
+            namespace[field_name] = _StackedField(field_name)
+        # type.__new__ with the members' metaclass: a typed class gets no schema rebuild.
+        found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
+        LazyStackedTensorDict._variants[member_cls] = found
+    return found
+
+
+def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
+    """Stack instances along a new batch dim ``dim`` without copying (see the module doc).
+
+    The members must share their class and batch size; their keys may differ. The result
+    is an instance of the members' class and of :class:`LazyStackedTensorDict`. ``out``
+    (of the stacked batch size) receives the result in place instead.
+
+    Type checkers see the members' class; the mypy plugin adds ``LazyStackedTensorDict``,
+    and ``isinstance(result, LazyStackedTensorDict)`` gives both to every checker (see
+    ``docs/typing.md``).
+    """
+    if out is not None:
+        out.update_(lazy_stack(input, dim))  # type: ignore[attr-defined]
+        return out
+    members = list(input)
+    if not members:
+        raise ValueError(
+            "lazy_stack needs at least one instance to stack (an empty list has no member "
+            "class and no batch size)"
+        )
+    first = members[0]
+    member_cls = getattr(type(first), "_member_cls", None) or type(first)
+    for index, item in enumerate(members):
+        if not isinstance(item, TensorCore):
+            raise TypeError(
+                f"lazy_stack: item {index} is a {type(item).__name__}, not a tensor class"
+            )
+        # a lazy stack of the members' class may stand beside dense members (a reshape
+        # or an index of a stack of lazy stacks gives such mixes)
+        if type(item) is not type(first) and _class_of(item) is not member_cls:
+            raise StructureMismatchError(
+                f"lazy_stack: item 0 is a {type(first).__name__}, item {index} a "
+                f"{type(item).__name__}; members must share their class"
+            )
+        if item._batch_size != first._batch_size:
+            sizes = [list(m._batch_size) for m in members]
+            raise StructureMismatchError(f"lazy_stack: members have different batch sizes {sizes}")
+    batch = first._batch_size
+    d = batch_dim(dim, len(batch), extra=1)
+    cls = _variant(member_cls)
+    device = first._device if all(m._device == first._device for m in members) else None
+    names = first._names if all(m._names == first._names for m in members) else None
+    stack: Any = object.__new__(cls)
+    set_state(
+        stack,
+        cls,
+        LazyLeaves(stack, members, d),
+        torch.Size((*batch[:d], len(members), *batch[d:])),
+        device,
+        None if names is None else (*names[:d], None, *names[d:]),
+        all(m._locked for m in members),
+    )
+    return stack  # type: ignore[no-any-return]
+
+
+def _class_of(item: TensorCore) -> type[TensorCore]:
+    """The class of a member: the members' class of a lazy stack, else its own."""
+    found: type[TensorCore] = getattr(type(item), "_member_cls", None) or type(item)
+    return found
+
+
+def _named(stack: Any, stack_dim_name: str | None, names: Sequence[str | None] | None) -> Any:
+    """Name the dims of a new lazy stack: all of them, or the stack dim only."""
+    if names is not None:
+        if stack_dim_name is not None:
+            raise ValueError("pass names or stack_dim_name, not both")
+        stack.names = names
+    elif stack_dim_name is not None:
+        found = list(stack.names)
+        found[stack.stack_dim] = stack_dim_name
+        stack.names = found
+    return stack
+
+
+def _stack_tensors(
+    tensors: list[Tensor],
+    dim: int,
+    as_list: bool,
+    as_padded_tensor: bool,
+    as_nested_tensor: bool,
+    padding_side: str,
+    layout: torch.layout | None,
+    padding_value: float | int | bool,
+) -> Any:
+    """``LazyStackedTensorDict.lazy_stack`` of plain tensors."""
+    if as_list + as_padded_tensor + as_nested_tensor > 1:
+        raise ValueError("pass one of as_list, as_padded_tensor and as_nested_tensor")
+    if as_list:
+        return tensors
+    if as_nested_tensor:
+        if any(t.is_nested for t in tensors):
+            raise ValueError("as_nested_tensor: a nested tensor cannot hold nested tensors")
+        return torch.nested.nested_tensor(tensors, layout=layout or torch.jagged)
+    if as_padded_tensor:
+        return pad_stack(tensors, dim, padding_side, padding_value, "the stacked tensors")
+    return torch.stack(tensors, dim)
+
+
+def _dense_level(members: Sequence[Any]) -> bool:
+    """Whether ``members`` stack densely at this level: one class (no lazy stack), one
+    batch size, the same keys, and, key by key, tensors of one shape, instances (their
+    level decides for itself) or non-tensor values."""
+    first = members[0]
+    if isinstance(first, LazyStackedTensorDict):
+        return False
+    keys = list(first._data)
+    for member in members[1:]:
+        if type(member) is not type(first) or member._batch_size != first._batch_size:
+            return False
+        if list(member._data) != keys:
+            return False
+    for key in keys:
+        leaf = first._data[key]
+        for member in members[1:]:
+            other = member._data[key]
+            if isinstance(leaf, Tensor):
+                if not isinstance(other, Tensor) or other.shape != leaf.shape:
+                    return False
+            elif isinstance(leaf, TensorCore):
+                if not isinstance(other, TensorCore):
+                    return False
+            elif isinstance(other, (Tensor, TensorCore)):
+                return False
+    return True
+
+
+def _maybe_dense(members: list[Any], dim: int) -> Any:
+    if not _dense_level(members):
+        return lazy_stack(members, dim)
+    first = members[0]
+    data: dict[str, Any] = {}
+    for key, leaf in first._data.items():
+        leaves = [member._data[key] for member in members]
+        if isinstance(leaf, Tensor):
+            data[key] = torch.stack(leaves, dim)
+        elif isinstance(leaf, TensorCore):
+            data[key] = _maybe_dense(leaves, dim)
+        else:
+            data[key] = stack_non_tensors(leaves, dim, first._batch_size)
+    batch = first._batch_size
+    device = first._device if all(m._device == first._device for m in members) else None
+    names = first._names
+    return type(first)._new(
+        data,
+        torch.Size((*batch[:dim], len(members), *batch[dim:])),
+        device,
+        None if names is None else (*names[:dim], None, *names[dim:]),
+    )
+
+
+def maybe_dense_stack(items: Sequence[T], dim: int = 0) -> T:
+    """Stack densely when the items have the same class, batch size, keys and leaf shapes
+    (as ``torch.stack``), lazily otherwise (as :func:`lazy_stack`); each nested level
+    decides for itself, so a dense result may hold lazy stacks.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> a = TensorDict({"x": torch.zeros(3), "n": {"y": torch.zeros(2)}}, [])
+    >>> b = TensorDict({"x": torch.ones(3), "n": {"y": torch.zeros(4)}}, [])
+    >>> stacked = maybe_dense_stack([a, b])
+    >>> type(stacked).__name__, type(stacked["n"]).__name__
+    ('TensorDict', 'LazyStackedTensorDict[TensorDict]')
+    """
+    members = list(items)
+    if not members:
+        raise ValueError("maybe_dense_stack needs at least one tensor class")
+    for index, item in enumerate(members):
+        if not isinstance(item, TensorCore):
+            raise TypeError(
+                f"maybe_dense_stack: item {index} is a {type(item).__name__}, not a tensor class"
+            )
+    d = batch_dim(dim, len(members[0]._batch_size), extra=1)
+    result: T = _maybe_dense(members, d)
+    return result
+
+
+register_lazy_class(LazyStackedTensorDict)  # what the constructors of every class stack with

@@ -1,0 +1,473 @@
+"""The reduction and scan kinds of the leaf-wise table: what runs over dims.
+
+Each kind is a stub (the signature), a builder (the method, from the function an entry
+names) and a default docstring (see ``leaf_kind.py``); the builders call the helpers of
+``reductions.py``, the typed kinds give type checkers the protocols of
+``reduction_calls.py``:
+
+- :data:`reduction` ``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``,
+  :data:`reduction_dtype` (and ``dtype=None``), :data:`reduction_correction` (and
+  ``correction=1``), :data:`quantiles` (``q`` first): over every element (``dim=None``),
+  over batch dims or over each leaf's feature dims (``dim="feature"``); ``reduce=True``
+  gives one tensor, ``key_transform`` renames the keys; :data:`reduction_one_dim` (``dim``
+  is one int);
+- :data:`reduction_indices` ``x.max(dim=None, keepdim=False, *, reduce=None,
+  return_indices=True)`` and :data:`scan_indices` ``x.cummax(dim, ...)``: values and
+  indices (:class:`~.reductions.ValuesIndices`) along a dim; :data:`scan` ``x.cumsum(dim,
+  dtype=None)`` (the batch size kept); :data:`batch_reduction` ``x.logsumexp(dim=None,
+  keepdim=False, *, out=None)`` (batch dims only); :data:`leaf_norm` ``x.norm(*, ...)``.
+
+:func:`over_dims` and :func:`single_dim` adapt torch reductions that take one ``dim``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+from .kind import (
+    CorrectionReductionOp,
+    DimsReductionOp,
+    DtypeReductionOp,
+    ExtremumReductionOp,
+    Kind,
+    NormReductionOp,
+    PairScanOp,
+    QuantileReductionOp,
+    TypedKind,
+)
+from .reductions import (
+    ValuesIndices,
+    every_dim,
+    leaf_pairs,
+    one_dim,
+    reduce_all,
+    reduce_all_pairs,
+    reduce_leaves,
+    rename_keys,
+    scan_leaves,
+)
+
+__all__ = [
+    "batch_reduction",
+    "leaf_norm",
+    "over_dims",
+    "quantiles",
+    "reduction",
+    "reduction_correction",
+    "reduction_dtype",
+    "reduction_indices",
+    "reduction_one_dim",
+    "scan",
+    "scan_indices",
+    "single_dim",
+]
+
+_Dims = int | Sequence[int] | None
+_ReduceDims = int | Sequence[int] | Literal["feature"] | None
+_KeyTransform = Callable[[str], str] | None
+
+
+def _finish(result: Any, key_transform: _KeyTransform) -> Any:
+    """``result``, its keys renamed by ``key_transform`` if given."""
+    return result if key_transform is None else rename_keys(result, key_transform)
+
+
+def _reduction(
+    self: Any,
+    dim: int | Sequence[int] | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``"""
+
+
+def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(
+        self: Any,
+        dim: _ReduceDims = None,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        if reduce:
+            return reduce_all(self, fn, dim, keepdim, {}, name)
+        return _finish(reduce_leaves(self, fn, dim, keepdim, {}, name), key_transform)
+
+    return method
+
+
+_REDUCTION_DOC = (
+    "``{fn}`` of every tensor leaf: over all its elements (``dim=None``), over batch ``dim`` "
+    "(an int or ints; ``keepdim`` keeps them with size 1) or over its feature dims "
+    "(``dim='feature'``). ``reduce=True`` reduces the leaves together into one tensor; "
+    "``key_transform`` renames the keys of the result (a ``TensorDict``)."
+)
+
+reduction = TypedKind(_reduction, _build_reduction, _REDUCTION_DOC, DimsReductionOp)
+
+
+def _reduction_dtype(
+    self: Any,
+    dim: int | Sequence[int] | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.sum(dim=None, keepdim=False, *, dtype=None, reduce=None, key_transform=None)``"""
+
+
+def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(
+        self: Any,
+        dim: _ReduceDims = None,
+        keepdim: bool = False,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        kwargs = {"dtype": dtype} if dtype else {}
+        if reduce:
+            return reduce_all(self, fn, dim, keepdim, kwargs, name)
+        return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+
+    return method
+
+
+reduction_dtype = TypedKind(
+    _reduction_dtype,
+    _build_reduction_dtype,
+    _REDUCTION_DOC + " ``dtype`` casts each leaf first (against overflows).",
+    DtypeReductionOp,
+)
+
+
+def _reduction_correction(
+    self: Any,
+    dim: int | Sequence[int] | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    correction: int = 1,
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.std(dim=None, keepdim=False, *, correction=1, reduce=None, key_transform=None)``"""
+
+
+def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(
+        self: Any,
+        dim: _ReduceDims = None,
+        keepdim: bool = False,
+        *,
+        correction: int = 1,
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        kwargs = {"correction": correction}
+        if reduce:
+            return reduce_all(self, fn, dim, keepdim, kwargs, name)
+        return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+
+    return method
+
+
+reduction_correction = TypedKind(
+    _reduction_correction,
+    _build_reduction_correction,
+    _REDUCTION_DOC + " ``correction`` is the difference between the sample size and the "
+    "degrees of freedom (1: Bessel's).",
+    CorrectionReductionOp,
+)
+
+
+def _reduction_one_dim(self: Any, dim: int | None = None, keepdim: bool = False) -> None:
+    """``x.prod(dim=None, keepdim=False)``, ``dim`` one int"""
+
+
+def single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adapt a reduction that takes one ``dim`` to the ``dim=(d,)`` calling convention."""
+
+    def reduce(tensor: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return fn(tensor)
+        return fn(tensor, dim[0], keepdim=keepdim)
+
+    return reduce
+
+
+def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    one_dim = single_dim(fn)
+
+    def method(self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+        return self._reduce(one_dim, dim, keepdim)
+
+    return method
+
+
+reduction_one_dim = Kind(
+    _reduction_one_dim,
+    _build_reduction_one_dim,
+    "``{fn}`` of every tensor: over all its elements (``dim=None``) or over one batch ``dim``.",
+)
+
+
+def over_dims(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adapt a reduction that takes one ``dim`` (``torch.prod``) to several: one dim at a
+    time, the last first (the same result as one reduction over all of them)."""
+
+    def reduce(
+        tensor: Tensor,
+        dim: int | tuple[int, ...] | None = None,
+        keepdim: bool = False,
+        **kwargs: Any,
+    ) -> Tensor:
+        if dim is None:
+            return fn(tensor, **kwargs)
+        if isinstance(dim, int):
+            return fn(tensor, dim, keepdim=keepdim, **kwargs)
+        for d in sorted(dim, reverse=True):
+            tensor = fn(tensor, d, keepdim=keepdim, **kwargs)
+        return tensor
+
+    reduce.__name__ = fn.__name__
+    return reduce
+
+
+def _quantiles(
+    self: Any,
+    q: float | Tensor,
+    dim: int | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    reduce: bool | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.quantile(q, dim=None, keepdim=False, *, interpolation="linear", reduce=None,
+    key_transform=None)``"""
+
+
+def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: Any,
+        q: float | Tensor,
+        dim: int | Literal["feature"] | None = None,
+        keepdim: bool = False,
+        *,
+        interpolation: str = "linear",
+        reduce: bool | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        def at_q(t: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+            d = None if dim is None else dim[0]
+            at = q.to(t.dtype) if isinstance(q, Tensor) and q.dtype != t.dtype else q
+            return fn(t, at, dim=d, keepdim=keepdim, interpolation=interpolation)
+
+        if dim is not None and dim != "feature":
+            dim = one_dim(dim, len(self.batch_size), "quantile")
+        if reduce:
+            return reduce_all(self, at_q, dim, keepdim, {}, "quantile")
+        lead = q.shape if isinstance(q, Tensor) else torch.Size(())
+        result = reduce_leaves(self, at_q, dim, keepdim, {}, "quantile", lead)
+        return _finish(result, key_transform)
+
+    return method
+
+
+quantiles = TypedKind(
+    _quantiles,
+    _build_quantile,
+    "The ``q``-th quantiles (``{fn}``) of every tensor leaf: over all its elements "
+    "(``dim=None``), along one batch ``dim`` or over its feature dims (``'feature'``). A "
+    "1-d tensor ``q`` puts a leading dim of its size in every leaf and in the batch size. "
+    "``reduce=True`` and ``key_transform`` as for ``sum``.",
+    QuantileReductionOp,
+)
+
+
+def _reduction_indices(
+    self: Any,
+    dim: int | Literal["feature"] | None = None,
+    keepdim: bool = False,
+    *,
+    reduce: bool | None = None,
+    return_indices: bool = True,
+) -> None:
+    """``x.max(dim=None, keepdim=False, *, reduce=None, return_indices=True)``"""
+
+
+def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def every(t: Tensor) -> Tensor:
+        result: Tensor = fn(t)
+        return result
+
+    def method(
+        self: Any,
+        dim: int | Literal["feature"] | None = None,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+        return_indices: bool = True,
+    ) -> Any:
+        if reduce:
+            return reduce_all_pairs(self, fn, dim, keepdim, name)
+        if dim is None:
+            return reduce_leaves(self, every, None, keepdim, {}, name)
+        pair = leaf_pairs(self, fn, dim, keepdim, name)
+        return pair if return_indices else pair.values
+
+    return method
+
+
+reduction_indices = TypedKind(
+    _reduction_indices,
+    _build_reduction_indices,
+    "``{fn}`` of every tensor leaf. Without ``dim``, over all its elements (an instance of "
+    "the maxima); along one batch ``dim`` (or ``'feature'``), like ``{fn}(t, dim)``: "
+    "``ValuesIndices`` of two instances, ``values`` and ``indices`` (only ``values`` with "
+    "``return_indices=False``). ``reduce=True`` reduces the leaves together (tensors).",
+    ExtremumReductionOp,
+)
+
+
+def _scan(self: Any, dim: int, dtype: torch.dtype | None = None) -> None:
+    """``x.cumsum(dim, dtype=None)``"""
+
+
+def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(self: Any, dim: int, dtype: torch.dtype | None = None) -> Any:
+        d = one_dim(dim, len(self.batch_size), fn.__name__)
+
+        def leaf_fn(t: Tensor, n: int) -> Tensor:
+            return fn(t, d, dtype=dtype)
+
+        return scan_leaves(self, leaf_fn, False)
+
+    return method
+
+
+scan = Kind(
+    _scan,
+    _build_scan,
+    "``{fn}`` of every tensor leaf along batch ``dim`` (shapes and batch size kept); "
+    "``dtype`` casts each leaf first.",
+)
+
+
+def _scan_indices(
+    self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+) -> None:
+    """``x.cummax(dim, *, reduce=None, return_indices=True)``"""
+
+
+def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(
+        self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+    ) -> Any:
+        d = one_dim(dim, len(self.batch_size), name)
+        if reduce:
+            joined = reduce_all(self, lambda t, dim, keepdim: t, d, False, {}, name)
+            return ValuesIndices(*fn(joined, d))
+
+        def leaf_fn(t: Tensor, n: int) -> Any:
+            return fn(t, d)
+
+        pair = scan_leaves(self, leaf_fn, True)
+        return pair if return_indices else pair.values
+
+    return method
+
+
+scan_indices = TypedKind(
+    _scan_indices,
+    _build_scan_indices,
+    "``{fn}`` of every tensor leaf along batch ``dim``: ``ValuesIndices`` of two instances "
+    "with the batch size kept (``values`` only with ``return_indices=False``); "
+    "``reduce=True`` joins the leaves along ``dim`` first (tensors).",
+    PairScanOp,
+)
+
+
+def _batch_reduction(
+    self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, out: Any = None
+) -> None:
+    """``x.logsumexp(dim=None, keepdim=False, *, out=None)``"""
+
+
+def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    name = fn.__name__
+
+    def method(self: Any, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
+        dims = every_dim(dim, len(self.batch_size))
+        if not dims:  # no batch dims: nothing to reduce
+            result = self._map_tensors(lambda t: t)
+        else:
+            result = reduce_leaves(self, fn, dims, keepdim, {}, name)
+        return result if out is None else out.update_(result)
+
+    return method
+
+
+batch_reduction = Kind(
+    _batch_reduction,
+    _build_batch_reduction,
+    "``{fn}`` of every tensor leaf over batch ``dim`` (every batch dim by default: feature "
+    "dims are never reduced); ``out`` receives the result (in place) and is returned.",
+)
+
+
+def _leaf_norm(
+    self: Any,
+    *,
+    out: Any = None,
+    dtype: torch.dtype | None = None,
+    key_transform: Callable[[str], str] | None = None,
+) -> None:
+    """``x.norm(*, out=None, dtype=None, key_transform=None)``"""
+
+
+def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+    def method(
+        self: Any,
+        *,
+        out: Any = None,
+        dtype: torch.dtype | None = None,
+        key_transform: _KeyTransform = None,
+    ) -> Any:
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        result = reduce_leaves(self, fn, None, False, kwargs, "norm")
+        if out is not None:
+            return out.update_(result)
+        return _finish(result, key_transform)
+
+    return method
+
+
+leaf_norm = TypedKind(
+    _leaf_norm,
+    _build_leaf_norm,
+    "The 2-norm (``{fn}``) of every tensor leaf over all its elements (batch size ``[]``); "
+    "``dtype`` is the dtype of the norms, ``out`` receives them (in place) and "
+    "``key_transform`` renames the keys of the result (a ``TensorDict``).",
+    NormReductionOp,
+)

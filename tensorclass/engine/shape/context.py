@@ -1,0 +1,290 @@
+"""``with`` forms: ``with td.unlock_():``, ``with td.flatten_keys() as flat:``...
+
+A few operations return an object that can also be used as a context manager, as in
+``tensordict``: on exit the previous state comes back.
+
+- ``lock_()`` / ``unlock_()``: the lock state from before the call is restored;
+- ``flatten_keys()`` / ``unflatten_keys()``, ``permute``, ``transpose``, ``unsqueeze``,
+  ``squeeze``, ``view``, ``flatten``, ``unflatten``: the result is a view of the same
+  leaves; on exit the entries of the result are mapped back (inverse operation) and
+  written into the original, so new keys and replaced values land there. Deleting a key
+  of the result does not delete it from the original.
+
+Outside a ``with`` statement each operation costs one slot store more: the result
+remembers how to undo itself (the origin and an undo function) in ``_last_op``, which
+``__enter__`` takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..core.state import TensorCore
+from .batch_dims import ShapeOps, batch_dim
+from ..keys.structure import Structure
+
+if TYPE_CHECKING:
+    from ...tensordict import TensorDict
+
+__all__ = ["ContextOps"]
+
+Undo = tuple[Callable[..., None], Any, tuple[Any, ...]]
+
+
+def _same_view(a: Any, b: Any) -> bool:
+    """Whether two tensors are the same view of the same memory (a round trip of a view)."""
+    return (
+        a.__class__ is Tensor
+        and b.__class__ is Tensor
+        and a.data_ptr() == b.data_ptr()
+        and a.shape == b.shape
+        and a.stride() == b.stride()
+    )
+
+
+def write_back(origin: TensorCore, back: TensorCore) -> None:
+    """Write the entries of ``back`` (already mapped to ``origin``'s shape) into ``origin``.
+
+    A leaf that is the same view of the same memory as the original's is kept as it is
+    (the original tensor object stays), nested instances merge, anything else is set.
+    """
+    for key, leaf in back._data.items():
+        current = origin._data.get(key)
+        if current is leaf or _same_view(current, leaf):
+            continue
+        if isinstance(leaf, TensorCore) and isinstance(current, TensorCore):
+            write_back(current, leaf)
+            continue
+        origin._set_str(key, leaf)
+
+
+def undo_lock(origin: Any, result: Any, was_locked: bool) -> None:
+    if was_locked and not origin._locked:
+        origin.lock_()
+    elif not was_locked and origin._locked:
+        origin.unlock_()
+    _set_last_op(origin, None)
+
+
+def _undo_flatten_keys(origin: Any, result: Any, separator: str, inplace: bool) -> None:
+    if inplace:
+        origin.unflatten_keys(separator, inplace=True)
+    else:
+        write_back(origin, result.unflatten_keys(separator))
+
+
+def _undo_unflatten_keys(origin: Any, result: Any, separator: str, inplace: bool) -> None:
+    if inplace:
+        origin.flatten_keys(separator, inplace=True)
+    else:
+        write_back(origin, result.flatten_keys(separator))
+
+
+def _undo_permute(origin: Any, result: Any, dims: tuple[Any, ...]) -> None:
+    n = len(origin._batch_size)
+    order = [batch_dim(d, n) for d in _ints(dims)]
+    inverse = [0] * len(order)
+    for position, dim in enumerate(order):
+        inverse[dim] = position
+    write_back(origin, result.permute(inverse))
+
+
+def _undo_transpose(origin: Any, result: Any, dim0: int, dim1: int) -> None:
+    write_back(origin, result.transpose(dim0, dim1))
+
+
+def _undo_reshape(origin: Any, result: Any) -> None:
+    write_back(origin, result.reshape(origin._batch_size))
+
+
+def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[Any, ...]) -> Any:
+    """Let ``result`` undo itself into ``origin`` at the end of a ``with`` block.
+
+    The origin is left out when the result is the origin itself (no reference cycle). An
+    instance forgets its own pending operation when another one is taken from it, so
+    results never hold a chain of every intermediate (``td = td.view(...)`` in a loop): a
+    ``with`` form works on the result of the last call. Under torch.compile nothing is
+    remembered (a slot store breaks the graph).
+    """
+    if not _is_dynamo_compiling():
+        if result is origin:
+            _set_last_op(origin, (undo, None, args))
+        else:
+            _set_last_op(origin, None)
+            _set_last_op(result, (undo, origin, args))
+    return result
+
+
+class ContextOps(ShapeOps, Structure):
+    """Operations whose result can undo itself at the end of a ``with`` block."""
+
+    __slots__ = ("_entered", "_last_op")
+
+    def _remember(self, result: Any, undo: Callable[..., None], *args: Any) -> Any:
+        return remember(self, result, undo, args)
+
+    def __enter__(self) -> Self:
+        op = getattr(self, "_last_op", None)
+        _set_last_op(self, None)
+        entered: list[Undo | None] | None = getattr(self, "_entered", None)
+        if entered is None:
+            entered = []
+            _set_entered(self, entered)
+        entered.append(op)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        entered: list[Undo | None] | None = getattr(self, "_entered", None)
+        op = entered.pop() if entered else None
+        if op is not None:
+            undo, origin, args = op
+            undo(self if origin is None else origin, self, *args)
+
+    def clear_refs_for_compile_(self) -> Self:
+        """Forget the pending ``with`` records of this instance and its nested instances.
+
+        An operation that can be used as a context manager (``lock_``, ``flatten_keys``,
+        ``permute``...) records how to undo itself on its result; call this on an instance
+        returned from a ``torch.compile``-d function if the record gets in the compiler's
+        way. Returns ``self``.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3]).permute(1, 0)
+        >>> td.clear_refs_for_compile_() is td
+        True
+        """
+        _set_last_op(self, None)
+        for value in self._data.values():
+            if isinstance(value, ContextOps):
+                value.clear_refs_for_compile_()
+        return self
+
+    # -- the operations that remember how to undo themselves ---------------------------------
+
+    def lock_(self) -> Self:
+        """Refuse new, replaced or deleted keys (here and in nested instances).
+
+        In-place writes (``set_``, ``update_``, ``td[idx] = ...``) still work. As a context
+        manager (``with td.lock_():``) the previous lock state comes back on exit.
+        """
+        was_locked = self._locked
+        super().lock_()
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+
+    def unlock_(self) -> Self:
+        """Undo :meth:`lock_` (here and in nested instances).
+
+        As a context manager (``with td.unlock_():``) the previous lock state comes back on
+        exit.
+        """
+        was_locked = self._locked
+        super().unlock_()
+        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> TensorDict:
+        """Nested keys joined into one level: ``("a", "b")`` becomes ``"a.b"``.
+
+        ``inplace=True`` rewrites this instance (a ``TensorDict``) and returns it;
+        ``is_leaf`` keeps the nested instances whose class it accepts whole. As a context
+        manager, the entries of the flat result are written back (nested again) on exit.
+        """
+        result = super().flatten_keys(separator, inplace, is_leaf)
+        return self._remember(  # type: ignore[no-any-return]
+            result, _undo_flatten_keys, separator, inplace
+        )
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> TensorDict:
+        """Keys holding ``separator`` split into nested keys (``"a.b"`` becomes
+        ``("a", "b")``); ``inplace=True`` rewrites this instance. As a context manager,
+        the entries of the result are written back (flattened again) on exit."""
+        result = super().unflatten_keys(separator, inplace)
+        return self._remember(  # type: ignore[no-any-return]
+            result, _undo_unflatten_keys, separator, inplace
+        )
+
+    def permute(self, *dims: int | Sequence[int]) -> Self:
+        """Reorder the batch dims (feature dims stay where they are).
+
+        As a context manager, the entries of the result are written back on exit.
+        """
+        return remember(self, _shape_permute(self, *dims), _undo_permute, (dims,))  # type: ignore[no-any-return]
+
+    def transpose(self, dim0: int, dim1: int) -> Self:
+        """Swap two batch dims (as a context manager: written back on exit)."""
+        result = _shape_transpose(self, dim0, dim1)
+        return self._remember(result, _undo_transpose, dim0, dim1)  # type: ignore[no-any-return]
+
+    def unsqueeze(self, dim: int) -> Self:
+        """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
+        exit)."""
+        return remember(self, _shape_unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Self:
+        """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
+        as a context manager, written back on exit."""
+        return remember(self, _shape_squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
+        ``view(dtype)`` views every tensor as another dtype. As a context manager, written
+        back on exit."""
+        result = _shape_view(self, *shape, size=size, batch_size=batch_size)
+        return remember(self, result, _undo_reshape, ())  # type: ignore[no-any-return]
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> Self:
+        """Merge the batch dims ``start_dim..end_dim`` into one (``inplace=True``: this
+        instance; as a context manager: written back on exit)."""
+        result = _shape_flatten(self, start_dim, end_dim, inplace=inplace)
+        if inplace:
+            return result
+        return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
+
+    def unflatten(
+        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
+    ) -> Self:
+        """Split the batch dim ``dim`` into ``unflattened_size`` (``inplace=True``: this
+        instance; as a context manager: written back on exit)."""
+        result = _shape_unflatten(self, dim, unflattened_size, inplace=inplace)
+        if inplace:
+            return result
+        return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
+
+
+def _ints(dims: tuple[Any, ...]) -> list[int]:
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        return list(dims[0])
+    return list(dims)
+
+
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_shape_permute = ShapeOps.permute
+_shape_transpose = ShapeOps.transpose
+_shape_unsqueeze = ShapeOps.unsqueeze
+_shape_squeeze = ShapeOps.squeeze
+_shape_view = ShapeOps.view
+_shape_flatten = ShapeOps.flatten
+_shape_unflatten = ShapeOps.unflatten
+_set_last_op = ContextOps._last_op.__set__  # type: ignore[attr-defined]
+_set_entered = ContextOps._entered.__set__  # type: ignore[attr-defined]

@@ -1,0 +1,367 @@
+"""``consolidate()``: every tensor of an instance becomes a view into one byte buffer.
+
+The buffer is one ``uint8`` storage; each tensor (in the order of a walk of the tree: keys
+in order, lazy-stack members in order) sits at an offset aligned to 16 bytes (the layout of
+:mod:`.wire_pack`) and is read through ``Tensor.view(dtype)``. Buffers made here are kept
+in a weak set of storages, so :meth:`Consolidation.is_consolidated` can tell a consolidated
+instance from one whose leaves merely share memory: it holds when every tensor is a view
+into one such buffer, at the offsets the layout gives, and the buffer holds nothing else.
+In-place writes keep it; replacing, adding or removing a tensor ends it.
+
+What a consolidated instance does with its one buffer:
+
+- pickling (``pickle``, ``torch.save``, ``multiprocessing``) sends the buffer and a skeleton
+  of the tree whose tensor leaves are ``(offset, dtype, shape, stride)`` tuples;
+  :func:`_rebuild_consolidated` (on torch's ``weights_only`` allow-list) rebuilds the views;
+- ``to(device)`` copies the buffer once and rebuilds the views;
+- ``share_memory_()`` moves the one storage to shared memory.
+
+``filename=`` puts the buffer in a file (see :mod:`.consolidated_file`), which
+:func:`from_consolidated` reads back without unpickling anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import torch
+from torch import Tensor
+from typing_extensions import Self
+
+from ..core.state import TensorCore
+from .consolidated_buffer import buffer_of, has_buffers, register_buffer
+from .consolidated_file import read_file, tensors_of, write_file
+from ..lazy.stack import LazyStackedTensorDict, lazy_stack
+from .memmap.options import in_background
+from .memmap.tensor import PathLike
+from ..core.safe_globals import allow_loading
+from .methods import StorageMethods
+from .flat_buffer import byte_layout, views_into
+
+__all__ = ["Consolidation", "from_consolidated", "tensors_of"]
+
+Spec = tuple[int, torch.dtype, tuple[int, ...], tuple[int, ...]]
+
+
+def rebuild_tree(node: TensorCore, leaf: Callable[[Tensor], Any], *, inplace: bool) -> Any:
+    """``node`` with every tensor replaced by ``leaf(tensor)`` (same walk order)."""
+    if isinstance(node, LazyStackedTensorDict):
+        members = [rebuild_tree(m, leaf, inplace=inplace) for m in node.members]
+        return node if inplace else lazy_stack(members, node.stack_dim)
+    data: dict[str, Any] = {}
+    for key, value in node._data.items():
+        if isinstance(value, Tensor):
+            data[key] = leaf(value)
+        elif isinstance(value, TensorCore):
+            data[key] = rebuild_tree(value, leaf, inplace=inplace)
+        else:
+            data[key] = value
+    if inplace:
+        node._data.update(data)
+        return node
+    return type(node)._new(data, node._batch_size, node._device, node._names)
+
+
+def _spec(tensor: Tensor, buffer_start: int) -> Spec:
+    offset = tensor.storage_offset() * tensor.element_size() - buffer_start
+    return (int(offset), tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
+
+
+class _Views:
+    """Views of a byte buffer: one typed view per dtype, then ``as_strided`` per leaf."""
+
+    def __init__(self, buffer: Tensor) -> None:
+        self.buffer = buffer
+        self.typed: dict[torch.dtype, Tensor] = {}
+
+    def __call__(self, spec: Any) -> Tensor:
+        try:
+            offset, dtype, shape, stride = spec
+            typed = self.typed.get(dtype)
+            if typed is None:
+                size = self.buffer.numel()
+                typed = self.buffer[: size - size % dtype.itemsize].view(dtype)
+                self.typed[dtype] = typed
+            start, rest = divmod(offset, dtype.itemsize)
+        except (TypeError, ValueError, AttributeError):
+            raise ValueError(f"a consolidated pickle holds a malformed leaf {spec!r}") from None
+        if rest or start < 0:
+            raise ValueError(f"a consolidated pickle holds a leaf at a bad offset {offset}")
+        try:
+            return typed.as_strided(shape, stride, start)
+        except (RuntimeError, TypeError) as err:
+            raise ValueError(
+                f"a consolidated pickle holds a leaf outside its buffer: {err}"
+            ) from None
+
+
+def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
+    """Unpickling a consolidated instance: views of ``buffer`` in the skeleton's leaves.
+
+    Builds only views of a tensor (``torch.load`` with ``weights_only=True`` may call it):
+    the skeleton was rebuilt by the allow-listed class rebuilders already."""
+    if not isinstance(buffer, Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
+        raise ValueError("a consolidated pickle must hold a 1-D uint8 buffer")
+    if not isinstance(skeleton, TensorCore):
+        raise ValueError("a consolidated pickle must hold a tensor class skeleton")
+    register_buffer(buffer)
+    _fill(skeleton, _Views(buffer))
+    return skeleton
+
+
+def _fill(node: TensorCore, views: _Views) -> None:
+    if isinstance(node, LazyStackedTensorDict):
+        for member in node.members:
+            _fill(member, views)
+        return
+    data = node._data
+    for key, value in data.items():
+        if isinstance(value, tuple):
+            data[key] = views(value)
+        elif isinstance(value, TensorCore):
+            _fill(value, views)
+
+
+allow_loading(_rebuild_consolidated)
+
+
+def _skeleton(node: TensorCore, start: int) -> TensorCore:
+    skeleton: TensorCore = rebuild_tree(node, lambda t: _spec(t, start), inplace=False)
+    _copy_locks(node, skeleton)
+    return skeleton
+
+
+def _copy_locks(source: TensorCore, target: TensorCore) -> None:
+    if isinstance(source, LazyStackedTensorDict):
+        assert isinstance(target, LazyStackedTensorDict)
+        for mine, theirs in zip(source.members, target.members):
+            _copy_locks(mine, theirs)
+    else:
+        for key, value in source._data.items():
+            if isinstance(value, TensorCore):
+                _copy_locks(value, target._data[key])
+    target._locked = source._locked
+
+
+def _copy_into(
+    views: list[Tensor], tensors: list[Tensor], threads: int, non_blocking: bool
+) -> None:
+    pairs = list(zip(views, tensors))
+
+    def copy(pair: tuple[Tensor, Tensor]) -> None:
+        pair[0].copy_(pair[1].detach(), non_blocking=non_blocking)
+
+    if threads > 1 and len(pairs) > 1:
+        with ThreadPoolExecutor(min(threads, len(pairs))) as pool:
+            for _ in pool.map(copy, pairs):
+                pass
+    else:
+        for pair in pairs:
+            copy(pair)
+
+
+class Consolidation(StorageMethods):
+    """``consolidate``, ``is_consolidated``, ``from_consolidated``, and the one-buffer
+    forms of pickling, ``to(device)`` and ``share_memory_`` they enable."""
+
+    __slots__ = ()
+
+    def is_consolidated(self) -> bool:
+        """Whether every tensor is a view into the one buffer :meth:`consolidate` made
+        (in-place writes keep it; replacing, adding or removing a tensor ends it).
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict(a=torch.zeros(3))
+        >>> td.is_consolidated(), td.consolidate().is_consolidated()
+        (False, True)
+        """
+        return buffer_of(self) is not None
+
+    def consolidate(
+        self,
+        filename: PathLike | None = None,
+        *,
+        num_threads: int = 0,
+        device: torch.device | str | int | None = None,
+        non_blocking: bool = False,
+        inplace: bool = False,
+        return_early: bool = False,
+        use_buffer: bool = False,
+        share_memory: bool = False,
+        pin_memory: bool = False,
+        metadata: bool = False,
+    ) -> Any:
+        """Copy every tensor into one contiguous byte buffer; return an instance whose
+        tensors are views into it (locked, as in tensordict), or ``self`` with
+        ``inplace=True``.
+
+        Pickling, ``to(device)`` and ``share_memory_()`` of the result then handle one
+        buffer instead of one tensor per leaf. An instance that is consolidated already is
+        returned as it is, unless ``filename``, ``device`` or ``share_memory=True`` asks for a
+        buffer it does not have (a new consolidated instance is then made). ``filename`` puts the buffer in that file (memory-mapped, so
+        in-place writes reach it) followed by a JSON description of the tree, which
+        :meth:`from_consolidated` reads back. ``device`` chooses the buffer's device (the
+        instance's by default); ``share_memory``/``pin_memory`` place it in shared or
+        pinned memory (pinning needs an accelerator and is skipped without one);
+        ``num_threads`` copies leaves in parallel, and ``return_early=True`` returns a
+        :class:`concurrent.futures.Future` of the result. ``use_buffer`` and ``metadata``
+        are accepted and change nothing (the structure is always known).
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.arange(3)}, batch_size=[3])
+        >>> c = td.consolidate()
+        >>> c["a"].untyped_storage() is c["b", "c"].untyped_storage()
+        True
+        """
+        del use_buffer, metadata
+        if filename is not None and device is not None and torch.device(device).type != "cpu":
+            raise ValueError(f"consolidate: filename= needs device='cpu'; got device={device!r}")
+        buffer = buffer_of(self)
+        if (
+            buffer is not None
+            and filename is None
+            and not _asks_change(buffer, device, share_memory)
+        ):
+            return self  # consolidated already, as asked
+
+        def run() -> Any:
+            return self._consolidate(
+                filename, num_threads, device, non_blocking, inplace, share_memory, pin_memory
+            )
+
+        return in_background(run) if return_early else run()
+
+    def _consolidate(
+        self,
+        filename: PathLike | None,
+        num_threads: int,
+        device: torch.device | str | int | None,
+        non_blocking: bool,
+        inplace: bool,
+        share_memory: bool,
+        pin_memory: bool,
+    ) -> Self:
+        tensors = tensors_of(self)
+        _, total = byte_layout(tensors)
+        if filename is not None:
+            buffer = write_file(self, filename, total)
+        else:
+            where = torch.device(device) if device is not None else self._buffer_device(tensors)
+            buffer = torch.empty(total, dtype=torch.uint8, device=where)
+            if share_memory and where.type == "cpu":
+                buffer.share_memory_()  # type: ignore[no-untyped-call]
+            if pin_memory and where.type == "cpu" and torch.cuda.is_available():
+                buffer = buffer.pin_memory()
+        views = views_into(buffer, tensors)
+        _copy_into(views, tensors, num_threads, non_blocking)
+        register_buffer(buffer)
+        moved = None if device is None and filename is None else buffer.device
+        found = iter(views)
+        result: Self = rebuild_tree(self, lambda _: next(found), inplace=inplace)
+        if moved is not None:
+            _set_devices(result, moved)
+        return result if inplace else result.lock_()
+
+    def _buffer_device(self, tensors: list[Tensor]) -> torch.device:
+        if self._device is not None:
+            return self._device
+        return tensors[0].device if tensors else torch.device("cpu")
+
+    @classmethod
+    def from_consolidated(cls, filename: PathLike) -> Self:
+        """Read a file written by ``consolidate(filename=...)``: the tensors are views into
+        one copy-on-write mapping of the file (writes do not reach it); the result is
+        consolidated and not locked. Nothing is unpickled; the file's classes must be
+        imported (see :func:`tensorclass.from_consolidated`).
+
+        >>> import tempfile, torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
+        >>> with tempfile.TemporaryDirectory() as path:
+        ...     _ = td.consolidate(filename=f"{path}/td.bin")
+        ...     loaded = TensorDict.from_consolidated(f"{path}/td.bin")
+        ...     loaded["b", "c"].tolist(), loaded.is_consolidated()
+        ([1.0, 1.0, 1.0], True)
+        """
+        result = from_consolidated(filename)
+        if not isinstance(result, cls):
+            raise TypeError(
+                f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {cls.__name__} "
+                f"(use tensorclass.from_consolidated to get the recorded class)"
+            )
+        return result
+
+    # -- the one-buffer forms of pickling, to(device) and share_memory_ -------------------
+
+    def _consolidated_reduce(self) -> tuple[Any, ...] | None:
+        buffer = buffer_of(self)
+        if buffer is None:
+            return None
+        return (_rebuild_consolidated, (buffer, _skeleton(self, 0)))
+
+    def _consolidated_to(self, device: torch.device, non_blocking: bool) -> Self | None:
+        if not has_buffers():
+            return None
+        buffer = buffer_of(self)
+        if buffer is None or buffer.device == device:
+            return None
+        moved = buffer.to(device, non_blocking=non_blocking)
+        register_buffer(moved)
+        result: Any = _skeleton(self, 0)
+        _fill(result, _Views(moved))
+        _set_devices(result, moved.device)
+        return result  # type: ignore[no-any-return]
+
+    def share_memory_(self) -> Self:
+        """Move every tensor to shared memory, in place (a consolidated instance moves its
+        one buffer); worker processes then see the same memory."""
+        buffer = buffer_of(self)
+        if buffer is not None:
+            buffer.untyped_storage().share_memory_()
+            return self
+        return super().share_memory_()
+
+
+def _asks_change(buffer: Tensor, device: Any, share_memory: bool) -> bool:
+    """Whether consolidating an already consolidated instance asks for another buffer."""
+    if device is not None and torch.device(device) != buffer.device:
+        return True
+    return share_memory and not buffer.untyped_storage().is_shared()
+
+
+def _set_devices(node: TensorCore, device: torch.device) -> None:
+    if isinstance(node, LazyStackedTensorDict):
+        for member in node.members:
+            _set_devices(member, device)
+        return
+    if node._device is not None:
+        node._device = device
+    for value in node._data.values():
+        if isinstance(value, TensorCore):
+            _set_devices(value, device)
+
+
+def from_consolidated(filename: PathLike) -> Any:
+    """Read a file written by ``consolidate(filename=...)`` (any tensor class).
+
+    The file is a byte buffer followed by a JSON description of the tree: nothing is
+    unpickled, no module is imported (the recorded classes must be imported already, or be
+    ``TensorDict``), offsets and sizes are checked against the file, and any problem
+    raises :class:`~tensorclass.MemmapFormatError` naming the file. The tensors view one
+    copy-on-write mapping of the file.
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict, from_consolidated
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = TensorDict(a=torch.arange(3)).consolidate(filename=f"{path}/x")
+    ...     from_consolidated(f"{path}/x")["a"].tolist()
+    [0, 1, 2]
+    """
+    buffer, build = read_file(filename)
+    register_buffer(buffer)
+    return build(buffer)

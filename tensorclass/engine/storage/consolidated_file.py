@@ -1,0 +1,290 @@
+"""The file of ``consolidate(filename=...)`` and its reader, ``from_consolidated``.
+
+Layout: the consolidated byte buffer (``data_bytes`` long), then a UTF-8 JSON description
+of the tree, then the JSON's length (8 bytes, little-endian) and the magic ``TCCONS01``.
+The description records, per level, the class (``"module:qualname"``), batch size,
+device, dim names and entries: tensors as dtype, shape and byte offset into the buffer,
+nested levels, and non-tensor values as JSON (lazy stacks: their stack dim and members).
+
+Reading never unpickles and imports nothing: classes must be imported already (or be
+``TensorDict``), every dtype, shape and offset is checked against the buffer, and any
+problem raises :class:`~tensorclass.MemmapFormatError` naming the file. Only the given
+file is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ...errors import MemmapFormatError, RecordedClassError
+from ..core.state import TensorCore, fits_batch
+from ...json_values import non_tensor_from_json, non_tensor_to_json
+from ..lazy.stack import LazyStackedTensorDict, lazy_stack
+from .memmap.load import _fields, resolve_class
+from .memmap.metadata import DTYPES, dtype_name
+from .memmap.save import class_path
+from .memmap.tensor import PathLike
+from ...non_tensor import NonTensorData, NonTensorStack
+from .flat_buffer import byte_layout
+
+__all__ = ["read_file", "tensors_of", "write_file"]
+
+MAGIC = b"TCCONS01"
+FORMAT = "tensorclass-consolidated"
+VERSION = 1
+_TAIL = 16
+_MAX_JSON = 1 << 30
+
+
+def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> dict[str, Any]:
+    if isinstance(node, LazyStackedTensorDict):
+        return {
+            "kind": "lazy_stack",
+            "class": class_path(node.member_class),
+            "stack_dim": node.stack_dim,
+            "members": [_describe(m, offsets, where) for m in node.members],
+        }
+    entries: list[dict[str, Any]] = []
+    for key, leaf in node._data.items():
+        if isinstance(leaf, Tensor):
+            entries.append(
+                {
+                    "key": key,
+                    "type": "tensor",
+                    "dtype": dtype_name(leaf.dtype),
+                    "shape": list(leaf.shape),
+                    "offset": offsets.pop(0),
+                }
+            )
+        elif isinstance(leaf, TensorCore):
+            child = _describe(leaf, offsets, (*where, key))
+            entries.append({"key": key, "type": "nested", "node": child})
+        elif type(leaf) in (NonTensorData, NonTensorStack):
+            path = (*where, key)
+            kind, value = non_tensor_to_json(leaf, path if len(path) > 1 else key)
+            entries.append({"key": key, "type": kind, "value": value})
+        else:
+            raise MemmapFormatError(
+                f"consolidate(filename=...): cannot write {(*where, key)!r}: unknown leaf "
+                f"{type(leaf).__name__}"
+            )
+    return {
+        "kind": "instance",
+        "class": class_path(type(node)),
+        "batch_size": list(node._batch_size),
+        "device": None if node._device is None else "cpu",
+        "names": None if node._names is None else list(node._names),
+        "entries": entries,
+    }
+
+
+def tensors_of(node: TensorCore) -> list[Tensor]:
+    """The tensors of ``node`` at every depth, in the order the buffer lays them out."""
+    if isinstance(node, LazyStackedTensorDict):
+        return [t for m in node.members for t in tensors_of(m)]
+    out: list[Tensor] = []
+    for leaf in node._data.values():
+        if isinstance(leaf, Tensor):
+            out.append(leaf)
+        elif isinstance(leaf, TensorCore):
+            out.extend(tensors_of(leaf))
+    return out
+
+
+def write_file(node: TensorCore, filename: PathLike, total: int) -> Tensor:
+    """Write the file for ``node`` (data still zeros) and return the ``uint8`` buffer
+    mapping its data (shared: writes into it reach the file)."""
+    offsets, _ = byte_layout(tensors_of(node))
+    description = {
+        "format": FORMAT,
+        "version": VERSION,
+        "data_bytes": total,
+        "root": _describe(node, list(offsets), ()),
+    }
+    text = json.dumps(description, allow_nan=True).encode("utf-8")
+    target = os.path.abspath(os.fspath(filename))
+    temporary = f"{target}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(temporary, "xb") as file:
+            file.truncate(total)
+            file.seek(total)
+            file.write(text + len(text).to_bytes(8, "little") + MAGIC)
+        if total:
+            buffer = torch.from_file(temporary, shared=True, size=total, dtype=torch.uint8)
+        else:
+            buffer = torch.empty(0, dtype=torch.uint8)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
+        raise
+    return buffer
+
+
+def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore]]:
+    """The buffer of a consolidated file (a copy-on-write mapping) and a function building
+    the tree of views into it; every problem raises ``MemmapFormatError``."""
+    path = os.fspath(filename)
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size < _TAIL:
+                raise _bad(path, f"it is {size} bytes long, too short for the format")
+            file.seek(size - _TAIL)
+            tail = file.read(_TAIL)
+            length = int.from_bytes(tail[:8], "little")
+            if tail[8:] != MAGIC:
+                raise _bad(path, "it does not end with the consolidated-file marker")
+            if length > min(size - _TAIL, _MAX_JSON):
+                raise _bad(path, f"its description length {length} exceeds the file")
+            data_bytes = size - _TAIL - length
+            file.seek(data_bytes)
+            raw = file.read(length)
+    except OSError as err:
+        raise MemmapFormatError(f"cannot read consolidated file {path}: {err}") from err
+    try:
+        description = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise _bad(path, f"its description is not valid JSON ({err})") from None
+    if not isinstance(description, dict) or description.get("format") != FORMAT:
+        raise _bad(path, f"its description does not say format={FORMAT!r}")
+    if description.get("version") != VERSION:
+        raise _bad(path, f"format version {description.get('version')!r} is not supported")
+    if description.get("data_bytes") != data_bytes:
+        raise _bad(path, "the recorded data size disagrees with the file size")
+    reader = _Reader(path, data_bytes)
+    root: Any = description.get("root")
+    reader.check(root, None)  # every problem is found before anything is built
+    if data_bytes:
+        storage: Any = torch.UntypedStorage.from_file(path, shared=False, nbytes=data_bytes)
+        buffer = torch.empty((0,), dtype=torch.uint8).set_(storage)
+    else:
+        buffer = torch.empty(0, dtype=torch.uint8)
+    return buffer, lambda data: reader.build(root, data, None)
+
+
+def _bad(path: str, why: str) -> MemmapFormatError:
+    return MemmapFormatError(f"{path} is not a valid consolidated file: {why}")
+
+
+def _ints(value: Any) -> bool:
+    return isinstance(value, list) and all(type(v) is int and v >= 0 for v in value)
+
+
+class _Reader:
+    """Checks and builds the described tree (``check`` first, then ``build``)."""
+
+    def __init__(self, path: str, data_bytes: int) -> None:
+        self.path = path
+        self.data_bytes = data_bytes
+
+    def fail(self, why: str) -> MemmapFormatError:
+        return _bad(self.path, why)
+
+    def cls(self, node: dict[str, Any]) -> type[TensorCore]:
+        recorded = node.get("class")
+        if not isinstance(recorded, str):
+            raise self.fail("a level has no recorded class")
+        try:
+            return resolve_class(recorded, "imported", self.path)
+        except RecordedClassError as err:
+            raise MemmapFormatError(str(err)) from None
+
+    def check(self, node: Any, batch: tuple[int, ...] | None) -> None:
+        if not isinstance(node, dict):
+            raise self.fail("a level is not a JSON object")
+        cls = self.cls(node)
+        if node.get("kind") == "lazy_stack":
+            members = node.get("members")
+            if not isinstance(members, list) or not members:
+                raise self.fail("a lazy stack has no members")
+            if type(node.get("stack_dim")) is not int:
+                raise self.fail("a lazy stack has no integer stack_dim")
+            for member in members:
+                self.check(member, None)
+            return
+        if node.get("kind") != "instance":
+            raise self.fail(f"unknown level kind {node.get('kind')!r}")
+        size: Any = node.get("batch_size")
+        if not _ints(size):
+            raise self.fail(f"bad batch_size {size!r}")
+        if batch is not None and not fits_batch(size, batch):
+            raise self.fail(f"a nested batch size {size} does not start with {list(batch)}")
+        names: Any = node.get("names")
+        if names is not None and not (
+            isinstance(names, list)
+            and len(names) == len(size)
+            and all(n is None or isinstance(n, str) for n in names)
+        ):
+            raise self.fail(f"bad dim names {names!r}")
+        entries: Any = node.get("entries")
+        if not isinstance(entries, list):
+            raise self.fail("a level has no entry list")
+        fields = _fields(cls)
+        for entry in entries:
+            self.check_entry(entry, tuple(size), cls, fields)
+
+    def check_entry(
+        self, entry: Any, batch: tuple[int, ...], cls: type, fields: dict[str, Any] | None
+    ) -> None:
+        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+            raise self.fail(f"bad entry {entry!r}")
+        key = entry["key"]
+        if fields is not None and key not in fields:
+            raise self.fail(f"the key {key!r} is not a field of {cls.__name__}")
+        kind = entry.get("type")
+        if kind == "tensor":
+            dtype = DTYPES.get(entry.get("dtype"))  # type: ignore[arg-type]
+            shape: Any = entry.get("shape")
+            offset: Any = entry.get("offset")
+            if dtype is None or not _ints(shape) or type(offset) is not int:
+                raise self.fail(f"the tensor {key!r} has a bad dtype, shape or offset")
+            nbytes = dtype.itemsize
+            for dim in shape:
+                nbytes *= dim
+            if offset < 0 or offset % dtype.itemsize or offset + nbytes > self.data_bytes:
+                raise self.fail(f"the tensor {key!r} lies outside the data ({offset=})")
+            if not fits_batch(shape, batch):
+                raise self.fail(f"the tensor {key!r} of shape {shape} misses the batch {batch}")
+        elif kind == "nested":
+            self.check(entry.get("node"), batch)
+        elif kind not in ("non_tensor", "non_tensor_stack"):
+            raise self.fail(f"the entry {key!r} has an unknown type {kind!r}")
+
+    def build(self, node: dict[str, Any], buffer: Tensor, batch: Any) -> TensorCore:
+        cls = self.cls(node)
+        if node["kind"] == "lazy_stack":
+            members = [self.build(m, buffer, None) for m in node["members"]]
+            try:
+                return lazy_stack(members, node["stack_dim"])
+            except (ValueError, RuntimeError, IndexError) as err:
+                raise self.fail(f"its lazy stack cannot be rebuilt: {err}") from None
+        size = tuple(node["batch_size"])
+        data: dict[str, Any] = {}
+        for entry in node["entries"]:
+            kind = entry["type"]
+            if kind == "tensor":
+                dtype = DTYPES[entry["dtype"]]
+                offset, shape = entry["offset"], tuple(entry["shape"])
+                count = 1
+                for dim in shape:
+                    count *= dim
+                flat = buffer[offset:].view(-1)[: count * dtype.itemsize]
+                data[entry["key"]] = flat.view(dtype).view(shape)
+            elif kind == "nested":
+                data[entry["key"]] = self.build(entry["node"], buffer, size)
+            else:
+                try:
+                    data[entry["key"]] = non_tensor_from_json(kind, entry.get("value"), size)
+                except (TypeError, ValueError, IndexError, KeyError) as err:
+                    raise self.fail(f"the value of {entry['key']!r} is malformed: {err}") from None
+        device = None if node.get("device") is None else torch.device("cpu")
+        names = node.get("names")
+        return cls._new(data, torch.Size(size), device, None if names is None else tuple(names))

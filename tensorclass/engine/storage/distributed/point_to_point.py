@@ -1,0 +1,616 @@
+"""Tensor classes over ``torch.distributed``: point to point and collectives.
+
+Every byte goes through ``torch.distributed`` (gloo on CPU, NCCL on GPUs): the tensors
+themselves, a description of the structure sent first, and the non-tensor values as UTF-8
+JSON in a ``uint8`` tensor. Both sides hold an instance of the same structure (class, batch
+size, keys, dtypes, shapes); receivers write into theirs in place.
+
+A sender posts its structure's description ahead of the data, and the receiver checks it
+before writing anything (the protocol is described above :func:`send`); collectives gather
+a 64-bit fingerprint (a hash of the description) from every rank first.
+When they differ, the ranks raise :class:`~tensorclass.StructureMismatchError` saying what
+differs, instead of deadlocking or receiving garbage (with ``isend``, only the receiver
+raises: nothing waits for its answer).
+
+Collectives (``broadcast``, ``all_reduce``) pack the tensors of each dtype into one flat
+buffer, so a model's parameters move in a few calls. Lazy stacks are exchanged member by
+member (receivers' members are written in place).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from ....errors import StructureMismatchError
+from ...core.state import TensorCore
+from ..consolidated_buffer import buffer_of
+from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
+from ...lazy.stack import LazyStackedTensorDict, lazy_stack
+from ..memmap.metadata import DTYPES
+from ..memmap.save import class_path
+from ....non_tensor import NonTensorData, NonTensorStack
+from ..flat_buffer import pack_bytes, split_buckets, views_into
+
+__all__ = [
+    "Transfer",
+    "all_gather",
+    "all_reduce",
+    "broadcast",
+    "describe",
+    "irecv",
+    "isend",
+    "recv",
+    "send",
+]
+
+Path = tuple[str, ...]
+
+
+def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str, Any]]:
+    """``(path, owner, key, leaf)`` for every leaf, depth first; lazy stacks by member."""
+    if isinstance(node, LazyStackedTensorDict):
+        for index, member in enumerate(node.members):
+            yield from _slots(member, (*path, f"<member {index}>"))
+        return
+    for key, leaf in node._data.items():
+        if isinstance(leaf, TensorCore):
+            yield from _slots(leaf, (*path, key))
+        else:
+            yield (*path, key), node, key, leaf
+
+
+def describe(node: TensorCore) -> dict[str, Any]:
+    """The structure that both sides of an exchange must share (a JSON-ready dict)."""
+    leaves: list[list[Any]] = []
+    for path, _, _, leaf in _slots(node, ()):
+        if isinstance(leaf, Tensor):
+            dtype = str(leaf.dtype).removeprefix("torch.")
+            leaves.append(["/".join(path), "tensor", dtype, list(leaf.shape)])
+        else:
+            leaves.append(["/".join(path), "non_tensor", None, list(leaf.shape)])
+    return {
+        "class": class_path(type(node)),
+        "batch_size": list(node._batch_size),
+        "leaves": leaves,
+    }
+
+
+def _encode(description: dict[str, Any]) -> bytes:
+    return json.dumps(description, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _fingerprint(encoded: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little", signed=True)
+
+
+def _device(group: Any) -> torch.device:
+    """Where communication buffers live for this group's backend."""
+    backend = dist.get_backend(group)
+    if backend == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _leaf_text(leaf: list[Any]) -> str:
+    kind, dtype, shape = leaf
+    return f"{dtype}{shape}" if kind == "tensor" else f"non-tensor{shape}"
+
+
+def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: str) -> str:
+    """What differs between two structure descriptions, naming where each comes from."""
+    parts = []
+    if first["class"] != second["class"]:
+        parts.append(f"class {first['class']} {one}, {second['class']} {two}")
+    if first["batch_size"] != second["batch_size"]:
+        parts.append(f"batch size {first['batch_size']} {one}, {second['batch_size']} {two}")
+    mine = {leaf[0]: leaf[1:] for leaf in first["leaves"]}
+    theirs = {leaf[0]: leaf[1:] for leaf in second["leaves"]}
+    if set(mine) - set(theirs):
+        parts.append(f"keys only {one}: {sorted(set(mine) - set(theirs))}")
+    if set(theirs) - set(mine):
+        parts.append(f"keys only {two}: {sorted(set(theirs) - set(mine))}")
+    for key in sorted(set(mine) & set(theirs)):
+        if mine[key] != theirs[key]:
+            parts.append(f"{key!r}: {_leaf_text(mine[key])} {one}, {_leaf_text(theirs[key])} {two}")
+    if not parts and list(mine) != list(theirs):
+        parts.append("the keys are in a different order")
+    return "; ".join(parts[:10]) or "the structures differ"
+
+
+# -- point to point -----------------------------------------------------------------------
+#
+# What a sender posts, in order, on one tag (every message is posted without waiting, so
+# ``isend``/``irecv`` pairs in any order, e.g. two ranks swapping data, never deadlock):
+#
+#   header       int64[3]: description length, non-tensor payload length, whether the
+#                sender waits for a reply (``send``) or not (``isend``)
+#   description  uint8: the sender's structure (JSON), so a receiver can explain a mismatch
+#   payload      uint8: the non-tensor values as JSON (when there are any)
+#   tensors      one message per tensor, in leaf order
+#
+# A receiver reads the header and description first. When the structures agree it receives
+# the rest into its own tensors; when they differ it still receives the sender's messages
+# (into scratch buffers shaped from the description, so nothing is left pending on the
+# channel and nothing of its own is overwritten) and raises. A blocking ``send`` then gets
+# a reply (int64[2]: agreed, description length; the receiver's description when they
+# differ), so both sides raise; an ``isend`` gets none, and a mismatch is raised on the
+# receiving side only.
+
+_HEADER = 4  # description length, non-tensor payload length, reply wanted, packed bytes
+
+
+def _peer(rank: int | None, group_rank: int | None, group: Any, name: str) -> int:
+    """The global rank of the peer: ``rank``, or ``group_rank`` within ``group``."""
+    if (rank is None) == (group_rank is None):
+        raise ValueError(
+            f"pass exactly one of {name} and group_{name}; got {rank!r} and {group_rank!r}"
+        )
+    if group_rank is not None:
+        if group is None:
+            raise ValueError(f"group_{name}={group_rank} needs group=...")
+        return int(dist.get_global_rank(group, group_rank))
+    assert rank is not None
+    return rank
+
+
+def _tag(tag: int, init_tag: int) -> int:
+    """``init_tag`` is tensordict's name for ``tag`` (one tag serves every message)."""
+    if tag and init_tag and tag != init_tag:
+        raise ValueError(f"tag={tag} and init_tag={init_tag} differ; pass one of them")
+    return tag or init_tag
+
+
+def _as_bytes(data: bytes, device: torch.device) -> Tensor:
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device)
+
+
+def _recv_tensor(size: int, peer: int, group: Any, tag: int, device: torch.device) -> Tensor:
+    buffer = torch.empty(size, dtype=torch.uint8, device=device)
+    dist.recv(buffer, peer, group=group, tag=tag)
+    return buffer
+
+
+def _text(buffer: Tensor) -> bytes:
+    return bytes(buffer.cpu().numpy().tobytes())
+
+
+def _mismatch(node: TensorCore, doing: str, peer: int, mine: bytes, theirs: bytes) -> Exception:
+    role = "sender" if doing == "receive" else "receiver"
+    where = f"on the {role} (rank {peer})"
+    difference = _difference(json.loads(mine), json.loads(theirs), "here", where)
+    preposition = "from" if doing == "receive" else "to"
+    return StructureMismatchError(
+        f"cannot {doing} a {type(node).__name__} {preposition} rank {peer}: the structures "
+        f"differ ({difference})"
+    )
+
+
+def _post(
+    node: TensorCore, dst: int, group: Any, tag: int, reply: bool, consolidated: bool
+) -> tuple[Transfer, bytes]:
+    """Post every message of a send without waiting (see the protocol above)."""
+    device = _device(group)
+    encoded = _encode(describe(node))
+    payload = _non_tensor_payload(node)
+    tensors = _tensors(node)
+    packed = buffer_of(node)  # a consolidated instance sends its buffer as it is
+    if packed is not None:
+        packed = packed.to(device)
+    elif consolidated:
+        packed = pack_bytes(tensors, device)
+    header = [len(encoded), len(payload), int(reply), -1 if packed is None else packed.numel()]
+    messages = [torch.tensor(header, dtype=torch.int64, device=device), _as_bytes(encoded, device)]
+    if payload:
+        messages.append(_as_bytes(payload, device))
+    if packed is not None:
+        messages.append(packed)
+    else:
+        messages += [_wire(tensor, device) for tensor in tensors]
+    works = [dist.isend(message, dst, group=group, tag=tag) for message in messages]
+    return Transfer(node, [w for w in works if w is not None], [], messages), encoded
+
+
+def send(
+    node: TensorCore,
+    dst: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_dst: int | None = None,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    consolidated: bool = False,
+) -> None:
+    """Send ``node`` to rank ``dst``, which calls :func:`recv` or :func:`irecv` on an instance
+    of the same structure. Returns once the receiver has checked the structure and received
+    everything; a different structure raises :class:`~tensorclass.StructureMismatchError`
+    on both ranks.
+
+    ``group_dst`` names the receiver by its rank in ``group`` instead. ``init_tag`` is the
+    tag (every message of one transfer shares it, in order, so ``pseudo_rand`` has nothing
+    to do and is accepted for compatibility). ``consolidated=True`` sends every tensor as
+    one packed message (the receiver follows the sender's choice). A consolidated instance
+    (:meth:`consolidate`) always does, without copying: its own buffer is the message, and
+    a consolidated receiver receives straight into its buffer."""
+    del pseudo_rand
+    dst = _peer(dst, group_dst, group, "dst")
+    tag = _tag(tag, init_tag)
+    transfer, encoded = _post(node, dst, group, tag, reply=True, consolidated=consolidated)
+    transfer.wait()
+    device = _device(group)
+    verdict = torch.zeros(2, dtype=torch.int64, device=device)
+    dist.recv(verdict, dst, group=group, tag=tag)
+    agreed, length = (int(v) for v in verdict.tolist())
+    if not agreed:
+        theirs = _text(_recv_tensor(length, dst, group, tag, device))
+        raise _mismatch(node, "send", dst, encoded, theirs)
+
+
+def isend(
+    node: TensorCore,
+    dst: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_dst: int | None = None,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    return_early: bool = True,
+    consolidated: bool = False,
+) -> Transfer:
+    """Start sending ``node`` to ``dst``; ``wait()`` on the result finishes. Nothing waits for
+    the receiver here, so ranks may ``isend`` to each other before they ``irecv``. A receiver
+    holding a different structure raises; the sending side does not hear of it.
+    ``return_early=False`` waits for the transfer before returning it. The other keywords
+    are those of :func:`send`."""
+    del pseudo_rand
+    dst = _peer(dst, group_dst, group, "dst")
+    transfer, _ = _post(
+        node, dst, group, _tag(tag, init_tag), reply=False, consolidated=consolidated
+    )
+    if not return_early:
+        transfer.wait()
+    return transfer
+
+
+def recv(
+    node: TensorCore,
+    src: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_src: int | None = None,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    consolidated: bool = False,
+) -> int:
+    """Receive into ``node`` (in place) what rank ``src`` sends; returns ``src`` (the global
+    rank). ``group_src``, ``init_tag``, ``pseudo_rand``: as in :func:`send`;
+    ``consolidated`` is accepted for compatibility (the sender's choice is followed)."""
+    src = _peer(src, group_src, group, "src")
+    irecv(node, src, group=group, tag=_tag(tag, init_tag)).wait()
+    return src
+
+
+def irecv(
+    node: TensorCore,
+    src: int | None = None,
+    *,
+    group: Any = None,
+    tag: int = 0,
+    group_src: int | None = None,
+    return_premature: bool = True,
+    init_tag: int = 0,
+    pseudo_rand: bool = False,
+    consolidated: bool = False,
+) -> Transfer:
+    """Start receiving into ``node`` from ``src``; ``wait()`` on the result finishes it.
+
+    Waits for the sender's structure (it is posted first) and checks it before anything is
+    written: a different structure raises :class:`~tensorclass.StructureMismatchError`
+    here, with ``node`` unchanged. ``return_premature=False`` waits for the data before
+    returning. The other keywords are those of :func:`recv`.
+    """
+    del pseudo_rand, consolidated  # one tag per transfer; packing is the sender's choice
+    src = _peer(src, group_src, group, "src")
+    tag = _tag(tag, init_tag)
+    device = _device(group)
+    header = torch.zeros(_HEADER, dtype=torch.int64, device=device)
+    dist.recv(header, src, group=group, tag=tag)
+    length, payload_length, reply, packed = (int(v) for v in header.tolist())
+    theirs = _text(_recv_tensor(length, src, group, tag, device))
+    encoded = _encode(describe(node))
+    if theirs != encoded:
+        _drain(json.loads(theirs), payload_length, packed, src, group, tag, device)
+        if reply:
+            dist.send(torch.tensor([0, len(encoded)], device=device), src, group=group, tag=tag)
+            dist.send(_as_bytes(encoded, device), src, group=group, tag=tag)
+        raise _mismatch(node, "receive", src, encoded, theirs)
+    if payload_length:
+        payload = _text(_recv_tensor(payload_length, src, group, tag, device))
+        _apply_non_tensor_payload(node, payload)
+    works, copies = [], []
+    kept: list[Tensor] = []
+    tensors = _tensors(node)
+    if packed >= 0:
+        mine = _one_buffer(node, device)
+        direct = mine is not None and not any(t.requires_grad for t in tensors)
+        flat = mine if direct else torch.empty(packed, dtype=torch.uint8, device=device)
+        assert flat is not None
+        works.append(dist.irecv(flat, src, group=group, tag=tag))
+        if not direct:  # a consolidated receiver gets the bytes in its own buffer
+            copies = list(zip(tensors, views_into(flat, tensors)))
+        kept.append(flat)
+    else:
+        for tensor in tensors:
+            direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
+            buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
+            works.append(dist.irecv(buffer, src, group=group, tag=tag))
+            if not direct:
+                copies.append((tensor, buffer))
+    if reply:
+        verdict = torch.tensor([1, 0], dtype=torch.int64, device=device)
+        works.append(dist.isend(verdict, src, group=group, tag=tag))
+        kept.append(verdict)
+    transfer = Transfer(node, [w for w in works if w is not None], copies, kept)
+    if not return_premature:
+        transfer.wait()
+    return transfer
+
+
+def _drain(
+    description: dict[str, Any],
+    payload_length: int,
+    packed: int,
+    src: int,
+    group: Any,
+    tag: int,
+    device: torch.device,
+) -> None:
+    """Receive (and drop) what the sender of a different structure posted after its header."""
+    if payload_length:
+        _recv_tensor(payload_length, src, group, tag, device)
+    if packed >= 0:
+        _recv_tensor(packed, src, group, tag, device)
+        return
+    for _, kind, dtype, shape in description["leaves"]:
+        if kind == "tensor":
+            scratch = torch.empty(shape, dtype=DTYPES[dtype], device=device)
+            dist.recv(scratch, src, group=group, tag=tag)
+
+
+def _non_tensor_payload(node: TensorCore) -> bytes:
+    values = [
+        non_tensor_to_json(leaf, path)
+        for path, _, _, leaf in _slots(node, ())
+        if type(leaf) in (NonTensorData, NonTensorStack)
+    ]
+    return json.dumps(values).encode() if values else b""
+
+
+def _apply_non_tensor_payload(node: TensorCore, data: bytes) -> None:
+    if not data:
+        return
+    values = iter(json.loads(data))
+    for _, owner, key, leaf in _slots(node, ()):
+        if type(leaf) in (NonTensorData, NonTensorStack):
+            kind, payload = next(values)
+            owner._data[key] = non_tensor_from_json(
+                kind, payload, tuple(owner._batch_size), rebuilder_of(type(owner), key)
+            )
+
+
+def _one_buffer(node: TensorCore, device: torch.device) -> Tensor | None:
+    """A consolidated receiver's own buffer, when the bytes can be received into it (the
+    packed layout is the consolidated one)."""
+    buffer = buffer_of(node)
+    if buffer is None or buffer.device != device:
+        return None
+    return buffer
+
+
+def _tensors(node: TensorCore) -> list[Tensor]:
+    return [leaf for _, _, _, leaf in _slots(node, ()) if isinstance(leaf, Tensor)]
+
+
+def _wire(tensor: Tensor, device: torch.device) -> Tensor:
+    """The tensor as it can be sent: contiguous, on the communication device."""
+    return tensor.detach().to(device).contiguous()
+
+
+def _non_tensor_slots(node: TensorCore) -> Iterator[Any]:
+    return (s for s in _slots(node, ()) if type(s[3]) in (NonTensorData, NonTensorStack))
+
+
+@dataclass
+class Transfer:
+    """A started asynchronous exchange: :meth:`wait` finishes it and returns the instance."""
+
+    node: Any
+    works: list[Any]
+    copies: list[tuple[Tensor, Tensor]]
+    buffers: list[Tensor] = field(default_factory=list)  # alive until the transfer is done
+
+    def __iter__(self) -> Iterator[Transfer]:
+        """A transfer is also the list of its one ``Work``, as tensordict returns lists:
+        ``for work in td.isend(1): work.wait()`` works."""
+        yield self
+
+    def is_completed(self) -> bool:
+        """Whether every message has been transferred."""
+        return all(work.is_completed() for work in self.works)
+
+    def wait(self) -> Any:
+        """Wait for every message, then finish the in-place writes."""
+        for work in self.works:
+            work.wait()
+        with torch.no_grad():
+            for target, buffer in self.copies:
+                target.copy_(buffer)
+        self.copies = []
+        self.buffers = []
+        return self.node
+
+
+# -- collectives ----------------------------------------------------------------------------
+
+
+def _all_gather_bytes(data: bytes, group: Any, device: torch.device) -> list[bytes]:
+    world = dist.get_world_size(group)
+    size = torch.tensor([len(data)], dtype=torch.int64, device=device)
+    sizes = [torch.zeros_like(size) for _ in range(world)]
+    dist.all_gather(sizes, size, group=group)
+    longest = max(int(s.item()) for s in sizes)
+    padded = torch.zeros(max(longest, 1), dtype=torch.uint8, device=device)
+    if data:
+        padded[: len(data)] = _as_bytes(data, device)
+    gathered = [torch.zeros_like(padded) for _ in range(world)]
+    dist.all_gather(gathered, padded, group=group)
+    return [_text(g[: int(s.item())]) for g, s in zip(gathered, sizes)]
+
+
+def _check_collective(node: TensorCore, group: Any, what: str) -> None:
+    """Gather every rank's fingerprint; on any difference every rank raises the same way."""
+    device = _device(group)
+    description = describe(node)
+    encoded = _encode(description)
+    mine = torch.tensor([_fingerprint(encoded)], dtype=torch.int64, device=device)
+    everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(everyone, mine, group=group)
+    prints = [int(t.item()) for t in everyone]
+    if all(p == prints[0] for p in prints):
+        return
+    descriptions = _all_gather_bytes(encoded, group, device)
+    ranks = list(dist.get_process_group_ranks(group) if group is not None else range(len(prints)))
+    reference = json.loads(descriptions[0])
+    details = [
+        _difference(json.loads(d), reference, f"on rank {rank}", f"on rank {ranks[0]}")
+        for rank, d, p in zip(ranks, descriptions, prints)
+        if p != prints[0]
+    ]
+    raise StructureMismatchError(
+        f"cannot {what} a {type(node).__name__}: the ranks hold different structures ("
+        + "; ".join(details)
+        + ")"
+    )
+
+
+def _buckets(tensors: list[Tensor], bucket_bytes: int | None) -> list[list[Tensor]]:
+    """Flat-buffer groups: by dtype, each split into groups of at most ``bucket_bytes``."""
+    groups: dict[torch.dtype, list[Tensor]] = {}
+    for tensor in tensors:
+        groups.setdefault(tensor.dtype, []).append(tensor)
+    return [bucket for same in groups.values() for bucket in split_buckets(same, bucket_bytes)]
+
+
+def _flat_collective(
+    node: TensorCore, device: torch.device, run: Any, bucket_bytes: int | None = None
+) -> Transfer:
+    """Start ``run(flat_buffer)`` (an async collective) on each flat buffer; ``wait()`` on
+    the result copies the results back into the leaves."""
+    works, copies, flats = [], [], []
+    for tensors in _buckets(_tensors(node), bucket_bytes):
+        flat = torch.cat([t.detach().reshape(-1).to(device) for t in tensors])
+        works.append(run(flat))
+        flats.append(flat)
+        offset = 0
+        for tensor in tensors:
+            count = tensor.numel()
+            copies.append((tensor.detach(), flat[offset : offset + count].view(tensor.shape)))
+            offset += count
+    return Transfer(node, [w for w in works if w is not None], copies, flats)
+
+
+def broadcast(
+    node: TensorCore, src: int, *, group: Any = None, device: torch.device | str | None = None
+) -> TensorCore:
+    """Overwrite ``node`` on every rank with rank ``src``'s values (in place). ``device``:
+    where the exchange buffers live (default: CUDA for NCCL, else the CPU)."""
+    wire = _device(group) if device is None else torch.device(device)
+    _check_collective(node, group, "broadcast")
+    _flat_collective(
+        node, wire, lambda flat: dist.broadcast(flat, src, group=group, async_op=True)
+    ).wait()
+    if any(True for _ in _non_tensor_slots(node)):
+        device = wire
+        payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
+        ranks = list(dist.get_process_group_ranks(group)) if group is not None else None
+        index = ranks.index(src) if ranks is not None else src
+        _apply_non_tensor_payload(node, payloads[index])
+    return node
+
+
+def all_reduce(
+    node: TensorCore,
+    op: Any = None,
+    *,
+    group: Any = None,
+    async_op: bool = False,
+    bucket_bytes: int | None = None,
+) -> Any:
+    """Reduce every tensor across ranks (``op``: a ``torch.distributed.ReduceOp``, default
+    ``SUM``), in place on every rank; returns ``node``.
+
+    The tensors of each dtype travel as one flat buffer; ``bucket_bytes`` caps a buffer's
+    size (a larger tensor is a buffer of its own). ``async_op=True`` returns a
+    :class:`Transfer` at once: ``wait()`` on it finishes and writes the results into the
+    leaves (it is also a one-item list, as tensordict returns a list of works)."""
+    reduce_op = dist.ReduceOp.SUM if op is None else op
+    _check_collective(node, group, "all_reduce")
+    transfer = _flat_collective(
+        node,
+        _device(group),
+        lambda flat: dist.all_reduce(flat, reduce_op, group=group, async_op=True),
+        bucket_bytes,
+    )
+    if async_op:
+        return transfer
+    transfer.wait()
+    return node
+
+
+def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> Any:
+    if isinstance(node, LazyStackedTensorDict):
+        members = [_rebuilt(m, tensors, non_tensors) for m in node.members]
+        return lazy_stack(members, node.stack_dim)
+    data: dict[str, Any] = {}
+    for key, leaf in node._data.items():
+        if isinstance(leaf, Tensor):
+            data[key] = next(tensors)
+        elif isinstance(leaf, TensorCore):
+            data[key] = _rebuilt(leaf, tensors, non_tensors)
+        else:
+            kind, payload = next(non_tensors)
+            data[key] = non_tensor_from_json(
+                kind, payload, tuple(node._batch_size), rebuilder_of(type(node), key)
+            )
+    return type(node)._new(data, node._batch_size, node._device, node._names)
+
+
+def all_gather(node: TensorCore, *, group: Any = None) -> list[Any]:
+    """Every rank's instance, in rank order (new instances of the same class)."""
+    _check_collective(node, group, "all_gather")
+    device = _device(group)
+    world = dist.get_world_size(group)
+    per_rank: list[list[Tensor]] = [[] for _ in range(world)]
+    for tensor in _tensors(node):
+        wire = _wire(tensor, device)
+        gathered = [torch.empty_like(wire) for _ in range(world)]
+        dist.all_gather(gathered, wire, group=group)
+        for rank, item in enumerate(gathered):
+            per_rank[rank].append(item.to(tensor.device))
+    payloads: list[bytes] = [b""] * world
+    if any(True for _ in _non_tensor_slots(node)):
+        payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
+    return [
+        _rebuilt(node, iter(tensors), iter(json.loads(payload) if payload else []))
+        for tensors, payload in zip(per_rank, payloads)
+    ]

@@ -1,0 +1,203 @@
+"""Collectives with a root rank: ``reduce``, ``gather_and_stack`` and ``scatter``.
+
+``reduce`` needs the same structure on every rank (checked first, as ``all_reduce`` does:
+see :mod:`.distributed`). ``gather_and_stack`` and ``scatter`` hand a rank instances it
+holds no template for: each travels as its structure in JSON and its tensors packed in one
+byte buffer (:mod:`.wire_tree`), never as a pickle, so receiving runs no code. The classes
+must be imported (or defined) in the receiving process.
+
+Both exchange a small header first (``int64``: packed bytes, JSON bytes, buffer size, status)
+so that a rank that cannot take part (a list of the wrong length, a value that is not JSON,
+a receiver of the wrong batch size) makes every rank raise instead of leaving the others
+waiting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from ...core.state import TensorCore
+from .point_to_point import Transfer, _as_bytes, _check_collective, _device, _flat_collective, _text
+from ...lazy.stack import LazyStackedTensorDict
+from ...torch_api.functions import stack
+from .wire_tree import decode_tree, pack_tree
+
+__all__ = ["gather_and_stack", "reduce", "scatter"]
+
+
+def reduce(
+    node: TensorCore,
+    dst: int,
+    op: Any = None,
+    async_op: bool = False,
+    return_premature: bool = False,
+    group: Any = None,
+    *,
+    bucket_bytes: int | None = None,
+) -> Transfer | None:
+    """Reduce every tensor over the ranks into rank ``dst``'s ``node``, in place (``op``: a
+    ``torch.distributed.ReduceOp``, default ``SUM``). The other ranks keep their values.
+
+    The tensors of each dtype travel as one flat buffer (of at most ``bucket_bytes``).
+    ``async_op=True, return_premature=True`` returns a :class:`~.distributed.Transfer` at
+    once, whose ``wait()`` writes the result; otherwise this waits and returns ``None``."""
+    reduce_op = dist.ReduceOp.SUM if op is None else op
+    _check_collective(node, group, "reduce")
+    transfer = _flat_collective(
+        node,
+        _device(group),
+        lambda flat: dist.reduce(flat, dst, reduce_op, group=group, async_op=True),
+        bucket_bytes,
+    )
+    if dist.get_rank() != dst:
+        transfer.copies = []  # only dst's buffers hold the result
+    if async_op and return_premature:
+        return transfer
+    transfer.wait()
+    return None
+
+
+def _header(packed: int, encoded: int, total: int, ok: bool, device: torch.device) -> Tensor:
+    return torch.tensor([packed, encoded, total, int(ok)], dtype=torch.int64, device=device)
+
+
+def _frame(encoded: bytes, packed: Tensor, total: int, device: torch.device) -> Tensor:
+    """``packed`` (at offset 0, so typed views stay aligned), then the JSON, then zeros."""
+    buffer = torch.zeros(max(total, 1), dtype=torch.uint8, device=device)
+    buffer[: packed.numel()] = packed
+    if encoded:
+        buffer[packed.numel() : packed.numel() + len(encoded)] = _as_bytes(encoded, device)
+    return buffer
+
+
+def _unframe(buffer: Tensor, header: list[int]) -> Any:
+    packed, encoded = header[0], header[1]
+    return decode_tree(_text(buffer[packed : packed + encoded]), buffer[:packed])
+
+
+def _group_ranks(group: Any) -> list[int]:
+    if group is None:
+        return list(range(dist.get_world_size()))
+    return list(dist.get_process_group_ranks(group))
+
+
+def gather_and_stack(node: TensorCore, dst: int, group: Any = None) -> TensorCore | None:
+    """On rank ``dst``, write the other ranks' instances, stacked in rank order, into
+    ``node`` (its first batch dim is ``world_size - 1``; its own data is not part of the
+    result) and return it; the other ranks send theirs and return ``None``.
+
+    The instances arrive whole (structure as JSON, tensors in one buffer), so they need not
+    match ``node`` key for key: they are stacked, then written with
+    ``update(..., inplace=True)`` (existing tensors in place, new keys added). They must
+    stack with each other (same class, batch size and keys)."""
+    device = _device(group)
+    ranks = _group_ranks(group)
+    world = len(ranks)
+    at_dst = dist.get_rank() == dst
+    encoded, packed = b"", torch.zeros(0, dtype=torch.uint8, device=device)
+    problem: Exception | None = None
+    if at_dst:
+        if not node.batch_dims or node._batch_size[0] != world - 1:
+            problem = ValueError(
+                f"gather_and_stack: rank {dst} receives {world - 1} instances, so its first "
+                f"batch dim must be {world - 1}; got batch size {list(node._batch_size)}"
+            )
+    else:
+        try:
+            encoded, packed = pack_tree(node, device)
+        except Exception as err:  # raised below, once every rank knows
+            problem = err
+    mine = _header(packed.numel(), len(encoded), 0, problem is None, device)
+    headers = [torch.zeros_like(mine) for _ in range(world)]
+    dist.all_gather(headers, mine, group=group)
+    rows = [h.tolist() for h in headers]
+    if problem is not None:
+        raise problem
+    failed = [rank for rank, row in zip(ranks, rows) if not row[3]]
+    if failed:
+        raise RuntimeError(f"gather_and_stack: rank(s) {failed} could not take part (see there)")
+    total = max(row[0] + row[1] for row in rows)
+    buffer = _frame(encoded, packed, total, device)
+    gathered = [torch.empty_like(buffer) for _ in range(world)] if at_dst else None
+    dist.gather(buffer, gathered, dst=dst, group=group)
+    if gathered is None:
+        return None
+    instances = [
+        _unframe(received, row) for rank, received, row in zip(ranks, gathered, rows) if rank != dst
+    ]
+    if isinstance(node, LazyStackedTensorDict) and node.stack_dim == 0:
+        for member, instance in zip(node.members, instances):
+            _write_into(member, instance)
+    else:
+        _write_into(node, stack(instances, 0))
+    return node
+
+
+def _write_into(target: Any, source: Any) -> None:
+    """``target.update(source, inplace=True)``, lazy stacks member by member (so that keys
+    only some members hold are written too)."""
+    if (
+        isinstance(target, LazyStackedTensorDict)
+        and isinstance(source, LazyStackedTensorDict)
+        and target.stack_dim == source.stack_dim
+        and len(target.members) == len(source.members)
+    ):
+        for mine, theirs in zip(target.members, source.members):
+            _write_into(mine, theirs)
+        return
+    if target._device is not None:
+        source = source.to(target._device)
+    target.update(source, inplace=True)
+
+
+def scatter(
+    node: TensorCore,
+    src: int,
+    tensordicts: list[Any] | None = None,
+    *,
+    group: Any = None,
+    device: torch.device | str | None = None,
+) -> Any:
+    """Rank ``src`` holds ``tensordicts``, one instance per rank of ``group`` (in rank
+    order); every rank (``src`` too) returns a new instance holding the one meant for it.
+    ``node`` itself is not used. ``device``: where the received instance goes (default: the
+    exchange device, the CPU with gloo)."""
+    del node
+    wire = _device(group)
+    ranks = _group_ranks(group)
+    header = _header(0, 0, 0, False, wire)
+    if dist.get_rank() == src:
+        problem: Exception | None = None
+        parts: list[tuple[bytes, Tensor]] = []
+        try:
+            if tensordicts is None or len(tensordicts) != len(ranks):
+                count = None if tensordicts is None else len(tensordicts)
+                raise ValueError(
+                    f"scatter: rank {src} must pass one instance per rank ({len(ranks)}); "
+                    f"got {count}"
+                )
+            parts = [pack_tree(item, wire) for item in tensordicts]
+        except Exception as err:  # raised below, once every rank knows
+            problem = err
+        total = max((p.numel() + len(e) for e, p in parts), default=0)
+        headers = [_header(p.numel(), len(e), total, True, wire) for e, p in parts]
+        if problem is not None:
+            headers = [_header(0, 0, 0, False, wire) for _ in ranks]
+        dist.scatter(header, headers, src=src, group=group)
+        if problem is not None:
+            raise problem
+        frames = [_frame(e, p, total, wire) for e, p in parts]
+    else:
+        dist.scatter(header, None, src=src, group=group)
+        frames = None
+    row = header.tolist()
+    if not row[3]:
+        raise RuntimeError(f"scatter: rank {src} could not scatter its instances (see there)")
+    received = torch.empty(max(row[2], 1), dtype=torch.uint8, device=wire)
+    dist.scatter(received, frames, src=src, group=group)
+    result = _unframe(received, row)
+    return result if device is None else result.to(device)

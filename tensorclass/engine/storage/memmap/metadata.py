@@ -1,0 +1,317 @@
+"""The on-disk format of memory-mapped tensor classes, and reading it back as a tree.
+
+Layout
+------
+A save is a directory per nested level. Each directory holds ``meta.json`` (its level) and
+one raw file per tensor leaf; each nested instance is a sub-directory with its own
+``meta.json``, so any sub-directory is itself a complete save of that branch::
+
+    dataset/
+      meta.json            this level: class, batch size, entries
+      images.memmap        raw bytes of the tensor under "images" (C order, no header)
+      info/                the nested instance under "info"
+        meta.json
+        step.memmap
+
+A lazy stack is a directory whose members are the sub-directories ``0``, ``1``, ...
+
+File and directory names are derived from the keys: letters, digits, ``- _ . + = , @`` and
+spaces are kept, every other character is written ``%XX`` (its UTF-8 bytes), a leading ``.``
+too; leaf files end with ``.memmap``. The empty key is written ``%``.
+
+``meta.json``
+-------------
+A JSON object::
+
+    {
+      "format": "tensorclass-memmap",     always this string
+      "version": 1,                       the format version (newer versions are refused)
+      "kind": "instance",                 or "lazy_stack"
+      "class": "tensorclass:TensorDict",  "module:qualname" of the class saved
+      "typed": false,                     whether the class declares fields
+      "schema": null,                     typed classes: [{"name", "kind", "annotation",
+                                          "nested"}] (informative; loading checks fields)
+      "batch_size": [1000000],
+      "device": null,                     the device at save time, or null
+      "names": null,                      the batch dim names, or null
+      "entries": [                        in key order
+        {"key": "images", "type": "tensor", "file": "images.memmap",
+         "dtype": "uint8", "shape": [1000000, 8], "nbytes": 8000000},
+        {"key": "info", "type": "nested", "dir": "info"},
+        {"key": "name", "type": "non_tensor", "value": "run-1"},
+        {"key": "tags", "type": "non_tensor_stack", "values": ["a", "b", ...]}
+      ]
+    }
+
+A lazy stack has ``"kind": "lazy_stack"``, ``"stack_dim"``, ``"members": ["0", "1", ...]``
+and no entries; its ``class`` is the members' class. ``dtype`` is the name of a
+``torch.dtype`` (``float32``, ``bfloat16``...). Non-tensor values are JSON values (``null``,
+booleans, numbers, strings, lists, objects with string keys); ``values`` nests lists as
+deep as the batch dims. A tensor entry saved from an ``nn.Parameter`` also has
+``"parameter": true``: it loads as a memory-mapped tensor that ``isinstance(x, nn.Parameter)``
+recognises (so ``torch.testing.assert_close`` compares it with the parameter). A
+``non_tensor`` entry saved from a :class:`~tensorclass.MetaData` has ``"meta": true``.
+
+:func:`read_metadata` reads a save into a :class:`MemmapInfo` tree without mapping any data;
+``MemmapInfo.problems()`` lists missing, truncated or oversized files.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ...core.state import fits_batch
+from .foreign import is_tensordict_meta, read_tensordict
+from .info import (
+    MAX_SIZE,
+    META_NAME,
+    SOURCE,
+    EntryInfo,
+    MemmapInfo,
+    fail,
+    load_json,
+    regular_size,
+    shape_problem,
+)
+
+__all__ = [
+    "DTYPES",
+    "FORMAT",
+    "LEAF_SUFFIX",
+    "META_NAME",
+    "SOURCE",
+    "TENSORDICT_PATH",
+    "VERSION",
+    "EntryInfo",
+    "MemmapInfo",
+    "dir_name",
+    "dtype_name",
+    "leaf_file_name",
+    "read_metadata",
+]
+
+FORMAT = "tensorclass-memmap"
+VERSION = 1
+LEAF_SUFFIX = ".memmap"
+TENSORDICT_PATH = "tensorclass:TensorDict"
+ENTRY_TYPES = ("tensor", "nested", "non_tensor", "non_tensor_stack")
+
+DTYPES: dict[str, torch.dtype] = {
+    str(value).removeprefix("torch."): value
+    for value in vars(torch).values()
+    if isinstance(value, torch.dtype)
+}
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+=,@ ")
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The name a dtype is recorded under (``torch.float32`` is ``"float32"``)."""
+    return str(dtype).removeprefix("torch.")
+
+
+def _encode(key: str) -> str:
+    if not key:
+        return "%"
+    out = []
+    for position, char in enumerate(key):
+        if char in _SAFE and not (position == 0 and char == "."):
+            out.append(char)
+        else:
+            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return "".join(out)
+
+
+def leaf_file_name(key: str) -> str:
+    """The file name of the tensor leaf under ``key``."""
+    return _encode(key) + LEAF_SUFFIX
+
+
+def dir_name(key: str) -> str:
+    """The directory name of the nested instance under ``key``."""
+    name = _encode(key)
+    if name == META_NAME or name.endswith(LEAF_SUFFIX):
+        head, _, tail = name.rpartition(".")
+        name = f"{head}%2E{tail}"  # never collides with a leaf file or the metadata
+    return name
+
+
+def read_metadata(path: str | os.PathLike[str]) -> MemmapInfo:
+    """Read a saved tensor class (or one of its sub-directories) as a :class:`MemmapInfo`.
+
+    Only JSON is read; no data is mapped and no class is looked up. Malformed metadata
+    raises :class:`~tensorclass.MemmapFormatError`; missing or truncated data files are
+    reported by :meth:`MemmapInfo.problems` (and refused by ``load_memmap``). A save
+    written by tensordict's ``memmap`` (recognised by its ``meta.json``) is read by
+    :mod:`.foreign` into the same tree.
+    """
+    root = Path(os.path.abspath(os.fspath(path)))
+    meta = load_json(root)
+    if isinstance(meta, dict) and meta.get("format") != FORMAT and is_tensordict_meta(meta):
+        return read_tensordict(root, meta)
+    return _read_level(root, None, meta)
+
+
+_fail = fail
+
+
+def _check_format(path: Path, meta: Any) -> dict[str, Any]:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise _fail(path, f"not a {FORMAT!r} metadata file")
+    version = meta.get("version")
+    if type(version) is not int or version < 1:
+        raise _fail(path, f"invalid format version {version!r}")
+    if version > VERSION:
+        raise _fail(
+            path, f"written in format version {version}; this tensorclass reads up to {VERSION}"
+        )
+    return meta
+
+
+def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
+    if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
+        raise _fail(
+            path, f"{what} must be a list of non-negative ints below 2**63; got {value!r:.200}"
+        )
+    return tuple(value)
+
+
+def _read_level(path: Path, parent_batch: tuple[int, ...] | None, loaded: Any = None) -> MemmapInfo:
+    meta = _check_format(path, load_json(path) if loaded is None else loaded)
+    kind = meta.get("kind")
+    class_path = meta.get("class")
+    if kind not in ("instance", "lazy_stack"):
+        raise _fail(path, f"unknown kind {kind!r}")
+    if type(class_path) is not str or ":" not in class_path:
+        raise _fail(path, f"invalid class {class_path!r} (expected 'module:qualname')")
+    batch_size = _ints(path, meta.get("batch_size"), "batch_size")
+    if parent_batch is not None and batch_size[: len(parent_batch)] != parent_batch:
+        raise _fail(
+            path,
+            f"batch_size {list(batch_size)} does not start with the parent's {list(parent_batch)}",
+        )
+    device = meta.get("device")
+    names = meta.get("names")
+    if device is not None and type(device) is not str:
+        raise _fail(path, f"invalid device {device!r}")
+    if names is not None and (
+        type(names) is not list
+        or len(names) != len(batch_size)
+        or not all(n is None or type(n) is str for n in names)
+    ):
+        raise _fail(path, f"invalid names {names!r}")
+    schema = meta.get("schema")
+    if schema is not None and (
+        type(schema) is not list or not all(type(f) is dict for f in schema)
+    ):
+        raise _fail(path, "schema must be null or a list of objects")
+    common: dict[str, Any] = {
+        "path": path,
+        "kind": kind,
+        "class_path": class_path,
+        "typed": bool(meta.get("typed", False)),
+        "batch_size": batch_size,
+        "device": device,
+        "names": None if names is None else tuple(names),
+        "schema": None if schema is None else tuple(schema),
+    }
+    if kind == "lazy_stack":
+        stack_dim, members = _read_members(path, meta, batch_size)
+        return MemmapInfo(**common, stack_dim=stack_dim, members=members)
+    entries = meta.get("entries")
+    if type(entries) is not list:
+        raise _fail(path, "entries must be a list")
+    seen: set[str] = set()
+    parsed = []
+    for raw in entries:
+        entry = _read_entry(path, raw, batch_size)
+        if entry.key in seen:
+            raise _fail(path, f"the key {entry.key!r} appears twice")
+        seen.add(entry.key)
+        parsed.append(entry)
+    return MemmapInfo(**common, entries=tuple(parsed))
+
+
+def _read_members(
+    path: Path, meta: dict[str, Any], batch_size: tuple[int, ...]
+) -> tuple[int, tuple[MemmapInfo, ...]]:
+    stack_dim = meta.get("stack_dim")
+    members = meta.get("members")
+    if type(stack_dim) is not int or not 0 <= stack_dim < len(batch_size):
+        raise _fail(path, f"invalid stack_dim {stack_dim!r} for batch_size {list(batch_size)}")
+    count = batch_size[stack_dim]
+    if members != [str(i) for i in range(count)]:
+        raise _fail(path, f"members must be ['0', ..., '{count - 1}']; got {members!r}")
+    member_batch = batch_size[:stack_dim] + batch_size[stack_dim + 1 :]
+    read = []
+    for name in members:
+        if (path / name).is_symlink():  # a save never holds links: it would reach outside
+            raise _fail(path, f"member {name}: {path / name} is a symbolic link")
+        member = _read_level(path / name, None)
+        if member.batch_size != member_batch:
+            raise _fail(
+                path,
+                f"member {name} has batch_size {list(member.batch_size)}; the stack needs "
+                f"{list(member_batch)}",
+            )
+        read.append(member)
+    return stack_dim, tuple(read)
+
+
+def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
+    if type(raw) is not dict or type(raw.get("key")) is not str:
+        raise _fail(path, f"invalid entry {raw!r:.80}")
+    key, kind = raw["key"], raw.get("type")
+    if kind not in ENTRY_TYPES:
+        raise _fail(path, f"entry {key!r} has unknown type {kind!r}")
+    if kind == "tensor":
+        dtype = raw.get("dtype")
+        if dtype not in DTYPES:
+            raise _fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
+        shape = _ints(path, raw.get("shape"), f"the shape of {key!r}")
+        if not fits_batch(shape, batch_size):
+            raise _fail(
+                path,
+                f"entry {key!r} has shape {list(shape)}, which does not start with the "
+                f"batch size {list(batch_size)}",
+            )
+        too_large = shape_problem(shape, DTYPES[dtype].itemsize)
+        if too_large is not None:
+            raise _fail(path, f"entry {key!r}: {too_large}")
+        nbytes = math.prod(shape) * DTYPES[dtype].itemsize
+        if raw.get("nbytes") != nbytes:
+            raise _fail(path, f"entry {key!r}: nbytes {raw.get('nbytes')!r}, expected {nbytes}")
+        if raw.get("file") != leaf_file_name(key):
+            raise _fail(path, f"entry {key!r}: file must be {leaf_file_name(key)!r}")
+        file = path / leaf_file_name(key)
+        parameter = raw.get("parameter", False) is True
+        size = regular_size(file)
+        return EntryInfo(key, kind, dtype, shape, nbytes, file, size, parameter=parameter)
+    if kind == "nested":
+        if raw.get("dir") != dir_name(key):
+            raise _fail(path, f"entry {key!r}: dir must be {dir_name(key)!r}")
+        sub = path / dir_name(key)
+        if SOURCE.get() is None and sub.is_symlink():
+            raise _fail(path, f"entry {key!r}: {sub} is a symbolic link")
+        return EntryInfo(key, kind, child=_read_level(sub, batch_size))
+    if kind == "non_tensor":
+        if "value" not in raw:
+            raise _fail(path, f"entry {key!r} has no value")
+        return EntryInfo(key, kind, value=raw["value"], meta=raw.get("meta", False) is True)
+    values = raw.get("values")
+    if not _has_shape(values, batch_size):
+        raise _fail(path, f"entry {key!r}: values are not nested lists of shape {list(batch_size)}")
+    return EntryInfo(key, kind, shape=batch_size, value=values)
+
+
+def _has_shape(values: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``values`` are nested lists with the sizes of ``shape``."""
+    if not shape:
+        return True
+    if type(values) is not list or len(values) != shape[0]:
+        return False
+    return all(_has_shape(item, shape[1:]) for item in values)

@@ -1,0 +1,144 @@
+"""Columns: an instance with a 1-D batch as named columns, and named columns as an instance.
+
+A column is a tensor whose first dim is the rows, or a list of one value per row (a
+non-tensor leaf: a shared value is repeated on every row, a :class:`NonTensorStack` gives
+its values). Nested keys become one column each, named by the key parts joined with a
+separator; reading splits the names again, so the nesting comes back.
+
+Reading turns a non-tensor column whose rows are all equal back into one shared value (a
+typed class's ``str`` field gets its ``str``), and other non-tensor columns into a
+:class:`NonTensorStack`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ....errors import TableFormatError
+from ....non_tensor import NonTensorData, NonTensorStack, same_value
+from ...core.state import TensorCore
+
+__all__ = [
+    "Column",
+    "build",
+    "column_name",
+    "non_tensor_leaf",
+    "rows_of",
+    "tensor_numpy",
+    "to_columns",
+]
+
+#: a tensor whose first dim is the rows, or one value per row
+Column = Tensor | list[Any]
+
+
+def rows_of(obj: TensorCore, what: str) -> int:
+    """The number of rows of ``obj``: its one batch dim (other batch sizes raise)."""
+    size = obj._batch_size
+    if len(size) != 1:
+        raise TableFormatError(
+            f"{what}: a table has one row per batch element, so the batch size must have "
+            f"one dim; got batch_size={list(size)} (call .reshape(-1) first)"
+        )
+    return int(size[0])
+
+
+def to_columns(obj: Any, what: str) -> list[tuple[tuple[str, ...], Column]]:
+    """Every leaf of ``obj`` (1-D batch) as ``(key path, column)``, in key order."""
+    n = rows_of(obj, what)
+    out: list[tuple[tuple[str, ...], Column]] = []
+    for key, value in obj.items(True, True):
+        path = (key,) if isinstance(key, str) else tuple(key)
+        if isinstance(value, Tensor):
+            out.append((path, value))
+        else:
+            out.append((path, _cells(obj, path, value, n)))
+    return out
+
+
+def _cells(obj: Any, path: tuple[str, ...], value: Any, n: int) -> list[Any]:
+    """The rows of a non-tensor leaf: a stack's values, or a shared value ``n`` times."""
+    node = obj
+    for part in path:  # the stored leaf, when the storage is a dict (not a lazy stack)
+        data = getattr(node, "_data", None)
+        if type(data) is not dict or part not in data:
+            node = None
+            break
+        node = data[part]
+    if isinstance(node, NonTensorStack):
+        return list(value)
+    if node is None and type(value) is list and len(value) == n:  # a lazy stack's rows
+        return value
+    return [value] * n
+
+
+def column_name(path: tuple[str, ...], separator: str | None, what: str) -> str:
+    """The column name of a key path: its parts joined by ``separator``."""
+    if len(path) == 1 and (separator is None or separator not in path[0]):
+        return path[0]
+    if separator is None:
+        raise TableFormatError(
+            f"{what}: the nested key {path!r} needs a separator to become a column name "
+            f"(pass separator='.')",
+            key=path,
+        )
+    if any(separator in part for part in path):
+        raise TableFormatError(
+            f"{what}: the key {path!r} contains the separator {separator!r}, so its nesting "
+            f"could not be read back; pass another separator",
+            key=path,
+        )
+    return separator.join(path)
+
+
+def tensor_numpy(tensor: Tensor) -> np.ndarray:
+    """A NumPy array of ``tensor``'s values on the CPU (``bfloat16``, which NumPy lacks,
+    becomes ``float32``)."""
+    tensor = tensor.detach()
+    if tensor.dtype is torch.bfloat16:
+        tensor = tensor.float()
+    array: np.ndarray = tensor.cpu().resolve_conj().resolve_neg().numpy()
+    return array
+
+
+def non_tensor_leaf(values: Sequence[Any]) -> Any:
+    """The leaf for a non-tensor column: one shared value when every row is equal, else a
+    :class:`NonTensorStack` of the rows."""
+    if values and all(same_value(v, values[0]) for v in values[1:]):
+        return NonTensorData(values[0])
+    array = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        array[i] = v
+    return NonTensorStack(array)
+
+
+def build(
+    cls: Any,
+    columns: Iterable[tuple[tuple[str, ...], Any]],
+    rows: int,
+    *,
+    batch_size: Sequence[int] | None,
+    device: torch.device | str | int | None,
+    dtype: torch.dtype | None,
+    auto_batch_size: bool,
+    batch_dims: int | None,
+) -> Any:
+    """An instance of ``cls`` from ``(key path, leaf)`` pairs; its batch size is
+    ``[rows]`` unless ``batch_size`` is given (or ``auto_batch_size``/``batch_dims`` ask
+    for the longest shared shape)."""
+    mapping: dict[Any, Any] = {}
+    for path, leaf in columns:
+        if dtype is not None and isinstance(leaf, Tensor):
+            leaf = leaf.to(dtype)
+        mapping[path[0] if len(path) == 1 else path] = leaf
+    size = torch.Size([rows] if batch_size is None else batch_size)
+    where = torch.device(device) if device is not None else None
+    result = cls._from_mapping(mapping, size, where)
+    if auto_batch_size or batch_dims is not None:
+        result.auto_batch_size_(batch_dims)
+    return result
