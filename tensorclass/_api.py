@@ -22,6 +22,41 @@ from .constructors import (
     maybe_dense_stack,
 )
 from .decorator import is_tensorclass, tensorclass
+from .engine import TensorDictBase, cat, from_modules, stack
+from .engine.build.parse_repr import parse_tensor_dict_string
+from .engine.keys.merging import group_by, merge_tensordicts
+from .engine.keys.predicates import (
+    default_is_leaf,
+    is_bool,
+    is_floating,
+    is_inexact,
+    is_integer,
+    is_leaf_nontensor,
+)
+from .engine.lazy.stack import LazyStackedTensorDict, lazy_stack
+from .engine.leafwise.comparing import assert_allclose_td, assert_close
+from .engine.leafwise.reductions import ValuesIndices
+from .engine.shape.packing import PackLayout
+from .engine.storage.consolidate import from_consolidated
+from .engine.storage.formats.persistent import PersistentTensorDict
+from .engine.storage.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
+from .engine.storage.memmap.append import append_memmap
+from .engine.storage.memmap.archive import (
+    is_memmap_archive,
+    pack_memmap,
+    refresh_archive_checksums,
+    unpack_memmap,
+)
+from .engine.storage.parallel.collate import collate
+from .engine.storage.tables.functions import (
+    from_arrow,
+    from_csv,
+    from_json,
+    from_pandas,
+    from_parquet,
+    to_arrow,
+)
+from .engine.torch_api.padding import pad, pad_sequence, unpad_sequence
 from .errors import (
     BatchSizeError,
     FieldTypeError,
@@ -75,41 +110,6 @@ from .switches import (
 )
 from .tensor_attrs import TensorAttrs
 from .tensordict import TensorDict
-from .engine import TensorDictBase, cat, from_modules, stack
-from .engine.storage.parallel.collate import collate
-from .engine.leafwise.comparing import assert_allclose_td, assert_close
-from .engine.storage.consolidate import from_consolidated
-from .engine.storage.formats.persistent import PersistentTensorDict
-from .engine.lazy.stack import LazyStackedTensorDict, lazy_stack
-from .engine.storage.memmap import EntryInfo, MemmapInfo, MemoryMappedTensor, read_metadata
-from .engine.storage.memmap.append import append_memmap
-from .engine.storage.memmap.archive import (
-    is_memmap_archive,
-    pack_memmap,
-    refresh_archive_checksums,
-    unpack_memmap,
-)
-from .engine.keys.merging import group_by, merge_tensordicts
-from .engine.shape.packing import PackLayout
-from .engine.torch_api.padding import pad, pad_sequence, unpad_sequence
-from .engine.build.parse_repr import parse_tensor_dict_string
-from .engine.keys.predicates import (
-    default_is_leaf,
-    is_bool,
-    is_floating,
-    is_inexact,
-    is_integer,
-    is_leaf_nontensor,
-)
-from .engine.leafwise.reductions import ValuesIndices
-from .engine.storage.tables.functions import (
-    from_arrow,
-    from_csv,
-    from_json,
-    from_pandas,
-    from_parquet,
-    to_arrow,
-)
 from .typed import TensorClass
 from .typed_tensordict import TypedTensorDict
 from .unbatched import UnbatchedTensor

@@ -26,12 +26,12 @@ from .annotations import (
     resolve_annotations,
     skip_frames_of,
 )
+from .engine.core.state import TensorCore
 from .errors import SchemaError
 from .field_access import NonTensorField
 from .fields import MISSING, FieldSpec, field
 from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
-from .engine.core.state import TensorCore
 
 __all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_annotations"]
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import numpy as np
 from torch import nn
 
-from .tensordict import TensorDict
 from .engine.core.state import BatchSizeLike, DeviceLike, TensorCore
 from .engine.lazy.stack import LazyStackedTensorDict
 from .engine.lazy.stack import maybe_dense_stack as _maybe_dense_stack
+from .tensordict import TensorDict
 from .typed import TensorClass
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .non_tensor import NonTensorData, NonTensorStack
 from .engine.core.state import TensorCore
+from .non_tensor import NonTensorData, NonTensorStack
 
 __all__ = [
     "NonTensorField",

@@ -14,6 +14,14 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .engine.core.state import (
+    TensorCore,
+    as_batch_size,
+    as_device,
+    check_names,
+    fits_batch,
+    set_state,
+)
 from .errors import TensorClassError
 from .field_access import (
     set_batch_size,
@@ -25,14 +33,6 @@ from .field_access import (
 from .fields import MISSING
 from .keys import unravel_key_tuple
 from .schema import Schema
-from .engine.core.state import (
-    TensorCore,
-    as_batch_size,
-    as_device,
-    check_names,
-    fits_batch,
-    set_state,
-)
 
 __all__ = ["FACTORY", "make_init"]
 

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import torch
 
-from .errors import MemmapFormatError
-from .schema import is_typed
 from .engine.core.state import TensorCore
 from .engine.lazy.stack import LazyStackedTensorDict
 from .engine.storage.memmap.archive import reading_archive
@@ -21,6 +19,8 @@ from .engine.storage.memmap.load import ClassPolicy, load_tree, read_checked, su
 from .engine.storage.memmap.load_into import load_into
 from .engine.storage.memmap.metadata import MemmapInfo
 from .engine.storage.memmap.tensor import PathLike
+from .errors import MemmapFormatError
+from .schema import is_typed
 
 if TYPE_CHECKING:  # annotations only: the typed layer is above this one
     from .typed import TensorClass

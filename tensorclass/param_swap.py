@@ -13,9 +13,9 @@ import torch
 from torch import nn
 from typing_extensions import Self
 
+from .engine.params.to_module import swap_into
 from .registry import register_swap_class
 from .tensordict import TensorDict
-from .engine.params.to_module import swap_into
 
 __all__ = ["ParamSwap"]
 

@@ -15,9 +15,6 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
-from .errors import TensorClassError
-from .keys import unravel_key_tuple
-from .registry import register_dynamic_class
 from .engine.core.state import (
     BatchSizeLike,
     DeviceLike,
@@ -29,6 +26,9 @@ from .engine.core.state import (
 )
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
+from .errors import TensorClassError
+from .keys import unravel_key_tuple
+from .registry import register_dynamic_class
 from .typed import TensorClass
 
 __all__ = ["TensorDict"]

@@ -21,21 +21,21 @@ from torch import Tensor
 from typing_extensions import Self
 
 from .compiler import TensorClassMeta, install_schema, regenerate_init, resolve_annotations
+from .engine.base import TensorDictBase
+from .engine.core.state import TensorCore, fits_batch
+from .engine.storage.memmap.load import ClassPolicy
+from .engine.storage.memmap.tensor import PathLike
 from .errors import FieldTypeError, FrozenInstanceError, KeyNotFoundError
 from .field_access import SLOT_NAMES
 from .fields import field
 from .loading import load_memmap
 from .registry import register_typed_class
 from .schema import Field, Schema
-from .engine.core.state import TensorCore, fits_batch
-from .engine.base import TensorDictBase
-from .engine.storage.memmap.load import ClassPolicy
-from .engine.storage.memmap.tensor import PathLike
 
 if TYPE_CHECKING:
     from ._typing import InitAttr, ReadOnlyAfterInit
-    from .tensordict import TensorDict
     from .engine.core.state import BatchSizeLike, DeviceLike
+    from .tensordict import TensorDict
 
 __all__ = [
     "TensorClass",

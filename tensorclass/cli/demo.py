@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
-from ..loading import load_memmap
 from ..engine.storage.memmap.metadata import read_metadata
+from ..loading import load_memmap
 from ..validation import validate
 from .common import EXIT_OK, UsageError
 from .demo_data import CLASSES, ImageBatch, make_dataset

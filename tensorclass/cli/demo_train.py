@@ -14,9 +14,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional
 
+from ..engine.params.extract import from_modules
 from ..nn import TensorDictModule, TensorDictSequential
 from ..tensordict import TensorDict
-from ..engine.params.extract import from_modules
 from .demo_data import CLASSES, ImageBatch
 from .progress import Progress
 

@@ -12,8 +12,8 @@ import argparse
 import json
 from typing import Any
 
-from ..errors import MemmapFormatError
 from ..engine.storage.memmap.metadata import EntryInfo, MemmapInfo, read_metadata
+from ..errors import MemmapFormatError
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,

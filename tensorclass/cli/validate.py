@@ -21,10 +21,10 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
+from ..engine.storage.memmap.metadata import MemmapInfo, read_metadata
 from ..errors import MemmapFormatError, TensorClassError
 from ..loading import load_memmap
 from ..schema import FieldKind
-from ..engine.storage.memmap.metadata import MemmapInfo, read_metadata
 from ..validation import validate
 from ..validation.compiled import compiled, is_schema_class
 from ..validation.tensors import device_ok

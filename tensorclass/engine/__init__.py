@@ -1,4 +1,4 @@
-"""The engine: storage, keys, shapes, indexing, torch functions, lazy stacks, storage formats.
+"""The engine: the core, one folder per concept, and the classes assembled from them.
 
 ``TensorDict`` and typed classes are built on top of it (``tensorclass.typed``,
 ``tensorclass.tensordict``); the engine never imports them.
@@ -7,9 +7,9 @@
 from ..collection import is_tensor_collection
 from ..keys import NestedKey, unravel_key, unravel_keys
 from ..non_tensor import NonTensorData, NonTensorStack
-from .storage.parallel import collate as _collate  # noqa: F401  (registers DataLoader collation)
 from .base import TensorDictBase
 from .params.extract import from_module, from_modules
+from .storage.parallel import collate as _collate  # noqa: F401  (registers DataLoader collation)
 from .torch_api.functions import cat, stack
 
 __all__ = [

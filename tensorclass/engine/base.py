@@ -9,12 +9,12 @@ meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from th
 
 from __future__ import annotations
 
+from .lazy.restack import Restacking
+from .ops import TensorOps
 from .storage.consolidate import Consolidation
 from .storage.formats.methods import FormatMethods
-from .ops import TensorOps
-from .lazy.restack import Restacking
-from .storage.save_load import SaveSpellings
 from .storage.methods import StorageMethods
+from .storage.save_load import SaveSpellings
 from .storage.tables.methods import TableMethods
 
 __all__ = ["TensorDictBase"]

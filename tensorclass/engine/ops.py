@@ -16,23 +16,23 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from .core.state import Names
-from .leafwise.arithmetic import Arithmetic
-from .build.from_containers import ContainerBuilding
-from .params.building import ModuleBuilding
-from .params.state_dict import Checkpoint
-from .shape.context import ContextOps
 from .build.conversion import Conversion
-from .keys.dim_names import DimNames
-from .leafwise.factories import Factories
-from .params.to_module import FunctionalParams
-from .shape.packing import Packing
-from .torch_api.pytree import register_pytree
+from .build.from_containers import ContainerBuilding
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
-from .shape.selection import Selecting
+from .core.state import Names
+from .keys.dim_names import DimNames
+from .leafwise.arithmetic import Arithmetic
+from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
+from .params.building import ModuleBuilding
+from .params.state_dict import Checkpoint
+from .params.to_module import FunctionalParams
+from .shape.context import ContextOps
+from .shape.packing import Packing
+from .shape.selection import Selecting
 from .torch_api.functions import HANDLED_FUNCTIONS
+from .torch_api.pytree import register_pytree
 
 __all__ = ["TensorOps"]
 

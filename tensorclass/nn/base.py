@@ -20,10 +20,10 @@ import torch
 from torch import Tensor, nn
 from typing_extensions import Self, TypeVar
 
+from ..engine.base import TensorDictBase
+from ..engine.core.state import TensorCore
 from ..errors import BatchSizeError, KeyNotFoundError, SchemaError
 from ..tensordict import TensorDict
-from ..engine.core.state import TensorCore
-from ..engine.base import TensorDictBase
 from .keys import Key, as_keys, call_name, show_keys
 from .skip import ACTIVE as _SKIP_BLOCKS
 from .skip import current_mode, should_skip

@@ -29,8 +29,8 @@ from torch import Tensor
 from torch.distributions import Distribution
 
 from ..errors import KeyNotFoundError
-from ..tensordict import TensorDict
 from ..keys import NestedKey, unravel_key
+from ..tensordict import TensorDict
 from .keys import Key
 from .lp_aggregate import composite_lp_aggregate
 

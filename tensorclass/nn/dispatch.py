@@ -23,10 +23,10 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast, overload
 
-from ..errors import InvalidKeyError
-from ..tensordict import TensorDict
 from ..engine.core.state import TensorCore
+from ..errors import InvalidKeyError
 from ..keys import NestedKey
+from ..tensordict import TensorDict
 from .keys import Key, as_keys
 
 __all__ = ["dispatch"]

@@ -24,9 +24,9 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
+from ..engine.base import TensorDictBase
 from ..errors import BatchSizeError
 from ..tensordict import TensorDict
-from ..engine.base import TensorDictBase
 from .base import TensorDictModuleBase, _reset_each
 from .keys import Key, structure_copy
 from .params import TensorDictParams

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeAlias
 
-from ..errors import InvalidKeyError
 from ..engine.core.state import TensorCore
+from ..errors import InvalidKeyError
 from ..keys import NestedKey, unravel_key
 from ..non_tensor import NonTensorData, NonTensorStack
 

@@ -28,11 +28,11 @@ import torch.utils._pytree as pytree
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
+from ..engine.core.state import TensorCore
+from ..engine.torch_api.pytree import flatten_node, unflatten_node
+from ..keys import NestedKey
 from ..registry import register_params_class
 from ..tensordict import TensorDict
-from ..engine.core.state import TensorCore
-from ..keys import NestedKey
-from ..engine.torch_api.pytree import flatten_node, unflatten_node
 from .params_forward import install_forwards, unwrap
 from .params_sync import reconcile, reconcile_level, registered
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from torch import nn
 
-from ..tensordict import TensorDict
 from ..engine.leafwise.table import LeafOps
+from ..tensordict import TensorDict
 from .params_sync import reconcile
 
 __all__ = ["install_forwards", "unwrap"]

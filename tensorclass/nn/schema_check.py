@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..engine.core.state import TensorCore
 from ..errors import KeyNotFoundError, SchemaError
 from ..fields import MISSING
 from ..schema import Field, FieldKind, resolved_schema
-from ..engine.core.state import TensorCore
 from .keys import Key
 
 __all__ = ["available_keys", "check_keys", "check_schema_class", "is_available", "valid_keys"]

@@ -20,8 +20,8 @@ from typing import Any, Literal, cast, overload
 
 from torch import nn
 
-from ..errors import KeyNotFoundError, SchemaError
 from ..engine.lazy.stack import LazyStackedTensorDict
+from ..errors import KeyNotFoundError, SchemaError
 from .base import T, TensorDictModuleBase, first_missing
 from .keys import Key, KeysLike, as_keys, show_keys, structure_copy
 from .schema_check import available_keys, check_keys, check_schema_class, is_available

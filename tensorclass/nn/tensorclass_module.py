@@ -30,8 +30,8 @@ from typing import Any, Generic, cast, get_args, get_origin
 from torch import nn
 from typing_extensions import TypeVar
 
-from ..schema import FieldKind, resolved_schema
 from ..engine.core.state import TensorCore
+from ..schema import FieldKind, resolved_schema
 from .base import TensorDictModuleBase, first_missing
 from .keys import Key
 

@@ -17,9 +17,9 @@ from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter, Val
 from torch import Tensor
 
 from ..fields import MISSING
+from ..non_tensor import NonTensorData, NonTensorStack, same_value
 from ..schema import Field, FieldKind, Schema, is_typed
 from ..specs import Spec
-from ..non_tensor import NonTensorData, NonTensorStack, same_value
 from .problems import Loc, Problems, describe
 from .tensors import check_tensor
 

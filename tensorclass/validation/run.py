@@ -27,12 +27,12 @@ import torch
 from pydantic import ValidationError
 from torch import Tensor
 
-from ..errors import TensorClassError
-from ..schema import FieldKind
-from ..specs import Spec
 from ..engine.core.state import BatchSizeLike, TensorCore, as_batch_size
 from ..engine.lazy.stack import LazyStackedTensorDict
+from ..errors import TensorClassError
 from ..non_tensor import NonTensorData, NonTensorStack
+from ..schema import FieldKind
+from ..specs import Spec
 from .compiled import (
     ClassValidator,
     FieldCheck,

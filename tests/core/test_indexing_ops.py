@@ -529,7 +529,7 @@ def test_pin_memory_without_an_accelerator_is_a_no_op(kind: str) -> None:
 
 
 def test_pin_memory_pins_every_tensor_when_available(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tensorclass.engine import tensor_state
+    from tensorclass.engine.leafwise import tensor_state
 
     pinned: list[int] = []
 

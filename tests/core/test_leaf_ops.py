@@ -16,10 +16,10 @@ import torch
 from torch import Tensor
 
 from tensorclass import TensorDict, lazy_stack
-from tensorclass.errors import OperandError
 from tensorclass.engine.leafwise.elementwise_kinds import QUANTIZED
 from tensorclass.engine.leafwise.kind import TABLE, LeafOp
 from tensorclass.engine.leafwise.table import LeafOps
+from tensorclass.errors import OperandError
 
 # a cast to complex32 (ComplexHalf) warns that torch's support of it is experimental
 pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")

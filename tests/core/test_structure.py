@@ -16,10 +16,10 @@ import torch
 
 import tensorclass
 from tensorclass import LazyStackedTensorDict, TensorClass, TensorDict, TensorDictBase, lazy_stack
+from tensorclass.engine.core.state import TensorCore, fits_batch
 from tensorclass.errors import BatchSizeError
 from tensorclass.param_swap import ParamSwap
 from tensorclass.schema import DYNAMIC, Schema
-from tensorclass.engine.core.state import TensorCore, fits_batch
 
 PACKAGE = Path(tensorclass.__file__).parent
 

@@ -20,9 +20,9 @@ import torch
 from torch import Tensor, nn
 
 from tensorclass import TensorDict
+from tensorclass.engine.core.state import TensorCore
 from tensorclass.nn import TensorDictParams
 from tensorclass.nn.params_forward import LEAFWISE_INPLACE, MUTATORS
-from tensorclass.engine.core.state import TensorCore
 
 
 def make() -> TensorDictParams:

@@ -10,13 +10,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tensorclass.engine.torch_api.functions import HANDLED_FUNCTIONS
 from tensorclass.plugins._mypy_torch_names import (
     C_NN_NAMES,
     FUNCTIONAL_NAMES,
     TORCH_FUNCTIONS,
     TORCH_NAMES,
 )
-from tensorclass.engine.torch_api.functions import HANDLED_FUNCTIONS
 
 from .checkers import run_mypy, state_dir
 

@@ -27,8 +27,8 @@ import torch
 from torch import Tensor
 
 from ...errors import OperandError
-from .state import TensorCore
 from ...keys import shown_key
+from .state import TensorCore
 
 __all__ = [
     "check_nested",

@@ -13,9 +13,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ...non_tensor import NonTensorData, NonTensorStack
 from ...switches import get_printoptions
 from .state import TensorCore
-from ...non_tensor import NonTensorData, NonTensorStack
 
 __all__ = ["describe_leaf", "describe_tensor", "format_instance"]
 

@@ -14,6 +14,9 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
+from ...keys import NestedKey, unravel_key, unravel_key_tuple
+from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
+from ..core.paths import walk
 from ..core.state import (
     MISSING,
     BatchSizeLike,
@@ -25,9 +28,6 @@ from ..core.state import (
     fits_batch,
 )
 from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk_is_leaf
-from ...keys import NestedKey, unravel_key, unravel_key_tuple
-from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
-from ..core.paths import walk
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict

@@ -14,8 +14,8 @@ from typing import Any
 
 from torch import Tensor
 
-from ..core.state import TensorCore
 from ...keys import unravel_key_tuple
+from ..core.state import TensorCore
 
 __all__ = ["FilteredKeysView", "KeysView"]
 

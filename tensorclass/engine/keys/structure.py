@@ -16,11 +16,11 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import KeyNotFoundError, StructureMismatchError
+from ...keys import NestedKey, unravel_key, unravel_key_tuple
+from ...non_tensor import NonTensorData, NonTensorStack
 from ..core.state import MISSING, TensorCore
 from .access import KeyAccess, _owner, read_value
 from .listing import _walk
-from ...keys import NestedKey, unravel_key, unravel_key_tuple
-from ...non_tensor import NonTensorData, NonTensorStack
 
 __all__ = ["Structure"]
 

@@ -25,8 +25,8 @@ from torch import Tensor
 
 from ...errors import StructureMismatchError
 from ..core.state import TensorCore
-from .shape import LazyShapeOps, _restack
 from ..shape.batch_dims import batch_dim
+from .shape import LazyShapeOps, _restack
 
 __all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
 

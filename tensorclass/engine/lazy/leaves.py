@@ -15,9 +15,9 @@ import torch
 from torch import Tensor
 
 from ...errors import KeyNotFoundError, StructureMismatchError
-from ..core.state import MISSING, TensorCore
-from ..core.inplace import distinct_writes
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
+from ..core.inplace import distinct_writes
+from ..core.state import MISSING, TensorCore
 
 __all__ = ["LazyLeaves", "split_leaf", "stack_leaves"]
 

@@ -27,11 +27,11 @@ import numpy as np
 from torch import Tensor
 from typing_extensions import Self
 
+from ..core.masks import check_mask
 from ..core.state import TensorCore
 from ..leafwise.elementwise_kinds import nan_replace, unary
-from .shape import LazyShapeOps, _restack
 from ..leafwise.kind import TABLE
-from ..core.masks import check_mask
+from .shape import LazyShapeOps, _restack
 
 __all__ = ["LazyMaths"]
 

@@ -37,9 +37,9 @@ import torch.utils._pytree as pytree
 from torch import Tensor
 
 from ...errors import StructureMismatchError
+from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ..core.state import TensorCore
 from .ragged import pad_stack
-from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 
 __all__ = ["StackContext", "flatten_stack", "flatten_stack_with_keys", "unflatten_stack"]
 

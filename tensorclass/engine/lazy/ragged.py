@@ -20,8 +20,8 @@ from torch import Tensor
 from torch.nn import functional
 
 from ...errors import StructureMismatchError
-from ..core.state import MISSING
 from ...keys import NestedKey
+from ..core.state import MISSING
 from .members import LazyMembers
 
 __all__ = ["LazyRagged", "pad_stack"]

@@ -13,8 +13,8 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..core.state import TensorCore
-from .stack import LazyStackedTensorDict, lazy_stack
 from ..shape.batch_dims import ShapeOps, batch_dim
+from .stack import LazyStackedTensorDict, lazy_stack
 
 __all__ = ["Restacking"]
 

@@ -20,14 +20,14 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, OperandError
-from ...registry import dynamic_class
-from ..core.state import TensorCore
-from ..shape.indexing import _fits, _tensor_leaves, normalize_index
 from ...keys import shown_key
-from .leaves import LazyLeaves
+from ...registry import dynamic_class
 from ..core.inplace import first_difference, holds_lazy
+from ..core.state import TensorCore
 from ..ops import TensorOps
 from ..shape.batch_dims import _infer_shape, _sizes, batch_dim, squeeze_dims
+from ..shape.indexing import _fits, _tensor_leaves, normalize_index
+from .leaves import LazyLeaves
 
 __all__ = ["LazyShapeOps"]
 

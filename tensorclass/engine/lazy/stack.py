@@ -42,26 +42,26 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
+from ...keys import unravel_key_tuple
+from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class
 from ...switches import printoption
+from ..core.inplace import check_nested, distinct_writes
+from ..core.repr import describe_leaf, describe_tensor
+from ..core.safe_globals import allow_loading
 from ..core.state import MISSING, TensorCore, set_state
 from ..keys.access import cloned_input, read_value
-from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
-from ..shape.context import undo_lock
-from ..leafwise.apply import zero_tensors
 from ..keys.listing import KeysView
-from ...keys import unravel_key_tuple
+from ..leafwise.apply import zero_tensors
+from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
+from ..shape.batch_dims import batch_dim
+from ..shape.context import undo_lock
 from .cat import LAZY_FUNCTIONS
 from .forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .ragged import LazyRagged, _PaddingSide, pad_stack
 from .shape import LazyShapeOps
-from ..core.inplace import check_nested, distinct_writes
-from ...non_tensor import stack_non_tensors
-from ..core.repr import describe_leaf, describe_tensor
-from ..core.safe_globals import allow_loading
-from ..shape.batch_dims import batch_dim
 
 if TYPE_CHECKING:
     from ..base import TensorDictBase

@@ -13,9 +13,9 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, OperandError, StructureMismatchError
-from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 from ..core.inplace import holds_lazy, run_through_lazy, through_lazy
 from ..core.masks import check_mask, expand_mask
+from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 
 __all__ = ["Functional", "tensor_leaves", "zero_tensors"]
 

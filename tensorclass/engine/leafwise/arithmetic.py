@@ -18,16 +18,16 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import OperandError, StructureMismatchError
-from . import functions as leaf_functions
+from ...keys import shown_key
+from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
+from ..core.inplace import holds_lazy, through_lazy
 from ..core.state import TensorCore
 from ..keys.access import KeyAccess
-from .elementwise import Elementwise, align, batch_aligned, with_default
-from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
-from ...keys import shown_key
-from ..core.inplace import holds_lazy, through_lazy
-from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
-from .reduction_kinds import single_dim
 from ..shape.batch_dims import batch_dim
+from . import functions as leaf_functions
+from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .elementwise import Elementwise, align, batch_aligned, with_default
+from .reduction_kinds import single_dim
 
 __all__ = ["Arithmetic"]
 

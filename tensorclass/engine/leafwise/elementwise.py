@@ -32,13 +32,13 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import OperandError, StructureMismatchError
-from . import functions as leaf_functions
-from ..core.state import TensorCore
-from .apply import Functional, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from ...keys import shown_key
-from ..core.inplace import through_lazy
-from .table import LeafOps
 from ...non_tensor import NonTensorData
+from ..core.inplace import through_lazy
+from ..core.state import TensorCore
+from . import functions as leaf_functions
+from .apply import Functional, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .table import LeafOps
 
 __all__ = ["Elementwise", "align", "batch_aligned", "leafwise", "with_default"]
 

@@ -29,8 +29,8 @@ import torch
 from torch import Tensor
 
 from ...errors import OperandError
-from ..core.state import TensorCore
 from ...keys import shown_key
+from ..core.state import TensorCore
 from .kind import Kind
 
 __all__ = [

@@ -26,10 +26,10 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import StructureMismatchError
-from ..core.state import MISSING, TensorCore, as_device
-from ..keys.access import KeyAccess
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import NonTensorStack
+from ..core.state import MISSING, TensorCore, as_device
+from ..keys.access import KeyAccess
 
 __all__ = ["Factories"]
 

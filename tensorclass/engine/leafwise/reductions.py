@@ -39,9 +39,9 @@ import torch.utils._pytree as pytree
 from torch import Tensor
 
 from ...errors import InvalidKeyError, StructureMismatchError
+from ...non_tensor import NonTensorData, NonTensorStack
 from ...registry import dynamic_class
 from ..core.state import Names, TensorCore
-from ...non_tensor import NonTensorData, NonTensorStack
 from ..shape.batch_dims import batch_dim
 
 __all__ = [

@@ -33,6 +33,7 @@ import torch
 from torch import Tensor
 
 from . import functions as leaf_functions
+from .apply import Functional
 from .elementwise_kinds import (
     binary,
     binary_alpha,
@@ -49,7 +50,6 @@ from .elementwise_kinds import (
     unary,
     unary_inplace,
 )
-from .apply import Functional
 from .reduction_kinds import (
     batch_reduction,
     leaf_norm,

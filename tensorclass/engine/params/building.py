@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from torch import nn
 from typing_extensions import Self
 
-from . import extract as module_params
 from ..build.instances import Building
+from . import extract as module_params
 
 if TYPE_CHECKING:
     from ...nn.params import TensorDictParams

@@ -16,8 +16,8 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, LockedError
-from ..core.state import BatchSizeLike, Names, TensorCore, as_batch_size
 from ...non_tensor import NonTensorData
+from ..core.state import BatchSizeLike, Names, TensorCore, as_batch_size
 
 __all__ = ["ShapeOps", "batch_dim"]
 

@@ -26,8 +26,8 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..core.state import TensorCore
-from .batch_dims import ShapeOps, batch_dim
 from ..keys.structure import Structure
+from .batch_dims import ShapeOps, batch_dim
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict

@@ -19,12 +19,12 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, StructureMismatchError
+from ...keys import NestedKey, shown_key, unravel_key_tuple
+from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
+from ..core.inplace import holds_lazy, run_through_lazy
 from ..core.state import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
 from ..keys.access import _WRAPPED, KeyAccess, read_value
-from ...keys import NestedKey, shown_key, unravel_key_tuple
-from ..core.inplace import holds_lazy, run_through_lazy
-from ...non_tensor import NonTensorData, NonTensorStack, same_value
 
 __all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
 

@@ -26,9 +26,9 @@ import torch
 from torch import Tensor
 
 from ...errors import OperandError, StructureMismatchError
+from ...keys import shown_key
 from ...registry import dynamic_class
 from ..core.state import TensorCore
-from ...keys import shown_key
 
 __all__ = ["PackLayout", "Packing", "pack"]
 

@@ -28,8 +28,8 @@ import torch.nn.functional as F
 from torch import Tensor
 from typing_extensions import Self
 
-from ..core.state import TensorCore
 from ...non_tensor import NonTensorStack
+from ..core.state import TensorCore
 from .batch_dims import ShapeOps, batch_dim
 
 __all__ = ["Rearranging", "positions_like"]

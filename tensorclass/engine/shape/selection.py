@@ -26,14 +26,14 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, KeyNotFoundError
+from ...keys import NestedKey, unravel_key_tuple
+from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
-from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
-from ...keys import NestedKey, unravel_key_tuple
-from ...non_tensor import NonTensorData
-from .rearrange import Rearranging
 from .batch_dims import batch_dim
+from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
+from .rearrange import Rearranging
 
 __all__ = ["Selecting"]
 

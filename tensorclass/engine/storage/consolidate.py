@@ -31,15 +31,15 @@ import torch
 from torch import Tensor
 from typing_extensions import Self
 
+from ..core.safe_globals import allow_loading
 from ..core.state import TensorCore
+from ..lazy.stack import LazyStackedTensorDict, lazy_stack
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
-from ..lazy.stack import LazyStackedTensorDict, lazy_stack
+from .flat_buffer import byte_layout, views_into
 from .memmap.options import in_background
 from .memmap.tensor import PathLike
-from ..core.safe_globals import allow_loading
 from .methods import StorageMethods
-from .flat_buffer import byte_layout, views_into
 
 __all__ = ["Consolidation", "from_consolidated", "tensors_of"]
 

@@ -24,15 +24,15 @@ import torch
 from torch import Tensor
 
 from ...errors import MemmapFormatError, RecordedClassError
-from ..core.state import TensorCore, fits_batch
 from ...json_values import non_tensor_from_json, non_tensor_to_json
+from ...non_tensor import NonTensorData, NonTensorStack
+from ..core.state import TensorCore, fits_batch
 from ..lazy.stack import LazyStackedTensorDict, lazy_stack
+from .flat_buffer import byte_layout
 from .memmap.load import _fields, resolve_class
 from .memmap.metadata import DTYPES, dtype_name
 from .memmap.save import class_path
 from .memmap.tensor import PathLike
-from ...non_tensor import NonTensorData, NonTensorStack
-from .flat_buffer import byte_layout
 
 __all__ = ["read_file", "tensors_of", "write_file"]
 

@@ -30,8 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..leafwise import functions as leaf_functions
 from ..core.state import TensorCore
+from ..leafwise import functions as leaf_functions
 from ..leafwise.elementwise import leafwise
 
 __all__ = ["ELEMENTWISE_FUNCTIONS"]

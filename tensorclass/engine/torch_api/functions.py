@@ -21,10 +21,10 @@ import torch
 from torch import Tensor
 
 from ...errors import StructureMismatchError
-from ..core.state import TensorCore
-from ..leafwise.apply import paired_tensor_leaves
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
+from ..core.state import TensorCore
+from ..leafwise.apply import paired_tensor_leaves
 from ..shape.batch_dims import batch_dim
 from .elementwise import ELEMENTWISE_FUNCTIONS
 

@@ -32,8 +32,8 @@ import torch.utils._pytree as pytree
 from torch import Tensor
 from torch.nn import Parameter
 
-from ..core.state import Names, TensorCore
 from ...non_tensor import NonTensorData, NonTensorStack
+from ..core.state import Names, TensorCore
 
 _set_locked = TensorCore.__dict__["_locked"].__set__
 # Classes registered with their own hooks (lazy stacks): a child of their own inside a node.

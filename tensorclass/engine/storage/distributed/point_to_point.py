@@ -30,14 +30,14 @@ import torch.distributed as dist
 from torch import Tensor
 
 from ....errors import StructureMismatchError
-from ...core.state import TensorCore
-from ..consolidated_buffer import buffer_of
 from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
+from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.state import TensorCore
 from ...lazy.stack import LazyStackedTensorDict, lazy_stack
+from ..consolidated_buffer import buffer_of
+from ..flat_buffer import pack_bytes, split_buckets, views_into
 from ..memmap.metadata import DTYPES
 from ..memmap.save import class_path
-from ....non_tensor import NonTensorData, NonTensorStack
-from ..flat_buffer import pack_bytes, split_buckets, views_into
 
 __all__ = [
     "Transfer",

@@ -21,9 +21,9 @@ import torch.distributed as dist
 from torch import Tensor
 
 from ...core.state import TensorCore
-from .point_to_point import Transfer, _as_bytes, _check_collective, _device, _flat_collective, _text
 from ...lazy.stack import LazyStackedTensorDict
 from ...torch_api.functions import stack
+from .point_to_point import Transfer, _as_bytes, _check_collective, _device, _flat_collective, _text
 from .wire_tree import decode_tree, pack_tree
 
 __all__ = ["gather_and_stack", "reduce", "scatter"]

@@ -23,14 +23,14 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ...core.state import TensorCore
 from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
+from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.state import TensorCore
 from ...lazy.stack import LazyStackedTensorDict, lazy_stack
+from ..flat_buffer import pack_bytes, views_into
 from ..memmap.load import resolve_class
 from ..memmap.metadata import DTYPES, dtype_name
 from ..memmap.save import class_path
-from ....non_tensor import NonTensorData, NonTensorStack
-from ..flat_buffer import pack_bytes, views_into
 
 __all__ = ["decode_tree", "encode_tree", "pack_tree"]
 

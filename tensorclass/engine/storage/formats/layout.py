@@ -35,14 +35,14 @@ import torch
 from torch import Tensor
 
 from ....errors import FileFormatError, RecordedClassError
+from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_in
+from ....non_tensor import NonTensorData, NonTensorStack
 from ....registry import dynamic_class
 from ....schema import FieldKind, resolved_schema
 from ....unbatched import UnbatchedTensor
 from ...core.state import TensorCore, fits_batch
-from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_in
 from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from ..memmap.load import ClassPolicy, defined_classes, resolve_class
-from ....non_tensor import NonTensorData, NonTensorStack
 
 __all__ = [
     "LAYOUT_KEY",

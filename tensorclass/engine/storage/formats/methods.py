@@ -12,10 +12,10 @@ import torch
 
 from ....schema import is_typed
 from ...core.state import TensorCore
-from .persistent import PersistentTensorDict, open_persistent, write_persistent
-from .safetensors_file import read_safetensors, write_safetensors
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike
+from .persistent import PersistentTensorDict, open_persistent, write_persistent
+from .safetensors_file import read_safetensors, write_safetensors
 
 __all__ = ["FormatMethods"]
 

@@ -17,14 +17,14 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ....errors import FileFormatError, KeyNotFoundError
+from ....json_values import non_tensor_to_json
 from ....keys import unravel_key
+from ....non_tensor import NonTensorData, NonTensorStack
 from ....unbatched import UnbatchedTensor
 from ...core.state import TensorCore
-from ....json_values import non_tensor_to_json
 from ...lazy.stack import LazyStackedTensorDict
 from ..memmap.load import ClassPolicy
 from ..memmap.metadata import DTYPES
-from ....non_tensor import NonTensorData, NonTensorStack
 from .backends import Backend, numpy_of, torch_dtype_of
 from .backends import backend as make_backend
 from .layout import VERSION, build, check_tensor

@@ -22,10 +22,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ...core.state import TensorCore
 from ....json_values import non_tensor_to_json
-from ...lazy.stack import LazyStackedTensorDict
 from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.state import TensorCore
+from ...lazy.stack import LazyStackedTensorDict
 from .load import read_checked
 from .metadata import DTYPES, META_NAME, MemmapInfo, dtype_name
 from .save import class_path

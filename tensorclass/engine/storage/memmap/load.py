@@ -58,12 +58,12 @@ from typing import Any, Literal
 import torch
 
 from ....errors import MemmapFormatError, RecordedClassError
+from ....json_values import non_tensor_from_json, rebuilder_in
+from ....non_tensor import NonTensorData
 from ....registry import dynamic_class
 from ....schema import FieldKind, resolved_schema
 from ...core.state import TensorCore
-from ....json_values import non_tensor_from_json, rebuilder_in
 from ...lazy.stack import LazyStackedTensorDict, lazy_stack
-from ....non_tensor import NonTensorData
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike

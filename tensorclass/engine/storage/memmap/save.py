@@ -29,12 +29,12 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ....errors import MemmapFormatError
+from ....json_values import non_tensor_to_json
+from ....non_tensor import NonTensorData, NonTensorStack
 from ....registry import dynamic_class
 from ....schema import is_typed, resolved_schema
 from ...core.state import TensorCore
-from ....json_values import non_tensor_to_json
 from ...lazy.stack import LazyStackedTensorDict, lazy_stack
-from ....non_tensor import NonTensorData, NonTensorStack
 from .metadata import (
     FORMAT,
     META_NAME,

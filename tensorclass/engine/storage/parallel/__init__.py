@@ -1,1 +1,2 @@
-"""parallel."""
+"""Work over processes: :mod:`.map` (``map`` over a pool of workers), :mod:`.methods`
+(``share_memory_``, ``map``...) and :mod:`.collate` (``DataLoader`` batching)."""
