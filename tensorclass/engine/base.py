@@ -36,3 +36,12 @@ class TensorDictBase(
     """
 
     __slots__ = ()
+
+    # The storage and scale operations, attached by folder, one line each
+    # (``name = module.function``).
+
+    # storage/
+    # (storage/ operations go here)
+
+    # lazy/restack.py
+    # (restack operations go here)

@@ -73,6 +73,22 @@ class TensorOps(
 
     __slots__ = ()
 
+    # The operations, attached by folder, one line each (``name = module.function``).
+
+    # keys/
+    # (keys/ operations go here)
+
+    # shape/
+    # (shape/ operations go here)
+
+    # leafwise/
+    # (leafwise/ operations go here)
+
+    # build/ and params/
+    # (build/ and params/ operations go here)
+
+    # The protocol methods.
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)

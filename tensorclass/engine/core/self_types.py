@@ -1,0 +1,31 @@
+"""The type of ``self`` in the engine's operations, which are functions attached to classes.
+
+An operation is a module-level function in the folder of its concept, typed against the
+class it is attached to::
+
+    def permute(self: E, *dims: int) -> E: ...
+
+and attached in one place (``engine/ops.py`` or ``engine/base.py``) as ``permute =
+batch_dims.permute``. Type checkers bind ``E`` to the class of the instance, so
+``Sub().permute(1, 0)`` is a ``Sub``, exactly as a method returning ``Self``.
+
+The bound is the assembled class, named here for type checkers only (an annotation, not an
+import at run time): an operation may call any other operation as a method
+(``self.apply(...)``), so a class that overrides one (a lazy stack overrides writes and
+indexing) is still honoured.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from ..base import TensorDictBase
+    from ..ops import TensorOps
+
+__all__ = ["B", "E"]
+
+#: ``self`` of an operation attached to ``TensorOps``: every class, lazy stacks included.
+E = TypeVar("E", bound="TensorOps")
+#: ``self`` of a storage or scale operation attached to ``TensorDictBase``.
+B = TypeVar("B", bound="TensorDictBase")
