@@ -12,9 +12,9 @@ at run time (subclasses of ``classmethod`` and ``property``) with signatures che
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar, overload
 
-from typing_extensions import Concatenate, ParamSpec, Self
+from typing_extensions import ParamSpec, Self
 
 __all__ = ["class_op", "op_property"]
 
@@ -31,7 +31,7 @@ else:  # classmethod takes no type arguments at run time: subscripting gives it 
             return cls
 
 
-class class_op(_ClassMethod[Any, P, Any], Generic[P]):  # noqa: N801  (used like classmethod)
+class class_op(_ClassMethod[Any, P, Any], Generic[P]):
     """A class method from a function ``f(cls: type[E], ...) -> E``: called on a class, it
     returns an instance of that class.
 
@@ -49,7 +49,7 @@ class class_op(_ClassMethod[Any, P, Any], Generic[P]):  # noqa: N801  (used like
         return bound
 
 
-class op_property(property, Generic[R]):  # noqa: N801  (used like property)
+class op_property(property, Generic[R]):
     """A property from a getter function (and an optional setter), typed by the getter.
 
     >>> class A:
