@@ -28,8 +28,8 @@ from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
+from .shape import packing
 from .shape.context import ContextOps
-from .shape.packing import Packing
 from .shape.selection import Selecting
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
@@ -59,7 +59,6 @@ class TensorOps(
     Arithmetic,
     FunctionalParams,
     DimNames,
-    Packing,
     Checkpoint,
     ContainerBuilding,
     ModuleBuilding,
@@ -79,7 +78,8 @@ class TensorOps(
     # (keys/ operations go here)
 
     # shape/
-    # (shape/ operations go here)
+    # packing.py
+    pack = packing.pack
 
     # leafwise/
     # (leafwise/ operations go here)
