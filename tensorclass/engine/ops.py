@@ -28,9 +28,10 @@ from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
-from .shape import packing
+from .shape import packing, selection
 from .shape.context import ContextOps
-from .shape.selection import Selecting
+from .shape.indexing import Indexing
+from .shape.rearrange import Rearranging
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
 
@@ -53,7 +54,8 @@ def _rebuild(
 
 class TensorOps(
     ContextOps,
-    Selecting,
+    Rearranging,
+    Indexing,
     TensorState,
     Conversion,
     Arithmetic,
@@ -80,6 +82,16 @@ class TensorOps(
     # shape/
     # packing.py
     pack = packing.pack
+    # selection.py
+    gather = selection.gather
+    masked_select = selection.masked_select
+    narrow = selection.narrow
+    tensor_split = selection.tensor_split
+    get_at = selection.get_at
+    set_at_ = selection.set_at_
+    update_at_ = selection.update_at_
+    copy_at_ = selection.copy_at_
+    get_item_shape = selection.get_item_shape
 
     # leafwise/
     # (leafwise/ operations go here)
