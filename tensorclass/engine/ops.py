@@ -22,14 +22,14 @@ from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
 from .keys.dim_names import DimNames
+from .keys.structure import Structure
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
-from .shape import packing, selection
-from .shape.context import ContextOps
+from .shape import context, packing, selection
 from .shape.indexing import Indexing
 from .shape.rearrange import Rearranging
 from .torch_api.functions import HANDLED_FUNCTIONS
@@ -53,11 +53,11 @@ def _rebuild(
 
 
 class TensorOps(
-    ContextOps,
     Rearranging,
     Indexing,
     TensorState,
     Conversion,
+    Structure,
     Arithmetic,
     FunctionalParams,
     DimNames,
@@ -80,6 +80,22 @@ class TensorOps(
     # (keys/ operations go here)
 
     # shape/
+    # context.py
+    _remember = context._remember
+    __enter__ = context.__enter__
+    __exit__ = context.__exit__
+    clear_refs_for_compile_ = context.clear_refs_for_compile_
+    lock_ = context.lock_
+    unlock_ = context.unlock_
+    flatten_keys = context.flatten_keys
+    unflatten_keys = context.unflatten_keys
+    permute = context.permute
+    transpose = context.transpose
+    unsqueeze = context.unsqueeze
+    squeeze = context.squeeze
+    view = context.view
+    flatten = context.flatten
+    unflatten = context.unflatten
     # packing.py
     pack = packing.pack
     # selection.py
