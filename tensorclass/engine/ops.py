@@ -29,9 +29,8 @@ from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
-from .shape import context, packing, selection
+from .shape import context, packing, rearrange, selection
 from .shape.indexing import Indexing
-from .shape.rearrange import Rearranging
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
 
@@ -53,7 +52,6 @@ def _rebuild(
 
 
 class TensorOps(
-    Rearranging,
     Indexing,
     TensorState,
     Conversion,
@@ -98,6 +96,22 @@ class TensorOps(
     unflatten = context.unflatten
     # packing.py
     pack = packing.pack
+    # rearrange.py
+    movedim = rearrange.movedim
+    moveaxis = rearrange.moveaxis
+    swapaxes = rearrange.swapaxes
+    swapdims = rearrange.swapdims
+    rot90 = rearrange.rot90
+    fliplr = rearrange.fliplr
+    flipud = rearrange.flipud
+    atleast_1d = rearrange.atleast_1d
+    atleast_2d = rearrange.atleast_2d
+    atleast_3d = rearrange.atleast_3d
+    broadcast_to = rearrange.broadcast_to
+    pad = rearrange.pad
+    to_padded_tensor = rearrange.to_padded_tensor
+    tile = rearrange.tile
+    repeat_interleave = rearrange.repeat_interleave
     # selection.py
     gather = selection.gather
     masked_select = selection.masked_select

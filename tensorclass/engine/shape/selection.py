@@ -33,6 +33,7 @@ from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import batch_dim
 from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
+from .rearrange import _rearranged
 
 __all__ = [
     "copy_at_",
@@ -108,7 +109,7 @@ def gather(
     def nested_fn(leaf: Any) -> Any:
         return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
 
-    result = self._rearranged(tensor_fn, nested_fn, new)
+    result = _rearranged(self, tensor_fn, nested_fn, new)
     if out is not None:
         out.update_(result)  # type: ignore[attr-defined]
         return out  # type: ignore[return-value]
