@@ -29,8 +29,7 @@ from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
-from .shape import context, packing, rearrange, selection
-from .shape.indexing import Indexing
+from .shape import context, indexing, packing, rearrange, selection
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
 
@@ -52,7 +51,6 @@ def _rebuild(
 
 
 class TensorOps(
-    Indexing,
     TensorState,
     Conversion,
     Structure,
@@ -94,6 +92,11 @@ class TensorOps(
     view = context.view
     flatten = context.flatten
     unflatten = context.unflatten
+    # indexing.py
+    __getitem__ = indexing.__getitem__
+    __setitem__ = indexing.__setitem__
+    _index = indexing._index
+    _set_at = indexing._set_at
     # packing.py
     pack = packing.pack
     # rearrange.py

@@ -19,7 +19,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
@@ -32,8 +32,11 @@ from ..core.self_types import E
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import batch_dim
-from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
+from .indexing import _leaves, indexed_batch_size, normalize_index
 from .rearrange import _rearranged
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = [
     "copy_at_",
@@ -222,8 +225,8 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
         if isinstance(leaf, Tensor):
             leaf[normalized] = value
             return self
-        if isinstance(leaf, Indexing):
-            leaf._set_at(normalized, value)
+        if isinstance(leaf, TensorCore):
+            cast("TensorOps", leaf)._set_at(normalized, value)
             return self
     leaf = self._leaf(_key(flat))  # raises for a missing key
     target = indexed_batch_size(self._batch_size, normalized)
