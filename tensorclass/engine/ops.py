@@ -29,7 +29,7 @@ from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
-from .shape import context, indexing, packing, rearrange, selection
+from .shape import batch_dims, context, indexing, packing, rearrange, selection
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
 
@@ -76,6 +76,18 @@ class TensorOps(
     # (keys/ operations go here)
 
     # shape/
+    # batch_dims.py (its view, permute... are called by the context.py ones below)
+    reshape = batch_dims.reshape
+    expand = batch_dims.expand
+    expand_as = batch_dims.expand_as
+    repeat = batch_dims.repeat
+    flip = batch_dims.flip
+    roll = batch_dims.roll
+    unbind = batch_dims.unbind
+    split = batch_dims.split
+    chunk = batch_dims.chunk
+    set_batch_size = batch_dims.set_batch_size
+    _split_sections = batch_dims._split_sections
     # context.py
     _remember = context._remember
     __enter__ = context.__enter__

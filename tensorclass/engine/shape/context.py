@@ -27,7 +27,16 @@ from torch import Tensor
 from ..core.self_types import E
 from ..core.state import TensorCore
 from ..keys.access import KeyAccess
-from .batch_dims import ShapeOps, batch_dim
+from .batch_dims import (
+    _flatten,
+    _permute,
+    _squeeze,
+    _transpose,
+    _unflatten,
+    _unsqueeze,
+    _view,
+    batch_dim,
+)
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
@@ -246,25 +255,25 @@ def permute(self: E, *dims: int | Sequence[int]) -> E:
 
     As a context manager, the entries of the result are written back on exit.
     """
-    return remember(self, _shape_permute(self, *dims), _undo_permute, (dims,))  # type: ignore[no-any-return]
+    return remember(self, _permute(self, *dims), _undo_permute, (dims,))  # type: ignore[no-any-return]
 
 
 def transpose(self: E, dim0: int, dim1: int) -> E:
     """Swap two batch dims (as a context manager: written back on exit)."""
-    result = _shape_transpose(self, dim0, dim1)
+    result = _transpose(self, dim0, dim1)
     return self._remember(result, _undo_transpose, dim0, dim1)  # type: ignore[no-any-return]
 
 
 def unsqueeze(self: E, dim: int) -> E:
     """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
     exit)."""
-    return remember(self, _shape_unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+    return remember(self, _unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
 
 def squeeze(self: E, dim: int | Sequence[int] | None = None) -> E:
     """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
     as a context manager, written back on exit."""
-    return remember(self, _shape_squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+    return remember(self, _squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
 
 def view(
@@ -276,14 +285,14 @@ def view(
     """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
     ``view(dtype)`` views every tensor as another dtype. As a context manager, written
     back on exit."""
-    result = _shape_view(self, *shape, size=size, batch_size=batch_size)
+    result = _view(self, *shape, size=size, batch_size=batch_size)
     return remember(self, result, _undo_reshape, ())  # type: ignore[no-any-return]
 
 
 def flatten(self: E, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> E:
     """Merge the batch dims ``start_dim..end_dim`` into one (``inplace=True``: this
     instance; as a context manager: written back on exit)."""
-    result = _shape_flatten(self, start_dim, end_dim, inplace=inplace)
+    result = _flatten(self, start_dim, end_dim, inplace=inplace)
     if inplace:
         return result
     return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
@@ -292,7 +301,7 @@ def flatten(self: E, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = F
 def unflatten(self: E, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False) -> E:
     """Split the batch dim ``dim`` into ``unflattened_size`` (``inplace=True``: this
     instance; as a context manager: written back on exit)."""
-    result = _shape_unflatten(self, dim, unflattened_size, inplace=inplace)
+    result = _unflatten(self, dim, unflattened_size, inplace=inplace)
     if inplace:
         return result
     return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
@@ -305,12 +314,5 @@ def _ints(dims: tuple[Any, ...]) -> list[int]:
 
 
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
-_shape_permute = ShapeOps.permute
-_shape_transpose = ShapeOps.transpose
-_shape_unsqueeze = ShapeOps.unsqueeze
-_shape_squeeze = ShapeOps.squeeze
-_shape_view = ShapeOps.view
-_shape_flatten = ShapeOps.flatten
-_shape_unflatten = ShapeOps.unflatten
 _set_last_op = TensorCore._last_op.__set__  # type: ignore[attr-defined]
 _set_entered = TensorCore._entered.__set__  # type: ignore[attr-defined]

@@ -30,7 +30,7 @@ from torch import Tensor
 from ...non_tensor import NonTensorStack
 from ..core.self_types import E
 from ..core.state import TensorCore
-from .batch_dims import batch_dim
+from .batch_dims import _become, _map_leaf_tensors, batch_dim
 
 if TYPE_CHECKING:
     from ..ops import TensorOps
@@ -214,7 +214,7 @@ def pad(self: E, pad_size: Sequence[int], value: float = 0.0, inplace: bool = Fa
     [-1.0, 1.0, 1.0]
     """
     if inplace:
-        return self._become(self.pad(pad_size, value), "pad")
+        return _become(self, self.pad(pad_size, value), "pad")
     bs = self._batch_size
     pads = [operator.index(p) for p in pad_size]
     if len(pads) % 2 or len(pads) > 2 * len(bs):
@@ -256,7 +256,7 @@ def to_padded_tensor(self: E, padding: float = 0.0, mask_key: Any = None) -> E:
         out: Tensor = torch.nested.to_padded_tensor(leaf, padding)
         return out
 
-    result = self._map_leaf_tensors(fn)
+    result = _map_leaf_tensors(self, fn)
     if mask_key is not None:
         if not padded:
             raise ValueError("to_padded_tensor(mask_key=...): no leaf is a nested tensor")
@@ -293,7 +293,7 @@ def repeat_interleave(
     ``inplace=True`` makes this instance the result)."""
     if inplace:
         result = self.repeat_interleave(repeats, dim, output_size=output_size)
-        return self._become(result, "repeat_interleave")
+        return _become(self, result, "repeat_interleave")
     bs = self._batch_size
     if dim is None:
         flat = self.reshape(-1) if len(bs) != 1 else self

@@ -31,7 +31,7 @@ from ...registry import dynamic_class
 from ..core.self_types import E
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
-from .batch_dims import batch_dim
+from .batch_dims import _become, batch_dim
 from .indexing import _leaves, indexed_batch_size, normalize_index
 from .rearrange import _rearranged
 
@@ -77,7 +77,7 @@ def gather(
     if inplace:
         if out is not None:
             raise ValueError("gather: pass out= or inplace=True, not both")
-        return self._become(self.gather(dim, index), "gather")
+        return _become(self, self.gather(dim, index), "gather")
     bs = self._batch_size
     n = len(bs)
     d = batch_dim(dim, n)
@@ -124,7 +124,7 @@ def masked_select(self: E, mask: Tensor, *, inplace: bool = False) -> E:
     along one new first batch dim, as ``td[mask]`` (trailing singleton mask dims past
     the batch dims are ignored; ``inplace=True`` makes this instance the result)."""
     if inplace:
-        return self._become(self.masked_select(mask), "masked_select")
+        return _become(self, self.masked_select(mask), "masked_select")
     if mask.dtype is not torch.bool:
         raise TypeError(f"masked_select needs a boolean mask; got {mask.dtype}")
     bs = self._batch_size
