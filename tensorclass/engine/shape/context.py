@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 Undo = tuple[Callable[..., None], Any, tuple[Any, ...]]
+R = TypeVar("R")
 
 
 def _same_view(a: Any, b: Any) -> bool:
@@ -130,7 +131,7 @@ def _undo_reshape(origin: Any, result: Any) -> None:
     write_back(origin, result.reshape(origin._batch_size))
 
 
-def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[Any, ...]) -> Any:
+def remember(origin: Any, result: R, undo: Callable[..., None], args: tuple[Any, ...]) -> R:
     """Let ``result`` undo itself into ``origin`` at the end of a ``with`` block.
 
     The origin is left out when the result is the origin itself (no reference cycle). An
@@ -148,7 +149,7 @@ def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[An
     return result
 
 
-def _remember(self: E, result: Any, undo: Callable[..., None], *args: Any) -> Any:
+def _remember(self: E, result: R, undo: Callable[..., None], *args: Any) -> R:
     return remember(self, result, undo, args)
 
 
@@ -208,7 +209,7 @@ def lock_(self: E) -> E:
     """
     was_locked = self._locked
     TensorCore.lock_(self)
-    return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+    return self._remember(self, undo_lock, was_locked)
 
 
 def unlock_(self: E) -> E:
@@ -219,7 +220,7 @@ def unlock_(self: E) -> E:
     """
     was_locked = self._locked
     TensorCore.unlock_(self)
-    return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+    return self._remember(self, undo_lock, was_locked)
 
 
 def flatten_keys(
@@ -235,9 +236,7 @@ def flatten_keys(
     manager, the entries of the flat result are written back (nested again) on exit.
     """
     result = KeyAccess.flatten_keys(self, separator, inplace, is_leaf)
-    return self._remember(  # type: ignore[no-any-return]
-        result, _undo_flatten_keys, separator, inplace
-    )
+    return self._remember(result, _undo_flatten_keys, separator, inplace)
 
 
 def unflatten_keys(self: E, separator: str = ".", inplace: bool = False) -> TensorDict:
@@ -245,9 +244,7 @@ def unflatten_keys(self: E, separator: str = ".", inplace: bool = False) -> Tens
     ``("a", "b")``); ``inplace=True`` rewrites this instance. As a context manager,
     the entries of the result are written back (flattened again) on exit."""
     result = KeyAccess.unflatten_keys(self, separator, inplace)
-    return self._remember(  # type: ignore[no-any-return]
-        result, _undo_unflatten_keys, separator, inplace
-    )
+    return self._remember(result, _undo_unflatten_keys, separator, inplace)
 
 
 def permute(self: E, *dims: int | Sequence[int]) -> E:
@@ -255,25 +252,25 @@ def permute(self: E, *dims: int | Sequence[int]) -> E:
 
     As a context manager, the entries of the result are written back on exit.
     """
-    return remember(self, _permute(self, *dims), _undo_permute, (dims,))  # type: ignore[no-any-return]
+    return remember(self, _permute(self, *dims), _undo_permute, (dims,))
 
 
 def transpose(self: E, dim0: int, dim1: int) -> E:
     """Swap two batch dims (as a context manager: written back on exit)."""
     result = _transpose(self, dim0, dim1)
-    return self._remember(result, _undo_transpose, dim0, dim1)  # type: ignore[no-any-return]
+    return self._remember(result, _undo_transpose, dim0, dim1)
 
 
 def unsqueeze(self: E, dim: int) -> E:
     """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
     exit)."""
-    return remember(self, _unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+    return remember(self, _unsqueeze(self, dim), _undo_reshape, ())
 
 
 def squeeze(self: E, dim: int | Sequence[int] | None = None) -> E:
     """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
     as a context manager, written back on exit."""
-    return remember(self, _squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+    return remember(self, _squeeze(self, dim), _undo_reshape, ())
 
 
 def view(
@@ -286,7 +283,7 @@ def view(
     ``view(dtype)`` views every tensor as another dtype. As a context manager, written
     back on exit."""
     result = _view(self, *shape, size=size, batch_size=batch_size)
-    return remember(self, result, _undo_reshape, ())  # type: ignore[no-any-return]
+    return remember(self, result, _undo_reshape, ())
 
 
 def flatten(self: E, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> E:
@@ -295,7 +292,7 @@ def flatten(self: E, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = F
     result = _flatten(self, start_dim, end_dim, inplace=inplace)
     if inplace:
         return result
-    return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
+    return self._remember(result, _undo_reshape)
 
 
 def unflatten(self: E, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False) -> E:
@@ -304,7 +301,7 @@ def unflatten(self: E, dim: int, unflattened_size: Sequence[int], *, inplace: bo
     result = _unflatten(self, dim, unflattened_size, inplace=inplace)
     if inplace:
         return result
-    return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
+    return self._remember(result, _undo_reshape)
 
 
 def _ints(dims: tuple[Any, ...]) -> list[int]:
