@@ -7,14 +7,16 @@ Tensors are shared unless ``convert_tensors`` asks for lists (``True``) or NumPy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from torch import Tensor
 from typing_extensions import Self
 
 from ...registry import attrs_class, dynamic_class
 from ..keys.access import KeyAccess, read_value
-from ..shape.batch_dims import ShapeOps
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = ["Conversion"]
 
@@ -29,7 +31,7 @@ def _convert_tensor(tensor: Tensor, how: ConvertTensors) -> Any:
     return tensor
 
 
-class Conversion(ShapeOps, KeyAccess):
+class Conversion(KeyAccess):
     """Turning an instance into nested dicts and lists."""
 
     __slots__ = ()
@@ -167,7 +169,7 @@ class Conversion(ShapeOps, KeyAccess):
                 convert_tensors=convert_tensors,
                 tolist_first=tolist_first,
             )
-            for element in self.unbind(0)
+            for element in cast("TensorOps", self).unbind(0)
         ]
 
     def numpy(self) -> dict[str, Any]:
