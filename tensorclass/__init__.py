@@ -23,7 +23,10 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from . import registry as _registry
 
 __version__ = "0.1.0"
 
@@ -47,6 +50,15 @@ def _public_names() -> list[str]:
 
 _NAMES = _public_names()
 
+
+def _load_library() -> ModuleType:
+    """Import every public name's module (torch included): the first use of a public name,
+    and a class role asked for before the module that registers it was imported."""
+    return importlib.import_module(f"{__name__}._api")
+
+
+_registry.register_loader(_load_library)
+
 if TYPE_CHECKING:
     from ._api import *  # noqa: F403
 else:
@@ -55,7 +67,7 @@ else:
 
 def __getattr__(name: str) -> Any:
     if name in _NAMES or name == "nn":
-        api = importlib.import_module("tensorclass._api")
+        api = _load_library()
         globals().update({export: getattr(api, export) for export in _NAMES})
         return importlib.import_module("tensorclass.nn") if name == "nn" else globals()[name]
     raise AttributeError(f"module 'tensorclass' has no attribute {name!r}")
