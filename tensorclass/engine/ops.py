@@ -11,20 +11,21 @@ storage methods on top.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from typing_extensions import Self
 
 from .build.conversion import Conversion
 from .build.from_containers import ContainerBuilding
+from .core.attach import op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
 from .keys.dim_names import DimNames
+from .leafwise import tensor_state
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
-from .leafwise.tensor_state import TensorState
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
@@ -54,7 +55,6 @@ def _rebuild(
 class TensorOps(
     ContextOps,
     Selecting,
-    TensorState,
     Conversion,
     Arithmetic,
     FunctionalParams,
@@ -82,7 +82,26 @@ class TensorOps(
     # (shape/ operations go here)
 
     # leafwise/
-    # (leafwise/ operations go here)
+    # leafwise/tensor_state.py
+    copy_ = tensor_state.copy_
+    copy = tensor_state.copy
+    if TYPE_CHECKING:
+        # For type checkers an attribute: a typed class may declare a field named "data"
+        # (a field overriding a property is an error to them, not to Python).
+        data: Any
+    else:
+        data = op_property(tensor_state.data)
+    grad = op_property(tensor_state.grad)
+    zero_grad = tensor_state.zero_grad
+    backward = tensor_state.backward
+    data_ptr = tensor_state.data_ptr
+    pin_memory = tensor_state.pin_memory
+    pin_memory_ = tensor_state.pin_memory_
+    record_stream = tensor_state.record_stream
+    is_floating_point = tensor_state.is_floating_point
+    is_cpu = op_property(tensor_state.is_cpu)
+    is_cuda = op_property(tensor_state.is_cuda)
+    is_meta = op_property(tensor_state.is_meta)
 
     # build/ and params/
     # (build/ and params/ operations go here)
