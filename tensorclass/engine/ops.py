@@ -23,9 +23,8 @@ from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
 from .keys.dim_names import DimNames
-from .leafwise import tensor_state
+from .leafwise import factories, tensor_state
 from .leafwise.arithmetic import Arithmetic
-from .leafwise.factories import Factories
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
@@ -63,7 +62,6 @@ class TensorOps(
     Checkpoint,
     ContainerBuilding,
     ModuleBuilding,
-    Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
@@ -82,6 +80,17 @@ class TensorOps(
     # (shape/ operations go here)
 
     # leafwise/
+    # leafwise/factories.py
+    new_zeros = factories.new_zeros
+    new_ones = factories.new_ones
+    new_empty = factories.new_empty
+    new_full = factories.new_full
+    new_tensor = factories.new_tensor
+    stack_tensors = factories.stack_tensors
+    cat_tensors = factories.cat_tensors
+    stack_from_tensordict = factories.stack_from_tensordict
+    cat_from_tensordict = factories.cat_from_tensordict
+
     # leafwise/tensor_state.py
     copy_ = tensor_state.copy_
     copy = tensor_state.copy
