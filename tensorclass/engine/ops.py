@@ -10,6 +10,7 @@ storage methods on top.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +24,8 @@ from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
 from .keys.dim_names import DimNames
-from .leafwise import factories, tensor_state
-from .leafwise.arithmetic import Arithmetic
+from .leafwise import arithmetic, elementwise, factories, tensor_state
+from .leafwise.table import LeafOps
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
@@ -55,7 +56,7 @@ class TensorOps(
     ContextOps,
     Selecting,
     Conversion,
-    Arithmetic,
+    LeafOps,
     FunctionalParams,
     DimNames,
     Packing,
@@ -80,6 +81,72 @@ class TensorOps(
     # (shape/ operations go here)
 
     # leafwise/
+    # leafwise/arithmetic.py
+    # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
+    __array_ufunc__ = None
+    _binary = arithmetic._binary
+    _inplace = arithmetic._inplace
+    __add__ = arithmetic.__add__
+    __radd__ = arithmetic.__radd__
+    __iadd__ = arithmetic.__iadd__
+    __sub__ = arithmetic.__sub__
+    __rsub__ = arithmetic.__rsub__
+    __isub__ = arithmetic.__isub__
+    __mul__ = arithmetic.__mul__
+    __rmul__ = arithmetic.__rmul__
+    __imul__ = arithmetic.__imul__
+    __truediv__ = arithmetic.__truediv__
+    __rtruediv__ = arithmetic.__rtruediv__
+    __itruediv__ = arithmetic.__itruediv__
+    __floordiv__ = arithmetic.__floordiv__
+    __rfloordiv__ = arithmetic.__rfloordiv__
+    __ifloordiv__ = arithmetic.__ifloordiv__
+    __mod__ = arithmetic.__mod__
+    __rmod__ = arithmetic.__rmod__
+    __imod__ = arithmetic.__imod__
+    __pow__ = arithmetic.__pow__
+    __rpow__ = arithmetic.__rpow__
+    __ipow__ = arithmetic.__ipow__
+    __and__ = arithmetic.__and__
+    __rand__ = arithmetic.__rand__
+    __iand__ = arithmetic.__iand__
+    __or__ = arithmetic.__or__
+    __ror__ = arithmetic.__ror__
+    __ior__ = arithmetic.__ior__
+    __xor__ = arithmetic.__xor__
+    __rxor__ = arithmetic.__rxor__
+    __ixor__ = arithmetic.__ixor__
+
+    # (methods here: pyright types an operator assigned in a class body as object's)
+    def __eq__(self, other: object) -> Self:  # type: ignore[override]
+        return self._binary(operator.eq, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> Self:  # type: ignore[override]
+        return self._binary(operator.ne, other)  # type: ignore[no-any-return]
+
+    __lt__ = arithmetic.__lt__
+    __le__ = arithmetic.__le__
+    __gt__ = arithmetic.__gt__
+    __ge__ = arithmetic.__ge__
+    __hash__ = None  # type: ignore[assignment]
+    __neg__ = arithmetic.__neg__
+    __pos__ = arithmetic.__pos__
+    __abs__ = arithmetic.__abs__
+    __invert__ = arithmetic.__invert__
+    lerp_ = arithmetic.lerp_
+    _reduce = arithmetic._reduce
+    all = arithmetic.all
+    any = arithmetic.any
+
+    # leafwise/elementwise.py
+    _nary = elementwise._nary
+    _nary_inplace = elementwise._nary_inplace
+    _cast_leaves = elementwise._cast_leaves
+    dtype = op_property(elementwise.dtype)
+    bytes = elementwise.bytes
+    clamp = elementwise.clamp
+    clamp_ = elementwise.clamp_
+
     # leafwise/factories.py
     new_zeros = factories.new_zeros
     new_ones = factories.new_ones
