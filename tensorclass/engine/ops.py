@@ -24,6 +24,7 @@ from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
 from .keys.dim_names import DimNames
+from .leafwise import apply as applying
 from .leafwise import arithmetic, elementwise, factories, tensor_state
 from .leafwise.table import LeafOps
 from .params.building import ModuleBuilding
@@ -81,6 +82,31 @@ class TensorOps(
     # (shape/ operations go here)
 
     # leafwise/
+    # leafwise/apply.py
+    _map_tensors = applying._map_tensors
+    apply = applying.apply
+    named_apply = applying.named_apply
+    _apply = applying._apply
+    apply_ = applying.apply_
+    clone = applying.clone
+    __copy__ = applying.__copy__
+    __deepcopy__ = applying.__deepcopy__
+    _consolidated_to = applying._consolidated_to
+    to = applying.to
+    cpu = applying.cpu
+    cuda = applying.cuda
+    detach = applying.detach
+    detach_ = applying.detach_
+    requires_grad_ = applying.requires_grad_
+    requires_grad = op_property(applying.requires_grad)
+    contiguous = applying.contiguous
+    is_contiguous = applying.is_contiguous
+    zero_ = applying.zero_
+    fill_ = applying.fill_
+    masked_fill = applying.masked_fill
+    masked_fill_ = applying.masked_fill_
+    where = applying.where
+
     # leafwise/arithmetic.py
     # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
     __array_ufunc__ = None

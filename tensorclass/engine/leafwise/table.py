@@ -32,8 +32,8 @@ import operator
 import torch
 from torch import Tensor
 
+from ..core.state import TensorCore
 from . import functions as leaf_functions
-from .apply import Functional
 from .elementwise_kinds import (
     binary,
     binary_alpha,
@@ -66,7 +66,7 @@ from .reduction_kinds import (
 __all__ = ["LeafOps"]
 
 
-class LeafOps(Functional):
+class LeafOps(TensorCore):
     """The leaf-wise methods: one line each (the names ``float``, ``int``, ``bool`` shadow
     builtins in this class body, so nothing else is written here)."""
 
