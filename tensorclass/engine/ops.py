@@ -57,7 +57,6 @@ class TensorOps(
     ContextOps,
     Selecting,
     Conversion,
-    LeafOps,
     FunctionalParams,
     DimNames,
     Packing,
@@ -82,6 +81,8 @@ class TensorOps(
     # (shape/ operations go here)
 
     # leafwise/
+    # (leafwise/table.py's entries are attached at the end of the class body)
+
     # leafwise/apply.py
     _map_tensors = applying._map_tensors
     apply = applying.apply
@@ -262,6 +263,163 @@ class TensorOps(
             _rebuild,
             (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
         )
+
+    # leafwise/table.py: the leaf-wise table, attached last (its names float, int, bool and
+    # type shadow the builtins in the rest of the class body)
+    abs = LeafOps.abs
+    neg = LeafOps.neg
+    exp = LeafOps.exp
+    log = LeafOps.log
+    sqrt = LeafOps.sqrt
+    sigmoid = LeafOps.sigmoid
+    tanh = LeafOps.tanh
+    expm1 = LeafOps.expm1
+    log1p = LeafOps.log1p
+    log2 = LeafOps.log2
+    log10 = LeafOps.log10
+    rsqrt = LeafOps.rsqrt
+    sin = LeafOps.sin
+    cos = LeafOps.cos
+    tan = LeafOps.tan
+    sinh = LeafOps.sinh
+    cosh = LeafOps.cosh
+    asin = LeafOps.asin
+    acos = LeafOps.acos
+    atan = LeafOps.atan
+    erf = LeafOps.erf
+    erfc = LeafOps.erfc
+    lgamma = LeafOps.lgamma
+    floor = LeafOps.floor
+    ceil = LeafOps.ceil
+    round = LeafOps.round
+    trunc = LeafOps.trunc
+    frac = LeafOps.frac
+    sign = LeafOps.sign
+    reciprocal = LeafOps.reciprocal
+    logical_not = LeafOps.logical_not
+    bitwise_not = LeafOps.bitwise_not
+    isnan = LeafOps.isnan
+    isfinite = LeafOps.isfinite
+    isposinf = LeafOps.isposinf
+    isneginf = LeafOps.isneginf
+    isreal = LeafOps.isreal
+    nan_to_num = LeafOps.nan_to_num
+    abs_ = LeafOps.abs_
+    neg_ = LeafOps.neg_
+    exp_ = LeafOps.exp_
+    log_ = LeafOps.log_
+    sqrt_ = LeafOps.sqrt_
+    sigmoid_ = LeafOps.sigmoid_
+    tanh_ = LeafOps.tanh_
+    expm1_ = LeafOps.expm1_
+    log1p_ = LeafOps.log1p_
+    log2_ = LeafOps.log2_
+    log10_ = LeafOps.log10_
+    rsqrt_ = LeafOps.rsqrt_
+    sin_ = LeafOps.sin_
+    cos_ = LeafOps.cos_
+    tan_ = LeafOps.tan_
+    sinh_ = LeafOps.sinh_
+    cosh_ = LeafOps.cosh_
+    asin_ = LeafOps.asin_
+    acos_ = LeafOps.acos_
+    atan_ = LeafOps.atan_
+    erf_ = LeafOps.erf_
+    erfc_ = LeafOps.erfc_
+    lgamma_ = LeafOps.lgamma_
+    floor_ = LeafOps.floor_
+    ceil_ = LeafOps.ceil_
+    round_ = LeafOps.round_
+    trunc_ = LeafOps.trunc_
+    frac_ = LeafOps.frac_
+    sign_ = LeafOps.sign_
+    reciprocal_ = LeafOps.reciprocal_
+    logical_not_ = LeafOps.logical_not_
+    bitwise_not_ = LeafOps.bitwise_not_
+    nan_to_num_ = LeafOps.nan_to_num_
+    add = LeafOps.add
+    add_ = LeafOps.add_
+    sub = LeafOps.sub
+    sub_ = LeafOps.sub_
+    mul = LeafOps.mul
+    mul_ = LeafOps.mul_
+    div = LeafOps.div
+    div_ = LeafOps.div_
+    pow = LeafOps.pow
+    pow_ = LeafOps.pow_
+    rsub = LeafOps.rsub
+    mod = LeafOps.mod
+    maximum = LeafOps.maximum
+    maximum_ = LeafOps.maximum_
+    minimum = LeafOps.minimum
+    minimum_ = LeafOps.minimum_
+    clamp_min = LeafOps.clamp_min
+    clamp_min_ = LeafOps.clamp_min_
+    clamp_max = LeafOps.clamp_max
+    clamp_max_ = LeafOps.clamp_max_
+    logical_and = LeafOps.logical_and
+    logical_and_ = LeafOps.logical_and_
+    logical_or = LeafOps.logical_or
+    logical_or_ = LeafOps.logical_or_
+    logical_xor = LeafOps.logical_xor
+    logical_xor_ = LeafOps.logical_xor_
+    bitwise_and = LeafOps.bitwise_and
+    bitwise_and_ = LeafOps.bitwise_and_
+    bitwise_or = LeafOps.bitwise_or
+    bitwise_or_ = LeafOps.bitwise_or_
+    bitwise_xor = LeafOps.bitwise_xor
+    bitwise_xor_ = LeafOps.bitwise_xor_
+    addcmul = LeafOps.addcmul
+    addcmul_ = LeafOps.addcmul_
+    addcdiv = LeafOps.addcdiv
+    addcdiv_ = LeafOps.addcdiv_
+    lerp = LeafOps.lerp
+    sum = LeafOps.sum
+    mean = LeafOps.mean
+    prod = LeafOps.prod
+    std = LeafOps.std
+    var = LeafOps.var
+    amax = LeafOps.amax
+    amin = LeafOps.amin
+    nansum = LeafOps.nansum
+    nanmean = LeafOps.nanmean
+    max = LeafOps.max
+    min = LeafOps.min
+    quantile = LeafOps.quantile
+    logsumexp = LeafOps.logsumexp
+    norm = LeafOps.norm
+    cumsum = LeafOps.cumsum
+    cumprod = LeafOps.cumprod
+    softmax = LeafOps.softmax
+    log_softmax = LeafOps.log_softmax
+    cummax = LeafOps.cummax
+    cummin = LeafOps.cummin
+    float = LeafOps.float
+    double = LeafOps.double
+    half = LeafOps.half
+    bfloat16 = LeafOps.bfloat16
+    int = LeafOps.int
+    long = LeafOps.long
+    bool = LeafOps.bool
+    float16 = LeafOps.float16
+    float32 = LeafOps.float32
+    float64 = LeafOps.float64
+    int8 = LeafOps.int8
+    int16 = LeafOps.int16
+    int32 = LeafOps.int32
+    int64 = LeafOps.int64
+    uint8 = LeafOps.uint8
+    uint16 = LeafOps.uint16
+    uint32 = LeafOps.uint32
+    uint64 = LeafOps.uint64
+    complex32 = LeafOps.complex32
+    complex64 = LeafOps.complex64
+    complex128 = LeafOps.complex128
+    qint8 = LeafOps.qint8
+    qint32 = LeafOps.qint32
+    quint8 = LeafOps.quint8
+    quint4x2 = LeafOps.quint4x2
+    type = LeafOps.type
 
 
 allow_loading(_rebuild)

@@ -45,6 +45,7 @@ from .reduction_calls import (
 
 __all__ = [
     "TABLE",
+    "Table",
     "CorrectionReductionOp",
     "DimsReductionOp",
     "DtypeReductionOp",
@@ -74,6 +75,14 @@ def _shown(fn: Any) -> str:
         if getattr(namespace, name, None) is fn:
             return f"{prefix}.{name}"
     return str(name)
+
+
+class Table:
+    """A namespace of entries (the table, :class:`~.table.LeafOps`): for type checkers an
+    entry read on it is the entry itself, so an assembly attaches it as it is
+    (``cos = LeafOps.cos``) and types it on its own class."""
+
+    __slots__ = ()
 
 
 class Kind(Generic[P, F]):
@@ -148,6 +157,9 @@ class LeafOp(Generic[P]):
         setattr(owner, name, function)  # a plain function: no descriptor left on each call
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> Callable[Concatenate[T, P], T]: ...
 
     @overload
@@ -155,7 +167,9 @@ class LeafOp(Generic[P]):
 
     def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
         # Only reached for an entry set on a class after its creation (no __set_name__).
-        return self.function if obj is None else self.function.__get__(obj, owner)
+        if obj is None:
+            return self if isinstance(owner, type) and issubclass(owner, Table) else self.function
+        return self.function.__get__(obj, owner)
 
     def __repr__(self) -> str:
         return f"{self.kind.name}({_shown(self.fn)})"
@@ -192,6 +206,9 @@ class DimsReductionOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> DimsReductionUnbound[T]: ...
 
     @overload
@@ -205,6 +222,9 @@ class DtypeReductionOp(LeafOp[...]):
     """A table entry typed as :class:`~.reduction_calls.DtypeReductionCall`."""
 
     __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
 
     @overload
     def __get__(self, obj: None, owner: type[T]) -> DtypeReductionUnbound[T]: ...
@@ -222,6 +242,9 @@ class CorrectionReductionOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> CorrectionReductionUnbound[T]: ...
 
     @overload
@@ -235,6 +258,9 @@ class QuantileReductionOp(LeafOp[...]):
     """A table entry typed as :class:`~.reduction_calls.QuantileReductionCall`."""
 
     __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
 
     @overload
     def __get__(self, obj: None, owner: type[T]) -> QuantileReductionUnbound[T]: ...
@@ -252,6 +278,9 @@ class ExtremumReductionOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> ExtremumReductionUnbound[T]: ...
 
     @overload
@@ -267,6 +296,9 @@ class PairScanOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> PairScanUnbound[T]: ...
 
     @overload
@@ -280,6 +312,9 @@ class NormReductionOp(LeafOp[...]):
     """A table entry typed as :class:`~.reduction_calls.NormReductionCall`."""
 
     __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
 
     @overload
     def __get__(self, obj: None, owner: type[T]) -> NormReductionUnbound[T]: ...

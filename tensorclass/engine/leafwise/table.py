@@ -32,7 +32,6 @@ import operator
 import torch
 from torch import Tensor
 
-from ..core.state import TensorCore
 from . import functions as leaf_functions
 from .elementwise_kinds import (
     binary,
@@ -50,6 +49,7 @@ from .elementwise_kinds import (
     unary,
     unary_inplace,
 )
+from .kind import Table
 from .reduction_kinds import (
     batch_reduction,
     leaf_norm,
@@ -66,7 +66,7 @@ from .reduction_kinds import (
 __all__ = ["LeafOps"]
 
 
-class LeafOps(TensorCore):
+class LeafOps(Table):
     """The leaf-wise methods: one line each (the names ``float``, ``int``, ``bool`` shadow
     builtins in this class body, so nothing else is written here)."""
 
