@@ -1,13 +1,15 @@
 """What a leaf-wise method is: a *kind* (typed signature, builder, docstring) and its entries.
 
-The table of leaf-wise methods (:class:`~.leaf_ops.LeafOps`) is one line per method,
+The table of leaf-wise methods (:class:`~.table.LeafOps`) is one line per method,
 ``name = kind(function)``. A :class:`Kind` holds a stub whose parameters are the method's
 (the signature type checkers see), a builder that makes the method from the function, and
 a default docstring; calling it makes a :class:`LeafOp`, the entry. Type checkers see an
 entry as a descriptor whose ``__get__`` returns a callable of the kind's signature returning
 the receiver's own class; at run time the entry puts the plain function it built in its
 place when its class is created (``__set_name__``), so a call costs what a hand-written
-method costs, and records itself in :data:`TABLE`.
+method costs, and records itself in :data:`TABLE`. The table is a :class:`Table`, a
+namespace: on it an entry reads, for type checkers, as the entry itself, which
+``engine/ops.py`` attaches to ``TensorOps`` (``cos = LeafOps.cos``).
 
 The reductions whose result depends on their arguments (a tensor for ``reduce=True``...)
 are :class:`TypedKind` s: their entries are the descriptor classes below, whose ``__get__``

@@ -14,7 +14,8 @@ their in-place forms, ``reversed_alpha``, ``ternary``, ``ternary_value``, ``nan_
 Type checkers see each entry as a descriptor whose ``__get__`` returns a callable of the
 kind's signature returning the receiver's own class. At run time no descriptor is left:
 when the table's class is created each entry puts a plain function in its place, so a call
-costs what a hand-written method costs.
+costs what a hand-written method costs. ``LeafOps`` is a namespace, not a base class:
+``TensorOps`` (``engine/ops.py``) attaches each entry (``cos = LeafOps.cos``).
 
 >>> import torch
 >>> from tensorclass import TensorDict
