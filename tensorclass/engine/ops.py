@@ -146,10 +146,10 @@ class TensorOps(
 
     # (methods here: pyright types an operator assigned in a class body as object's)
     def __eq__(self, other: object) -> Self:  # type: ignore[override]
-        return self._binary(operator.eq, other)  # type: ignore[no-any-return]
+        return self._binary(operator.eq, other)
 
     def __ne__(self, other: object) -> Self:  # type: ignore[override]
-        return self._binary(operator.ne, other)  # type: ignore[no-any-return]
+        return self._binary(operator.ne, other)
 
     __lt__ = arithmetic.__lt__
     __le__ = arithmetic.__le__

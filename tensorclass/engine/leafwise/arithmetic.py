@@ -324,14 +324,18 @@ def _binary(
     other: Any,
     reflected: bool = False,
     default: Any = None,
-) -> Any:
+) -> E:
+    result: E
     if isinstance(other, TensorCore):
         if default is not None:
-            return with_default(self, op, other, default, reflected)
-        return _paired_like(self, _binary_pairs(self, op, other, reflected, ()), other)
+            result = with_default(self, op, other, default, reflected)
+        else:
+            result = _paired_like(self, _binary_pairs(self, op, other, reflected, ()), other)
+        return result
     other = _operand(other)
     if other is NotImplemented:
-        return NotImplemented
+        result = NotImplemented  # Python then tries the reflected operator
+        return result
     if isinstance(other, Tensor) and other.ndim and batch_aligned(other.shape, self._batch_size):
         aligned = len(self._batch_size)
         return self._like(_binary_broadcast(self, op, other, reflected, aligned))
@@ -416,16 +420,17 @@ def _binary_pairs(
 
 
 @through_lazy
-def _inplace(self: E, op: Callable[[Any, Any], Any], other: Any) -> Any:
+def _inplace(self: E, op: Callable[[Any, Any], Any], other: Any) -> E:
     others: list[Tensor] | None
+    deferred: E = NotImplemented  # the result that makes Python try the plain operator
     if isinstance(other, TensorCore):
         if not isinstance(other, Node):
-            return NotImplemented
+            return deferred
         leaves, others = paired_tensor_leaves(self, other, "in-place operator")
     else:
         other = _operand(other)
         if other is NotImplemented:
-            return NotImplemented
+            return deferred
         leaves, others = tensor_leaves(self), None
         if (
             isinstance(other, Tensor)
@@ -475,142 +480,142 @@ def _refuse_inplace(
 
 
 def __add__(self: E, other: Any) -> E:
-    return self._binary(operator.add, other)  # type: ignore[no-any-return]
+    return self._binary(operator.add, other)
 
 
 def __radd__(self: E, other: Any) -> E:
-    return self._binary(operator.add, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.add, other, True)
 
 
 def __iadd__(self: E, other: Any) -> E:
-    return self._inplace(operator.add, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.add, other)
 
 
 def __sub__(self: E, other: Any) -> E:
-    return self._binary(operator.sub, other)  # type: ignore[no-any-return]
+    return self._binary(operator.sub, other)
 
 
 def __rsub__(self: E, other: Any) -> E:
-    return self._binary(operator.sub, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.sub, other, True)
 
 
 def __isub__(self: E, other: Any) -> E:
-    return self._inplace(operator.sub, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.sub, other)
 
 
 def __mul__(self: E, other: Any) -> E:
-    return self._binary(operator.mul, other)  # type: ignore[no-any-return]
+    return self._binary(operator.mul, other)
 
 
 def __rmul__(self: E, other: Any) -> E:
-    return self._binary(operator.mul, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.mul, other, True)
 
 
 def __imul__(self: E, other: Any) -> E:
-    return self._inplace(operator.mul, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.mul, other)
 
 
 def __truediv__(self: E, other: Any) -> E:
-    return self._binary(operator.truediv, other)  # type: ignore[no-any-return]
+    return self._binary(operator.truediv, other)
 
 
 def __rtruediv__(self: E, other: Any) -> E:
-    return self._binary(operator.truediv, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.truediv, other, True)
 
 
 def __itruediv__(self: E, other: Any) -> E:
-    return self._inplace(operator.truediv, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.truediv, other)
 
 
 def __floordiv__(self: E, other: Any) -> E:
-    return self._binary(operator.floordiv, other)  # type: ignore[no-any-return]
+    return self._binary(operator.floordiv, other)
 
 
 def __rfloordiv__(self: E, other: Any) -> E:
-    return self._binary(operator.floordiv, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.floordiv, other, True)
 
 
 def __ifloordiv__(self: E, other: Any) -> E:
-    return self._inplace(operator.floordiv, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.floordiv, other)
 
 
 def __mod__(self: E, other: Any) -> E:
-    return self._binary(operator.mod, other)  # type: ignore[no-any-return]
+    return self._binary(operator.mod, other)
 
 
 def __rmod__(self: E, other: Any) -> E:
-    return self._binary(operator.mod, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.mod, other, True)
 
 
 def __imod__(self: E, other: Any) -> E:
-    return self._inplace(operator.mod, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.mod, other)
 
 
 def __pow__(self: E, other: Any) -> E:
-    return self._binary(operator.pow, other)  # type: ignore[no-any-return]
+    return self._binary(operator.pow, other)
 
 
 def __rpow__(self: E, other: Any) -> E:
-    return self._binary(operator.pow, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.pow, other, True)
 
 
 def __ipow__(self: E, other: Any) -> E:
-    return self._inplace(operator.pow, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.pow, other)
 
 
 def __and__(self: E, other: Any) -> E:
-    return self._binary(operator.and_, other)  # type: ignore[no-any-return]
+    return self._binary(operator.and_, other)
 
 
 def __rand__(self: E, other: Any) -> E:
-    return self._binary(operator.and_, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.and_, other, True)
 
 
 def __iand__(self: E, other: Any) -> E:
-    return self._inplace(operator.and_, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.and_, other)
 
 
 def __or__(self: E, other: Any) -> E:
-    return self._binary(operator.or_, other)  # type: ignore[no-any-return]
+    return self._binary(operator.or_, other)
 
 
 def __ror__(self: E, other: Any) -> E:
-    return self._binary(operator.or_, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.or_, other, True)
 
 
 def __ior__(self: E, other: Any) -> E:
-    return self._inplace(operator.or_, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.or_, other)
 
 
 def __xor__(self: E, other: Any) -> E:
-    return self._binary(operator.xor, other)  # type: ignore[no-any-return]
+    return self._binary(operator.xor, other)
 
 
 def __rxor__(self: E, other: Any) -> E:
-    return self._binary(operator.xor, other, True)  # type: ignore[no-any-return]
+    return self._binary(operator.xor, other, True)
 
 
 def __ixor__(self: E, other: Any) -> E:
-    return self._inplace(operator.xor, other)  # type: ignore[no-any-return]
+    return self._inplace(operator.xor, other)
 
 
 # -- comparisons (results hold bool tensors) ---------------------------------------------
 
 
 def __lt__(self: E, other: Any) -> E:
-    return self._binary(operator.lt, other)  # type: ignore[no-any-return]
+    return self._binary(operator.lt, other)
 
 
 def __le__(self: E, other: Any) -> E:
-    return self._binary(operator.le, other)  # type: ignore[no-any-return]
+    return self._binary(operator.le, other)
 
 
 def __gt__(self: E, other: Any) -> E:
-    return self._binary(operator.gt, other)  # type: ignore[no-any-return]
+    return self._binary(operator.gt, other)
 
 
 def __ge__(self: E, other: Any) -> E:
-    return self._binary(operator.ge, other)  # type: ignore[no-any-return]
+    return self._binary(operator.ge, other)
 
 
 # -- unary -------------------------------------------------------------------------------
