@@ -22,12 +22,15 @@ from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from ..core.inplace import holds_lazy, through_lazy
 from ..core.self_types import E, Node
-from ..core.state import TensorCore
+from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .elementwise import align, batch_aligned, with_default
 from .reduction_kinds import single_dim
+from .reductions import reduced_level
+
+_NO_DIMS = torch.Size(())
 
 __all__ = [
     "__abs__",
@@ -665,27 +668,29 @@ def lerp_(self: E, end: Any, weight: Any) -> E:
 
 def _reduce(self: E, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> E:
     """Reduce every tensor over all its dims (``dim=None``) or over batch ``dim``."""
-    bs = self._batch_size
+    # the leaves are walked as reductions.py walks them: a shared non-tensor value survives
+    # (per-element values cannot reduce); the result has no dim names
     if dim is None:
-        dims: tuple[int, ...] = ()
-        new = torch.Size(())
+
+        def leaf_fn(t: Tensor, n: int) -> Tensor:
+            return fn(t, **kwargs)
+
+        def size_fn(size: torch.Size, names: Names) -> tuple[torch.Size, Names]:
+            return _NO_DIMS, None
+
     else:
-        n = len(bs)
+        n = len(self._batch_size)
         dims = tuple(sorted({batch_dim(d, n) for d in ([dim] if isinstance(dim, int) else dim)}))
-        new = torch.Size(
-            1 if d in dims else s for d, s in enumerate(bs) if keepdim or d not in dims
-        )
-    data: dict[str, Any] = {}
-    for key, leaf in self._data.items():
-        if isinstance(leaf, Tensor):
-            data[key] = (
-                fn(leaf, **kwargs) if dim is None else fn(leaf, dim=dims, keepdim=keepdim, **kwargs)
-            )
-        elif isinstance(leaf, Node):
-            data[key] = leaf._reduce(fn, dim if dim is None else dims, keepdim, **kwargs)
-        elif type(leaf) is NonTensorData:
-            data[key] = leaf  # a shared value survives; per-element values cannot reduce
-    return type(self)._new(data, new, self._device, None)
+
+        def leaf_fn(t: Tensor, n: int) -> Tensor:
+            return fn(t, dim=dims, keepdim=keepdim, **kwargs)
+
+        def size_fn(size: torch.Size, names: Names) -> tuple[torch.Size, Names]:
+            kept = (1 if d in dims else s for d, s in enumerate(size) if keepdim or d not in dims)
+            return torch.Size(kept), None
+
+    result: E = reduced_level(self, leaf_fn, size_fn, False)
+    return result
 
 
 @overload
