@@ -10,22 +10,24 @@ storage methods on top.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from typing_extensions import Self
 
 from .build.conversion import Conversion
 from .build.from_containers import ContainerBuilding
+from .core.attach import op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
 from .keys.dim_names import DimNames
 from .keys.structure import Structure
-from .leafwise.arithmetic import Arithmetic
-from .leafwise.factories import Factories
-from .leafwise.tensor_state import TensorState
+from .leafwise import apply as applying
+from .leafwise import arithmetic, elementwise, factories, tensor_state
+from .leafwise.table import LeafOps
 from .params.building import ModuleBuilding
 from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
@@ -51,16 +53,13 @@ def _rebuild(
 
 
 class TensorOps(
-    TensorState,
     Conversion,
     Structure,
-    Arithmetic,
     FunctionalParams,
     DimNames,
     Checkpoint,
     ContainerBuilding,
     ModuleBuilding,
-    Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
@@ -139,7 +138,130 @@ class TensorOps(
     get_item_shape = selection.get_item_shape
 
     # leafwise/
-    # (leafwise/ operations go here)
+    # (leafwise/table.py's entries are attached at the end of the class body)
+
+    # leafwise/apply.py
+    _map_tensors = applying._map_tensors
+    apply = applying.apply
+    named_apply = applying.named_apply
+    _apply = applying._apply
+    apply_ = applying.apply_
+    clone = applying.clone
+    __copy__ = applying.__copy__
+    __deepcopy__ = applying.__deepcopy__
+    _consolidated_to = applying._consolidated_to
+    to = applying.to
+    cpu = applying.cpu
+    cuda = applying.cuda
+    detach = applying.detach
+    detach_ = applying.detach_
+    requires_grad_ = applying.requires_grad_
+    requires_grad = op_property(applying.requires_grad)
+    contiguous = applying.contiguous
+    is_contiguous = applying.is_contiguous
+    zero_ = applying.zero_
+    fill_ = applying.fill_
+    masked_fill = applying.masked_fill
+    masked_fill_ = applying.masked_fill_
+    where = applying.where
+
+    # leafwise/arithmetic.py
+    # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
+    __array_ufunc__ = None
+    _binary = arithmetic._binary
+    _inplace = arithmetic._inplace
+    __add__ = arithmetic.__add__
+    __radd__ = arithmetic.__radd__
+    __iadd__ = arithmetic.__iadd__
+    __sub__ = arithmetic.__sub__
+    __rsub__ = arithmetic.__rsub__
+    __isub__ = arithmetic.__isub__
+    __mul__ = arithmetic.__mul__
+    __rmul__ = arithmetic.__rmul__
+    __imul__ = arithmetic.__imul__
+    __truediv__ = arithmetic.__truediv__
+    __rtruediv__ = arithmetic.__rtruediv__
+    __itruediv__ = arithmetic.__itruediv__
+    __floordiv__ = arithmetic.__floordiv__
+    __rfloordiv__ = arithmetic.__rfloordiv__
+    __ifloordiv__ = arithmetic.__ifloordiv__
+    __mod__ = arithmetic.__mod__
+    __rmod__ = arithmetic.__rmod__
+    __imod__ = arithmetic.__imod__
+    __pow__ = arithmetic.__pow__
+    __rpow__ = arithmetic.__rpow__
+    __ipow__ = arithmetic.__ipow__
+    __and__ = arithmetic.__and__
+    __rand__ = arithmetic.__rand__
+    __iand__ = arithmetic.__iand__
+    __or__ = arithmetic.__or__
+    __ror__ = arithmetic.__ror__
+    __ior__ = arithmetic.__ior__
+    __xor__ = arithmetic.__xor__
+    __rxor__ = arithmetic.__rxor__
+    __ixor__ = arithmetic.__ixor__
+
+    # (methods here: pyright types an operator assigned in a class body as object's)
+    def __eq__(self, other: object) -> Self:  # type: ignore[override]
+        return self._binary(operator.eq, other)
+
+    def __ne__(self, other: object) -> Self:  # type: ignore[override]
+        return self._binary(operator.ne, other)
+
+    __lt__ = arithmetic.__lt__
+    __le__ = arithmetic.__le__
+    __gt__ = arithmetic.__gt__
+    __ge__ = arithmetic.__ge__
+    __hash__ = None  # type: ignore[assignment]
+    __neg__ = arithmetic.__neg__
+    __pos__ = arithmetic.__pos__
+    __abs__ = arithmetic.__abs__
+    __invert__ = arithmetic.__invert__
+    lerp_ = arithmetic.lerp_
+    _reduce = arithmetic._reduce
+    all = arithmetic.all
+    any = arithmetic.any
+
+    # leafwise/elementwise.py
+    _nary = elementwise._nary
+    _nary_inplace = elementwise._nary_inplace
+    _cast_leaves = elementwise._cast_leaves
+    dtype = op_property(elementwise.dtype)
+    bytes = elementwise.bytes
+    clamp = elementwise.clamp
+    clamp_ = elementwise.clamp_
+
+    # leafwise/factories.py
+    new_zeros = factories.new_zeros
+    new_ones = factories.new_ones
+    new_empty = factories.new_empty
+    new_full = factories.new_full
+    new_tensor = factories.new_tensor
+    stack_tensors = factories.stack_tensors
+    cat_tensors = factories.cat_tensors
+    stack_from_tensordict = factories.stack_from_tensordict
+    cat_from_tensordict = factories.cat_from_tensordict
+
+    # leafwise/tensor_state.py
+    copy_ = tensor_state.copy_
+    copy = tensor_state.copy
+    if TYPE_CHECKING:
+        # For type checkers an attribute: a typed class may declare a field named "data"
+        # (a field overriding a property is an error to them, not to Python).
+        data: Any
+    else:
+        data = op_property(tensor_state.data)
+    grad = op_property(tensor_state.grad)
+    zero_grad = tensor_state.zero_grad
+    backward = tensor_state.backward
+    data_ptr = tensor_state.data_ptr
+    pin_memory = tensor_state.pin_memory
+    pin_memory_ = tensor_state.pin_memory_
+    record_stream = tensor_state.record_stream
+    is_floating_point = tensor_state.is_floating_point
+    is_cpu = op_property(tensor_state.is_cpu)
+    is_cuda = op_property(tensor_state.is_cuda)
+    is_meta = op_property(tensor_state.is_meta)
 
     # build/ and params/
     # (build/ and params/ operations go here)
@@ -198,6 +320,163 @@ class TensorOps(
             _rebuild,
             (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
         )
+
+    # leafwise/table.py: the leaf-wise table, attached last (its names float, int, bool and
+    # type shadow the builtins in the rest of the class body)
+    abs = LeafOps.abs
+    neg = LeafOps.neg
+    exp = LeafOps.exp
+    log = LeafOps.log
+    sqrt = LeafOps.sqrt
+    sigmoid = LeafOps.sigmoid
+    tanh = LeafOps.tanh
+    expm1 = LeafOps.expm1
+    log1p = LeafOps.log1p
+    log2 = LeafOps.log2
+    log10 = LeafOps.log10
+    rsqrt = LeafOps.rsqrt
+    sin = LeafOps.sin
+    cos = LeafOps.cos
+    tan = LeafOps.tan
+    sinh = LeafOps.sinh
+    cosh = LeafOps.cosh
+    asin = LeafOps.asin
+    acos = LeafOps.acos
+    atan = LeafOps.atan
+    erf = LeafOps.erf
+    erfc = LeafOps.erfc
+    lgamma = LeafOps.lgamma
+    floor = LeafOps.floor
+    ceil = LeafOps.ceil
+    round = LeafOps.round
+    trunc = LeafOps.trunc
+    frac = LeafOps.frac
+    sign = LeafOps.sign
+    reciprocal = LeafOps.reciprocal
+    logical_not = LeafOps.logical_not
+    bitwise_not = LeafOps.bitwise_not
+    isnan = LeafOps.isnan
+    isfinite = LeafOps.isfinite
+    isposinf = LeafOps.isposinf
+    isneginf = LeafOps.isneginf
+    isreal = LeafOps.isreal
+    nan_to_num = LeafOps.nan_to_num
+    abs_ = LeafOps.abs_
+    neg_ = LeafOps.neg_
+    exp_ = LeafOps.exp_
+    log_ = LeafOps.log_
+    sqrt_ = LeafOps.sqrt_
+    sigmoid_ = LeafOps.sigmoid_
+    tanh_ = LeafOps.tanh_
+    expm1_ = LeafOps.expm1_
+    log1p_ = LeafOps.log1p_
+    log2_ = LeafOps.log2_
+    log10_ = LeafOps.log10_
+    rsqrt_ = LeafOps.rsqrt_
+    sin_ = LeafOps.sin_
+    cos_ = LeafOps.cos_
+    tan_ = LeafOps.tan_
+    sinh_ = LeafOps.sinh_
+    cosh_ = LeafOps.cosh_
+    asin_ = LeafOps.asin_
+    acos_ = LeafOps.acos_
+    atan_ = LeafOps.atan_
+    erf_ = LeafOps.erf_
+    erfc_ = LeafOps.erfc_
+    lgamma_ = LeafOps.lgamma_
+    floor_ = LeafOps.floor_
+    ceil_ = LeafOps.ceil_
+    round_ = LeafOps.round_
+    trunc_ = LeafOps.trunc_
+    frac_ = LeafOps.frac_
+    sign_ = LeafOps.sign_
+    reciprocal_ = LeafOps.reciprocal_
+    logical_not_ = LeafOps.logical_not_
+    bitwise_not_ = LeafOps.bitwise_not_
+    nan_to_num_ = LeafOps.nan_to_num_
+    add = LeafOps.add
+    add_ = LeafOps.add_
+    sub = LeafOps.sub
+    sub_ = LeafOps.sub_
+    mul = LeafOps.mul
+    mul_ = LeafOps.mul_
+    div = LeafOps.div
+    div_ = LeafOps.div_
+    pow = LeafOps.pow
+    pow_ = LeafOps.pow_
+    rsub = LeafOps.rsub
+    mod = LeafOps.mod
+    maximum = LeafOps.maximum
+    maximum_ = LeafOps.maximum_
+    minimum = LeafOps.minimum
+    minimum_ = LeafOps.minimum_
+    clamp_min = LeafOps.clamp_min
+    clamp_min_ = LeafOps.clamp_min_
+    clamp_max = LeafOps.clamp_max
+    clamp_max_ = LeafOps.clamp_max_
+    logical_and = LeafOps.logical_and
+    logical_and_ = LeafOps.logical_and_
+    logical_or = LeafOps.logical_or
+    logical_or_ = LeafOps.logical_or_
+    logical_xor = LeafOps.logical_xor
+    logical_xor_ = LeafOps.logical_xor_
+    bitwise_and = LeafOps.bitwise_and
+    bitwise_and_ = LeafOps.bitwise_and_
+    bitwise_or = LeafOps.bitwise_or
+    bitwise_or_ = LeafOps.bitwise_or_
+    bitwise_xor = LeafOps.bitwise_xor
+    bitwise_xor_ = LeafOps.bitwise_xor_
+    addcmul = LeafOps.addcmul
+    addcmul_ = LeafOps.addcmul_
+    addcdiv = LeafOps.addcdiv
+    addcdiv_ = LeafOps.addcdiv_
+    lerp = LeafOps.lerp
+    sum = LeafOps.sum
+    mean = LeafOps.mean
+    prod = LeafOps.prod
+    std = LeafOps.std
+    var = LeafOps.var
+    amax = LeafOps.amax
+    amin = LeafOps.amin
+    nansum = LeafOps.nansum
+    nanmean = LeafOps.nanmean
+    max = LeafOps.max
+    min = LeafOps.min
+    quantile = LeafOps.quantile
+    logsumexp = LeafOps.logsumexp
+    norm = LeafOps.norm
+    cumsum = LeafOps.cumsum
+    cumprod = LeafOps.cumprod
+    softmax = LeafOps.softmax
+    log_softmax = LeafOps.log_softmax
+    cummax = LeafOps.cummax
+    cummin = LeafOps.cummin
+    float = LeafOps.float
+    double = LeafOps.double
+    half = LeafOps.half
+    bfloat16 = LeafOps.bfloat16
+    int = LeafOps.int
+    long = LeafOps.long
+    bool = LeafOps.bool
+    float16 = LeafOps.float16
+    float32 = LeafOps.float32
+    float64 = LeafOps.float64
+    int8 = LeafOps.int8
+    int16 = LeafOps.int16
+    int32 = LeafOps.int32
+    int64 = LeafOps.int64
+    uint8 = LeafOps.uint8
+    uint16 = LeafOps.uint16
+    uint32 = LeafOps.uint32
+    uint64 = LeafOps.uint64
+    complex32 = LeafOps.complex32
+    complex64 = LeafOps.complex64
+    complex128 = LeafOps.complex128
+    qint8 = LeafOps.qint8
+    qint32 = LeafOps.qint32
+    quint8 = LeafOps.quint8
+    quint4x2 = LeafOps.quint4x2
+    type = LeafOps.type
 
 
 allow_loading(_rebuild)

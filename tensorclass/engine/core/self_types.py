@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from ..base import TensorDictBase
     from ..ops import TensorOps
 
-__all__ = ["B", "E"]
+    #: What ``isinstance(leaf, Node)`` tests: a nested instance. At run time the state class
+    #: every instance derives from; for type checkers the assembled class, so a nested leaf
+    #: has every operation (``leaf.apply(...)``).
+    Node = TensorOps
+else:
+    from .state import TensorCore as Node
+
+__all__ = ["B", "E", "Node"]
 
 #: ``self`` of an operation attached to ``TensorOps``: every class, lazy stacks included.
 E = TypeVar("E", bound="TensorOps")

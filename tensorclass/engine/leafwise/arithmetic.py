@@ -8,6 +8,7 @@ operators over all the tensors of a level in one call.
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable
 from typing import Any, overload
@@ -15,21 +16,65 @@ from typing import Any, overload
 import numpy as np
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from ..core.inplace import holds_lazy, through_lazy
-from ..core.state import TensorCore
-from ..keys.access import KeyAccess
+from ..core.self_types import E, Node
+from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
-from .elementwise import Elementwise, align, batch_aligned, with_default
+from .elementwise import align, batch_aligned, with_default
 from .reduction_kinds import single_dim
+from .reductions import reduced_level
 
-__all__ = ["Arithmetic"]
+_NO_DIMS = torch.Size(())
+
+__all__ = [
+    "__abs__",
+    "__add__",
+    "__and__",
+    "__floordiv__",
+    "__ge__",
+    "__gt__",
+    "__iadd__",
+    "__iand__",
+    "__ifloordiv__",
+    "__imod__",
+    "__imul__",
+    "__invert__",
+    "__ior__",
+    "__ipow__",
+    "__isub__",
+    "__itruediv__",
+    "__ixor__",
+    "__le__",
+    "__lt__",
+    "__mod__",
+    "__mul__",
+    "__neg__",
+    "__or__",
+    "__pos__",
+    "__pow__",
+    "__radd__",
+    "__rand__",
+    "__rfloordiv__",
+    "__rmod__",
+    "__rmul__",
+    "__ror__",
+    "__rpow__",
+    "__rsub__",
+    "__rtruediv__",
+    "__rxor__",
+    "__sub__",
+    "__truediv__",
+    "__xor__",
+    "all",
+    "any",
+    "lerp_",
+]
 
 _SCALARS = (int, float, bool, complex)
 # torch.func transforms (vmap) have no batching rules for the fused kernels: fall back to
@@ -116,13 +161,13 @@ def _inplace_refusal(
     a leaf that requires grad, an operand on another device, a shape that does not
     broadcast to the leaf's, a result dtype the leaf cannot hold. A quick test over whole
     lists clears the common cases; only a refusal scans the leaves one by one."""
-    grad = torch.is_grad_enabled() and any(leaf.requires_grad for leaf in leaves)
+    grad = torch.is_grad_enabled() and builtins.any(leaf.requires_grad for leaf in leaves)
     if not grad:
         if others is None and not isinstance(other, Tensor):
             dtypes = {leaf.dtype for leaf in leaves}
             if type(other) in _REAL and dtypes <= _FLOATS and op not in _BITWISE:
                 return None
-            if all(_cast_problem(op, dtype, other) is None for dtype in dtypes):
+            if builtins.all(_cast_problem(op, dtype, other) is None for dtype in dtypes):
                 return None
         elif others is not None:
             if [leaf.shape for leaf in leaves] == [o.shape for o in others] and (
@@ -132,11 +177,11 @@ def _inplace_refusal(
         else:
             shape, device = other.shape, other.device
             if (
-                all(_broadcasts_to(shape, s) for s in {leaf.shape for leaf in leaves})
-                and all(
+                builtins.all(_broadcasts_to(shape, s) for s in {leaf.shape for leaf in leaves})
+                and builtins.all(
                     _cast_problem(op, d, other) is None for d in {leaf.dtype for leaf in leaves}
                 )
-                and (not shape or all(leaf.device == device for leaf in leaves))
+                and (not shape or builtins.all(leaf.device == device for leaf in leaves))
             ):
                 return None
     operands = [other] * len(leaves) if others is None else others
@@ -177,7 +222,7 @@ def fused_paired_inplace(
     leaves: list[Tensor] = []
     others: list[Tensor] = []
     for node, other in pairs:
-        if type(node._data) is not dict or not isinstance(other, Arithmetic) or holds_lazy(node):
+        if type(node._data) is not dict or not isinstance(other, Node) or holds_lazy(node):
             return False
         node_leaves, other_leaves = paired_tensor_leaves(node, other, "in-place operator")
         leaves += node_leaves
@@ -193,11 +238,11 @@ def refuse_first(op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, An
     would be refused (nothing written), so that writing node after node is every node or
     none. Nodes holding lazy stacks are left to their own checks."""
     for node, other in pairs:
-        if type(node._data) is not dict or holds_lazy(node) or not isinstance(node, Arithmetic):
+        if type(node._data) is not dict or holds_lazy(node) or not isinstance(node, Node):
             continue
         others: list[Tensor] | None = None
         if isinstance(other, TensorCore):
-            if not isinstance(other, Arithmetic):
+            if not isinstance(other, Node):
                 continue
             leaves, others = paired_tensor_leaves(node, other, "in-place operator")
         else:
@@ -208,7 +253,7 @@ def refuse_first(op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, An
         refused = _inplace_refusal(op, leaves, other, others)
         if refused is not None:
             position, reason = refused
-            node._refuse_inplace(op, position, others[position] if others else other, reason)
+            _refuse_inplace(node, op, position, others[position] if others else other, reason)
 
 
 def _leaf_refusal(op: Callable[[Any, Any], Any], leaf: Tensor, operand: Any) -> str | None:
@@ -226,7 +271,7 @@ def _leaf_refusal(op: Callable[[Any, Any], Any], leaf: Tensor, operand: Any) -> 
 def _broadcasts_to(shape: torch.Size, target: torch.Size) -> bool:
     if len(shape) > len(target):
         return False
-    return all(a == 1 or a == b for a, b in zip(reversed(shape), reversed(target)))
+    return builtins.all(a == 1 or a == b for a, b in zip(reversed(shape), reversed(target)))
 
 
 _BITWISE = (
@@ -271,378 +316,411 @@ def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: An
     return None
 
 
-class Arithmetic(Elementwise, KeyAccess):
-    """Operators (``+ - * / ** == < & ...``) and their in-place forms; ``_binary``,
-    ``_inplace`` and ``_reduce``, which run the leaf-wise table's entries (leaf_ops.py);
-    ``lerp_``, ``all``/``any``."""
+__array_ufunc__ = None
 
-    __slots__ = ()
-    # NumPy scalars and arrays defer to our reflected operators (np.float32(2) * td).
-    __array_ufunc__ = None
+# -- binary operators ------------------------------------------------------------------
 
-    # -- binary operators ------------------------------------------------------------------
 
-    def _binary(
-        self,
-        op: Callable[[Any, Any], Any],
-        other: Any,
-        reflected: bool = False,
-        default: Any = None,
-    ) -> Any:
-        if isinstance(other, TensorCore):
-            if default is not None:
-                return with_default(self, op, other, default, reflected)
-            return _paired_like(self, self._binary_pairs(op, other, reflected, ()), other)
+def _binary(
+    self: E,
+    op: Callable[[Any, Any], Any],
+    other: Any,
+    reflected: bool = False,
+    default: Any = None,
+) -> E:
+    result: E
+    if isinstance(other, TensorCore):
+        if default is not None:
+            result = with_default(self, op, other, default, reflected)
+        else:
+            result = _paired_like(self, _binary_pairs(self, op, other, reflected, ()), other)
+        return result
+    other = _operand(other)
+    if other is NotImplemented:
+        result = NotImplemented  # Python then tries the reflected operator
+        return result
+    if isinstance(other, Tensor) and other.ndim and batch_aligned(other.shape, self._batch_size):
+        aligned = len(self._batch_size)
+        return self._like(_binary_broadcast(self, op, other, reflected, aligned))
+    return self._like(_binary_broadcast(self, op, other, reflected))
+
+
+def _binary_broadcast(
+    self: E, op: Callable[[Any, Any], Any], other: Any, reflected: bool, aligned: int = -1
+) -> dict[str, Any]:
+    """``op`` of every tensor leaf and ``other``; ``aligned`` (the batch dims of the
+    receiver the operation started from), if not -1: ``other`` lines up with the batch
+    dims (see elementwise.py)."""
+    out = dict.fromkeys(self._data)
+    keys, tensors = [], []
+    for key, leaf in self._data.items():
+        if isinstance(leaf, Tensor):
+            keys.append(key)
+            tensors.append(leaf)
+        elif isinstance(leaf, Node):
+            out[key] = leaf._like(_binary_broadcast(leaf, op, other, reflected, aligned))
+        else:
+            out[key] = leaf
+    fused = _FOREACH.get(op)
+    if aligned >= 0:
+        others = [align(other, t.ndim, aligned) for t in tensors]
+        pairs = zip(others, tensors) if reflected else zip(tensors, others)
+        results = [op(a, b) for a, b in pairs]
+    elif reflected:
+        results = [op(other, t) for t in tensors]
+    elif fused is not None and isinstance(other, _SCALARS) and tensors and not _transforms_active():
+        results = fused(tensors, other)
+    else:
+        results = [op(t, other) for t in tensors]
+    out.update(zip(keys, results))
+    return out
+
+
+def _binary_pairs(
+    self: E,
+    op: Callable[[Any, Any], Any],
+    other: TensorCore,
+    reflected: bool,
+    path: tuple[str, ...],
+) -> dict[str, Any]:
+    data, other_data = self._data, other._data
+    if len(data) != len(other_data) or builtins.any(key not in other_data for key in data):
+        raise StructureMismatchError(
+            f"operands have different keys at {path or 'the top level'}: "
+            f"{sorted(data)} and {sorted(other_data)}"
+        )
+    out = dict.fromkeys(data)
+    keys, lefts, rights = [], [], []
+    for key, leaf in data.items():
+        right = other_data[key]
+        if isinstance(leaf, Tensor):
+            keys.append(key)
+            lefts.append(leaf)
+            rights.append(right)
+        elif isinstance(leaf, Node):
+            out[key] = _paired_like(
+                leaf, _binary_pairs(leaf, op, right, reflected, (*path, key)), right
+            )
+        elif op is operator.eq or op is operator.ne:
+            equal = _non_tensor_equal(leaf, right, self._batch_size)
+            out[key] = equal if op is operator.eq else ~equal
+        else:
+            out[key] = leaf
+    if reflected:
+        lefts, rights = rights, lefts
+    fused = _FOREACH.get(op)
+    if (
+        fused is not None
+        and lefts
+        and builtins.all(isinstance(r, Tensor) for r in rights)
+        and not _transforms_active()
+    ):
+        results = fused(lefts, rights)
+    else:
+        results = [op(a, b) for a, b in zip(lefts, rights)]
+    out.update(zip(keys, results))
+    return out
+
+
+@through_lazy
+def _inplace(self: E, op: Callable[[Any, Any], Any], other: Any) -> E:
+    others: list[Tensor] | None
+    deferred: E = NotImplemented  # the result that makes Python try the plain operator
+    if isinstance(other, TensorCore):
+        if not isinstance(other, Node):
+            return deferred
+        leaves, others = paired_tensor_leaves(self, other, "in-place operator")
+    else:
         other = _operand(other)
         if other is NotImplemented:
-            return NotImplemented
+            return deferred
+        leaves, others = tensor_leaves(self), None
         if (
             isinstance(other, Tensor)
             and other.ndim
             and batch_aligned(other.shape, self._batch_size)
         ):
-            aligned = len(self._batch_size)
-            return self._like(self._binary_broadcast(op, other, reflected, aligned))
-        return self._like(self._binary_broadcast(op, other, reflected))
-
-    def _binary_broadcast(
-        self, op: Callable[[Any, Any], Any], other: Any, reflected: bool, aligned: int = -1
-    ) -> dict[str, Any]:
-        """``op`` of every tensor leaf and ``other``; ``aligned`` (the batch dims of the
-        receiver the operation started from), if not -1: ``other`` lines up with the batch
-        dims (see elementwise.py)."""
-        out = dict.fromkeys(self._data)
-        keys, tensors = [], []
-        for key, leaf in self._data.items():
-            if isinstance(leaf, Tensor):
-                keys.append(key)
-                tensors.append(leaf)
-            elif isinstance(leaf, Arithmetic):
-                out[key] = leaf._like(leaf._binary_broadcast(op, other, reflected, aligned))
-            else:
-                out[key] = leaf
-        fused = _FOREACH.get(op)
-        if aligned >= 0:
-            others = [align(other, t.ndim, aligned) for t in tensors]
-            pairs = zip(others, tensors) if reflected else zip(tensors, others)
-            results = [op(a, b) for a, b in pairs]
-        elif reflected:
-            results = [op(other, t) for t in tensors]
-        elif (
-            fused is not None
-            and isinstance(other, _SCALARS)
-            and tensors
-            and not _transforms_active()
-        ):
-            results = fused(tensors, other)
-        else:
-            results = [op(t, other) for t in tensors]
-        out.update(zip(keys, results))
-        return out
-
-    def _binary_pairs(
-        self,
-        op: Callable[[Any, Any], Any],
-        other: TensorCore,
-        reflected: bool,
-        path: tuple[str, ...],
-    ) -> dict[str, Any]:
-        data, other_data = self._data, other._data
-        if len(data) != len(other_data) or any(key not in other_data for key in data):
-            raise StructureMismatchError(
-                f"operands have different keys at {path or 'the top level'}: "
-                f"{sorted(data)} and {sorted(other_data)}"
-            )
-        out = dict.fromkeys(data)
-        keys, lefts, rights = [], [], []
-        for key, leaf in data.items():
-            right = other_data[key]
-            if isinstance(leaf, Tensor):
-                keys.append(key)
-                lefts.append(leaf)
-                rights.append(right)
-            elif isinstance(leaf, Arithmetic):
-                out[key] = _paired_like(
-                    leaf, leaf._binary_pairs(op, right, reflected, (*path, key)), right
-                )
-            elif op is operator.eq or op is operator.ne:
-                equal = _non_tensor_equal(leaf, right, self._batch_size)
-                out[key] = equal if op is operator.eq else ~equal
-            else:
-                out[key] = leaf
-        if reflected:
-            lefts, rights = rights, lefts
-        fused = _FOREACH.get(op)
-        if (
-            fused is not None
-            and lefts
-            and all(isinstance(r, Tensor) for r in rights)
-            and not _transforms_active()
-        ):
-            results = fused(lefts, rights)
-        else:
-            results = [op(a, b) for a, b in zip(lefts, rights)]
-        out.update(zip(keys, results))
-        return out
-
-    @through_lazy
-    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
-        others: list[Tensor] | None
-        if isinstance(other, TensorCore):
-            if not isinstance(other, Arithmetic):
-                return NotImplemented
-            leaves, others = paired_tensor_leaves(self, other, "in-place operator")
-        else:
-            other = _operand(other)
-            if other is NotImplemented:
-                return NotImplemented
-            leaves, others = tensor_leaves(self), None
-            if (
-                isinstance(other, Tensor)
-                and other.ndim
-                and batch_aligned(other.shape, self._batch_size)
-            ):
-                n = len(self._batch_size)
-                others = [align(other, leaf.ndim, n) for leaf in leaves]
-        refused = _inplace_refusal(op, leaves, other, others)
-        if refused is not None:
-            position, reason = refused
-            self._refuse_inplace(op, position, others[position] if others else other, reason)
-        fused = _FOREACH_INPLACE.get(op)
-        if (
-            fused is not None
-            and leaves
-            and (others is not None or isinstance(other, _SCALARS))
-            and not _transforms_active()
-        ):
-            fused(leaves, others if others is not None else other)
-            return self
-        # an operator's augmented form, or a torch function's in-place method (atan2 -> atan2_)
-        inplace_op = _INPLACE_OPS.get(op) or getattr(Tensor, f"{op.__name__}_")
-        for i, leaf in enumerate(leaves):
-            inplace_op(leaf, others[i] if others is not None else other)
+            n = len(self._batch_size)
+            others = [align(other, leaf.ndim, n) for leaf in leaves]
+    refused = _inplace_refusal(op, leaves, other, others)
+    if refused is not None:
+        position, reason = refused
+        _refuse_inplace(self, op, position, others[position] if others else other, reason)
+    fused = _FOREACH_INPLACE.get(op)
+    if (
+        fused is not None
+        and leaves
+        and (others is not None or isinstance(other, _SCALARS))
+        and not _transforms_active()
+    ):
+        fused(leaves, others if others is not None else other)
         return self
+    # an operator's augmented form, or a torch function's in-place method (atan2 -> atan2_)
+    inplace_op = _INPLACE_OPS.get(op) or getattr(Tensor, f"{op.__name__}_")
+    for i, leaf in enumerate(leaves):
+        inplace_op(leaf, others[i] if others is not None else other)
+    return self
 
-    def _refuse_inplace(
-        self, op: Callable[[Any, Any], Any], position: int, other: Any, reason: str
-    ) -> None:
-        """Raise the error of ``leaf op= other`` for the tensor leaf at ``position``, naming
-        its key (no leaf has been written)."""
-        key = tensor_leaf_keys(self)[position]
-        leaf = tensor_leaves(self)[position]
-        name = shown_key(key)
-        symbol = f"{_SYMBOLS[op]}=" if op in _SYMBOLS else f"{op.__name__}_"
-        operand = (
-            f"a {other.dtype} tensor of shape {tuple(other.shape)}"
-            if isinstance(other, Tensor)
-            else repr(other)
-        )
-        raise OperandError(
-            f"in-place {symbol}: key {name!r} (a {leaf.dtype} tensor of shape "
-            f"{tuple(leaf.shape)}) cannot take {operand}: {reason}; no leaf was changed"
-        )
 
-    def __add__(self, other: Any) -> Self:
-        return self._binary(operator.add, other)  # type: ignore[no-any-return]
+def _refuse_inplace(
+    self: E, op: Callable[[Any, Any], Any], position: int, other: Any, reason: str
+) -> None:
+    """Raise the error of ``leaf op= other`` for the tensor leaf at ``position``, naming
+    its key (no leaf has been written)."""
+    key = tensor_leaf_keys(self)[position]
+    leaf = tensor_leaves(self)[position]
+    name = shown_key(key)
+    symbol = f"{_SYMBOLS[op]}=" if op in _SYMBOLS else f"{op.__name__}_"
+    operand = (
+        f"a {other.dtype} tensor of shape {tuple(other.shape)}"
+        if isinstance(other, Tensor)
+        else repr(other)
+    )
+    raise OperandError(
+        f"in-place {symbol}: key {name!r} (a {leaf.dtype} tensor of shape "
+        f"{tuple(leaf.shape)}) cannot take {operand}: {reason}; no leaf was changed"
+    )
 
-    def __radd__(self, other: Any) -> Self:
-        return self._binary(operator.add, other, True)  # type: ignore[no-any-return]
 
-    def __iadd__(self, other: Any) -> Self:
-        return self._inplace(operator.add, other)  # type: ignore[no-any-return]
+def __add__(self: E, other: Any) -> E:
+    return self._binary(operator.add, other)
 
-    def __sub__(self, other: Any) -> Self:
-        return self._binary(operator.sub, other)  # type: ignore[no-any-return]
 
-    def __rsub__(self, other: Any) -> Self:
-        return self._binary(operator.sub, other, True)  # type: ignore[no-any-return]
+def __radd__(self: E, other: Any) -> E:
+    return self._binary(operator.add, other, True)
 
-    def __isub__(self, other: Any) -> Self:
-        return self._inplace(operator.sub, other)  # type: ignore[no-any-return]
 
-    def __mul__(self, other: Any) -> Self:
-        return self._binary(operator.mul, other)  # type: ignore[no-any-return]
+def __iadd__(self: E, other: Any) -> E:
+    return self._inplace(operator.add, other)
 
-    def __rmul__(self, other: Any) -> Self:
-        return self._binary(operator.mul, other, True)  # type: ignore[no-any-return]
 
-    def __imul__(self, other: Any) -> Self:
-        return self._inplace(operator.mul, other)  # type: ignore[no-any-return]
+def __sub__(self: E, other: Any) -> E:
+    return self._binary(operator.sub, other)
 
-    def __truediv__(self, other: Any) -> Self:
-        return self._binary(operator.truediv, other)  # type: ignore[no-any-return]
 
-    def __rtruediv__(self, other: Any) -> Self:
-        return self._binary(operator.truediv, other, True)  # type: ignore[no-any-return]
+def __rsub__(self: E, other: Any) -> E:
+    return self._binary(operator.sub, other, True)
 
-    def __itruediv__(self, other: Any) -> Self:
-        return self._inplace(operator.truediv, other)  # type: ignore[no-any-return]
 
-    def __floordiv__(self, other: Any) -> Self:
-        return self._binary(operator.floordiv, other)  # type: ignore[no-any-return]
+def __isub__(self: E, other: Any) -> E:
+    return self._inplace(operator.sub, other)
 
-    def __rfloordiv__(self, other: Any) -> Self:
-        return self._binary(operator.floordiv, other, True)  # type: ignore[no-any-return]
 
-    def __ifloordiv__(self, other: Any) -> Self:
-        return self._inplace(operator.floordiv, other)  # type: ignore[no-any-return]
+def __mul__(self: E, other: Any) -> E:
+    return self._binary(operator.mul, other)
 
-    def __mod__(self, other: Any) -> Self:
-        return self._binary(operator.mod, other)  # type: ignore[no-any-return]
 
-    def __rmod__(self, other: Any) -> Self:
-        return self._binary(operator.mod, other, True)  # type: ignore[no-any-return]
+def __rmul__(self: E, other: Any) -> E:
+    return self._binary(operator.mul, other, True)
 
-    def __imod__(self, other: Any) -> Self:
-        return self._inplace(operator.mod, other)  # type: ignore[no-any-return]
 
-    def __pow__(self, other: Any) -> Self:
-        return self._binary(operator.pow, other)  # type: ignore[no-any-return]
+def __imul__(self: E, other: Any) -> E:
+    return self._inplace(operator.mul, other)
 
-    def __rpow__(self, other: Any) -> Self:
-        return self._binary(operator.pow, other, True)  # type: ignore[no-any-return]
 
-    def __ipow__(self, other: Any) -> Self:
-        return self._inplace(operator.pow, other)  # type: ignore[no-any-return]
+def __truediv__(self: E, other: Any) -> E:
+    return self._binary(operator.truediv, other)
 
-    def __and__(self, other: Any) -> Self:
-        return self._binary(operator.and_, other)  # type: ignore[no-any-return]
 
-    def __rand__(self, other: Any) -> Self:
-        return self._binary(operator.and_, other, True)  # type: ignore[no-any-return]
+def __rtruediv__(self: E, other: Any) -> E:
+    return self._binary(operator.truediv, other, True)
 
-    def __iand__(self, other: Any) -> Self:
-        return self._inplace(operator.and_, other)  # type: ignore[no-any-return]
 
-    def __or__(self, other: Any) -> Self:
-        return self._binary(operator.or_, other)  # type: ignore[no-any-return]
+def __itruediv__(self: E, other: Any) -> E:
+    return self._inplace(operator.truediv, other)
 
-    def __ror__(self, other: Any) -> Self:
-        return self._binary(operator.or_, other, True)  # type: ignore[no-any-return]
 
-    def __ior__(self, other: Any) -> Self:
-        return self._inplace(operator.or_, other)  # type: ignore[no-any-return]
+def __floordiv__(self: E, other: Any) -> E:
+    return self._binary(operator.floordiv, other)
 
-    def __xor__(self, other: Any) -> Self:
-        return self._binary(operator.xor, other)  # type: ignore[no-any-return]
 
-    def __rxor__(self, other: Any) -> Self:
-        return self._binary(operator.xor, other, True)  # type: ignore[no-any-return]
+def __rfloordiv__(self: E, other: Any) -> E:
+    return self._binary(operator.floordiv, other, True)
 
-    def __ixor__(self, other: Any) -> Self:
-        return self._inplace(operator.xor, other)  # type: ignore[no-any-return]
 
-    # -- comparisons (results hold bool tensors) ---------------------------------------------
+def __ifloordiv__(self: E, other: Any) -> E:
+    return self._inplace(operator.floordiv, other)
 
-    def __eq__(self, other: object) -> Self:  # type: ignore[override]
-        return self._binary(operator.eq, other)  # type: ignore[no-any-return]
 
-    def __ne__(self, other: object) -> Self:  # type: ignore[override]
-        return self._binary(operator.ne, other)  # type: ignore[no-any-return]
+def __mod__(self: E, other: Any) -> E:
+    return self._binary(operator.mod, other)
 
-    def __lt__(self, other: Any) -> Self:
-        return self._binary(operator.lt, other)  # type: ignore[no-any-return]
 
-    def __le__(self, other: Any) -> Self:
-        return self._binary(operator.le, other)  # type: ignore[no-any-return]
+def __rmod__(self: E, other: Any) -> E:
+    return self._binary(operator.mod, other, True)
 
-    def __gt__(self, other: Any) -> Self:
-        return self._binary(operator.gt, other)  # type: ignore[no-any-return]
 
-    def __ge__(self, other: Any) -> Self:
-        return self._binary(operator.ge, other)  # type: ignore[no-any-return]
+def __imod__(self: E, other: Any) -> E:
+    return self._inplace(operator.mod, other)
 
-    __hash__ = None  # type: ignore[assignment]
 
-    # -- unary -------------------------------------------------------------------------------
+def __pow__(self: E, other: Any) -> E:
+    return self._binary(operator.pow, other)
 
-    def __neg__(self) -> Self:
-        return self._map_tensors(torch.neg)
 
-    def __pos__(self) -> Self:
-        return self
+def __rpow__(self: E, other: Any) -> E:
+    return self._binary(operator.pow, other, True)
 
-    def __abs__(self) -> Self:
-        return self._map_tensors(torch.abs)
 
-    def __invert__(self) -> Self:
-        return self._map_tensors(torch.bitwise_not)
+def __ipow__(self: E, other: Any) -> E:
+    return self._inplace(operator.pow, other)
 
-    @through_lazy
-    def lerp_(self, end: Any, weight: Any) -> Self:
-        """Move every tensor towards ``end`` by ``weight``, in place.
 
-        ``end`` and ``weight`` are each a number, a tensor or an instance (paired by key)."""
-        if not isinstance(weight, _SCALARS) or not (
-            isinstance(end, TensorCore)
-            or (isinstance(end, Tensor) and not batch_aligned(end.shape, self._batch_size))
-        ):
-            return self._nary_inplace(leaf_functions.lerp, (end, weight), {})
-        if isinstance(end, TensorCore):
-            leaves, ends = paired_tensor_leaves(self, end, "lerp_")
-        else:
-            leaves = tensor_leaves(self)
-            ends = [end] * len(leaves)
-        if _transforms_active():
-            for leaf, target in zip(leaves, ends):
-                leaf.lerp_(target, weight)
-        else:
-            torch._foreach_lerp_(leaves, ends, weight)
-        return self
+def __and__(self: E, other: Any) -> E:
+    return self._binary(operator.and_, other)
 
-    # -- reductions ----------------------------------------------------------------------------
 
-    def _reduce(self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> Self:
-        """Reduce every tensor over all its dims (``dim=None``) or over batch ``dim``."""
-        bs = self._batch_size
-        if dim is None:
-            dims: tuple[int, ...] = ()
-            new = torch.Size(())
-        else:
-            n = len(bs)
-            dims = tuple(
-                sorted({batch_dim(d, n) for d in ([dim] if isinstance(dim, int) else dim)})
-            )
-            new = torch.Size(
-                1 if d in dims else s for d, s in enumerate(bs) if keepdim or d not in dims
-            )
-        data: dict[str, Any] = {}
-        for key, leaf in self._data.items():
-            if isinstance(leaf, Tensor):
-                data[key] = (
-                    fn(leaf, **kwargs)
-                    if dim is None
-                    else fn(leaf, dim=dims, keepdim=keepdim, **kwargs)
-                )
-            elif isinstance(leaf, Arithmetic):
-                data[key] = leaf._reduce(fn, dim if dim is None else dims, keepdim, **kwargs)
-            elif type(leaf) is NonTensorData:
-                data[key] = leaf  # a shared value survives; per-element values cannot reduce
-        return type(self)._new(data, new, self._device, None)
+def __rand__(self: E, other: Any) -> E:
+    return self._binary(operator.and_, other, True)
 
-    @overload
-    def all(self, dim: None = None) -> bool: ...
 
-    @overload
-    def all(self, dim: int) -> Self: ...
+def __iand__(self: E, other: Any) -> E:
+    return self._inplace(operator.and_, other)
 
-    def all(self, dim: int | None = None) -> bool | Self:
-        """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
-        if dim is None:
-            return all(bool(leaf.all()) for leaf in tensor_leaves(self))
-        return self._reduce(single_dim(torch.all), dim, False)
 
-    @overload
-    def any(self, dim: None = None) -> bool: ...
+def __or__(self: E, other: Any) -> E:
+    return self._binary(operator.or_, other)
 
-    @overload
-    def any(self, dim: int) -> Self: ...
 
-    def any(self, dim: int | None = None) -> bool | Self:
-        """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
-        if dim is None:
-            return any(bool(leaf.any()) for leaf in tensor_leaves(self))
-        return self._reduce(single_dim(torch.any), dim, False)
+def __ror__(self: E, other: Any) -> E:
+    return self._binary(operator.or_, other, True)
+
+
+def __ior__(self: E, other: Any) -> E:
+    return self._inplace(operator.or_, other)
+
+
+def __xor__(self: E, other: Any) -> E:
+    return self._binary(operator.xor, other)
+
+
+def __rxor__(self: E, other: Any) -> E:
+    return self._binary(operator.xor, other, True)
+
+
+def __ixor__(self: E, other: Any) -> E:
+    return self._inplace(operator.xor, other)
+
+
+# -- comparisons (results hold bool tensors) ---------------------------------------------
+
+
+def __lt__(self: E, other: Any) -> E:
+    return self._binary(operator.lt, other)
+
+
+def __le__(self: E, other: Any) -> E:
+    return self._binary(operator.le, other)
+
+
+def __gt__(self: E, other: Any) -> E:
+    return self._binary(operator.gt, other)
+
+
+def __ge__(self: E, other: Any) -> E:
+    return self._binary(operator.ge, other)
+
+
+# -- unary -------------------------------------------------------------------------------
+
+
+def __neg__(self: E) -> E:
+    return self._map_tensors(torch.neg)
+
+
+def __pos__(self: E) -> E:
+    return self
+
+
+def __abs__(self: E) -> E:
+    return self._map_tensors(torch.abs)
+
+
+def __invert__(self: E) -> E:
+    return self._map_tensors(torch.bitwise_not)
+
+
+@through_lazy
+def lerp_(self: E, end: Any, weight: Any) -> E:
+    """Move every tensor towards ``end`` by ``weight``, in place.
+
+    ``end`` and ``weight`` are each a number, a tensor or an instance (paired by key)."""
+    if not isinstance(weight, _SCALARS) or not (
+        isinstance(end, TensorCore)
+        or (isinstance(end, Tensor) and not batch_aligned(end.shape, self._batch_size))
+    ):
+        return self._nary_inplace(leaf_functions.lerp, (end, weight), {})
+    if isinstance(end, TensorCore):
+        leaves, ends = paired_tensor_leaves(self, end, "lerp_")
+    else:
+        leaves = tensor_leaves(self)
+        ends = [end] * len(leaves)
+    if _transforms_active():
+        for leaf, target in zip(leaves, ends):
+            leaf.lerp_(target, weight)
+    else:
+        torch._foreach_lerp_(leaves, ends, weight)
+    return self
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+
+def _reduce(self: E, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> E:
+    """Reduce every tensor over all its dims (``dim=None``) or over batch ``dim``."""
+    # the leaves are walked as reductions.py walks them: a shared non-tensor value survives
+    # (per-element values cannot reduce); the result has no dim names
+    if dim is None:
+
+        def leaf_fn(t: Tensor, n: int) -> Tensor:
+            return fn(t, **kwargs)
+
+        def size_fn(size: torch.Size, names: Names) -> tuple[torch.Size, Names]:
+            return _NO_DIMS, None
+
+    else:
+        n = len(self._batch_size)
+        dims = tuple(sorted({batch_dim(d, n) for d in ([dim] if isinstance(dim, int) else dim)}))
+
+        def leaf_fn(t: Tensor, n: int) -> Tensor:
+            return fn(t, dim=dims, keepdim=keepdim, **kwargs)
+
+        def size_fn(size: torch.Size, names: Names) -> tuple[torch.Size, Names]:
+            kept = (1 if d in dims else s for d, s in enumerate(size) if keepdim or d not in dims)
+            return torch.Size(kept), None
+
+    result: E = reduced_level(self, leaf_fn, size_fn, False)
+    return result
+
+
+@overload
+def all(self: E, dim: None = None) -> bool: ...
+
+
+@overload
+def all(self: E, dim: int) -> E: ...
+
+
+def all(self: E, dim: int | None = None) -> bool | E:
+    """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
+    if dim is None:
+        return builtins.all(bool(leaf.all()) for leaf in tensor_leaves(self))
+    return self._reduce(single_dim(torch.all), dim, False)
+
+
+@overload
+def any(self: E, dim: None = None) -> bool: ...
+
+
+@overload
+def any(self: E, dim: int) -> E: ...
+
+
+def any(self: E, dim: int | None = None) -> bool | E:
+    """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
+    if dim is None:
+        return builtins.any(bool(leaf.any()) for leaf in tensor_leaves(self))
+    return self._reduce(single_dim(torch.any), dim, False)
 
 
 def _paired_like(node: Any, data: dict[str, Any], other: TensorCore) -> Any:

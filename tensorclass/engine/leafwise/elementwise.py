@@ -29,18 +29,26 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData
 from ..core.inplace import through_lazy
+from ..core.self_types import E, Node
 from ..core.state import TensorCore
 from . import functions as leaf_functions
-from .apply import Functional, paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
-from .table import LeafOps
+from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 
-__all__ = ["Elementwise", "align", "batch_aligned", "leafwise", "with_default"]
+__all__ = [
+    "align",
+    "batch_aligned",
+    "bytes",
+    "clamp",
+    "clamp_",
+    "dtype",
+    "leafwise",
+    "with_default",
+]
 
 
 def batch_aligned(shape: torch.Size, batch_size: torch.Size) -> bool:
@@ -200,7 +208,7 @@ def _default_level(
         elif not drop or not isinstance(leaf, (Tensor, TensorCore)):
             if isinstance(leaf, Tensor):
                 out[key] = pair(leaf, default, leaf)
-            elif isinstance(leaf, Functional):
+            elif isinstance(leaf, Node):
                 out[key] = leaf._map_tensors(lambda t: pair(t, default, t))
             else:
                 out[key] = leaf
@@ -216,148 +224,149 @@ def _default_level(
             theirs = right_data[key]
             if isinstance(theirs, Tensor):
                 out[key] = pair(default, theirs, theirs)
-            elif isinstance(theirs, Functional):
+            elif isinstance(theirs, Node):
                 out[key] = theirs._map_tensors(lambda t: pair(default, t, t))
             else:
                 out[key] = theirs
     return left._like(out)
 
 
-class Elementwise(LeafOps):
-    """``_nary`` and ``_nary_inplace`` (the table's multi-operand kinds), ``_cast_leaves``
-    (casts with a filter), ``clamp``/``clamp_``, ``dtype`` and ``bytes``."""
+def _nary(
+    self: E, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+) -> E:
+    """A new instance: ``fn(leaf, *operands, **kwargs)`` for every tensor leaf."""
+    result: E = leafwise(self, fn, operands, kwargs)
+    return result
 
-    __slots__ = ()
 
-    def _nary(
-        self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Self:
-        """A new instance: ``fn(leaf, *operands, **kwargs)`` for every tensor leaf."""
-        result: Self = leafwise(self, fn, operands, kwargs)
-        return result
+@through_lazy
+def _nary_inplace(
+    self: E, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+) -> E:
+    """``fn(leaf, *operands, **kwargs)`` written into every tensor leaf.
 
-    @through_lazy
-    def _nary_inplace(
-        self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Self:
-        """``fn(leaf, *operands, **kwargs)`` written into every tensor leaf.
-
-        Every result is computed and checked (its shape and dtype must fit the leaf, a leaf
-        requiring grad is refused) before any leaf is written: every leaf or none."""
-        leaves = tensor_leaves(self)
-        name = f"{fn.__name__}_"
-        results = _results(leaves, _columns(self, leaves, operands, name), fn, kwargs)
-        grad = torch.is_grad_enabled()
-        for i, (leaf, result) in enumerate(zip(leaves, results)):
-            problem = None
-            if grad and leaf.requires_grad and leaf.is_leaf:
-                problem = "it is a leaf that requires grad (write it under torch.no_grad())"
-            elif result.shape != leaf.shape:
-                problem = f"the result has shape {tuple(result.shape)}"
-            elif not torch.can_cast(result.dtype, leaf.dtype):
-                problem = f"the result, {result.dtype}, cannot be stored in it"
-            if problem is not None:
-                key = shown_key(tensor_leaf_keys(self)[i])
-                raise OperandError(
-                    f"in-place {name}: key {key!r} (a {leaf.dtype} tensor of shape "
-                    f"{tuple(leaf.shape)}) cannot be written: {problem}; no leaf was changed"
-                )
-        write_back = getattr(self, "_write_back", None)
-        if write_back is not None:  # a lazy stack: its leaves are stacked copies
-            write_back(_rebuilt(self, iter(results)), name)
-            return self
-        for leaf, result in zip(leaves, results):
-            leaf.copy_(result)
+    Every result is computed and checked (its shape and dtype must fit the leaf, a leaf
+    requiring grad is refused) before any leaf is written: every leaf or none."""
+    leaves = tensor_leaves(self)
+    name = f"{fn.__name__}_"
+    results = _results(leaves, _columns(self, leaves, operands, name), fn, kwargs)
+    grad = torch.is_grad_enabled()
+    for i, (leaf, result) in enumerate(zip(leaves, results)):
+        problem = None
+        if grad and leaf.requires_grad and leaf.is_leaf:
+            problem = "it is a leaf that requires grad (write it under torch.no_grad())"
+        elif result.shape != leaf.shape:
+            problem = f"the result has shape {tuple(result.shape)}"
+        elif not torch.can_cast(result.dtype, leaf.dtype):
+            problem = f"the result, {result.dtype}, cannot be stored in it"
+        if problem is not None:
+            key = shown_key(tensor_leaf_keys(self)[i])
+            raise OperandError(
+                f"in-place {name}: key {key!r} (a {leaf.dtype} tensor of shape "
+                f"{tuple(leaf.shape)}) cannot be written: {problem}; no leaf was changed"
+            )
+    write_back = getattr(self, "_write_back", None)
+    if write_back is not None:  # a lazy stack: its leaves are stacked copies
+        write_back(_rebuilt(self, iter(results)), name)
         return self
+    for leaf, result in zip(leaves, results):
+        leaf.copy_(result)
+    return self
 
-    # -- casts -----------------------------------------------------------------------------
 
-    def _cast_leaves(
-        self,
-        convert: Callable[[Tensor], Tensor] | None,
-        dtype: torch.dtype | str,
-        cast_filter: Callable[[tuple[str, ...], Tensor], bool] | None,
-    ) -> Self:
-        """Every tensor leaf that ``cast_filter(key, leaf)`` picks (all without a filter)
-        through ``convert``; ``convert=None`` is a cast to a quantized ``dtype``, which
-        keeps a leaf already of it and refuses any other."""
-        keys = tensor_leaf_keys(self)
-        leaves = tensor_leaves(self)
-        results = []
-        for key, leaf in zip(keys, leaves):
-            if cast_filter is not None and not cast_filter(key, leaf):
-                results.append(leaf)
-            elif convert is not None:
-                results.append(convert(leaf))
-            elif leaf.dtype == dtype:
-                results.append(leaf)
-            else:
-                raise OperandError(
-                    f"cannot cast key {shown_key(key)!r} (a {leaf.dtype} tensor) to {dtype}: "
-                    f"a quantized tensor needs a scale and a zero point; quantize the leaf "
-                    f"with torch.quantize_per_tensor(leaf, scale, zero_point, {dtype}) "
-                    f"(td.apply(...) does it for every leaf), or pick the leaves with "
-                    f"cast_filter="
-                )
-        result: Self = _rebuilt(self, iter(results))
+# -- casts -----------------------------------------------------------------------------
+
+
+def _cast_leaves(
+    self: E,
+    convert: Callable[[Tensor], Tensor] | None,
+    dtype: torch.dtype | str,
+    cast_filter: Callable[[tuple[str, ...], Tensor], bool] | None,
+) -> E:
+    """Every tensor leaf that ``cast_filter(key, leaf)`` picks (all without a filter)
+    through ``convert``; ``convert=None`` is a cast to a quantized ``dtype``, which
+    keeps a leaf already of it and refuses any other."""
+    keys = tensor_leaf_keys(self)
+    leaves = tensor_leaves(self)
+    results = []
+    for key, leaf in zip(keys, leaves):
+        if cast_filter is not None and not cast_filter(key, leaf):
+            results.append(leaf)
+        elif convert is not None:
+            results.append(convert(leaf))
+        elif leaf.dtype == dtype:
+            results.append(leaf)
+        else:
+            raise OperandError(
+                f"cannot cast key {shown_key(key)!r} (a {leaf.dtype} tensor) to {dtype}: "
+                f"a quantized tensor needs a scale and a zero point; quantize the leaf "
+                f"with torch.quantize_per_tensor(leaf, scale, zero_point, {dtype}) "
+                f"(td.apply(...) does it for every leaf), or pick the leaves with "
+                f"cast_filter="
+            )
+    result: E = _rebuilt(self, iter(results))
+    return result
+
+
+def dtype(self: E) -> torch.dtype | None:
+    """The dtype shared by every tensor leaf; ``None`` if they differ or there is none.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> TensorDict({"a": torch.zeros(2), "b": torch.ones(2)}, [2]).dtype
+    torch.float32
+    """
+    dtypes = {leaf.dtype for leaf in tensor_leaves(self)}
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def bytes(self: E, *, count_duplicates: bool = True) -> int:
+    """The bytes of the tensor leaves: ``numel() * itemsize`` each, plus the bytes of
+    a leaf's ``.grad``. ``count_duplicates=False`` counts a tensor stored under
+    several keys once. Non-tensor leaves count nothing.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> x = torch.zeros(4)
+    >>> TensorDict({"a": x, "b": x, "c": torch.zeros(4, dtype=torch.int8)}, [4]).bytes()
+    36
+    >>> TensorDict({"a": x, "b": x}, [4]).bytes(count_duplicates=False)
+    16
+    """
+    leaves = tensor_leaves(self)
+    if not count_duplicates:
+        leaves = list({id(leaf): leaf for leaf in leaves}.values())
+    total = 0
+    for leaf in leaves:
+        total += leaf.numel() * leaf.dtype.itemsize
+        grad = leaf.grad if leaf.requires_grad else None
+        if grad is not None:
+            total += grad.numel() * grad.dtype.itemsize
+    return total
+
+
+# -- clamp -----------------------------------------------------------------------------
+
+
+def clamp(self: E, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> E:
+    """Clamp every tensor leaf to ``[min, max]`` (as ``torch.clamp``).
+
+    ``min`` and ``max`` are each a number, a tensor (see the module documentation) or an
+    instance paired by key; at least one is given. ``out``, an instance with the keys,
+    shapes and dtypes of the result, receives it and is returned.
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: give min=, max= or both (both are None)")
+    result = self._nary(leaf_functions.clamp, (min, max), {})
+    if out is None:
         return result
+    out.update_(result)  # type: ignore[attr-defined]
+    returned: E = out  # type: ignore[assignment]
+    return returned
 
-    @property
-    def dtype(self) -> torch.dtype | None:
-        """The dtype shared by every tensor leaf; ``None`` if they differ or there is none.
 
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> TensorDict({"a": torch.zeros(2), "b": torch.ones(2)}, [2]).dtype
-        torch.float32
-        """
-        dtypes = {leaf.dtype for leaf in tensor_leaves(self)}
-        return dtypes.pop() if len(dtypes) == 1 else None
-
-    def bytes(self, *, count_duplicates: bool = True) -> int:
-        """The bytes of the tensor leaves: ``numel() * itemsize`` each, plus the bytes of
-        a leaf's ``.grad``. ``count_duplicates=False`` counts a tensor stored under
-        several keys once. Non-tensor leaves count nothing.
-
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> x = torch.zeros(4)
-        >>> TensorDict({"a": x, "b": x, "c": torch.zeros(4, dtype=torch.int8)}, [4]).bytes()
-        36
-        >>> TensorDict({"a": x, "b": x}, [4]).bytes(count_duplicates=False)
-        16
-        """
-        leaves = tensor_leaves(self)
-        if not count_duplicates:
-            leaves = list({id(leaf): leaf for leaf in leaves}.values())
-        total = 0
-        for leaf in leaves:
-            total += leaf.numel() * leaf.dtype.itemsize
-            grad = leaf.grad if leaf.requires_grad else None
-            if grad is not None:
-                total += grad.numel() * grad.dtype.itemsize
-        return total
-
-    # -- clamp -----------------------------------------------------------------------------
-
-    def clamp(self, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> Self:
-        """Clamp every tensor leaf to ``[min, max]`` (as ``torch.clamp``).
-
-        ``min`` and ``max`` are each a number, a tensor (see the module documentation) or an
-        instance paired by key; at least one is given. ``out``, an instance with the keys,
-        shapes and dtypes of the result, receives it and is returned.
-        """
-        if min is None and max is None:
-            raise ValueError("clamp: give min=, max= or both (both are None)")
-        result = self._nary(leaf_functions.clamp, (min, max), {})
-        if out is None:
-            return result
-        out.update_(result)  # type: ignore[attr-defined]
-        returned: Self = out  # type: ignore[assignment]
-        return returned
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Self:
-        """:meth:`clamp`, written into every tensor leaf (every leaf or none)."""
-        if min is None and max is None:
-            raise ValueError("clamp_: give min=, max= or both (both are None)")
-        return self._nary_inplace(leaf_functions.clamp, (min, max), {})
+def clamp_(self: E, min: Any = None, max: Any = None) -> E:
+    """:meth:`clamp`, written into every tensor leaf (every leaf or none)."""
+    if min is None and max is None:
+        raise ValueError("clamp_: give min=, max= or both (both are None)")
+    return self._nary_inplace(leaf_functions.clamp, (min, max), {})

@@ -1,13 +1,15 @@
 """What a leaf-wise method is: a *kind* (typed signature, builder, docstring) and its entries.
 
-The table of leaf-wise methods (:class:`~.leaf_ops.LeafOps`) is one line per method,
+The table of leaf-wise methods (:class:`~.table.LeafOps`) is one line per method,
 ``name = kind(function)``. A :class:`Kind` holds a stub whose parameters are the method's
 (the signature type checkers see), a builder that makes the method from the function, and
 a default docstring; calling it makes a :class:`LeafOp`, the entry. Type checkers see an
 entry as a descriptor whose ``__get__`` returns a callable of the kind's signature returning
 the receiver's own class; at run time the entry puts the plain function it built in its
 place when its class is created (``__set_name__``), so a call costs what a hand-written
-method costs, and records itself in :data:`TABLE`.
+method costs, and records itself in :data:`TABLE`. The table is a :class:`Table`, a
+namespace: on it an entry reads, for type checkers, as the entry itself, which
+``engine/ops.py`` attaches to ``TensorOps`` (``cos = LeafOps.cos``).
 
 The reductions whose result depends on their arguments (a tensor for ``reduce=True``...)
 are :class:`TypedKind` s: their entries are the descriptor classes below, whose ``__get__``
@@ -45,6 +47,7 @@ from .reduction_calls import (
 
 __all__ = [
     "TABLE",
+    "Table",
     "CorrectionReductionOp",
     "DimsReductionOp",
     "DtypeReductionOp",
@@ -74,6 +77,14 @@ def _shown(fn: Any) -> str:
         if getattr(namespace, name, None) is fn:
             return f"{prefix}.{name}"
     return str(name)
+
+
+class Table:
+    """A namespace of entries (the table, :class:`~.table.LeafOps`): for type checkers an
+    entry read on it is the entry itself, so an assembly attaches it as it is
+    (``cos = LeafOps.cos``) and types it on its own class."""
+
+    __slots__ = ()
 
 
 class Kind(Generic[P, F]):
@@ -148,6 +159,9 @@ class LeafOp(Generic[P]):
         setattr(owner, name, function)  # a plain function: no descriptor left on each call
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> Callable[Concatenate[T, P], T]: ...
 
     @overload
@@ -155,7 +169,9 @@ class LeafOp(Generic[P]):
 
     def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
         # Only reached for an entry set on a class after its creation (no __set_name__).
-        return self.function if obj is None else self.function.__get__(obj, owner)
+        if obj is None:
+            return self if isinstance(owner, type) and issubclass(owner, Table) else self.function
+        return self.function.__get__(obj, owner)
 
     def __repr__(self) -> str:
         return f"{self.kind.name}({_shown(self.fn)})"
@@ -192,6 +208,9 @@ class DimsReductionOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> DimsReductionUnbound[T]: ...
 
     @overload
@@ -205,6 +224,9 @@ class DtypeReductionOp(LeafOp[...]):
     """A table entry typed as :class:`~.reduction_calls.DtypeReductionCall`."""
 
     __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
 
     @overload
     def __get__(self, obj: None, owner: type[T]) -> DtypeReductionUnbound[T]: ...
@@ -222,6 +244,9 @@ class CorrectionReductionOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> CorrectionReductionUnbound[T]: ...
 
     @overload
@@ -235,6 +260,9 @@ class QuantileReductionOp(LeafOp[...]):
     """A table entry typed as :class:`~.reduction_calls.QuantileReductionCall`."""
 
     __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
 
     @overload
     def __get__(self, obj: None, owner: type[T]) -> QuantileReductionUnbound[T]: ...
@@ -252,6 +280,9 @@ class ExtremumReductionOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> ExtremumReductionUnbound[T]: ...
 
     @overload
@@ -267,6 +298,9 @@ class PairScanOp(LeafOp[...]):
     __slots__ = ()
 
     @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
+
+    @overload
     def __get__(self, obj: None, owner: type[T]) -> PairScanUnbound[T]: ...
 
     @overload
@@ -280,6 +314,9 @@ class NormReductionOp(LeafOp[...]):
     """A table entry typed as :class:`~.reduction_calls.NormReductionCall`."""
 
     __slots__ = ()
+
+    @overload
+    def __get__(self, obj: None, owner: type[Table]) -> Self: ...
 
     @overload
     def __get__(self, obj: None, owner: type[T]) -> NormReductionUnbound[T]: ...

@@ -45,6 +45,7 @@ from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
 
 __all__ = [
+    "reduced_level",
     "ValuesIndices",
     "leaf_pairs",
     "reduce_all",
@@ -152,13 +153,13 @@ def _walk(
         if isinstance(leaf, Tensor):
             data[key] = leaf_fn(leaf, n)
         elif isinstance(leaf, TensorCore):
-            data[key] = _level(leaf, leaf_fn, size_fn, keeps_batch)
+            data[key] = reduced_level(leaf, leaf_fn, size_fn, keeps_batch)
         elif type(leaf) is NonTensorData or (keeps_batch and type(leaf) is NonTensorStack):
             data[key] = leaf
     return data
 
 
-def _level(
+def reduced_level(
     node: TensorCore,
     leaf_fn: LeafFn,
     size_fn: Callable[[torch.Size, Names], tuple[torch.Size, Names]],
@@ -187,7 +188,7 @@ def reduce_leaves(
         if keepdim:
             raise ValueError(f"{what}: dim='feature' cannot keep dims (keepdim=True)")
         feature_size = _leading(_same_size, lead)
-        return _level(node, _feature_fn(fn, kwargs), feature_size, True)
+        return reduced_level(node, _feature_fn(fn, kwargs), feature_size, True)
     dims = batch_dims(dim, len(node._batch_size), what)
     if dims is None:
         if keepdim:
@@ -208,7 +209,7 @@ def reduce_leaves(
     def size_fn(size: torch.Size, names: Names) -> tuple[torch.Size, Names]:
         return _reduced_size(size, names, dims, keepdim)
 
-    return _level(node, leaf_fn, _leading(size_fn, lead), False)
+    return reduced_level(node, leaf_fn, _leading(size_fn, lead), False)
 
 
 SizeFn = Callable[[torch.Size, Names], tuple[torch.Size, Names]]
@@ -274,7 +275,7 @@ def scan_leaves(node: TensorCore, leaf_fn: LeafFn, pairs: bool) -> Any:
     ``cummax``); ``pairs``: it gives values and indices."""
     if pairs:
         return _pair_level(node, leaf_fn, _same_size)
-    return _level(node, leaf_fn, _same_size, True)
+    return reduced_level(node, leaf_fn, _same_size, True)
 
 
 def _pair_level(

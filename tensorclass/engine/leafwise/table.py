@@ -14,7 +14,8 @@ their in-place forms, ``reversed_alpha``, ``ternary``, ``ternary_value``, ``nan_
 Type checkers see each entry as a descriptor whose ``__get__`` returns a callable of the
 kind's signature returning the receiver's own class. At run time no descriptor is left:
 when the table's class is created each entry puts a plain function in its place, so a call
-costs what a hand-written method costs.
+costs what a hand-written method costs. ``LeafOps`` is a namespace, not a base class:
+``TensorOps`` (``engine/ops.py``) attaches each entry (``cos = LeafOps.cos``).
 
 >>> import torch
 >>> from tensorclass import TensorDict
@@ -33,7 +34,6 @@ import torch
 from torch import Tensor
 
 from . import functions as leaf_functions
-from .apply import Functional
 from .elementwise_kinds import (
     binary,
     binary_alpha,
@@ -50,6 +50,7 @@ from .elementwise_kinds import (
     unary,
     unary_inplace,
 )
+from .kind import Table
 from .reduction_kinds import (
     batch_reduction,
     leaf_norm,
@@ -66,7 +67,7 @@ from .reduction_kinds import (
 __all__ = ["LeafOps"]
 
 
-class LeafOps(Functional):
+class LeafOps(Table):
     """The leaf-wise methods: one line each (the names ``float``, ``int``, ``bool`` shadow
     builtins in this class body, so nothing else is written here)."""
 

@@ -16,19 +16,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import StructureMismatchError
 from ...registry import dynamic_class
+from ..core.self_types import E, Node
 from ..core.state import TensorCore
-from ..keys.access import KeyAccess
-from .apply import Functional, tensor_leaf_keys, tensor_leaves
+from .apply import tensor_leaf_keys, tensor_leaves
 
-__all__ = ["TensorState", "pinning_available"]
+__all__ = [
+    "backward",
+    "copy",
+    "copy_",
+    "data",
+    "data_ptr",
+    "grad",
+    "is_cpu",
+    "is_cuda",
+    "is_floating_point",
+    "is_meta",
+    "pin_memory",
+    "pin_memory_",
+    "pinning_available",
+    "record_stream",
+    "zero_grad",
+]
 
 
 def pinning_available() -> bool:
@@ -43,199 +58,197 @@ def _shown(key: tuple[str, ...]) -> str | tuple[str, ...]:
     return key[0] if len(key) == 1 else key
 
 
-class TensorState(Functional, KeyAccess):
-    """Copies into storage, gradients, memory and device questions."""
-
-    __slots__ = ()
-
-    # -- copies ----------------------------------------------------------------------------
-
-    def copy_(self, tensordict: Mapping[Any, Any] | TensorCore, non_blocking: bool = False) -> Self:
-        """Copy the values of ``tensordict`` into this instance's tensors, in place (every
-        key must exist; as ``Tensor.copy_``, the values broadcast)."""
-        if isinstance(tensordict, TensorCore):
-            targets: list[Tensor] = []
-            sources: list[Tensor] = []
-            if _pair_exact(self, tensordict, targets, sources):
-                if torch._C._are_functorch_transforms_active():  # no batching rule for foreach
-                    for target, source in zip(targets, sources):
-                        target.copy_(source, non_blocking)
-                elif targets:  # one fused copy
-                    torch._foreach_copy_(targets, sources, non_blocking)
-                return self
-        return self.update_(tensordict)
-
-    def copy(self) -> Self:
-        """A shallow copy: a new instance, with new nested instances, sharing the tensors
-        (adding or replacing a key in the copy leaves this instance as it is)."""
-        lazy = self._data
-        members = getattr(lazy, "members", None)
-        if members is not None:  # a lazy stack: a lazy stack of the members' copies
-            result: Self = self._restack([m.copy() for m in members], lazy.dim)  # type: ignore[attr-defined]
-            return result
-        data = {
-            key: leaf.copy() if isinstance(leaf, TensorState) else leaf
-            for key, leaf in self._data.items()
-        }
-        return type(self)._new(data, self._batch_size, self._device, self._names)
-
-    # -- autograd ----------------------------------------------------------------------------
-
-    if TYPE_CHECKING:
-        # For type checkers an attribute: a typed class may declare a field named "data"
-        # (a field overriding a property is an error to them, not to Python).
-        data: Any
-    else:
-
-        @property
-        def data(self) -> Any:
-            """The tensors detached from autograd, sharing their storage (as ``Tensor.data``),
-            in an instance of the same class. A typed class may declare a field named ``data``,
-            which then hides this property on that class."""
-            return self._map_tensors(lambda t: t.data)
-
-    @property
-    def grad(self) -> Self | None:
-        """The gradients of the tensor leaves, under the same keys (leaves without one are
-        left out); ``None`` when no leaf has a gradient."""
-        if not any(t.grad is not None for t in tensor_leaves(self)):
-            return None
-        return self._grads()
-
-    def _grads(self) -> Self:
-        data: dict[str, Any] = {}
-        for key, leaf in self._data.items():
-            if isinstance(leaf, Tensor):
-                if leaf.grad is not None:
-                    data[key] = leaf.grad
-            elif isinstance(leaf, TensorState):
-                data[key] = leaf._grads()
-        return type(self)._new(data, self._batch_size, self._device, self._names)
-
-    def zero_grad(self, set_to_none: bool = True) -> Self:
-        """Clear the gradients of every tensor (``set_to_none=False`` zeroes them)."""
-        for leaf in tensor_leaves(self):
-            if set_to_none:
-                leaf.grad = None
-            elif leaf.grad is not None:
-                leaf.grad.zero_()
-        return self
-
-    def backward(
-        self,
-        gradient: TensorCore | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: TensorCore | Sequence[Tensor] | None = None,
-    ) -> None:
-        """Backpropagate from every tensor leaf that requires grad (as ``Tensor.backward``).
-
-        Without ``gradient`` every such leaf must hold one element (a loss); otherwise
-        ``gradient`` is an instance with a gradient under each of their keys.
-        """
-        keys, tensors = [], []
-        for key, leaf in zip(tensor_leaf_keys(self), tensor_leaves(self)):
-            if leaf.requires_grad:
-                keys.append(key)
-                tensors.append(leaf)
-        if not tensors:
-            raise RuntimeError(f"backward: no tensor of this {type(self).__name__} requires grad")
-        grads: list[Tensor] | None = None
-        if gradient is None:
-            for key, leaf in zip(keys, tensors):
-                if leaf.numel() != 1:
-                    raise RuntimeError(
-                        f"backward: key {_shown(key)!r} has shape {list(leaf.shape)}; without "
-                        f"gradient= every tensor that requires grad must hold one element"
-                    )
-        else:
-            if not isinstance(gradient, TensorCore):
-                raise TypeError(
-                    f"backward: gradient must be a tensor class; got {type(gradient).__name__}"
-                )
-            grads = []
-            for key, leaf in zip(keys, tensors):
-                grad = gradient._leaf(_shown(key))
-                if not isinstance(grad, Tensor) or grad.shape != leaf.shape:
-                    shape = list(getattr(grad, "shape", ()))
-                    raise StructureMismatchError(
-                        f"backward: the gradient of key {_shown(key)!r} has shape {shape}; "
-                        f"expected {list(leaf.shape)}"
-                    )
-                grads.append(grad)
-        if isinstance(inputs, TensorCore):
-            inputs = tensor_leaves(inputs)
-        torch.autograd.backward(
-            tensors,
-            grad_tensors=grads,
-            retain_graph=retain_graph,
-            create_graph=create_graph,
-            inputs=inputs,
-        )
-
-    # -- memory ------------------------------------------------------------------------------
-
-    def data_ptr(self, *, storage: bool = False) -> Any:
-        """A ``TensorDict`` (no batch dims) of the tensors' data pointers, under the same
-        keys; ``storage=True`` gives the pointers of their storages."""
-
-        def pointer(t: Tensor) -> Tensor:
-            ptr = t.untyped_storage().data_ptr() if storage else t.data_ptr()
-            return torch.tensor(ptr, dtype=torch.int64)
-
-        return _as_dynamic_tree(self, pointer)
-
-    def pin_memory(self, num_threads: int | None = None, inplace: bool = False) -> Self:
-        """A copy with every tensor in pinned (page-locked) memory, for fast transfers to an
-        accelerator; ``num_threads`` pins with that many threads, ``inplace=True`` stores
-        the pinned tensors in this instance.
-
-        Pinning needs an accelerator. Where torch says none is available
-        (``torch.accelerator.is_available()`` is false), this is a no-op returning this
-        instance with its tensors unchanged, so ``DataLoader(pin_memory=True)`` code runs
-        on CPU-only machines too.
-        """
-        if not pinning_available():
+def copy_(self: E, tensordict: Mapping[Any, Any] | TensorCore, non_blocking: bool = False) -> E:
+    """Copy the values of ``tensordict`` into this instance's tensors, in place (every
+    key must exist; as ``Tensor.copy_``, the values broadcast)."""
+    if isinstance(tensordict, TensorCore):
+        targets: list[Tensor] = []
+        sources: list[Tensor] = []
+        if _pair_exact(self, tensordict, targets, sources):
+            if torch._C._are_functorch_transforms_active():  # no batching rule for foreach
+                for target, source in zip(targets, sources):
+                    target.copy_(source, non_blocking)
+            elif targets:  # one fused copy
+                torch._foreach_copy_(targets, sources, non_blocking)
             return self
-        fn: Callable[[Tensor], Tensor] = Tensor.pin_memory
-        if num_threads:
-            fn = _threaded(fn, num_threads, tensor_leaves(self))
-        if not inplace:
-            return self._map_tensors(fn)
-        _rebind_tensors(self, fn)
+    return self.update_(tensordict)
+
+
+def copy(self: E) -> E:
+    """A shallow copy: a new instance, with new nested instances, sharing the tensors
+    (adding or replacing a key in the copy leaves this instance as it is)."""
+    lazy = self._data
+    members = getattr(lazy, "members", None)
+    if members is not None:  # a lazy stack: a lazy stack of the members' copies
+        result: E = self._restack([m.copy() for m in members], lazy.dim)  # type: ignore[attr-defined]
+        return result
+    data = {
+        key: leaf.copy() if isinstance(leaf, Node) else leaf for key, leaf in self._data.items()
+    }
+    return type(self)._new(data, self._batch_size, self._device, self._names)
+
+
+# -- autograd ----------------------------------------------------------------------------
+
+
+def data(self: E) -> Any:
+    """The tensors detached from autograd, sharing their storage (as ``Tensor.data``),
+    in an instance of the same class. A typed class may declare a field named ``data``,
+    which then hides this property on that class."""
+    return self._map_tensors(lambda t: t.data)
+
+
+def grad(self: E) -> E | None:
+    """The gradients of the tensor leaves, under the same keys (leaves without one are
+    left out); ``None`` when no leaf has a gradient."""
+    if not any(t.grad is not None for t in tensor_leaves(self)):
+        return None
+    return _grads(self)
+
+
+def _grads(self: E) -> E:
+    data: dict[str, Any] = {}
+    for key, leaf in self._data.items():
+        if isinstance(leaf, Tensor):
+            if leaf.grad is not None:
+                data[key] = leaf.grad
+        elif isinstance(leaf, Node):
+            data[key] = _grads(leaf)
+    return type(self)._new(data, self._batch_size, self._device, self._names)
+
+
+def zero_grad(self: E, set_to_none: bool = True) -> E:
+    """Clear the gradients of every tensor (``set_to_none=False`` zeroes them)."""
+    for leaf in tensor_leaves(self):
+        if set_to_none:
+            leaf.grad = None
+        elif leaf.grad is not None:
+            leaf.grad.zero_()
+    return self
+
+
+def backward(
+    self: E,
+    gradient: TensorCore | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: TensorCore | Sequence[Tensor] | None = None,
+) -> None:
+    """Backpropagate from every tensor leaf that requires grad (as ``Tensor.backward``).
+
+    Without ``gradient`` every such leaf must hold one element (a loss); otherwise
+    ``gradient`` is an instance with a gradient under each of their keys.
+    """
+    keys, tensors = [], []
+    for key, leaf in zip(tensor_leaf_keys(self), tensor_leaves(self)):
+        if leaf.requires_grad:
+            keys.append(key)
+            tensors.append(leaf)
+    if not tensors:
+        raise RuntimeError(f"backward: no tensor of this {type(self).__name__} requires grad")
+    grads: list[Tensor] | None = None
+    if gradient is None:
+        for key, leaf in zip(keys, tensors):
+            if leaf.numel() != 1:
+                raise RuntimeError(
+                    f"backward: key {_shown(key)!r} has shape {list(leaf.shape)}; without "
+                    f"gradient= every tensor that requires grad must hold one element"
+                )
+    else:
+        if not isinstance(gradient, TensorCore):
+            raise TypeError(
+                f"backward: gradient must be a tensor class; got {type(gradient).__name__}"
+            )
+        grads = []
+        for key, leaf in zip(keys, tensors):
+            grad = gradient._leaf(_shown(key))
+            if not isinstance(grad, Tensor) or grad.shape != leaf.shape:
+                shape = list(getattr(grad, "shape", ()))
+                raise StructureMismatchError(
+                    f"backward: the gradient of key {_shown(key)!r} has shape {shape}; "
+                    f"expected {list(leaf.shape)}"
+                )
+            grads.append(grad)
+    if isinstance(inputs, TensorCore):
+        inputs = tensor_leaves(inputs)
+    torch.autograd.backward(
+        tensors,
+        grad_tensors=grads,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        inputs=inputs,
+    )
+
+
+# -- memory ------------------------------------------------------------------------------
+
+
+def data_ptr(self: E, *, storage: bool = False) -> Any:
+    """A ``TensorDict`` (no batch dims) of the tensors' data pointers, under the same
+    keys; ``storage=True`` gives the pointers of their storages."""
+
+    def pointer(t: Tensor) -> Tensor:
+        ptr = t.untyped_storage().data_ptr() if storage else t.data_ptr()
+        return torch.tensor(ptr, dtype=torch.int64)
+
+    return _as_dynamic_tree(self, pointer)
+
+
+def pin_memory(self: E, num_threads: int | None = None, inplace: bool = False) -> E:
+    """A copy with every tensor in pinned (page-locked) memory, for fast transfers to an
+    accelerator; ``num_threads`` pins with that many threads, ``inplace=True`` stores
+    the pinned tensors in this instance.
+
+    Pinning needs an accelerator. Where torch says none is available
+    (``torch.accelerator.is_available()`` is false), this is a no-op returning this
+    instance with its tensors unchanged, so ``DataLoader(pin_memory=True)`` code runs
+    on CPU-only machines too.
+    """
+    if not pinning_available():
         return self
+    fn: Callable[[Tensor], Tensor] = Tensor.pin_memory
+    if num_threads:
+        fn = _threaded(fn, num_threads, tensor_leaves(self))
+    if not inplace:
+        return self._map_tensors(fn)
+    _rebind_tensors(self, fn)
+    return self
 
-    def pin_memory_(self, num_threads: int = 0) -> Self:
-        """:meth:`pin_memory` in place."""
-        return self.pin_memory(num_threads, inplace=True)
 
-    def record_stream(self, stream: Any) -> Self:
-        """Mark every tensor as used by ``stream`` (as ``Tensor.record_stream``), so its
-        memory is not reused before the stream's work on it is done."""
-        for leaf in tensor_leaves(self):
-            leaf.record_stream(stream)
-        return self
+def pin_memory_(self: E, num_threads: int = 0) -> E:
+    """:meth:`pin_memory` in place."""
+    return self.pin_memory(num_threads, inplace=True)
 
-    # -- questions ---------------------------------------------------------------------------
 
-    def is_floating_point(self) -> bool:
-        """Whether every tensor leaf has a floating-point dtype."""
-        return all(leaf.is_floating_point() for leaf in tensor_leaves(self))
+def record_stream(self: E, stream: Any) -> E:
+    """Mark every tensor as used by ``stream`` (as ``Tensor.record_stream``), so its
+    memory is not reused before the stream's work on it is done."""
+    for leaf in tensor_leaves(self):
+        leaf.record_stream(stream)
+    return self
 
-    @property
-    def is_cpu(self) -> bool:
-        """Whether the instance's device is the CPU (``False`` without a device)."""
-        return self._device is not None and self._device.type == "cpu"
 
-    @property
-    def is_cuda(self) -> bool:
-        """Whether the instance's device is a CUDA device (``False`` without a device)."""
-        return self._device is not None and self._device.type == "cuda"
+# -- questions ---------------------------------------------------------------------------
 
-    @property
-    def is_meta(self) -> bool:
-        """Whether the instance's device is the meta device (``False`` without a device)."""
-        return self._device is not None and self._device.type == "meta"
+
+def is_floating_point(self: E) -> bool:
+    """Whether every tensor leaf has a floating-point dtype."""
+    return all(leaf.is_floating_point() for leaf in tensor_leaves(self))
+
+
+def is_cpu(self: E) -> bool:
+    """Whether the instance's device is the CPU (``False`` without a device)."""
+    return self._device is not None and self._device.type == "cpu"
+
+
+def is_cuda(self: E) -> bool:
+    """Whether the instance's device is a CUDA device (``False`` without a device)."""
+    return self._device is not None and self._device.type == "cuda"
+
+
+def is_meta(self: E) -> bool:
+    """Whether the instance's device is the meta device (``False`` without a device)."""
+    return self._device is not None and self._device.type == "meta"
 
 
 def _pair_exact(

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..core.state import TensorCore
+from ..leafwise import table as _table  # noqa: F401  (defining the table fills TABLE, read below)
 from ..leafwise.elementwise import leafwise
 from ..leafwise.elementwise_kinds import binary, binary_alpha, cast, cast_to, reversed_alpha
 from ..leafwise.kind import TABLE, Kind
