@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from .build.conversion import Conversion
+from .build import conversion
 from .build.from_containers import ContainerBuilding
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
@@ -55,7 +55,6 @@ class TensorOps(
     ContextOps,
     Selecting,
     TensorState,
-    Conversion,
     Arithmetic,
     FunctionalParams,
     DimNames,
@@ -85,7 +84,13 @@ class TensorOps(
     # (leafwise/ operations go here)
 
     # build/ and params/
-    # (build/ and params/ operations go here)
+
+    # build/conversion.py
+    attrs = conversion.attrs
+    as_tensor = conversion.as_tensor
+    to_dict = conversion.to_dict
+    tolist = conversion.tolist
+    numpy = conversion.numpy
 
     # The protocol methods.
 

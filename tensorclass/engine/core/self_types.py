@@ -19,13 +19,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
+from typing_extensions import TypeIs
+
+from .state import TensorCore
+
 if TYPE_CHECKING:
     from ..base import TensorDictBase
     from ..ops import TensorOps
 
-__all__ = ["B", "E"]
+__all__ = ["B", "E", "is_op"]
 
 #: ``self`` of an operation attached to ``TensorOps``: every class, lazy stacks included.
 E = TypeVar("E", bound="TensorOps")
 #: ``self`` of a storage or scale operation attached to ``TensorDictBase``.
 B = TypeVar("B", bound="TensorDictBase")
+
+
+def is_op(value: object) -> TypeIs[TensorOps]:
+    """Whether ``value`` is an instance of the engine (a nested level, say), typed as
+    ``TensorOps`` so that its operations can be called as methods (every concrete class
+    deriving from ``TensorCore`` is one)."""
+    return isinstance(value, TensorCore)
