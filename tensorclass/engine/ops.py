@@ -25,8 +25,8 @@ from .keys.dim_names import DimNames
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
+from .params import state_dict as checkpoint
 from .params.building import ModuleBuilding
-from .params.state_dict import Checkpoint
 from .params.to_module import FunctionalParams
 from .shape.context import ContextOps
 from .shape.packing import Packing
@@ -59,7 +59,6 @@ class TensorOps(
     FunctionalParams,
     DimNames,
     Packing,
-    Checkpoint,
     ContainerBuilding,
     ModuleBuilding,
     Factories,
@@ -91,6 +90,10 @@ class TensorOps(
     to_dict = conversion.to_dict
     tolist = conversion.tolist
     numpy = conversion.numpy
+
+    # params/state_dict.py
+    state_dict = checkpoint.state_dict
+    load_state_dict = checkpoint.load_state_dict
 
     # The protocol methods.
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from torch import Tensor
+
 from ...registry import attrs_class, dynamic_class
 from ..core.self_types import E, is_op
 from ..keys.access import read_value

@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.state import TensorCore
 from ...non_tensor import NonTensorData, NonTensorStack
+from ..core.state import TensorCore
 from .struct_array import is_struct_array, struct_entries
 
 __all__ = [

@@ -24,8 +24,8 @@ from typing_extensions import Self
 
 from ...registry import typed_class
 from ..core.state import BatchSizeLike, DeviceLike, TensorCore
-from .instances import Building, _auto
 from .entries import as_value, entries, is_dataclass_instance, is_namedtuple, to_namedtuple
+from .instances import Building, _auto
 from .pytrees import PYTREE_TYPE, pytree_entries, rebuild
 from .struct_array import is_struct_array, struct_entries, to_struct_array
 

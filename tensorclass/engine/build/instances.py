@@ -36,11 +36,11 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, FieldTypeError
+from ...non_tensor import NonTensorData
 from ...registry import dynamic_class, lazy_class
 from ...schema import FieldKind
 from ..core.state import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device
 from ..keys.access import KeyAccess
-from ...non_tensor import NonTensorData
 from ..torch_api.functions import cat as cat_instances
 from ..torch_api.functions import stack as stack_instances
 

@@ -24,9 +24,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ...non_tensor import NonTensorData, NonTensorStack
 from ..core.state import TensorCore
 from .entries import is_namedtuple, namedtuple_fields
-from ...non_tensor import NonTensorData, NonTensorStack
 
 __all__ = ["PYTREE_TYPE", "pytree_entries", "rebuild"]
 

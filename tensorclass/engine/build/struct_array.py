@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..core.state import TensorCore
 from ...non_tensor import NonTensorData, NonTensorStack
+from ..core.state import TensorCore
 
 __all__ = ["is_struct_array", "struct_entries", "to_struct_array"]
 
