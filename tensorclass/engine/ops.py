@@ -26,8 +26,8 @@ from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
 from .params import state_dict as checkpoint
+from .params import to_module as functional_params
 from .params.building import ModuleBuilding
-from .params.to_module import FunctionalParams
 from .shape.context import ContextOps
 from .shape.packing import Packing
 from .shape.selection import Selecting
@@ -56,7 +56,6 @@ class TensorOps(
     Selecting,
     TensorState,
     Arithmetic,
-    FunctionalParams,
     DimNames,
     Packing,
     ContainerBuilding,
@@ -94,6 +93,9 @@ class TensorOps(
     # params/state_dict.py
     state_dict = checkpoint.state_dict
     load_state_dict = checkpoint.load_state_dict
+
+    # params/to_module.py
+    to_module = functional_params.to_module
 
     # The protocol methods.
 
