@@ -11,9 +11,10 @@ storage methods on top.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import torch
+from torch import nn
 from typing_extensions import Self
 
 from .build import conversion
@@ -25,14 +26,17 @@ from .keys.dim_names import DimNames
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
+from .params import building as module_building
 from .params import state_dict as checkpoint
 from .params import to_module as functional_params
-from .params.building import ModuleBuilding
 from .shape.context import ContextOps
 from .shape.packing import Packing
 from .shape.selection import Selecting
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
+
+if TYPE_CHECKING:
+    from ..nn.params import TensorDictParams
 
 __all__ = ["TensorOps"]
 
@@ -59,7 +63,6 @@ class TensorOps(
     DimNames,
     Packing,
     ContainerBuilding,
-    ModuleBuilding,
     Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
@@ -96,6 +99,138 @@ class TensorOps(
 
     # params/to_module.py
     to_module = functional_params.to_module
+
+    # params/building.py (overloaded class methods: declared here, built there)
+
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: Literal[False] = ...,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: Literal[True],
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> TensorDictParams: ...
+
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> Self | TensorDictParams: ...
+
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+        filter_empty: bool = True,
+    ) -> Any:
+        """The parameters and buffers of ``module``, nested by submodule name (the module's
+        own tensors, not copies).
+
+        A ``TensorDict`` class gives a ``TensorDict``; a typed class takes them as its
+        fields. ``as_module=True`` gives a :class:`~tensorclass.nn.TensorDictParams`;
+        ``filter_empty=False`` keeps submodules without parameters as empty levels. See
+        :mod:`tensorclass.engine.params.extract`.
+
+        >>> import torch
+        >>> from tensorclass import TensorClass
+        >>> class LinearParams(TensorClass):
+        ...     weight: torch.Tensor
+        ...     bias: torch.Tensor
+        >>> params = LinearParams.from_module(torch.nn.Linear(3, 2))
+        >>> params.weight.shape, params.is_locked
+        (torch.Size([2, 3]), True)
+        """
+        return module_building.from_module(
+            cls, module, as_module, lock, use_state_dict, filter_empty
+        )
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: Literal[False] = ...,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: bool = ...,
+        expand_identical: bool = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: Literal[True],
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: Literal[False] = ...,
+        expand_identical: bool = ...,
+    ) -> TensorDictParams: ...
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: bool = ...,
+        expand_identical: bool = ...,
+    ) -> Self | TensorDictParams: ...
+
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+        lazy_stack: bool = False,
+        expand_identical: bool = False,
+    ) -> Any:
+        """The parameters of several modules of one structure, stacked along a new batch
+        dim (for ensembles with ``torch.vmap``); see :func:`tensorclass.from_modules`. A
+        typed class takes them as its fields. The result is this class (a lazy stack of it
+        with ``lazy_stack=True``, typed as the class, as :meth:`lazy_stack` is), or a
+        :class:`~tensorclass.nn.TensorDictParams` with ``as_module=True``.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> TensorDict.from_modules(torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)).batch_size
+        torch.Size([2])
+        """
+        return module_building.from_modules(
+            cls,
+            *modules,
+            as_module=as_module,
+            lock=lock,
+            use_state_dict=use_state_dict,
+            lazy_stack=lazy_stack,
+            expand_identical=expand_identical,
+        )
 
     # The protocol methods.
 
