@@ -10,18 +10,21 @@ storage methods on top.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+import numpy as np
 import torch
-from torch import nn
+from torch import Tensor, nn
 from typing_extensions import Self
 
 from .build import conversion
-from .build.from_containers import ContainerBuilding
+from .build import from_containers as containers
+from .build.instances import Building
+from .core.attach import class_op
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
-from .core.state import Names
+from .core.state import BatchSizeLike, DeviceLike, Names
 from .keys.dim_names import DimNames
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
@@ -62,7 +65,7 @@ class TensorOps(
     Arithmetic,
     DimNames,
     Packing,
-    ContainerBuilding,
+    Building,
     Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
@@ -92,6 +95,158 @@ class TensorOps(
     to_dict = conversion.to_dict
     tolist = conversion.tolist
     numpy = conversion.numpy
+
+    # build/from_containers.py
+    from_tuple = class_op(containers.from_tuple)
+    from_namedtuple = class_op(containers.from_namedtuple)
+    from_pytree = class_op(containers.from_pytree)
+    to_pytree = containers.to_pytree
+    from_struct_array = class_op(containers.from_struct_array)
+    to_struct_array = containers.to_struct_array
+    to_namedtuple = containers.to_namedtuple
+
+    # build/from_containers.py (overloaded class methods: declared here, built there)
+    @overload
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = ...,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        as_tensorclass: Literal[False] = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = ...,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        as_tensorclass: Literal[True],
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Any: ...
+
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = None,
+        auto_batch_size: bool | None = None,
+        batch_dims: int | None = None,
+        as_tensorclass: bool = False,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Any:
+        """Build from a dataclass instance: one entry per field (nested dataclasses become
+        nested levels, see :meth:`from_tuple`).
+
+        ``as_tensorclass=True`` converts to a typed class instead, as
+        :func:`tensorclass.from_dataclass` does: ``dest_cls`` if given, else a tensor class
+        made once per dataclass (``<Name>_tc``, same fields); given a dataclass type, it
+        returns that class.
+
+        >>> import dataclasses, torch
+        >>> from tensorclass import TensorDict
+        >>> @dataclasses.dataclass
+        ... class Data:
+        ...     obs: torch.Tensor
+        ...     reward: torch.Tensor
+        >>> data = Data(obs=torch.zeros(3, 4), reward=torch.ones(3))
+        >>> TensorDict.from_dataclass(data, auto_batch_size=True).batch_size
+        torch.Size([3])
+        >>> type(TensorDict.from_dataclass(data, as_tensorclass=True, batch_size=[3])).__name__
+        'Data_tc'
+        """
+        return containers.from_dataclass(
+            cls,
+            dataclass,
+            dest_cls=dest_cls,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            as_tensorclass=as_tensorclass,
+            device=device,
+            batch_size=batch_size,
+        )
+
+    @overload
+    @classmethod
+    def from_any(
+        cls,
+        obj: Mapping[Any, Any] | tuple[Any, ...] | np.ndarray,
+        *,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_any(
+        cls,
+        obj: Tensor,
+        *,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Tensor: ...
+
+    @overload
+    @classmethod
+    def from_any(
+        cls,
+        obj: object,
+        *,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Any: ...
+
+    @classmethod
+    def from_any(
+        cls,
+        obj: Any,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_dims: int | None = None,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Any:
+        """Convert ``obj`` by its type, recursively: a dict with :meth:`from_dict`, a named
+        tuple with :meth:`from_namedtuple`, a tuple with :meth:`from_tuple`, a dataclass
+        instance with :meth:`from_dataclass`, a NumPy structured array with
+        :meth:`from_struct_array`, another tensor class with :meth:`from_tensordict`.
+
+        A tensor, or an instance of this class, is returned as it is; a list becomes a
+        tensor when torch takes it; anything else is returned unchanged.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict.from_any({"obs": torch.zeros(3, 4), "pair": (torch.zeros(3), 1)})
+        >>> sorted(td.keys(include_nested=True, leaves_only=True), key=str)
+        [('pair', '0'), ('pair', '1'), 'obs']
+        >>> TensorDict.from_any([1, 2, 3])
+        tensor([1, 2, 3])
+        """
+        return containers.from_any(
+            cls,
+            obj,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            device=device,
+            batch_size=batch_size,
+        )
 
     # params/state_dict.py
     state_dict = checkpoint.state_dict
