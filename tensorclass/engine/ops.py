@@ -11,16 +11,15 @@ storage methods on top.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 from typing_extensions import Self
 
-from .build import conversion
+from .build import conversion, instances
 from .build import from_containers as containers
-from .build.instances import Building
 from .core.attach import class_op
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
@@ -35,6 +34,7 @@ from .params import to_module as functional_params
 from .shape.context import ContextOps
 from .shape.packing import Packing
 from .shape.selection import Selecting
+from .torch_api import functions as torch_functions
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
 
@@ -65,7 +65,6 @@ class TensorOps(
     Arithmetic,
     DimNames,
     Packing,
-    Building,
     Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
@@ -95,6 +94,29 @@ class TensorOps(
     to_dict = conversion.to_dict
     tolist = conversion.tolist
     numpy = conversion.numpy
+
+    # build/instances.py
+    #: what ``from_list`` builds by default: ``None`` a dense stack when the elements have
+    #: the same structure (lazy otherwise); a lazy-stack class sets ``True``
+    _lazy_default: ClassVar[bool | None] = None
+
+    @classmethod
+    def _dense_class(cls) -> type[Self]:
+        """The class the constructors build: the class itself (a lazy-stack class answers
+        its members' class)."""
+        return cls
+
+    auto_batch_size_ = instances.auto_batch_size_
+    from_dict = class_op(instances.from_dict)
+    from_dict_instance = instances.from_dict_instance
+    from_list = class_op(instances.from_list)
+    fromkeys = class_op(instances.fromkeys)
+    from_schema = class_op(instances.from_schema)
+    from_tensordict = class_op(instances.from_tensordict)
+    stack = staticmethod(torch_functions.stack)
+    cat = staticmethod(torch_functions.cat)
+    lazy_stack = staticmethod(instances.lazy_stack)
+    maybe_dense_stack = staticmethod(instances.maybe_dense_stack)
 
     # build/from_containers.py
     from_tuple = class_op(containers.from_tuple)

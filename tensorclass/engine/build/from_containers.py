@@ -29,7 +29,7 @@ from ..core.state import BatchSizeLike, DeviceLike, TensorCore
 from . import entries as _entries
 from . import struct_array as _struct_array
 from .entries import as_value, entries, is_dataclass_instance, is_namedtuple
-from .instances import _auto
+from .instances import _auto, _build
 from .pytrees import PYTREE_TYPE, pytree_entries, rebuild
 from .struct_array import is_struct_array, struct_entries
 
@@ -92,7 +92,7 @@ def from_tuple(
                 f"{len(schema.names)} fields {schema.field_list()}"
             )
         found = dict(zip(schema.names, values))
-    return cls._build(found, batch_size, device, None, auto, batch_dims)
+    return _build(cls, found, batch_size, device, None, auto, batch_dims)
 
 
 def from_namedtuple(
@@ -116,7 +116,7 @@ def from_namedtuple(
     if not is_namedtuple(named_tuple):
         raise TypeError(f"from_namedtuple expects a named tuple; got {type(named_tuple).__name__}")
     auto = _auto("from_namedtuple", auto_batch_size, batch_size, batch_dims)
-    return cls._build(entries(named_tuple), batch_size, device, None, auto, batch_dims)
+    return _build(cls, entries(named_tuple), batch_size, device, None, auto, batch_dims)
 
 
 # -- pytrees and structured arrays ---------------------------------------------------------
@@ -152,8 +152,8 @@ def from_pytree(
         raise TypeError(
             f"from_pytree needs a list, tuple or dict at the top; got {type(pytree).__name__}"
         )
-    return cls._build(
-        _typed_nodes(cls._dense_class(), found), batch_size, None, None, auto, batch_dims
+    return _build(
+        cls, _typed_nodes(cls._dense_class(), found), batch_size, None, None, auto, batch_dims
     )
 
 
@@ -198,7 +198,7 @@ def from_struct_array(
         raise TypeError(f"from_struct_array expects a NumPy structured array; got {struct_array!r}")
     auto = _auto("from_struct_array", auto_batch_size, batch_size, batch_dims)
     size = struct_array.shape if batch_size is None else batch_size
-    return cls._build(struct_entries(struct_array), size, device, None, auto, batch_dims)
+    return _build(cls, struct_entries(struct_array), size, device, None, auto, batch_dims)
 
 
 def to_struct_array(self: E) -> np.ndarray:
@@ -258,7 +258,7 @@ def from_dataclass(
             f"as_tensorclass=True to turn a dataclass type into a tensor class)"
         )
     auto = _auto("from_dataclass", auto_batch_size, batch_size, batch_dims)
-    return cls._build(entries(dataclass), batch_size, device, None, auto, batch_dims)
+    return _build(cls, entries(dataclass), batch_size, device, None, auto, batch_dims)
 
 
 def from_any(
