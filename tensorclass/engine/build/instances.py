@@ -114,10 +114,10 @@ def _retype(result: TensorCore, template: TensorCore) -> None:
     like = _level(template)
     for key, leaf in list(result._data.items()):
         counterpart = like.get(key)
-        if not (isinstance(leaf, TensorCore) and isinstance(counterpart, TensorCore)):
+        if not (is_op(leaf) and is_op(counterpart)):
             continue
         _retype(leaf, counterpart)
-        target: Any = type(counterpart)._dense_class()  # type: ignore[attr-defined]
+        target = type(counterpart)._dense_class()
         if type(leaf) is not target:
             result._data[key] = target._from_mapping(leaf._data, leaf._batch_size, leaf._device)
 

@@ -113,7 +113,8 @@ def state_dict(
     root = prefix[:-1] if prefix.endswith(".") else prefix
     if root != prefix:  # nn.Module keys a level's metadata without the trailing dot
         dest._metadata[root] = dest._metadata.pop(prefix)
-    return dest  # type: ignore[no-any-return]
+    filled: OrderedDict[str, Any] = dest
+    return filled
 
 
 def load_state_dict(

@@ -262,4 +262,5 @@ def load_state_dict(
         return None
     if inplace:
         old = {k: v.detach().clone() for k, v in old.items()}
-    return dynamic(old).unflatten_keys(".")._data  # type: ignore[no-any-return]
+    nested: dict[str, Any] = dynamic(old).unflatten_keys(".")._data
+    return nested
