@@ -7,261 +7,71 @@ any string key.
 The public names are loaded on first use (``from tensorclass import TensorDict`` loads the
 library, torch included): importing the package alone, as mypy does when it loads
 ``tensorclass.plugins.mypy``, imports neither torch nor the engine.
+
+Each public name is written once, as an import in ``tensorclass/_api.py``
+(``from .module import Name as Name``). Type checkers see them all, with their types,
+through ``from ._api import *`` below. At run time ``__all__`` is read from the source of
+``_api.py`` (its ``Name as Name`` imports, in order) without importing it, so ``dir()`` and
+the first-use loader know the names while torch is not loaded; a star import of a module
+type checkers accept only literal forms of ``__all__``, hence the ``else`` branch, which they
+do not read. ``tests/api/test_public_names.py`` checks the package against
+``_api``.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import os
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "BatchSizeError",
-    "EntryInfo",
-    "Field",
-    "FieldKind",
-    "FieldTypeError",
-    "FileFormatError",
-    "FrozenInstanceError",
-    "InvalidKeyError",
-    "KEY_SEPARATOR",
-    "KeyNotFoundError",
-    "LazyStackedTensorDict",
-    "LockedError",
-    "MemmapFormatError",
-    "MemmapInfo",
-    "MemoryMappedTensor",
-    "MetaData",
-    "ModeError",
-    "NestedKey",
-    "NonTensorData",
-    "NonTensorDataBase",
-    "NonTensorStack",
-    "NotSerializableError",
-    "OperandError",
-    "PackLayout",
-    "PersistentTensorDict",
-    "RecordedClassError",
-    "Schema",
-    "SchemaError",
-    "Spec",
-    "StructureMismatchError",
-    "TableFormatError",
-    "TensorAttrs",
-    "TensorClass",
-    "TensorClassError",
-    "TensorClassModuleBase",
-    "TensorClassModuleWrapper",
-    "TensorCollection",
-    "TensorDict",
-    "TensorDictBase",
-    "TensorDictParams",
-    "TypedTensorDict",
-    "UnbatchedTensor",
-    "ValuesIndices",
-    "append_memmap",
-    "as_tensordict_module",
-    "assert_allclose_td",
-    "assert_close",
-    "capture_non_tensor_stack",
-    "cat",
-    "collate",
-    "default_is_leaf",
-    "dense_stack_tds",
-    "field",
-    "from_any",
-    "from_arrow",
-    "from_consolidated",
-    "from_csv",
-    "from_dataclass",
-    "from_dict",
-    "from_h5",
-    "from_json",
-    "from_module",
-    "from_modules",
-    "from_namedtuple",
-    "from_pandas",
-    "from_parquet",
-    "from_pytree",
-    "from_safetensors",
-    "from_struct_array",
-    "from_tuple",
-    "from_zarr",
-    "fromkeys",
-    "get_defaults_to_none",
-    "get_printoptions",
-    "group_by",
-    "is_bool",
-    "is_floating",
-    "is_inexact",
-    "is_integer",
-    "is_leaf_nontensor",
-    "is_memmap_archive",
-    "is_non_tensor",
-    "is_tensor_collection",
-    "is_tensorclass",
-    "lazy_legacy",
-    "lazy_stack",
-    "list_to_stack",
-    "load",
-    "load_memmap",
-    "make_tensordict",
-    "maybe_dense_stack",
-    "memmap",
-    "merge_tensordicts",
-    "pack_memmap",
-    "pad",
-    "pad_sequence",
-    "parse_tensor_dict_string",
-    "read_metadata",
-    "refresh_archive_checksums",
-    "save",
-    "set_capture_non_tensor_stack",
-    "set_get_defaults_to_none",
-    "set_lazy_legacy",
-    "set_list_to_stack",
-    "set_printoptions",
-    "stack",
-    "tensorclass",
-    "to_arrow",
-    "to_safetensors",
-    "unpack_memmap",
-    "unpad_sequence",
-    "unravel_key",
-    "unravel_key_list",
-    "unravel_key_to_tuple",
-    "unravel_keys",
-]
+from . import registry as _registry
 
 __version__ = "0.1.0"
 
+
+def _public_names() -> list[str]:
+    """The names ``_api.py`` exports (``from .module import Name as Name``), in order."""
+    try:
+        with open(os.path.join(os.path.dirname(__file__), "_api.py"), encoding="utf-8") as file:
+            source = file.read()
+    except OSError:  # no source shipped (a zip, bytecode only): import it, torch included
+        api = importlib.import_module(f"{__name__}._api")
+        return [name for name in vars(api) if not name.startswith("_") and name != "nn"]
+    return [
+        alias.name
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+        for alias in node.names
+        if alias.asname == alias.name and not alias.name.startswith("_")
+    ]
+
+
+_NAMES = _public_names()
+
+
+def _load_library() -> ModuleType:
+    """Import every public name's module (torch included): the first use of a public name,
+    and a class role asked for before the module that registers it was imported."""
+    return importlib.import_module(f"{__name__}._api")
+
+
+_registry.register_loader(_load_library)
+
 if TYPE_CHECKING:
-    from . import nn as nn
-    from ._api import (
-        KEY_SEPARATOR,
-        BatchSizeError,
-        EntryInfo,
-        Field,
-        FieldKind,
-        FieldTypeError,
-        FileFormatError,
-        FrozenInstanceError,
-        InvalidKeyError,
-        KeyNotFoundError,
-        LazyStackedTensorDict,
-        LockedError,
-        MemmapFormatError,
-        MemmapInfo,
-        MemoryMappedTensor,
-        MetaData,
-        ModeError,
-        NestedKey,
-        NonTensorData,
-        NonTensorDataBase,
-        NonTensorStack,
-        NotSerializableError,
-        OperandError,
-        PackLayout,
-        PersistentTensorDict,
-        RecordedClassError,
-        Schema,
-        SchemaError,
-        Spec,
-        StructureMismatchError,
-        TableFormatError,
-        TensorAttrs,
-        TensorClass,
-        TensorClassError,
-        TensorClassModuleBase,
-        TensorClassModuleWrapper,
-        TensorCollection,
-        TensorDict,
-        TensorDictBase,
-        TensorDictParams,
-        TypedTensorDict,
-        UnbatchedTensor,
-        ValuesIndices,
-        append_memmap,
-        as_tensordict_module,
-        assert_allclose_td,
-        assert_close,
-        capture_non_tensor_stack,
-        cat,
-        collate,
-        default_is_leaf,
-        dense_stack_tds,
-        field,
-        from_any,
-        from_arrow,
-        from_consolidated,
-        from_csv,
-        from_dataclass,
-        from_dict,
-        from_h5,
-        from_json,
-        from_module,
-        from_modules,
-        from_namedtuple,
-        from_pandas,
-        from_parquet,
-        from_pytree,
-        from_safetensors,
-        from_struct_array,
-        from_tuple,
-        from_zarr,
-        fromkeys,
-        get_defaults_to_none,
-        get_printoptions,
-        group_by,
-        is_bool,
-        is_floating,
-        is_inexact,
-        is_integer,
-        is_leaf_nontensor,
-        is_memmap_archive,
-        is_non_tensor,
-        is_tensor_collection,
-        is_tensorclass,
-        lazy_legacy,
-        lazy_stack,
-        list_to_stack,
-        load,
-        load_memmap,
-        make_tensordict,
-        maybe_dense_stack,
-        memmap,
-        merge_tensordicts,
-        pack_memmap,
-        pad,
-        pad_sequence,
-        parse_tensor_dict_string,
-        read_metadata,
-        refresh_archive_checksums,
-        save,
-        set_capture_non_tensor_stack,
-        set_get_defaults_to_none,
-        set_lazy_legacy,
-        set_list_to_stack,
-        set_printoptions,
-        stack,
-        tensorclass,
-        to_arrow,
-        to_safetensors,
-        unpack_memmap,
-        unpad_sequence,
-        unravel_key,
-        unravel_key_list,
-        unravel_key_to_tuple,
-        unravel_keys,
-    )
+    from ._api import *  # noqa: F403
+else:
+    __all__ = _NAMES
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__ or name == "nn":
-        api = importlib.import_module("tensorclass._api")
-        globals().update({export: getattr(api, export) for export in __all__})
+    if name in _NAMES or name == "nn":
+        api = _load_library()
+        globals().update({export: getattr(api, export) for export in _NAMES})
         return importlib.import_module("tensorclass.nn") if name == "nn" else globals()[name]
     raise AttributeError(f"module 'tensorclass' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *_NAMES})

@@ -8,14 +8,17 @@ the constructors of every class may build a lazy stack (``LazyStackedTensorDict`
 builds on the operations) and ``from_dataclass(..., as_tensorclass=True)`` makes a new
 typed class (through ``TensorClass``).
 Those layers register their class here when they are imported; the engine asks for it by
-role. Nothing is patched onto engine classes, and the engine imports nothing from above. A
-role asked for before its module was imported (a program that imported only a corner of the
-package) is filled by importing that module, named here, once.
+role. Nothing is patched onto engine classes, and neither the engine nor this module imports
+anything from above. A role asked for before its module was imported (a program that
+imported only a corner of the package, say ``tensorclass.typed``, then built a nested
+mapping) is filled by the loader the package registers (:func:`register_loader`): the
+package's ``__init__.py`` runs before any of its modules can, and registers the import of
+``tensorclass._api``, which imports every module and so registers every role.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "register_attrs_class",
     "register_dynamic_class",
     "register_lazy_class",
+    "register_loader",
     "register_params_class",
     "register_swap_class",
     "register_typed_class",
@@ -34,13 +38,23 @@ __all__ = [
 ]
 
 _registered: dict[str, Any] = {}
+_loaders: list[Callable[[], object]] = []
 
 
-def _lookup(role: str, defined_by: str) -> Any:
+def register_loader(load: Callable[[], object]) -> None:
+    """Register what imports the modules that register the roles (the package does, as it
+    is imported: before any role can be asked for)."""
+    _loaders.append(load)
+
+
+def _lookup(role: str) -> Any:
     found = _registered.get(role)
     if found is None:
-        importlib.import_module(defined_by)  # registers the class as it is imported
-        found = _registered[role]
+        for load in _loaders:
+            load()  # imports the library: its modules register their classes
+        found = _registered.get(role)
+        if found is None:
+            raise LookupError(f"no class is registered for the role {role!r} (yet)")
     return found
 
 
@@ -51,7 +65,7 @@ def register_dynamic_class(cls: type) -> None:
 
 def dynamic_class() -> Any:
     """The registered ``TensorDict`` class."""
-    return _lookup("dynamic", "tensorclass.tensordict")
+    return _lookup("dynamic")
 
 
 def register_params_class(cls: type) -> None:
@@ -61,7 +75,7 @@ def register_params_class(cls: type) -> None:
 
 def params_class() -> Any:
     """The registered ``TensorDictParams`` class."""
-    return _lookup("params", "tensorclass.nn.params")
+    return _lookup("params")
 
 
 def register_swap_class(cls: type) -> None:
@@ -71,7 +85,7 @@ def register_swap_class(cls: type) -> None:
 
 def swap_class() -> Any:
     """The registered ``ParamSwap`` class."""
-    return _lookup("swap", "tensorclass.param_swap")
+    return _lookup("swap")
 
 
 def register_lazy_class(cls: type) -> None:
@@ -82,7 +96,7 @@ def register_lazy_class(cls: type) -> None:
 
 def lazy_class() -> Any:
     """The registered ``LazyStackedTensorDict`` class."""
-    return _lookup("lazy", "tensorclass.engine.lazy.stack")
+    return _lookup("lazy")
 
 
 def register_typed_class(cls: type) -> None:
@@ -93,7 +107,7 @@ def register_typed_class(cls: type) -> None:
 
 def typed_class() -> Any:
     """The registered ``TensorClass`` class."""
-    return _lookup("typed", "tensorclass.typed")
+    return _lookup("typed")
 
 
 def register_attrs_class(cls: type) -> None:
@@ -103,4 +117,4 @@ def register_attrs_class(cls: type) -> None:
 
 def attrs_class() -> Any:
     """The registered ``TensorAttrs`` class."""
-    return _lookup("attrs", "tensorclass.tensor_attrs")
+    return _lookup("attrs")

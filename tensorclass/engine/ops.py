@@ -25,15 +25,14 @@ from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import BatchSizeLike, DeviceLike, Names
 from .keys.dim_names import DimNames
+from .keys.structure import Structure
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
 from .params import building as module_building
 from .params import state_dict as checkpoint
 from .params import to_module as functional_params
-from .shape.context import ContextOps
-from .shape.packing import Packing
-from .shape.selection import Selecting
+from .shape import batch_dims, context, indexing, packing, rearrange, selection
 from .torch_api import functions as torch_functions
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
@@ -59,12 +58,10 @@ def _rebuild(
 
 
 class TensorOps(
-    ContextOps,
-    Selecting,
     TensorState,
+    Structure,
     Arithmetic,
     DimNames,
-    Packing,
     Factories,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
@@ -81,7 +78,67 @@ class TensorOps(
     # (keys/ operations go here)
 
     # shape/
-    # (shape/ operations go here)
+    # batch_dims.py (its view, permute... are called by the context.py ones below)
+    reshape = batch_dims.reshape
+    expand = batch_dims.expand
+    expand_as = batch_dims.expand_as
+    repeat = batch_dims.repeat
+    flip = batch_dims.flip
+    roll = batch_dims.roll
+    unbind = batch_dims.unbind
+    split = batch_dims.split
+    chunk = batch_dims.chunk
+    set_batch_size = batch_dims.set_batch_size
+    _split_sections = batch_dims._split_sections
+    # context.py
+    _remember = context._remember
+    __enter__ = context.__enter__
+    __exit__ = context.__exit__
+    clear_refs_for_compile_ = context.clear_refs_for_compile_
+    lock_ = context.lock_
+    unlock_ = context.unlock_
+    flatten_keys = context.flatten_keys
+    unflatten_keys = context.unflatten_keys
+    permute = context.permute
+    transpose = context.transpose
+    unsqueeze = context.unsqueeze
+    squeeze = context.squeeze
+    view = context.view
+    flatten = context.flatten
+    unflatten = context.unflatten
+    # indexing.py
+    __getitem__ = indexing.__getitem__
+    __setitem__ = indexing.__setitem__
+    _index = indexing._index
+    _set_at = indexing._set_at
+    # packing.py
+    pack = packing.pack
+    # rearrange.py
+    movedim = rearrange.movedim
+    moveaxis = rearrange.moveaxis
+    swapaxes = rearrange.swapaxes
+    swapdims = rearrange.swapdims
+    rot90 = rearrange.rot90
+    fliplr = rearrange.fliplr
+    flipud = rearrange.flipud
+    atleast_1d = rearrange.atleast_1d
+    atleast_2d = rearrange.atleast_2d
+    atleast_3d = rearrange.atleast_3d
+    broadcast_to = rearrange.broadcast_to
+    pad = rearrange.pad
+    to_padded_tensor = rearrange.to_padded_tensor
+    tile = rearrange.tile
+    repeat_interleave = rearrange.repeat_interleave
+    # selection.py
+    gather = selection.gather
+    masked_select = selection.masked_select
+    narrow = selection.narrow
+    tensor_split = selection.tensor_split
+    get_at = selection.get_at
+    set_at_ = selection.set_at_
+    update_at_ = selection.update_at_
+    copy_at_ = selection.copy_at_
+    get_item_shape = selection.get_item_shape
 
     # leafwise/
     # (leafwise/ operations go here)

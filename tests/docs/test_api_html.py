@@ -107,6 +107,17 @@ def test_roles_in_mixins_link_to_the_public_class(api_html: str) -> None:
     assert len(members) >= 5, members
 
 
+def test_operations_show_their_signature_and_docstring(api_html: str) -> None:
+    """An operation of ``TensorDictBase`` is a method entry with its docstring, whether the
+    class defines it or attaches a function (``permute = batch_dims.permute``: shown as a
+    method by ``docs_ext/attached_ops.py``)."""
+    page = _docstrings_html(api_html)
+    start = page.index('id="tensorclass.TensorDictBase.permute"')
+    entry = page[start : start + 5000]
+    assert "Reorder the batch dims (feature dims stay where they are)." in entry
+    assert "dims" in entry.split("Reorder", 1)[0]  # the signature, before the docstring
+
+
 def _extension() -> ModuleType:
     path = ROOT / "docs_ext" / "sphinx_markup.py"
     spec = importlib.util.spec_from_file_location("sphinx_markup", path)

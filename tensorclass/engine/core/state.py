@@ -130,7 +130,7 @@ class TensorCore(TensorCollection):
     below are derived from it by :meth:`_derive_flags` when the class is built.
     """
 
-    __slots__ = ("_batch_size", "_data", "_device", "_locked", "_names")
+    __slots__ = ("_batch_size", "_data", "_device", "_entered", "_last_op", "_locked", "_names")
 
     _data: dict[str, Any]
     _batch_size: torch.Size

@@ -13,7 +13,8 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..core.state import TensorCore
-from ..shape.batch_dims import ShapeOps, batch_dim
+from ..ops import TensorOps
+from ..shape.batch_dims import batch_dim
 from .stack import LazyStackedTensorDict, lazy_stack
 
 __all__ = ["Restacking"]
@@ -57,7 +58,7 @@ def _densify(node: TensorCore, layout: torch.layout) -> Any:
     return type(node)._new({**node._data, **changed}, node._batch_size, node._device, node._names)
 
 
-class Restacking(ShapeOps):
+class Restacking(TensorOps):
     """``to_lazystack`` and ``densify``."""
 
     __slots__ = ()

@@ -26,7 +26,7 @@ from ..core.inplace import first_difference, holds_lazy
 from ..core.state import TensorCore
 from ..ops import TensorOps
 from ..shape.batch_dims import _infer_shape, _sizes, batch_dim, squeeze_dims
-from ..shape.indexing import _fits, _tensor_leaves, normalize_index
+from ..shape.indexing import _fits, _plan_structured_write, _tensor_leaves, normalize_index
 from .leaves import LazyLeaves
 
 __all__ = ["LazyShapeOps"]
@@ -244,7 +244,7 @@ class LazyShapeOps(TensorOps):
                     # allocate keys the value brings in this member too (lazy pre-allocation;
                     # refused, as a dense write's, when the member cannot take them)
                     empty = flat[:0] if rest or not flat._batch_size[0] else flat[0]
-                    member._plan_structured_write(empty, empty._batch_size)
+                    _plan_structured_write(member, empty, empty._batch_size)
                 continue
             member_index: Any = tuple(c[mask] for c in rest) if rest else Ellipsis
             if flat is not None:

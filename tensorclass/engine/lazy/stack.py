@@ -562,14 +562,14 @@ class LazyStackedTensorDict(_LazyEngine):
         was_locked = self._locked
         self._locked = True
         self._each("lock_")
-        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+        return self._remember(self, undo_lock, was_locked)
 
     def unlock_(self) -> Self:
         """Unlock the stack and its members (``with stack.unlock_():`` restores on exit)."""
         was_locked = self._locked
         self._each("unlock_")
         self._locked = False
-        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+        return self._remember(self, undo_lock, was_locked)
 
     def _check_batch_size(
         self, new: torch.Size, path: tuple[str, ...], changes: list[tuple[TensorCore, torch.Size]]

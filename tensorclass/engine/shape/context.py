@@ -19,22 +19,50 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
+from ..core.self_types import E
 from ..core.state import TensorCore
-from ..keys.structure import Structure
-from .batch_dims import ShapeOps, batch_dim
+from ..keys.access import KeyAccess
+from .batch_dims import (
+    _flatten,
+    _permute,
+    _squeeze,
+    _transpose,
+    _unflatten,
+    _unsqueeze,
+    _view,
+    batch_dim,
+)
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
+    from ..ops import TensorOps
 
-__all__ = ["ContextOps"]
+__all__ = [
+    "__enter__",
+    "__exit__",
+    "clear_refs_for_compile_",
+    "flatten",
+    "flatten_keys",
+    "lock_",
+    "permute",
+    "remember",
+    "squeeze",
+    "transpose",
+    "unflatten",
+    "unflatten_keys",
+    "unlock_",
+    "unsqueeze",
+    "view",
+    "write_back",
+]
 
 Undo = tuple[Callable[..., None], Any, tuple[Any, ...]]
+R = TypeVar("R")
 
 
 def _same_view(a: Any, b: Any) -> bool:
@@ -103,7 +131,7 @@ def _undo_reshape(origin: Any, result: Any) -> None:
     write_back(origin, result.reshape(origin._batch_size))
 
 
-def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[Any, ...]) -> Any:
+def remember(origin: Any, result: R, undo: Callable[..., None], args: tuple[Any, ...]) -> R:
     """Let ``result`` undo itself into ``origin`` at the end of a ``with`` block.
 
     The origin is left out when the result is the origin itself (no reference cycle). An
@@ -121,155 +149,159 @@ def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[An
     return result
 
 
-class ContextOps(ShapeOps, Structure):
-    """Operations whose result can undo itself at the end of a ``with`` block."""
+def _remember(self: E, result: R, undo: Callable[..., None], *args: Any) -> R:
+    return remember(self, result, undo, args)
 
-    __slots__ = ("_entered", "_last_op")
 
-    def _remember(self, result: Any, undo: Callable[..., None], *args: Any) -> Any:
-        return remember(self, result, undo, args)
+def __enter__(self: E) -> E:
+    op = getattr(self, "_last_op", None)
+    _set_last_op(self, None)
+    entered: list[Undo | None] | None = getattr(self, "_entered", None)
+    if entered is None:
+        entered = []
+        _set_entered(self, entered)
+    entered.append(op)
+    return self
 
-    def __enter__(self) -> Self:
-        op = getattr(self, "_last_op", None)
-        _set_last_op(self, None)
-        entered: list[Undo | None] | None = getattr(self, "_entered", None)
-        if entered is None:
-            entered = []
-            _set_entered(self, entered)
-        entered.append(op)
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        entered: list[Undo | None] | None = getattr(self, "_entered", None)
-        op = entered.pop() if entered else None
-        if op is not None:
-            undo, origin, args = op
-            undo(self if origin is None else origin, self, *args)
+def __exit__(
+    self: E,
+    exc_type: type[BaseException] | None,
+    exc: BaseException | None,
+    traceback: TracebackType | None,
+) -> None:
+    entered: list[Undo | None] | None = getattr(self, "_entered", None)
+    op = entered.pop() if entered else None
+    if op is not None:
+        undo, origin, args = op
+        undo(self if origin is None else origin, self, *args)
 
-    def clear_refs_for_compile_(self) -> Self:
-        """Forget the pending ``with`` records of this instance and its nested instances.
 
-        An operation that can be used as a context manager (``lock_``, ``flatten_keys``,
-        ``permute``...) records how to undo itself on its result; call this on an instance
-        returned from a ``torch.compile``-d function if the record gets in the compiler's
-        way. Returns ``self``.
+def clear_refs_for_compile_(self: E) -> E:
+    """Forget the pending ``with`` records of this instance and its nested instances.
 
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3]).permute(1, 0)
-        >>> td.clear_refs_for_compile_() is td
-        True
-        """
-        _set_last_op(self, None)
-        for value in self._data.values():
-            if isinstance(value, ContextOps):
-                value.clear_refs_for_compile_()
-        return self
+    An operation that can be used as a context manager (``lock_``, ``flatten_keys``,
+    ``permute``...) records how to undo itself on its result; call this on an instance
+    returned from a ``torch.compile``-d function if the record gets in the compiler's
+    way. Returns ``self``.
 
-    # -- the operations that remember how to undo themselves ---------------------------------
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3]).permute(1, 0)
+    >>> td.clear_refs_for_compile_() is td
+    True
+    """
+    _set_last_op(self, None)
+    for value in self._data.values():
+        if isinstance(value, TensorCore):
+            cast("TensorOps", value).clear_refs_for_compile_()
+    return self
 
-    def lock_(self) -> Self:
-        """Refuse new, replaced or deleted keys (here and in nested instances).
 
-        In-place writes (``set_``, ``update_``, ``td[idx] = ...``) still work. As a context
-        manager (``with td.lock_():``) the previous lock state comes back on exit.
-        """
-        was_locked = self._locked
-        super().lock_()
-        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+# -- the operations that remember how to undo themselves ---------------------------------
 
-    def unlock_(self) -> Self:
-        """Undo :meth:`lock_` (here and in nested instances).
 
-        As a context manager (``with td.unlock_():``) the previous lock state comes back on
-        exit.
-        """
-        was_locked = self._locked
-        super().unlock_()
-        return self._remember(self, undo_lock, was_locked)  # type: ignore[no-any-return]
+def lock_(self: E) -> E:
+    """Refuse new, replaced or deleted keys (here and in nested instances).
 
-    def flatten_keys(
-        self,
-        separator: str = ".",
-        inplace: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-    ) -> TensorDict:
-        """Nested keys joined into one level: ``("a", "b")`` becomes ``"a.b"``.
+    In-place writes (``set_``, ``update_``, ``td[idx] = ...``) still work. As a context
+    manager (``with td.lock_():``) the previous lock state comes back on exit.
+    """
+    was_locked = self._locked
+    TensorCore.lock_(self)
+    return self._remember(self, undo_lock, was_locked)
 
-        ``inplace=True`` rewrites this instance (a ``TensorDict``) and returns it;
-        ``is_leaf`` keeps the nested instances whose class it accepts whole. As a context
-        manager, the entries of the flat result are written back (nested again) on exit.
-        """
-        result = super().flatten_keys(separator, inplace, is_leaf)
-        return self._remember(  # type: ignore[no-any-return]
-            result, _undo_flatten_keys, separator, inplace
-        )
 
-    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> TensorDict:
-        """Keys holding ``separator`` split into nested keys (``"a.b"`` becomes
-        ``("a", "b")``); ``inplace=True`` rewrites this instance. As a context manager,
-        the entries of the result are written back (flattened again) on exit."""
-        result = super().unflatten_keys(separator, inplace)
-        return self._remember(  # type: ignore[no-any-return]
-            result, _undo_unflatten_keys, separator, inplace
-        )
+def unlock_(self: E) -> E:
+    """Undo :meth:`lock_` (here and in nested instances).
 
-    def permute(self, *dims: int | Sequence[int]) -> Self:
-        """Reorder the batch dims (feature dims stay where they are).
+    As a context manager (``with td.unlock_():``) the previous lock state comes back on
+    exit.
+    """
+    was_locked = self._locked
+    TensorCore.unlock_(self)
+    return self._remember(self, undo_lock, was_locked)
 
-        As a context manager, the entries of the result are written back on exit.
-        """
-        return remember(self, _shape_permute(self, *dims), _undo_permute, (dims,))  # type: ignore[no-any-return]
 
-    def transpose(self, dim0: int, dim1: int) -> Self:
-        """Swap two batch dims (as a context manager: written back on exit)."""
-        result = _shape_transpose(self, dim0, dim1)
-        return self._remember(result, _undo_transpose, dim0, dim1)  # type: ignore[no-any-return]
+def flatten_keys(
+    self: E,
+    separator: str = ".",
+    inplace: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+) -> TensorDict:
+    """Nested keys joined into one level: ``("a", "b")`` becomes ``"a.b"``.
 
-    def unsqueeze(self, dim: int) -> Self:
-        """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
-        exit)."""
-        return remember(self, _shape_unsqueeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
+    ``inplace=True`` rewrites this instance (a ``TensorDict``) and returns it;
+    ``is_leaf`` keeps the nested instances whose class it accepts whole. As a context
+    manager, the entries of the flat result are written back (nested again) on exit.
+    """
+    result = KeyAccess.flatten_keys(self, separator, inplace, is_leaf)
+    return self._remember(result, _undo_flatten_keys, separator, inplace)
 
-    def squeeze(self, dim: int | Sequence[int] | None = None) -> Self:
-        """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
-        as a context manager, written back on exit."""
-        return remember(self, _shape_squeeze(self, dim), _undo_reshape, ())  # type: ignore[no-any-return]
 
-    def view(
-        self,
-        *shape: int | Sequence[int] | torch.dtype,
-        size: Sequence[int] | None = None,
-        batch_size: Sequence[int] | None = None,
-    ) -> Self:
-        """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
-        ``view(dtype)`` views every tensor as another dtype. As a context manager, written
-        back on exit."""
-        result = _shape_view(self, *shape, size=size, batch_size=batch_size)
-        return remember(self, result, _undo_reshape, ())  # type: ignore[no-any-return]
+def unflatten_keys(self: E, separator: str = ".", inplace: bool = False) -> TensorDict:
+    """Keys holding ``separator`` split into nested keys (``"a.b"`` becomes
+    ``("a", "b")``); ``inplace=True`` rewrites this instance. As a context manager,
+    the entries of the result are written back (flattened again) on exit."""
+    result = KeyAccess.unflatten_keys(self, separator, inplace)
+    return self._remember(result, _undo_unflatten_keys, separator, inplace)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> Self:
-        """Merge the batch dims ``start_dim..end_dim`` into one (``inplace=True``: this
-        instance; as a context manager: written back on exit)."""
-        result = _shape_flatten(self, start_dim, end_dim, inplace=inplace)
-        if inplace:
-            return result
-        return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
 
-    def unflatten(
-        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
-    ) -> Self:
-        """Split the batch dim ``dim`` into ``unflattened_size`` (``inplace=True``: this
-        instance; as a context manager: written back on exit)."""
-        result = _shape_unflatten(self, dim, unflattened_size, inplace=inplace)
-        if inplace:
-            return result
-        return self._remember(result, _undo_reshape)  # type: ignore[no-any-return]
+def permute(self: E, *dims: int | Sequence[int]) -> E:
+    """Reorder the batch dims (feature dims stay where they are).
+
+    As a context manager, the entries of the result are written back on exit.
+    """
+    return remember(self, _permute(self, *dims), _undo_permute, (dims,))
+
+
+def transpose(self: E, dim0: int, dim1: int) -> E:
+    """Swap two batch dims (as a context manager: written back on exit)."""
+    result = _transpose(self, dim0, dim1)
+    return self._remember(result, _undo_transpose, dim0, dim1)
+
+
+def unsqueeze(self: E, dim: int) -> E:
+    """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
+    exit)."""
+    return remember(self, _unsqueeze(self, dim), _undo_reshape, ())
+
+
+def squeeze(self: E, dim: int | Sequence[int] | None = None) -> E:
+    """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
+    as a context manager, written back on exit."""
+    return remember(self, _squeeze(self, dim), _undo_reshape, ())
+
+
+def view(
+    self: E,
+    *shape: int | Sequence[int] | torch.dtype,
+    size: Sequence[int] | None = None,
+    batch_size: Sequence[int] | None = None,
+) -> E:
+    """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
+    ``view(dtype)`` views every tensor as another dtype. As a context manager, written
+    back on exit."""
+    result = _view(self, *shape, size=size, batch_size=batch_size)
+    return remember(self, result, _undo_reshape, ())
+
+
+def flatten(self: E, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> E:
+    """Merge the batch dims ``start_dim..end_dim`` into one (``inplace=True``: this
+    instance; as a context manager: written back on exit)."""
+    result = _flatten(self, start_dim, end_dim, inplace=inplace)
+    if inplace:
+        return result
+    return self._remember(result, _undo_reshape)
+
+
+def unflatten(self: E, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False) -> E:
+    """Split the batch dim ``dim`` into ``unflattened_size`` (``inplace=True``: this
+    instance; as a context manager: written back on exit)."""
+    result = _unflatten(self, dim, unflattened_size, inplace=inplace)
+    if inplace:
+        return result
+    return self._remember(result, _undo_reshape)
 
 
 def _ints(dims: tuple[Any, ...]) -> list[int]:
@@ -279,12 +311,5 @@ def _ints(dims: tuple[Any, ...]) -> list[int]:
 
 
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
-_shape_permute = ShapeOps.permute
-_shape_transpose = ShapeOps.transpose
-_shape_unsqueeze = ShapeOps.unsqueeze
-_shape_squeeze = ShapeOps.squeeze
-_shape_view = ShapeOps.view
-_shape_flatten = ShapeOps.flatten
-_shape_unflatten = ShapeOps.unflatten
-_set_last_op = ContextOps._last_op.__set__  # type: ignore[attr-defined]
-_set_entered = ContextOps._entered.__set__  # type: ignore[attr-defined]
+_set_last_op = TensorCore._last_op.__set__  # type: ignore[attr-defined]
+_set_entered = TensorCore._entered.__set__  # type: ignore[attr-defined]

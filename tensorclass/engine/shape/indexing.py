@@ -16,17 +16,24 @@ from typing import Any, TypeAlias, overload
 import numpy as np
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import BatchSizeError, StructureMismatchError
 from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
+from ..core.self_types import E
 from ..core.state import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
-from ..keys.access import _WRAPPED, KeyAccess, read_value
+from ..keys.access import _WRAPPED, read_value
 
-__all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
+__all__ = [
+    "BatchIndex",
+    "IndexPart",
+    "__getitem__",
+    "__setitem__",
+    "indexed_batch_size",
+    "normalize_index",
+]
 
 
 IndexPart: TypeAlias = (
@@ -175,293 +182,300 @@ def _fits(source: torch.Size, target: torch.Size) -> bool:
     return all(s in (1, t) for s, t in zip(reversed(source), reversed(target)))
 
 
-class Indexing(KeyAccess):
-    """``[]`` for keys and for batch indices."""
+@overload
+def __getitem__(self: E, index: str) -> Any: ...
 
-    __slots__ = ()
 
-    @overload
-    def __getitem__(self, index: str) -> Any: ...
+@overload
+def __getitem__(self: E, index: tuple[NestedKey, ...]) -> Any: ...
 
-    @overload
-    def __getitem__(self, index: tuple[NestedKey, ...]) -> Any: ...
 
-    @overload
-    def __getitem__(self, index: BatchIndex) -> Self: ...
+@overload
+def __getitem__(self: E, index: BatchIndex) -> E: ...
 
-    def __getitem__(self, index: Any) -> Any:
-        """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
-        cls = index.__class__
-        if cls is str:
-            try:
-                leaf = self._data[index]
-            except KeyError:
-                pass
-            else:
-                if leaf.__class__ is Tensor:
-                    return leaf
-                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
-            return self._absent(index)  # outside the handler: nothing chained
-        if cls is tuple:
-            # A tuple of strings naming an existing leaf, walked inline (as in get).
-            leaf = self
-            try:
-                for part in index:
-                    leaf = leaf._data[part]
-            except (KeyError, AttributeError, TypeError):
-                pass
-            else:
-                if leaf.__class__ is Tensor:
-                    return leaf
-                if leaf is not self:
-                    return leaf.value() if leaf.__class__ in _WRAPPED else leaf
-            if index and _is_key_tuple(index):
-                return self.get(index)
-            _check_no_key_parts(index)
-        return self._index(index)
 
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """``td["key"] = v`` writes a key; ``td[idx] = v`` writes batch elements."""
-        cls = index.__class__
-        if cls is str:
-            if (
-                value.__class__ is Tensor
-                and not self._locked
-                and self._device is None
-                and (self._fast_set or index in self._tensor_fields)
-            ):
-                # The fast path of _set_str, inline (a frame less): only the batch prefix.
-                batch_size = self._batch_size
-                shape = value.shape
-                if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                    shape[0] == batch_size[0]
-                    if len(batch_size) == 1 and shape
-                    else fits_batch(shape, batch_size)
-                ):
-                    self._data[index] = value
-                    return
-            self._set_str(index, value)
-        elif cls is tuple and self._set_existing_path(index, value, False):
-            pass
-        elif cls is tuple and index and _is_key_tuple(index):
-            self._set_path(index if _all_strings(index) else unravel_key_tuple(index), value)
-        else:
-            if cls is tuple:
-                _check_no_key_parts(index)
-            self._set_at(index, value)
-
-    # -- reading batch elements ------------------------------------------------------------
-
-    def _index(self, index: Any) -> Self:
-        batch_size = self._batch_size
-        if index.__class__ is int and batch_size:
-            size = batch_size[0]
-            if not -size <= index < size:
-                raise IndexError(
-                    f"index {index} is out of range for batch dim 0 of size {size} "
-                    f"(batch_size={list(batch_size)})"
-                )
-            data = {}
-            for key, leaf in self._data.items():  # a loop: cheaper than a comprehension
-                data[key] = leaf[index]
-            names = self._names
-            return type(self)._new(
-                data,
-                batch_size[1:] if len(batch_size) > 1 else _NO_DIMS,
-                self._device,
-                names[1:] if names is not None else None,
-            )
-        if index.__class__ is slice and batch_size:
-            data = {}
-            for key, leaf in self._data.items():
-                data[key] = leaf[index]
-            length = len(range(*index.indices(batch_size[0])))
-            if len(batch_size) == 1:
-                new_size = torch.Size((length,))
-            else:
-                new_size = torch.Size((length, *batch_size[1:]))
-            return type(self)._new(data, new_size, self._device, self._names)
-        if (
-            isinstance(index, Tensor)
-            and batch_size
-            and not index.dtype.is_floating_point
-            and index.dtype is not torch.bool
-        ):
-            # An integer tensor picks along dim 0: the batch size is known without a leaf.
-            try:
-                data = {key: leaf[index] for key, leaf in self._data.items()}
-            except IndexError as err:
-                raise _batch_index_error(err, batch_size) from None
-            new_size = torch.Size((*index.shape, *batch_size[1:]))
-            names = self._names
-            if names is not None:
-                names = _indexed_names(names, (index,))
-            return type(self)._new(data, new_size, self._device, names)
-        normalized = normalize_index(index, batch_size)
+def __getitem__(self: E, index: Any) -> Any:
+    """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
+    cls = index.__class__
+    if cls is str:
         try:
-            data = {key: leaf[normalized] for key, leaf in self._data.items()}
-        except IndexError as err:
-            raise _batch_index_error(err, batch_size) from None
+            leaf = self._data[index]
+        except KeyError:
+            pass
+        else:
+            if leaf.__class__ is Tensor:
+                return leaf
+            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        return self._absent(index)  # outside the handler: nothing chained
+    if cls is tuple:
+        # A tuple of strings naming an existing leaf, walked inline (as in get).
+        leaf = self
+        try:
+            for part in index:
+                leaf = leaf._data[part]
+        except (KeyError, AttributeError, TypeError):
+            pass
+        else:
+            if leaf.__class__ is Tensor:
+                return leaf
+            if leaf is not self:
+                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        if index and _is_key_tuple(index):
+            return self.get(index)
+        _check_no_key_parts(index)
+    return self._index(index)
+
+
+def __setitem__(self: E, index: Any, value: Any) -> None:
+    """``td["key"] = v`` writes a key; ``td[idx] = v`` writes batch elements."""
+    cls = index.__class__
+    if cls is str:
+        if (
+            value.__class__ is Tensor
+            and not self._locked
+            and self._device is None
+            and (self._fast_set or index in self._tensor_fields)
+        ):
+            # The fast path of _set_str, inline (a frame less): only the batch prefix.
+            batch_size = self._batch_size
+            shape = value.shape
+            if (  # fits_batch, its one-dim case inline (a call costs as much again)
+                shape[0] == batch_size[0]
+                if len(batch_size) == 1 and shape
+                else fits_batch(shape, batch_size)
+            ):
+                self._data[index] = value
+                return
+        self._set_str(index, value)
+    elif cls is tuple and self._set_existing_path(index, value, False):
+        pass
+    elif cls is tuple and index and _is_key_tuple(index):
+        self._set_path(index if _all_strings(index) else unravel_key_tuple(index), value)
+    else:
+        if cls is tuple:
+            _check_no_key_parts(index)
+        self._set_at(index, value)
+
+
+# -- reading batch elements ------------------------------------------------------------
+
+
+def _index(self: E, index: Any) -> E:
+    batch_size = self._batch_size
+    if index.__class__ is int and batch_size:
+        size = batch_size[0]
+        if not -size <= index < size:
+            raise IndexError(
+                f"index {index} is out of range for batch dim 0 of size {size} "
+                f"(batch_size={list(batch_size)})"
+            )
+        data = {}
+        for key, leaf in self._data.items():  # a loop: cheaper than a comprehension
+            data[key] = leaf[index]
+        names = self._names
         return type(self)._new(
             data,
-            _result_batch_size(self._data, data, batch_size, normalized),
+            batch_size[1:] if len(batch_size) > 1 else _NO_DIMS,
             self._device,
-            _indexed_names(self._names, normalized),
+            names[1:] if names is not None else None,
         )
+    if index.__class__ is slice and batch_size:
+        data = {}
+        for key, leaf in self._data.items():
+            data[key] = leaf[index]
+        length = len(range(*index.indices(batch_size[0])))
+        if len(batch_size) == 1:
+            new_size = torch.Size((length,))
+        else:
+            new_size = torch.Size((length, *batch_size[1:]))
+        return type(self)._new(data, new_size, self._device, self._names)
+    if (
+        isinstance(index, Tensor)
+        and batch_size
+        and not index.dtype.is_floating_point
+        and index.dtype is not torch.bool
+    ):
+        # An integer tensor picks along dim 0: the batch size is known without a leaf.
+        try:
+            data = {key: leaf[index] for key, leaf in self._data.items()}
+        except IndexError as err:
+            raise _batch_index_error(err, batch_size) from None
+        new_size = torch.Size((*index.shape, *batch_size[1:]))
+        names = self._names
+        if names is not None:
+            names = _indexed_names(names, (index,))
+        return type(self)._new(data, new_size, self._device, names)
+    normalized = normalize_index(index, batch_size)
+    try:
+        data = {key: leaf[normalized] for key, leaf in self._data.items()}
+    except IndexError as err:
+        raise _batch_index_error(err, batch_size) from None
+    return type(self)._new(
+        data,
+        _result_batch_size(self._data, data, batch_size, normalized),
+        self._device,
+        _indexed_names(self._names, normalized),
+    )
 
-    # -- writing batch elements ------------------------------------------------------------
 
-    def _set_at(self, index: Any, value: Any) -> None:
-        if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):
-            pairs: list[tuple[Tensor, Tensor]] = []
-            if self._batch_size and _collect_exact(self, value, index, pairs):
-                if torch._C._are_functorch_transforms_active():  # no batching rule for foreach
-                    for target, source in pairs:
-                        target[index] = source
-                elif pairs:  # one fused copy into the selected views
-                    torch._foreach_copy_([t[index] for t, _ in pairs], [s for _, s in pairs])
-                return
-        if type(self._data) is dict and holds_lazy(self):
-            # the leaves of a nested lazy stack are stacked copies: the keys the value
-            # brings are allocated here (the lazy stacks' in their members), then a dense
-            # copy is written and its written tensors copied back (a refusal writes nothing)
-            if isinstance(value, Mapping):
-                value = dynamic_class()(value)
-            if isinstance(value, TensorCore):
-                normalized = normalize_index(index, self._batch_size)
-                self._plan_structured_write(value, indexed_batch_size(self._batch_size, normalized))
+# -- writing batch elements ------------------------------------------------------------
 
-            def write_copy(copy: Any) -> None:
-                copy._set_at(index, value)
 
-            run_through_lazy(self, f"writing at {index!r}", write_copy)
+def _set_at(self: E, index: Any, value: Any) -> None:
+    if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):
+        pairs: list[tuple[Tensor, Tensor]] = []
+        if self._batch_size and _collect_exact(self, value, index, pairs):
+            if torch._C._are_functorch_transforms_active():  # no batching rule for foreach
+                for target, source in pairs:
+                    target[index] = source
+            elif pairs:  # one fused copy into the selected views
+                torch._foreach_copy_([t[index] for t, _ in pairs], [s for _, s in pairs])
             return
-        normalized = normalize_index(index, self._batch_size)
-        target_size = indexed_batch_size(self._batch_size, normalized)
+    if type(self._data) is dict and holds_lazy(self):
+        # the leaves of a nested lazy stack are stacked copies: the keys the value
+        # brings are allocated here (the lazy stacks' in their members), then a dense
+        # copy is written and its written tensors copied back (a refusal writes nothing)
         if isinstance(value, Mapping):
             value = dynamic_class()(value)
         if isinstance(value, TensorCore):
-            writes = self._plan_structured_write(value, target_size)
-        else:
-            writes = self._plan_broadcast_write(value, target_size)
-        for write in writes:
-            write(normalized)
+            normalized = normalize_index(index, self._batch_size)
+            _plan_structured_write(self, value, indexed_batch_size(self._batch_size, normalized))
 
-    def _plan_broadcast_write(self, value: Any, target_size: torch.Size) -> list[Any]:
-        """Write one tensor or scalar into every tensor leaf (checked before writing)."""
-        source = value if isinstance(value, Tensor) else torch.as_tensor(value)
-        n = len(self._batch_size)
-        writes = []
-        for key, leaf in _tensor_leaves(self, ()):
-            target = target_size + leaf.shape[n:]
-            if not _fits(source.shape, target):
-                raise BatchSizeError(
-                    f"cannot write a value of shape {list(source.shape)} into key {shown_key(key)!r} "
-                    f"at the index: the selected elements have shape {list(target)}"
-                )
-            # Each leaf gets the value in its own dtype: torch casts a number or a list for
-            # any index, but an advanced index (index_put_) refuses a tensor of another
-            # dtype, which would fail after other leaves were written.
-            cast = source if source.dtype == leaf.dtype else source.to(leaf.dtype)
-            writes.append(_tensor_write(leaf, cast))
-        return writes
+        def write_copy(copy: Any) -> None:
+            copy._set_at(index, value)
 
-    def _plan_structured_write(self, value: TensorCore, target_size: torch.Size) -> list[Any]:
-        """Write every leaf of ``value`` to the same key here, allocating missing keys."""
-        skip = len(value._batch_size)
-        if not _fits(value._batch_size, target_size):
+        run_through_lazy(self, f"writing at {index!r}", write_copy)
+        return
+    normalized = normalize_index(index, self._batch_size)
+    target_size = indexed_batch_size(self._batch_size, normalized)
+    if isinstance(value, Mapping):
+        value = dynamic_class()(value)
+    if isinstance(value, TensorCore):
+        writes = _plan_structured_write(self, value, target_size)
+    else:
+        writes = _plan_broadcast_write(self, value, target_size)
+    for write in writes:
+        write(normalized)
+
+
+def _plan_broadcast_write(self: E, value: Any, target_size: torch.Size) -> list[Any]:
+    """Write one tensor or scalar into every tensor leaf (checked before writing)."""
+    source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+    n = len(self._batch_size)
+    writes = []
+    for key, leaf in _tensor_leaves(self, ()):
+        target = target_size + leaf.shape[n:]
+        if not _fits(source.shape, target):
             raise BatchSizeError(
-                f"cannot write a {type(value).__name__} of batch size "
-                f"{list(value._batch_size)} at an index selecting batch shape {list(target_size)}"
+                f"cannot write a value of shape {list(source.shape)} into key {shown_key(key)!r} "
+                f"at the index: the selected elements have shape {list(target)}"
             )
-        attach: list[tuple[TensorCore, str, Any]] = []
-        try:
-            return [
-                self._plan_leaf_write(value, path, source, target_size, skip, attach)
-                for path, source in _leaves(value, ())
-            ]
-        except BaseException:
-            for owner, key, _ in reversed(attach):  # nothing half-written: undo allocations
-                del owner._data[key]
-            raise
+        # Each leaf gets the value in its own dtype: torch casts a number or a list for
+        # any index, but an advanced index (index_put_) refuses a tensor of another
+        # dtype, which would fail after other leaves were written.
+        cast = source if source.dtype == leaf.dtype else source.to(leaf.dtype)
+        writes.append(_tensor_write(leaf, cast))
+    return writes
 
-    def _plan_leaf_write(
-        self,
-        root: TensorCore,
-        path: tuple[str, ...],
-        source: Any,
-        target_size: torch.Size,
-        skip: int,
-        attach: list[tuple[TensorCore, str, Any]],
-    ) -> Any:
-        owner, target = self._target_for(root, path, source, skip, attach)
-        if isinstance(source, Tensor):
-            if not isinstance(target, Tensor):
-                raise StructureMismatchError(
-                    f"cannot write a tensor into key {shown_key(path)!r}: it holds "
-                    f"{type(read_value(target)).__name__} values"
-                )
-            shape = target_size + target.shape[len(self._batch_size) :]
-            if not _fits(source.shape, shape):
-                raise BatchSizeError(
-                    f"cannot write key {shown_key(path)!r} at the index: value shape "
-                    f"{list(source.shape)} does not fit the selected shape {list(shape)}"
-                )
-            return _tensor_write(target, source)
-        if isinstance(target, Tensor):
+
+def _plan_structured_write(self: E, value: TensorCore, target_size: torch.Size) -> list[Any]:
+    """Write every leaf of ``value`` to the same key here, allocating missing keys."""
+    skip = len(value._batch_size)
+    if not _fits(value._batch_size, target_size):
+        raise BatchSizeError(
+            f"cannot write a {type(value).__name__} of batch size "
+            f"{list(value._batch_size)} at an index selecting batch shape {list(target_size)}"
+        )
+    attach: list[tuple[TensorCore, str, Any]] = []
+    try:
+        return [
+            _plan_leaf_write(self, value, path, source, target_size, skip, attach)
+            for path, source in _leaves(value, ())
+        ]
+    except BaseException:
+        for owner, key, _ in reversed(attach):  # nothing half-written: undo allocations
+            del owner._data[key]
+        raise
+
+
+def _plan_leaf_write(
+    self: E,
+    root: TensorCore,
+    path: tuple[str, ...],
+    source: Any,
+    target_size: torch.Size,
+    skip: int,
+    attach: list[tuple[TensorCore, str, Any]],
+) -> Any:
+    owner, target = _target_for(self, root, path, source, skip, attach)
+    if isinstance(source, Tensor):
+        if not isinstance(target, Tensor):
             raise StructureMismatchError(
-                f"cannot write a non-tensor value into key {shown_key(path)!r}: it holds tensors"
+                f"cannot write a tensor into key {shown_key(path)!r}: it holds "
+                f"{type(read_value(target)).__name__} values"
             )
-        return _non_tensor_write(owner, path[-1], source)
+        shape = target_size + target.shape[len(self._batch_size) :]
+        if not _fits(source.shape, shape):
+            raise BatchSizeError(
+                f"cannot write key {shown_key(path)!r} at the index: value shape "
+                f"{list(source.shape)} does not fit the selected shape {list(shape)}"
+            )
+        return _tensor_write(target, source)
+    if isinstance(target, Tensor):
+        raise StructureMismatchError(
+            f"cannot write a non-tensor value into key {shown_key(path)!r}: it holds tensors"
+        )
+    return _non_tensor_write(owner, path[-1], source)
 
-    def _target_for(
-        self,
-        root: TensorCore,
-        path: tuple[str, ...],
-        source: Any,
-        skip: int,
-        attach: list[tuple[TensorCore, str, Any]],
-    ) -> tuple[TensorCore, Any]:
-        """The leaf at ``path`` here, allocated for the whole batch when missing.
 
-        A missing nested level takes the class and the extra batch dims of the level it
-        receives (``root`` is the value written), as stacking would.
-        """
-        owner: TensorCore = self
-        source_owner: Any = root
-        for part in path[:-1]:
-            source_sub = source_owner._data[part]
-            sub = owner._data.get(part, MISSING)
-            if sub is MISSING:
-                if owner._locked:
-                    owner._check_unlocked(shown_key(path), "add")
-                extra = source_sub._batch_size[len(source_owner._batch_size) :]
-                cls = (
-                    type(source_sub)
-                    if owner.__tensorclass_schema__.dynamic
-                    else owner._nested_class(part)
-                )
-                sub = cls._new({}, owner._batch_size + extra, owner._device)
-                attach.append((owner, part, sub))
-                owner._data[part] = sub
-            owner, source_owner = sub, source_sub
-        leaf = owner._data.get(path[-1], MISSING)
-        if leaf is not MISSING:
-            return owner, leaf
-        if owner._locked:
-            owner._check_unlocked(shown_key(path), "add")
-        if isinstance(source, Tensor):
-            device = owner._device if owner._device is not None else source.device
-            shape = self._batch_size + source.shape[skip:]
-            allocated: Any = torch.zeros(shape, dtype=source.dtype, device=device)
-        elif type(source) is NonTensorData:
-            allocated = NonTensorData(source.data)
-        else:
-            allocated = NonTensorStack.full(owner._batch_size, None)
-        leaf = owner._convert(path[-1], allocated, shown_key(path))
-        owner._data[path[-1]] = leaf
-        attach.append((owner, path[-1], leaf))
+def _target_for(
+    self: E,
+    root: TensorCore,
+    path: tuple[str, ...],
+    source: Any,
+    skip: int,
+    attach: list[tuple[TensorCore, str, Any]],
+) -> tuple[TensorCore, Any]:
+    """The leaf at ``path`` here, allocated for the whole batch when missing.
+
+    A missing nested level takes the class and the extra batch dims of the level it
+    receives (``root`` is the value written), as stacking would.
+    """
+    owner: TensorCore = self
+    source_owner: Any = root
+    for part in path[:-1]:
+        source_sub = source_owner._data[part]
+        sub = owner._data.get(part, MISSING)
+        if sub is MISSING:
+            if owner._locked:
+                owner._check_unlocked(shown_key(path), "add")
+            extra = source_sub._batch_size[len(source_owner._batch_size) :]
+            cls = (
+                type(source_sub)
+                if owner.__tensorclass_schema__.dynamic
+                else owner._nested_class(part)
+            )
+            sub = cls._new({}, owner._batch_size + extra, owner._device)
+            attach.append((owner, part, sub))
+            owner._data[part] = sub
+        owner, source_owner = sub, source_sub
+    leaf = owner._data.get(path[-1], MISSING)
+    if leaf is not MISSING:
         return owner, leaf
+    if owner._locked:
+        owner._check_unlocked(shown_key(path), "add")
+    if isinstance(source, Tensor):
+        device = owner._device if owner._device is not None else source.device
+        shape = self._batch_size + source.shape[skip:]
+        allocated: Any = torch.zeros(shape, dtype=source.dtype, device=device)
+    elif type(source) is NonTensorData:
+        allocated = NonTensorData(source.data)
+    else:
+        allocated = NonTensorStack.full(owner._batch_size, None)
+    leaf = owner._convert(path[-1], allocated, shown_key(path))
+    owner._data[path[-1]] = leaf
+    attach.append((owner, path[-1], leaf))
+    return owner, leaf
 
 
 def _collect_exact(

@@ -28,9 +28,10 @@ from torch import Tensor
 from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...registry import dynamic_class
+from ..core.self_types import E
 from ..core.state import TensorCore
 
-__all__ = ["PackLayout", "Packing", "pack"]
+__all__ = ["PackLayout", "pack"]
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,8 @@ def _leaves(
             )
 
 
-def pack(node: Any, dim: int = -1, *, layout: PackLayout | None = None) -> tuple[Tensor, Any]:
-    """Pack ``node``'s leaves into one tensor along ``dim``; see :meth:`Packing.pack`."""
+def _pack(node: Any, dim: int = -1, *, layout: PackLayout | None = None) -> tuple[Tensor, Any]:
+    """Pack ``node``'s leaves into one tensor along ``dim``; see :func:`pack`."""
     if getattr(node._data, "members", None) is not None:  # a lazy stack packs densely
         node = node.contiguous()
     batch = node._batch_size
@@ -193,28 +194,23 @@ def _in_layout_order(
     return out
 
 
-class Packing(TensorCore):
-    """``pack``: every leaf in one tensor of features (see :class:`PackLayout`)."""
+def pack(self: E, dim: int = -1, *, layout: PackLayout | None = None) -> tuple[Tensor, PackLayout]:
+    """Pack every tensor leaf into one tensor of features; returns ``(flat, layout)``.
 
-    __slots__ = ()
+    Each leaf is flattened after the batch dims; the leaves are joined in sorted key
+    order (or ``layout``'s order: then a missing, extra or reshaped leaf is an error).
+    ``flat`` has shape ``(*batch_size, F)`` for ``dim=-1``; ``dim`` places the feature
+    dim elsewhere (as for ``torch.stack``). Every leaf must share one dtype and device;
+    non-tensor values cannot be packed. ``layout.unpack(flat)`` inverts it.
 
-    def pack(self, dim: int = -1, *, layout: PackLayout | None = None) -> tuple[Tensor, PackLayout]:
-        """Pack every tensor leaf into one tensor of features; returns ``(flat, layout)``.
-
-        Each leaf is flattened after the batch dims; the leaves are joined in sorted key
-        order (or ``layout``'s order: then a missing, extra or reshaped leaf is an error).
-        ``flat`` has shape ``(*batch_size, F)`` for ``dim=-1``; ``dim`` places the feature
-        dim elsewhere (as for ``torch.stack``). Every leaf must share one dtype and device;
-        non-tensor values cannot be packed. ``layout.unpack(flat)`` inverts it.
-
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict({"a": torch.ones(2, 3), "b": {"c": torch.zeros(2)}}, [2])
-        >>> flat, layout = td.pack()
-        >>> flat
-        tensor([[1., 1., 1., 0.],
-                [1., 1., 1., 0.]])
-        >>> (layout.unpack(flat) == td).all()
-        True
-        """
-        return pack(self, dim, layout=layout)
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"a": torch.ones(2, 3), "b": {"c": torch.zeros(2)}}, [2])
+    >>> flat, layout = td.pack()
+    >>> flat
+    tensor([[1., 1., 1., 0.],
+            [1., 1., 1., 0.]])
+    >>> (layout.unpack(flat) == td).all()
+    True
+    """
+    return _pack(self, dim, layout=layout)

@@ -19,23 +19,36 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import BatchSizeError, KeyNotFoundError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
+from ..core.self_types import E
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
-from .batch_dims import batch_dim
-from .indexing import Indexing, _leaves, indexed_batch_size, normalize_index
-from .rearrange import Rearranging
+from .batch_dims import _become, batch_dim
+from .indexing import _leaves, indexed_batch_size, normalize_index
+from .rearrange import _rearranged
 
-__all__ = ["Selecting"]
+if TYPE_CHECKING:
+    from ..ops import TensorOps
+
+__all__ = [
+    "copy_at_",
+    "gather",
+    "get_at",
+    "get_item_shape",
+    "masked_select",
+    "narrow",
+    "set_at_",
+    "tensor_split",
+    "update_at_",
+]
 
 
 def _key(flat: tuple[str, ...]) -> str | tuple[str, ...]:
@@ -52,232 +65,231 @@ def _expand_index(index: Tensor, shape: Sequence[int], batch_dims: int) -> Tenso
     return index.reshape(*index.shape, *(1,) * extra).expand(*index.shape, *features)
 
 
-class Selecting(Rearranging, Indexing):
-    """Gathering, masking and key-by-key reads and writes at a batch index."""
+def gather(
+    self: E, dim: int, index: Tensor, out: TensorCore | None = None, *, inplace: bool = False
+) -> E:
+    """Gather along batch dim ``dim`` as ``torch.gather``, leaf by leaf.
 
-    __slots__ = ()
-
-    def gather(
-        self, dim: int, index: Tensor, out: TensorCore | None = None, *, inplace: bool = False
-    ) -> Self:
-        """Gather along batch dim ``dim`` as ``torch.gather``, leaf by leaf.
-
-        ``index`` has as many dims as the batch and gives the result's batch size; a leaf
-        with feature dims takes it expanded to them (every feature is gathered). ``out=``
-        receives the result in place; ``inplace=True`` makes this instance the result.
-        """
-        if inplace:
-            if out is not None:
-                raise ValueError("gather: pass out= or inplace=True, not both")
-            return self._become(self.gather(dim, index), "gather")
-        bs = self._batch_size
-        n = len(bs)
-        d = batch_dim(dim, n)
-        if index.ndim != n:
-            raise BatchSizeError(
-                f"gather: the index needs one dim per batch dim ({n}, batch size {list(bs)}); "
-                f"got shape {list(index.shape)}"
-            )
-
-        new = torch.Size(index.shape)
-        data: dict[str, Any] = {}
-        last: Any = None  # leaves often share a shape: reuse the last expanded index
-        found = index
-        gather = torch.gather
-        for key, leaf in self._data.items():
-            if leaf.__class__ is not Tensor:
-                break  # another kind of leaf: the general path below
-            shape = leaf.shape
-            if shape != last:
-                last, found = shape, _expand_index(index, shape, n)
-            data[key] = gather(leaf, d, found)
-        else:
-            result = type(self)._new(data, new, self._device, None)
-            if out is None:
-                return result
-            out.update_(result)  # type: ignore[attr-defined]
-            return out  # type: ignore[return-value]
-
-        def tensor_fn(leaf: Tensor) -> Tensor:
-            return gather(leaf, d, _expand_index(index, leaf.shape, n))
-
-        def nested_fn(leaf: Any) -> Any:
-            return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
-
-        result = self._rearranged(tensor_fn, nested_fn, new)
+    ``index`` has as many dims as the batch and gives the result's batch size; a leaf
+    with feature dims takes it expanded to them (every feature is gathered). ``out=``
+    receives the result in place; ``inplace=True`` makes this instance the result.
+    """
+    if inplace:
         if out is not None:
-            out.update_(result)  # type: ignore[attr-defined]
-            return out  # type: ignore[return-value]
-        return result
-
-    def masked_select(self, mask: Tensor, *, inplace: bool = False) -> Self:
-        """The elements where the boolean ``mask`` (over the leading batch dims) is true,
-        along one new first batch dim, as ``td[mask]`` (trailing singleton mask dims past
-        the batch dims are ignored; ``inplace=True`` makes this instance the result)."""
-        if inplace:
-            return self._become(self.masked_select(mask), "masked_select")
-        if mask.dtype is not torch.bool:
-            raise TypeError(f"masked_select needs a boolean mask; got {mask.dtype}")
-        bs = self._batch_size
-        while mask.ndim > len(bs) and mask.shape[-1] == 1:
-            mask = mask.squeeze(-1)
-        if mask.shape != bs[: mask.ndim] or (not mask.ndim and bs):
-            raise BatchSizeError(
-                f"masked_select: a mask of shape {list(mask.shape)} does not match the leading "
-                f"batch dims of batch size {list(bs)}"
-            )
-        result: Self = self[mask]
-        return result
-
-    # -- narrowing and splitting ---------------------------------------------------------------
-
-    def narrow(self, dim: int, start: int | Tensor, length: int) -> Self:
-        """The ``length`` elements from ``start`` along batch dim ``dim`` (a view, as
-        ``torch.narrow``; a negative ``start`` counts from the end)."""
-        bs = self._batch_size
-        d = batch_dim(dim, len(bs))
-        size = bs[d]
-        begin = int(start) if isinstance(start, Tensor) else operator.index(start)
-        if begin < 0:
-            begin += size
-        if not 0 <= begin <= size:
-            raise IndexError(f"narrow: start {start} is out of range for dim {d} of size {size}")
-        if length < 0 or begin + length > size:
-            raise IndexError(
-                f"narrow: start ({begin}) + length ({length}) exceeds dim {d} of size {size}"
-            )
-        result: Self = self[(slice(None),) * d + (slice(begin, begin + length),)]
-        return result
-
-    def tensor_split(
-        self, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
-    ) -> tuple[Self, ...]:
-        """Split along batch dim ``dim`` as ``torch.tensor_split``: into that many nearly
-        equal parts (an int), or at the given indices (a list or a 1-d tensor)."""
-        bs = self._batch_size
-        if not bs:
-            raise ValueError("tensor_split needs at least one batch dim; the batch size is []")
-        d = batch_dim(dim, len(bs))
-        size = bs[d]
-        spec: Any = indices_or_sections
-        if isinstance(spec, Tensor):
-            if spec.ndim > 1 or spec.is_floating_point():
-                raise ValueError(
-                    f"tensor_split: a tensor of indices must be a 0-d or 1-d integer tensor; "
-                    f"got {spec.ndim}-d {spec.dtype}"
-                )
-            spec = spec.tolist()
-        if isinstance(spec, int):
-            if spec <= 0:
-                raise ValueError(f"tensor_split: sections must be positive; got {spec}")
-            small, extra = divmod(size, spec)
-            bounds = [0]
-            for part in range(spec):
-                bounds.append(bounds[-1] + small + (1 if part < extra else 0))
-        else:
-            bounds = [0]
-            for index in spec:
-                index = operator.index(index)
-                bounds.append(min(max(index + size if index < 0 else index, 0), size))
-            bounds.append(size)
-        return tuple(
-            self.narrow(d, start, max(stop - start, 0)) for start, stop in pairwise(bounds)
+            raise ValueError("gather: pass out= or inplace=True, not both")
+        return _become(self, self.gather(dim, index), "gather")
+    bs = self._batch_size
+    n = len(bs)
+    d = batch_dim(dim, n)
+    if index.ndim != n:
+        raise BatchSizeError(
+            f"gather: the index needs one dim per batch dim ({n}, batch size {list(bs)}); "
+            f"got shape {list(index.shape)}"
         )
 
-    # -- one key at an index -------------------------------------------------------------
+    new = torch.Size(index.shape)
+    data: dict[str, Any] = {}
+    last: Any = None  # leaves often share a shape: reuse the last expanded index
+    found = index
+    gather = torch.gather
+    for key, leaf in self._data.items():
+        if leaf.__class__ is not Tensor:
+            break  # another kind of leaf: the general path below
+        shape = leaf.shape
+        if shape != last:
+            last, found = shape, _expand_index(index, shape, n)
+        data[key] = gather(leaf, d, found)
+    else:
+        result = type(self)._new(data, new, self._device, None)
+        if out is None:
+            return result
+        out.update_(result)  # type: ignore[attr-defined]
+        return out  # type: ignore[return-value]
 
-    def get_at(self, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
-        """``self[key][index]`` without building the intermediate result; ``default`` is
-        returned for a missing key (else a ``KeyError``)."""
-        flat = unravel_key_tuple(key)
-        try:
-            leaf = self._leaf(_key(flat))
-        except KeyNotFoundError:
-            if default is MISSING:
-                raise
-            return default
-        if type(leaf) is NonTensorData:
-            return leaf.data
-        return read_value(leaf[normalize_index(index, self._batch_size)])
+    def tensor_fn(leaf: Tensor) -> Tensor:
+        return gather(leaf, d, _expand_index(index, leaf.shape, n))
 
-    def set_at_(
-        self, key: NestedKey, value: Any, index: Any, *, non_blocking: bool = False
-    ) -> Self:
-        """Write ``value`` into the existing ``key`` at batch ``index``, in place (the
-        value broadcasts to the selected elements, as ``tensor[index] = value``;
-        ``non_blocking`` is accepted for compatibility: the write is an indexed copy)."""
-        flat = unravel_key_tuple(key)
-        normalized = normalize_index(index, self._batch_size)
-        owner = _owner(self, flat)
-        if owner is not None and type(owner._data) is dict and _dense_path(self, flat):
-            leaf = owner._data.get(flat[-1], MISSING)
-            if isinstance(leaf, Tensor):
-                leaf[normalized] = value
-                return self
-            if isinstance(leaf, Indexing):
-                leaf._set_at(normalized, value)
-                return self
-        leaf = self._leaf(_key(flat))  # raises for a missing key
-        target = indexed_batch_size(self._batch_size, normalized)
-        if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
-            features = leaf.shape[len(self._batch_size) :]
-            value = torch.as_tensor(value, dtype=leaf.dtype).expand((*target, *features))
-        part = dynamic_class()({flat: value}, batch_size=target)
-        self._set_at(normalized, part)
-        return self
+    def nested_fn(leaf: Any) -> Any:
+        return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
 
-    def update_at_(
-        self,
-        input_dict_or_td: Mapping[Any, Any] | TensorCore,
-        idx: Any,
-        clone: bool = False,
-        *,
-        non_blocking: bool = False,
-        keys_to_update: Sequence[NestedKey] | None = None,
-    ) -> Self:
-        """Write every entry of ``input_dict_or_td`` into the existing keys at batch
-        ``idx``, in place (``clone=True`` copies the values first; ``non_blocking`` is
-        accepted for compatibility). Every key must exist: on a missing one nothing is
-        written."""
-        input, index = input_dict_or_td, idx
-        whole = isinstance(input, TensorCore)
-        if isinstance(input, TensorCore):
-            entries = _leaves(input, ())
-        else:
-            entries = list(_flat_entries(_entries(input)))
-        if keys_to_update is not None:
-            wanted = {unravel_key_tuple(k) for k in keys_to_update}
-            entries = [(k, v) for k, v in entries if k in wanted or k[:1] in wanted]
-        for flat, _ in entries:
-            if not self._has(_key(flat)):
-                raise self._missing_at(flat, _key(flat))
-        if whole and keys_to_update is None and not clone and entries:
-            self._set_at(index, input)
-            return self
-        for flat, value in entries:
-            value = read_value(value)
-            self.set_at_(
-                flat, value.clone() if clone and isinstance(value, Tensor) else value, index
+    result = _rearranged(self, tensor_fn, nested_fn, new)
+    if out is not None:
+        out.update_(result)  # type: ignore[attr-defined]
+        return out  # type: ignore[return-value]
+    return result
+
+
+def masked_select(self: E, mask: Tensor, *, inplace: bool = False) -> E:
+    """The elements where the boolean ``mask`` (over the leading batch dims) is true,
+    along one new first batch dim, as ``td[mask]`` (trailing singleton mask dims past
+    the batch dims are ignored; ``inplace=True`` makes this instance the result)."""
+    if inplace:
+        return _become(self, self.masked_select(mask), "masked_select")
+    if mask.dtype is not torch.bool:
+        raise TypeError(f"masked_select needs a boolean mask; got {mask.dtype}")
+    bs = self._batch_size
+    while mask.ndim > len(bs) and mask.shape[-1] == 1:
+        mask = mask.squeeze(-1)
+    if mask.shape != bs[: mask.ndim] or (not mask.ndim and bs):
+        raise BatchSizeError(
+            f"masked_select: a mask of shape {list(mask.shape)} does not match the leading "
+            f"batch dims of batch size {list(bs)}"
+        )
+    result: E = self[mask]
+    return result
+
+
+# -- narrowing and splitting ---------------------------------------------------------------
+
+
+def narrow(self: E, dim: int, start: int | Tensor, length: int) -> E:
+    """The ``length`` elements from ``start`` along batch dim ``dim`` (a view, as
+    ``torch.narrow``; a negative ``start`` counts from the end)."""
+    bs = self._batch_size
+    d = batch_dim(dim, len(bs))
+    size = bs[d]
+    begin = int(start) if isinstance(start, Tensor) else operator.index(start)
+    if begin < 0:
+        begin += size
+    if not 0 <= begin <= size:
+        raise IndexError(f"narrow: start {start} is out of range for dim {d} of size {size}")
+    if length < 0 or begin + length > size:
+        raise IndexError(
+            f"narrow: start ({begin}) + length ({length}) exceeds dim {d} of size {size}"
+        )
+    result: E = self[(slice(None),) * d + (slice(begin, begin + length),)]
+    return result
+
+
+def tensor_split(
+    self: E, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
+) -> tuple[E, ...]:
+    """Split along batch dim ``dim`` as ``torch.tensor_split``: into that many nearly
+    equal parts (an int), or at the given indices (a list or a 1-d tensor)."""
+    bs = self._batch_size
+    if not bs:
+        raise ValueError("tensor_split needs at least one batch dim; the batch size is []")
+    d = batch_dim(dim, len(bs))
+    size = bs[d]
+    spec: Any = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec.ndim > 1 or spec.is_floating_point():
+            raise ValueError(
+                f"tensor_split: a tensor of indices must be a 0-d or 1-d integer tensor; "
+                f"got {spec.ndim}-d {spec.dtype}"
             )
-        return self
+        spec = spec.tolist()
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise ValueError(f"tensor_split: sections must be positive; got {spec}")
+        small, extra = divmod(size, spec)
+        bounds = [0]
+        for part in range(spec):
+            bounds.append(bounds[-1] + small + (1 if part < extra else 0))
+    else:
+        bounds = [0]
+        for index in spec:
+            index = operator.index(index)
+            bounds.append(min(max(index + size if index < 0 else index, 0), size))
+        bounds.append(size)
+    return tuple(self.narrow(d, start, max(stop - start, 0)) for start, stop in pairwise(bounds))
 
-    def copy_at_(
-        self, tensordict: Mapping[Any, Any] | TensorCore, idx: Any, non_blocking: bool = False
-    ) -> Self:
-        """Copy ``tensordict`` into this instance at batch ``idx``, in place (see
-        :meth:`update_at_`)."""
-        return self.update_at_(tensordict, idx)
 
-    def get_item_shape(self, key: NestedKey) -> torch.Size:
-        """The shape of the value under ``key``: a tensor's shape, a nested instance's batch
-        size, the batch size of the level holding a non-tensor value."""
-        flat = unravel_key_tuple(key)
+# -- one key at an index -------------------------------------------------------------
+
+
+def get_at(self: E, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
+    """``self[key][index]`` without building the intermediate result; ``default`` is
+    returned for a missing key (else a ``KeyError``)."""
+    flat = unravel_key_tuple(key)
+    try:
         leaf = self._leaf(_key(flat))
-        if type(leaf) is NonTensorData:
-            owner = _owner(self, flat)
-            return owner._batch_size if owner is not None else self._batch_size
-        shape: torch.Size = leaf.shape
-        return shape
+    except KeyNotFoundError:
+        if default is MISSING:
+            raise
+        return default
+    if type(leaf) is NonTensorData:
+        return leaf.data
+    return read_value(leaf[normalize_index(index, self._batch_size)])
+
+
+def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bool = False) -> E:
+    """Write ``value`` into the existing ``key`` at batch ``index``, in place (the
+    value broadcasts to the selected elements, as ``tensor[index] = value``;
+    ``non_blocking`` is accepted for compatibility: the write is an indexed copy)."""
+    flat = unravel_key_tuple(key)
+    normalized = normalize_index(index, self._batch_size)
+    owner = _owner(self, flat)
+    if owner is not None and type(owner._data) is dict and _dense_path(self, flat):
+        leaf = owner._data.get(flat[-1], MISSING)
+        if isinstance(leaf, Tensor):
+            leaf[normalized] = value
+            return self
+        if isinstance(leaf, TensorCore):
+            cast("TensorOps", leaf)._set_at(normalized, value)
+            return self
+    leaf = self._leaf(_key(flat))  # raises for a missing key
+    target = indexed_batch_size(self._batch_size, normalized)
+    if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
+        features = leaf.shape[len(self._batch_size) :]
+        value = torch.as_tensor(value, dtype=leaf.dtype).expand((*target, *features))
+    part = dynamic_class()({flat: value}, batch_size=target)
+    self._set_at(normalized, part)
+    return self
+
+
+def update_at_(
+    self: E,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore,
+    idx: Any,
+    clone: bool = False,
+    *,
+    non_blocking: bool = False,
+    keys_to_update: Sequence[NestedKey] | None = None,
+) -> E:
+    """Write every entry of ``input_dict_or_td`` into the existing keys at batch
+    ``idx``, in place (``clone=True`` copies the values first; ``non_blocking`` is
+    accepted for compatibility). Every key must exist: on a missing one nothing is
+    written."""
+    input, index = input_dict_or_td, idx
+    whole = isinstance(input, TensorCore)
+    if isinstance(input, TensorCore):
+        entries = _leaves(input, ())
+    else:
+        entries = list(_flat_entries(_entries(input)))
+    if keys_to_update is not None:
+        wanted = {unravel_key_tuple(k) for k in keys_to_update}
+        entries = [(k, v) for k, v in entries if k in wanted or k[:1] in wanted]
+    for flat, _ in entries:
+        if not self._has(_key(flat)):
+            raise self._missing_at(flat, _key(flat))
+    if whole and keys_to_update is None and not clone and entries:
+        self._set_at(index, input)
+        return self
+    for flat, value in entries:
+        value = read_value(value)
+        self.set_at_(flat, value.clone() if clone and isinstance(value, Tensor) else value, index)
+    return self
+
+
+def copy_at_(
+    self: E, tensordict: Mapping[Any, Any] | TensorCore, idx: Any, non_blocking: bool = False
+) -> E:
+    """Copy ``tensordict`` into this instance at batch ``idx``, in place (see
+    :meth:`update_at_`)."""
+    return self.update_at_(tensordict, idx)
+
+
+def get_item_shape(self: E, key: NestedKey) -> torch.Size:
+    """The shape of the value under ``key``: a tensor's shape, a nested instance's batch
+    size, the batch size of the level holding a non-tensor value."""
+    flat = unravel_key_tuple(key)
+    leaf = self._leaf(_key(flat))
+    if type(leaf) is NonTensorData:
+        owner = _owner(self, flat)
+        return owner._batch_size if owner is not None else self._batch_size
+    shape: torch.Size = leaf.shape
+    return shape
 
 
 def _dense_path(node: TensorCore, flat: tuple[str, ...]) -> bool:
