@@ -1,8 +1,14 @@
 """The ``torch`` and ``torch.nn.functional`` functions that accept tensor classes.
 
-A static copy of the run-time table (``HANDLED_FUNCTIONS`` of
-``tensorclass/engine/torch_api/functions.py``): the plugin imports neither torch nor the
-library. ``tests/typing/test_torch_function_names.py`` compares the two both ways.
+GENERATED, do not edit. This command writes it from the run-time table
+(``HANDLED_FUNCTIONS`` of ``tensorclass/engine/torch_api/functions.py``, which takes the
+leaf-op table's entries); run it again after a change to the functions handled::
+
+    python -m tensorclass.engine.torch_api.generate_names
+
+``tests/typing/test_torch_function_names.py`` fails while this file differs from what the
+command writes, and compares the lists with the run-time table both ways. The plugin
+imports neither torch nor the library, hence a static copy.
 
 mypy names these functions after the stub module that declares them, not the one users
 import from: ``torch.maximum`` is ``torch._C._VariableFunctions.maximum``, ``torch.norm`` is
@@ -22,11 +28,11 @@ TORCH_NAMES = frozenset(
     broadcast_to cat ceil ceil_ chunk clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_
     clip clip_ clone concat concatenate cos cos_ cosh cosh_ cummax cummin cumprod cumsum div
     divide empty_like erf erf_ erfc erfc_ exp exp_ expm1 expm1_ flatten flip fliplr flipud
-    floor floor_ frac frac_ full_like gather hardshrink isfinite isnan isneginf isposinf
-    isreal lerp lgamma log log10 log10_ log1p log1p_ log2 log2_ log_ log_softmax logical_and
-    logical_not logical_or logical_xor logsumexp masked_fill masked_select max maximum mean
-    min minimum moveaxis movedim mul multiply nan_to_num nan_to_num_ nanmean nansum narrow neg
-    neg_ norm ones_like permute pow prod quantile rand_like randn_like reciprocal reciprocal_
+    floor floor_ frac frac_ full_like gather hardshrink isfinite isnan isneginf isposinf isreal
+    lerp lgamma log log10 log10_ log1p log1p_ log2 log2_ log_ log_softmax logical_and
+    logical_not logical_or logical_xor logsumexp masked_fill masked_select max maximum mean min
+    minimum moveaxis movedim mul multiply nan_to_num nan_to_num_ nanmean nansum narrow neg neg_
+    norm ones_like permute pow prod quantile rand_like randn_like reciprocal reciprocal_
     remainder repeat_interleave reshape roll rot90 round round_ rsqrt rsqrt_ rsub sigmoid
     sigmoid_ sign sin sin_ sinh sinh_ softmax split sqrt sqrt_ squeeze stack std sub subtract
     sum swapaxes swapdims tan tan_ tanh tanh_ tensor_split tile transpose true_divide trunc
@@ -38,8 +44,8 @@ TORCH_NAMES = frozenset(
 FUNCTIONAL_NAMES = frozenset(
     """
     celu dropout elu gelu hardshrink hardsigmoid hardswish hardtanh huber_loss l1_loss
-    leaky_relu log_softmax logsigmoid mish mse_loss relu relu6 selu silu smooth_l1_loss
-    softmax softplus softshrink softsign tanhshrink threshold
+    leaky_relu log_softmax logsigmoid mish mse_loss relu relu6 selu silu smooth_l1_loss softmax
+    softplus softshrink softsign tanhshrink threshold
     """.split()
 )
 """The supported functions named ``torch.nn.functional.<name>``."""

@@ -1,5 +1,7 @@
 """The plugin's static list of torch functions (it imports neither torch nor the library)
-is the run-time table of functions dispatched to tensor classes, both ways."""
+is the run-time table of functions dispatched to tensor classes, both ways: the file is
+written by ``python -m tensorclass.engine.torch_api.generate_names``, and the table takes
+every entry of the leaf-op table named after a torch function."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tensorclass.engine.leafwise.elementwise_kinds import cast, cast_to
+from tensorclass.engine.leafwise.kind import TABLE
 from tensorclass.engine.torch_api.functions import HANDLED_FUNCTIONS
+from tensorclass.engine.torch_api.generate_names import COMMAND, TARGET, render
 from tensorclass.plugins._mypy_torch_names import (
     C_NN_NAMES,
     FUNCTIONAL_NAMES,
@@ -37,6 +42,23 @@ def test_every_handled_function_is_listed() -> None:
     listed = _listed()
     missing = sorted(f"{f.__module__}.{f.__name__}" for f in HANDLED_FUNCTIONS if f not in listed)
     assert missing == []
+
+
+def test_the_plugin_list_is_the_generated_one() -> None:
+    assert TARGET.read_text() == render(), f"the plugin's list is out of date: run {COMMAND}"
+
+
+def test_every_table_entry_named_after_a_torch_function_is_handled() -> None:
+    """``torch.<name>(td)`` calls ``td.<name>()`` for every entry of the leaf-op table (casts
+    aside: ``torch.float`` is a dtype)."""
+    unhandled = sorted(
+        name
+        for name, entry in TABLE.items()
+        if entry.kind not in (cast, cast_to)
+        and callable(getattr(torch, name, None))
+        and getattr(torch, name) not in HANDLED_FUNCTIONS
+    )
+    assert unhandled == []
 
 
 def test_c_nn_names_are_the_functional_ones() -> None:

@@ -1,13 +1,17 @@
 """Element-wise ``torch.*`` and ``torch.nn.functional`` functions on tensor classes.
 
-``torch.sin(td)`` is ``td.sin()``: each torch function named after an element-wise method
-of the table (leaf_ops.py) calls it. A binary function also takes the instance second
-(``torch.maximum(t, td)``, ``torch.sub(1.0, td)``). Element-wise activations
-(``F.relu(td)``, ``F.gelu(td)``, ...) run on every tensor leaf, and the losses
-``F.mse_loss``, ``F.l1_loss``, ``F.smooth_l1_loss`` and ``F.huber_loss`` pair the leaves
-of input and target by key: ``reduction="none"`` keeps the batch size, ``"mean"`` and
-``"sum"`` reduce each leaf to one number (a result with no batch dims).
-:data:`ELEMENTWISE_FUNCTIONS` holds them; torch_functions.py adds them to its table.
+``torch.sin(td)`` is ``td.sin()``: each entry of the leaf-op table (``leafwise/table.py``,
+read through ``leafwise.kind.TABLE``) named after a torch function is called by it
+(element-wise methods, their in-place forms, reductions and scans: a new entry is
+dispatched with no other change), and so are torch's aliases (``torch.subtract``...). A
+binary function also takes the instance second (``torch.maximum(t, td)``,
+``torch.sub(1.0, td)``). Element-wise activations (``F.relu(td)``, ``F.gelu(td)``, ...)
+run on every tensor leaf, and the losses ``F.mse_loss``, ``F.l1_loss``,
+``F.smooth_l1_loss`` and ``F.huber_loss`` pair the leaves of input and target by key:
+``reduction="none"`` keeps the batch size, ``"mean"`` and ``"sum"`` reduce each leaf to one
+number (a result with no batch dims). :data:`ELEMENTWISE_FUNCTIONS` holds them;
+functions.py adds them to its table, and ``generate_names.py`` writes the mypy plugin's
+copy of that table.
 
 >>> import torch
 >>> import torch.nn.functional as F
@@ -22,7 +26,6 @@ tensor([1., 4.])
 from __future__ import annotations
 
 import inspect
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -31,44 +34,34 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..core.state import TensorCore
-from ..leafwise import functions as leaf_functions
 from ..leafwise.elementwise import leafwise
+from ..leafwise.elementwise_kinds import binary, binary_alpha, cast, cast_to, reversed_alpha
+from ..leafwise.kind import TABLE, Kind
 
 __all__ = ["ELEMENTWISE_FUNCTIONS"]
 
 #: torch function -> implementation (torch_functions.py merges it into its table)
 ELEMENTWISE_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
-_UNARY = (
-    "abs neg exp expm1 log log1p log2 log10 sqrt rsqrt sin cos tan sinh cosh tanh asin acos "
-    "atan sigmoid erf erfc lgamma floor ceil round trunc frac sign reciprocal logical_not "
-    "bitwise_not isnan isfinite isposinf isneginf isreal nan_to_num clamp lerp addcmul addcdiv"
-).split()
-
-#: binary torch function -> (the method, the leaf operation for an instance given second)
-_BINARY: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
-    "add": ("add", operator.add),
-    "sub": ("sub", operator.sub),
-    "subtract": ("sub", operator.sub),
-    "mul": ("mul", operator.mul),
-    "multiply": ("mul", operator.mul),
-    "div": ("div", operator.truediv),
-    "divide": ("div", operator.truediv),
-    "true_divide": ("div", operator.truediv),
-    "pow": ("pow", operator.pow),
-    "remainder": ("mod", operator.mod),
-    "rsub": ("rsub", torch.rsub),
-    "maximum": ("maximum", leaf_functions.maximum),
-    "minimum": ("minimum", leaf_functions.minimum),
-    "clamp_min": ("clamp_min", torch.clamp_min),
-    "clamp_max": ("clamp_max", torch.clamp_max),
-    "logical_and": ("logical_and", leaf_functions.logical_and),
-    "logical_or": ("logical_or", leaf_functions.logical_or),
-    "logical_xor": ("logical_xor", leaf_functions.logical_xor),
-    "bitwise_and": ("bitwise_and", torch.bitwise_and),
-    "bitwise_or": ("bitwise_or", torch.bitwise_or),
-    "bitwise_xor": ("bitwise_xor", torch.bitwise_xor),
+#: torch functions that call a method other than the table entry of their own name (an
+#: alias of torch's, or a method written by hand, not a table entry: ``clamp``)
+_SPELLINGS: dict[str, str] = {
+    "subtract": "sub",
+    "multiply": "mul",
+    "divide": "div",
+    "true_divide": "div",
+    "remainder": "mod",
+    "clamp": "clamp",
+    "clamp_": "clamp_",
+    "clip": "clamp",
+    "clip_": "clamp_",
 }
+
+#: the kinds whose torch function also takes the instance second (``torch.sub(1.0, td)``)
+_BINARY_KINDS: tuple[Kind[..., Any], ...] = (binary, binary_alpha, reversed_alpha)
+
+#: the kinds with no torch function (``torch.float`` is a dtype)
+_CAST_KINDS: tuple[Kind[..., Any], ...] = (cast, cast_to)
 
 _ACTIVATIONS: tuple[Callable[..., Tensor], ...] = (
     F.relu,
@@ -176,16 +169,25 @@ def _loss(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return call
 
 
-for _name in _UNARY:
-    ELEMENTWISE_FUNCTIONS[getattr(torch, _name)] = _method(_name)
-    if hasattr(torch, f"{_name}_"):  # torch.exp_(td): in place
-        ELEMENTWISE_FUNCTIONS[getattr(torch, f"{_name}_")] = _method(f"{_name}_")
-ELEMENTWISE_FUNCTIONS[torch.clip] = _method("clamp")
-ELEMENTWISE_FUNCTIONS[torch.clip_] = _method("clamp_")
-for _name, (_attr, _op) in _BINARY.items():
-    ELEMENTWISE_FUNCTIONS[getattr(torch, _name)] = _binary(_attr, _op)
-    if hasattr(torch, f"{_name}_"):  # torch.clamp_min_(td, 0.0)
-        ELEMENTWISE_FUNCTIONS[getattr(torch, f"{_name}_")] = _method(f"{_attr}_")
+def _table_function(torch_name: str, method: str) -> Callable[..., Any] | None:
+    """The implementation of ``torch.<torch_name>`` calling ``method``, or ``None`` where torch
+    has no such function or the method is a cast."""
+    function = getattr(torch, torch_name, None)
+    entry = TABLE.get(method)
+    if not callable(function) or (entry is not None and entry.kind in _CAST_KINDS):
+        return None
+    if entry is not None and entry.kind in _BINARY_KINDS:
+        return _binary(method, entry.fn)
+    return _method(method)
+
+
+# Every entry of the leaf-op table named after a torch function (element-wise, in place,
+# reductions, scans): torch.exp(td) is td.exp(), torch.exp_(td) is td.exp_(), torch.sum(td,
+# 0) is td.sum(0); then the torch functions of another name (_SPELLINGS).
+for _torch_name, _method_name in [*((name, name) for name in TABLE), *_SPELLINGS.items()]:
+    _implementation = _table_function(_torch_name, _method_name)
+    if _implementation is not None:
+        ELEMENTWISE_FUNCTIONS[getattr(torch, _torch_name)] = _implementation
 for _activation_fn in _ACTIVATIONS:
     ELEMENTWISE_FUNCTIONS[_activation_fn] = _activation(_activation_fn)
 for _loss_fn in _LOSSES:

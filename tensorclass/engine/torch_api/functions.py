@@ -278,44 +278,16 @@ for _name in (
     "flip",
     "roll",
     "masked_fill",
-    "sum",
-    "mean",
-    "prod",
-    "std",
-    "var",
-    "amax",
-    "amin",
     "all",
     "any",
-    "abs",
-    "neg",
-    "exp",
-    "log",
-    "sqrt",
-    "sigmoid",
-    "tanh",
-    "clamp",
 ):
     HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
 
 
-# -- element-wise functions (torch.sin, torch.maximum, F.relu, F.mse_loss, ...): see
-# torch_elementwise.py
+# -- the leaf-op table's entries named after a torch function (torch.sin, torch.maximum,
+# torch.sum, torch.cumsum, ...), F's activations and losses (F.relu, F.mse_loss, ...): see
+# elementwise.py
 HANDLED_FUNCTIONS.update(ELEMENTWISE_FUNCTIONS)
-# -- reductions and scans: torch.fn(obj, ...) is obj.fn(...) (leaf_ops.py's reduction entries)
-for _name in (
-    "nansum",
-    "nanmean",
-    "logsumexp",
-    "quantile",
-    "cumsum",
-    "cumprod",
-    "cummax",
-    "cummin",
-    "softmax",
-    "log_softmax",
-):
-    HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
 
 
 def _extremum(name: str, elementwise: Callable[..., Tensor]) -> Callable[..., Any]:
