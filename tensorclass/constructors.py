@@ -3,6 +3,10 @@
 Each forwards to the classmethod of ``TensorDict`` of the same name (every class has those:
 ``Batch.from_dict`` builds a ``Batch``); ``from_dataclass`` makes tensor classes of
 dataclasses, ``maybe_dense_stack`` and ``dense_stack_tds`` stack densely when they can.
+``maybe_dense_stack`` *is* the static method of every class (``TensorDict.maybe_dense_stack``,
+:mod:`.engine.build.instances`); the others differ from the class methods in their signature
+(parameter names, a ``TensorDict`` result where the class method gives its class), so they
+stay functions of their own.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import numpy as np
 from torch import nn
 
+from .engine.build.instances import maybe_dense_stack
 from .engine.core.state import BatchSizeLike, DeviceLike, TensorCore
 from .engine.lazy.stack import LazyStackedTensorDict
 from .engine.lazy.stack import maybe_dense_stack as _maybe_dense_stack
@@ -316,21 +321,6 @@ def make_tensordict(
         batch_size=batch_size,
         device=device,
     )
-
-
-def maybe_dense_stack(
-    input: Sequence[T], dim: int = 0, *, out: T | None = None, **kwargs: Any
-) -> T:
-    """Stack densely when the instances have the same keys and shapes, lazily otherwise
-    (see :meth:`LazyStackedTensorDict.maybe_dense_stack`).
-
-    >>> import torch
-    >>> import tensorclass
-    >>> same = [tensorclass.TensorDict(a=torch.zeros(3)), tensorclass.TensorDict(a=torch.ones(3))]
-    >>> type(tensorclass.maybe_dense_stack(same)).__name__
-    'TensorDict'
-    """
-    return LazyStackedTensorDict.maybe_dense_stack(input, dim, out=out, **kwargs)
 
 
 def dense_stack_tds(td_list: Sequence[T] | LazyStackedTensorDict, dim: int | None = None) -> T:

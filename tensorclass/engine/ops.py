@@ -11,29 +11,35 @@ storage methods on top.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
+import numpy as np
 import torch
+from torch import Tensor, nn
 from typing_extensions import Self
 
-from .build.conversion import Conversion
-from .build.from_containers import ContainerBuilding
-from .core.attach import op_property
+from .build import conversion, instances
+from .build import from_containers as containers
+from .core.attach import class_op, op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
-from .core.state import Names
+from .core.state import BatchSizeLike, DeviceLike, Names
 from .keys.dim_names import DimNames
 from .keys.structure import Structure
 from .leafwise import apply as applying
 from .leafwise import arithmetic, elementwise, factories, tensor_state
 from .leafwise.table import LeafOps
-from .params.building import ModuleBuilding
-from .params.state_dict import Checkpoint
-from .params.to_module import FunctionalParams
+from .params import building as module_building
+from .params import state_dict as checkpoint
+from .params import to_module as functional_params
 from .shape import batch_dims, context, indexing, packing, rearrange, selection
+from .torch_api import functions as torch_functions
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
+
+if TYPE_CHECKING:
+    from ..nn.params import TensorDictParams
 
 __all__ = ["TensorOps"]
 
@@ -53,13 +59,8 @@ def _rebuild(
 
 
 class TensorOps(
-    Conversion,
     Structure,
-    FunctionalParams,
     DimNames,
-    Checkpoint,
-    ContainerBuilding,
-    ModuleBuilding,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
@@ -264,7 +265,327 @@ class TensorOps(
     is_meta = op_property(tensor_state.is_meta)
 
     # build/ and params/
-    # (build/ and params/ operations go here)
+
+    # build/conversion.py
+    attrs = conversion.attrs
+    as_tensor = conversion.as_tensor
+    to_dict = conversion.to_dict
+    tolist = conversion.tolist
+    numpy = conversion.numpy
+
+    # build/instances.py
+    #: what ``from_list`` builds by default: ``None`` a dense stack when the elements have
+    #: the same structure (lazy otherwise); a lazy-stack class sets ``True``
+    _lazy_default: ClassVar[bool | None] = None
+
+    @classmethod
+    def _dense_class(cls) -> type[Self]:
+        """The class the constructors build: the class itself (a lazy-stack class answers
+        its members' class)."""
+        return cls
+
+    auto_batch_size_ = instances.auto_batch_size_
+    from_dict = class_op(instances.from_dict)
+    from_dict_instance = instances.from_dict_instance
+    from_list = class_op(instances.from_list)
+    fromkeys = class_op(instances.fromkeys)
+    from_schema = class_op(instances.from_schema)
+    from_tensordict = class_op(instances.from_tensordict)
+    stack = staticmethod(torch_functions.stack)
+    cat = staticmethod(torch_functions.cat)
+    lazy_stack = staticmethod(instances.lazy_stack)
+    maybe_dense_stack = staticmethod(instances.maybe_dense_stack)
+
+    # build/from_containers.py
+    from_tuple = class_op(containers.from_tuple)
+    from_namedtuple = class_op(containers.from_namedtuple)
+    from_pytree = class_op(containers.from_pytree)
+    to_pytree = containers.to_pytree
+    from_struct_array = class_op(containers.from_struct_array)
+    to_struct_array = containers.to_struct_array
+    to_namedtuple = containers.to_namedtuple
+
+    # build/from_containers.py (overloaded class methods: declared here, built there)
+    @overload
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = ...,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        as_tensorclass: Literal[False] = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = ...,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        as_tensorclass: Literal[True],
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Any: ...
+
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = None,
+        auto_batch_size: bool | None = None,
+        batch_dims: int | None = None,
+        as_tensorclass: bool = False,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Any:
+        """Build from a dataclass instance: one entry per field (nested dataclasses become
+        nested levels, see :meth:`from_tuple`).
+
+        ``as_tensorclass=True`` converts to a typed class instead, as
+        :func:`tensorclass.from_dataclass` does: ``dest_cls`` if given, else a tensor class
+        made once per dataclass (``<Name>_tc``, same fields); given a dataclass type, it
+        returns that class.
+
+        >>> import dataclasses, torch
+        >>> from tensorclass import TensorDict
+        >>> @dataclasses.dataclass
+        ... class Data:
+        ...     obs: torch.Tensor
+        ...     reward: torch.Tensor
+        >>> data = Data(obs=torch.zeros(3, 4), reward=torch.ones(3))
+        >>> TensorDict.from_dataclass(data, auto_batch_size=True).batch_size
+        torch.Size([3])
+        >>> type(TensorDict.from_dataclass(data, as_tensorclass=True, batch_size=[3])).__name__
+        'Data_tc'
+        """
+        return containers.from_dataclass(
+            cls,
+            dataclass,
+            dest_cls=dest_cls,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            as_tensorclass=as_tensorclass,
+            device=device,
+            batch_size=batch_size,
+        )
+
+    @overload
+    @classmethod
+    def from_any(
+        cls,
+        obj: Mapping[Any, Any] | tuple[Any, ...] | np.ndarray,
+        *,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_any(
+        cls,
+        obj: Tensor,
+        *,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Tensor: ...
+
+    @overload
+    @classmethod
+    def from_any(
+        cls,
+        obj: object,
+        *,
+        auto_batch_size: bool | None = ...,
+        batch_dims: int | None = ...,
+        device: DeviceLike = ...,
+        batch_size: BatchSizeLike = ...,
+    ) -> Any: ...
+
+    @classmethod
+    def from_any(
+        cls,
+        obj: Any,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_dims: int | None = None,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Any:
+        """Convert ``obj`` by its type, recursively: a dict with :meth:`from_dict`, a named
+        tuple with :meth:`from_namedtuple`, a tuple with :meth:`from_tuple`, a dataclass
+        instance with :meth:`from_dataclass`, a NumPy structured array with
+        :meth:`from_struct_array`, another tensor class with :meth:`from_tensordict`.
+
+        A tensor, or an instance of this class, is returned as it is; a list becomes a
+        tensor when torch takes it; anything else is returned unchanged.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> td = TensorDict.from_any({"obs": torch.zeros(3, 4), "pair": (torch.zeros(3), 1)})
+        >>> sorted(td.keys(include_nested=True, leaves_only=True), key=str)
+        [('pair', '0'), ('pair', '1'), 'obs']
+        >>> TensorDict.from_any([1, 2, 3])
+        tensor([1, 2, 3])
+        """
+        return containers.from_any(
+            cls,
+            obj,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            device=device,
+            batch_size=batch_size,
+        )
+
+    # params/state_dict.py
+    state_dict = checkpoint.state_dict
+    load_state_dict = checkpoint.load_state_dict
+
+    # params/to_module.py
+    to_module = functional_params.to_module
+
+    # params/building.py (overloaded class methods: declared here, built there)
+
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: Literal[False] = ...,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: Literal[True],
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> TensorDictParams: ...
+
+    @overload
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> Self | TensorDictParams: ...
+
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+        filter_empty: bool = True,
+    ) -> Any:
+        """The parameters and buffers of ``module``, nested by submodule name (the module's
+        own tensors, not copies).
+
+        A ``TensorDict`` class gives a ``TensorDict``; a typed class takes them as its
+        fields. ``as_module=True`` gives a :class:`~tensorclass.nn.TensorDictParams`;
+        ``filter_empty=False`` keeps submodules without parameters as empty levels. See
+        :mod:`tensorclass.engine.params.extract`.
+
+        >>> import torch
+        >>> from tensorclass import TensorClass
+        >>> class LinearParams(TensorClass):
+        ...     weight: torch.Tensor
+        ...     bias: torch.Tensor
+        >>> params = LinearParams.from_module(torch.nn.Linear(3, 2))
+        >>> params.weight.shape, params.is_locked
+        (torch.Size([2, 3]), True)
+        """
+        return module_building.from_module(
+            cls, module, as_module, lock, use_state_dict, filter_empty
+        )
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: Literal[False] = ...,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: bool = ...,
+        expand_identical: bool = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: Literal[True],
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: Literal[False] = ...,
+        expand_identical: bool = ...,
+    ) -> TensorDictParams: ...
+
+    @overload
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        lazy_stack: bool = ...,
+        expand_identical: bool = ...,
+    ) -> Self | TensorDictParams: ...
+
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+        lazy_stack: bool = False,
+        expand_identical: bool = False,
+    ) -> Any:
+        """The parameters of several modules of one structure, stacked along a new batch
+        dim (for ensembles with ``torch.vmap``); see :func:`tensorclass.from_modules`. A
+        typed class takes them as its fields. The result is this class (a lazy stack of it
+        with ``lazy_stack=True``, typed as the class, as :meth:`lazy_stack` is), or a
+        :class:`~tensorclass.nn.TensorDictParams` with ``as_module=True``.
+
+        >>> import torch
+        >>> from tensorclass import TensorDict
+        >>> TensorDict.from_modules(torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)).batch_size
+        torch.Size([2])
+        """
+        return module_building.from_modules(
+            cls,
+            *modules,
+            as_module=as_module,
+            lock=lock,
+            use_state_dict=use_state_dict,
+            lazy_stack=lazy_stack,
+            expand_identical=expand_identical,
+        )
 
     # The protocol methods.
 

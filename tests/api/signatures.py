@@ -24,9 +24,10 @@ _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 _TYPE_OF = re.compile(r"^type\[(\w+)\]$")
 
 
-def _signature(obj: Any) -> str:
+def _signature(obj: Any, bound: bool = False) -> str:
     """The signature as text; a method written as a function typed ``self: E`` (a type
-    variable) reads as one written in its class with ``Self``: the same API."""
+    variable) reads as one written in its class with ``Self``: the same API. ``bound``: the
+    function of a class method, read without its ``cls``."""
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -37,6 +38,8 @@ def _signature(obj: Any) -> str:
         self_type = _TYPE_OF.sub(r"\1", params[0].annotation)
         params[0] = params[0].replace(annotation=inspect.Parameter.empty)
         signature = signature.replace(parameters=params)
+    if bound and params:
+        signature = signature.replace(parameters=params[1:])
     text = str(signature)
     if self_type is not None and self_type != "Self" and self_type.isidentifier():
         text = re.sub(rf"\b{self_type}\b", "Self", text)
@@ -54,6 +57,8 @@ def _members(prefix: str, cls: type) -> dict[str, str]:
             continue
         if isinstance(raw, property):
             found[f"{prefix}.{name}"] = "<property>"
+        elif isinstance(raw, classmethod) and inspect.isfunction(raw.__func__):
+            found[f"{prefix}.{name}"] = _signature(raw.__func__, bound=True)
         elif isinstance(raw, (staticmethod, classmethod)):
             found[f"{prefix}.{name}"] = _signature(getattr(cls, name))
         elif callable(raw):

@@ -19,6 +19,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
+from typing_extensions import TypeIs
+
+from .state import TensorCore
+
 if TYPE_CHECKING:
     from ..base import TensorDictBase
     from ..ops import TensorOps
@@ -28,11 +32,18 @@ if TYPE_CHECKING:
     #: has every operation (``leaf.apply(...)``).
     Node = TensorOps
 else:
-    from .state import TensorCore as Node
+    Node = TensorCore
 
-__all__ = ["B", "E", "Node"]
+__all__ = ["B", "E", "Node", "is_op"]
 
 #: ``self`` of an operation attached to ``TensorOps``: every class, lazy stacks included.
 E = TypeVar("E", bound="TensorOps")
 #: ``self`` of a storage or scale operation attached to ``TensorDictBase``.
 B = TypeVar("B", bound="TensorDictBase")
+
+
+def is_op(value: object) -> TypeIs[TensorOps]:
+    """Whether ``value`` is an instance of the engine (a nested level, say), typed as
+    ``TensorOps`` so that its operations can be called as methods (every concrete class
+    deriving from ``TensorCore`` is one)."""
+    return isinstance(value, TensorCore)

@@ -24,12 +24,11 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import BatchSizeError, StructureMismatchError
-from ..keys.access import KeyAccess
+from ..core.self_types import E
 
-__all__ = ["Checkpoint"]
+__all__ = ["load_state_dict", "state_dict"]
 
 
 def _dotted(key: tuple[str, ...]) -> str:
@@ -92,116 +91,114 @@ def _leaf_items(
     return out
 
 
-class Checkpoint(KeyAccess):
-    """``state_dict`` and ``load_state_dict``, as ``nn.Module`` has them."""
+def state_dict(
+    self: E,
+    destination: Any = None,
+    prefix: str = "",
+    keep_vars: bool = False,
+    flatten: bool = True,
+) -> OrderedDict[str, Any]:
+    """The tensor leaves as an ``nn.Module``-style state dict (see the module docs).
 
-    __slots__ = ()
+    Args:
+        destination: an ``OrderedDict`` to fill and return (a new one by default).
+        prefix: prepended to every key (as ``nn.Module`` does for submodules).
+        keep_vars: keep the tensors as they are; by default they are detached.
+        flatten: ``"."``-joined keys (default), or one nested ``OrderedDict`` per level.
+    """
+    dest: Any = OrderedDict() if destination is None else destination
+    if not hasattr(dest, "_metadata"):
+        dest._metadata = OrderedDict()
+    _fill(self, dest, prefix, "", keep_vars, flatten)
+    root = prefix[:-1] if prefix.endswith(".") else prefix
+    if root != prefix:  # nn.Module keys a level's metadata without the trailing dot
+        dest._metadata[root] = dest._metadata.pop(prefix)
+    filled: OrderedDict[str, Any] = dest
+    return filled
 
-    def state_dict(
-        self,
-        destination: Any = None,
-        prefix: str = "",
-        keep_vars: bool = False,
-        flatten: bool = True,
-    ) -> OrderedDict[str, Any]:
-        """The tensor leaves as an ``nn.Module``-style state dict (see the module docs).
 
-        Args:
-            destination: an ``OrderedDict`` to fill and return (a new one by default).
-            prefix: prepended to every key (as ``nn.Module`` does for submodules).
-            keep_vars: keep the tensors as they are; by default they are detached.
-            flatten: ``"."``-joined keys (default), or one nested ``OrderedDict`` per level.
-        """
-        dest: Any = OrderedDict() if destination is None else destination
-        if not hasattr(dest, "_metadata"):
-            dest._metadata = OrderedDict()
-        _fill(self, dest, prefix, "", keep_vars, flatten)
-        root = prefix[:-1] if prefix.endswith(".") else prefix
-        if root != prefix:  # nn.Module keys a level's metadata without the trailing dot
-            dest._metadata[root] = dest._metadata.pop(prefix)
-        return dest  # type: ignore[no-any-return]
+def load_state_dict(
+    self: E,
+    state_dict: Any,
+    strict: bool = True,
+    assign: bool = False,
+    from_flatten: bool | None = None,
+) -> E:
+    """Load a state dict (either format) into this instance; returns ``self``.
 
-    def load_state_dict(
-        self,
-        state_dict: Any,
-        strict: bool = True,
-        assign: bool = False,
-        from_flatten: bool | None = None,
-    ) -> Self:
-        """Load a state dict (either format) into this instance; returns ``self``.
-
-        With ``strict`` (the default) the state dict must hold exactly this instance's
-        tensor leaves; otherwise its entries are written and the others kept. By default
-        each value is copied into the existing tensor (which keeps its storage, dtype and
-        device); ``assign=True`` puts the state dict's tensors in place instead. A batch
-        size recorded in the state dict becomes this instance's. Nothing is written
-        unless every entry can be (a wrong key or shape is an error naming the key).
-        ``from_flatten`` is accepted for tensordict's signature: both formats are
-        recognised from the state dict itself.
-        """
-        del from_flatten  # the format is read from the state dict's own structure
-        tree, levels = _nest(state_dict)
-        entries = _leaf_items(tree)
-        ours: dict[tuple[str, ...], Tensor] = {
-            (key,) if isinstance(key, str) else key: value
-            for key, value in self.items(include_nested=True, leaves_only=True)
-            if isinstance(value, Tensor)
-        }
-        given = {key for key, _ in entries}
-        if strict and given != set(ours):
-            missing = sorted(_dotted(k) for k in set(ours) - given)
-            unexpected = sorted(_dotted(k) for k in given - set(ours))
+    With ``strict`` (the default) the state dict must hold exactly this instance's
+    tensor leaves; otherwise its entries are written and the others kept. By default
+    each value is copied into the existing tensor (which keeps its storage, dtype and
+    device); ``assign=True`` puts the state dict's tensors in place instead. A batch
+    size recorded in the state dict becomes this instance's. Nothing is written
+    unless every entry can be (a wrong key or shape is an error naming the key).
+    ``from_flatten`` is accepted for tensordict's signature: both formats are
+    recognised from the state dict itself.
+    """
+    del from_flatten  # the format is read from the state dict's own structure
+    tree, levels = _nest(state_dict)
+    entries = _leaf_items(tree)
+    ours: dict[tuple[str, ...], Tensor] = {
+        (key,) if isinstance(key, str) else key: value
+        for key, value in self.items(include_nested=True, leaves_only=True)
+        if isinstance(value, Tensor)
+    }
+    given = {key for key, _ in entries}
+    if strict and given != set(ours):
+        missing = sorted(_dotted(k) for k in set(ours) - given)
+        unexpected = sorted(_dotted(k) for k in given - set(ours))
+        raise StructureMismatchError(
+            f"load_state_dict: the keys do not match this {type(self).__name__}: missing "
+            f"{missing}, unexpected {unexpected} (pass strict=False to load a subset)"
+        )
+    batch = levels.get((), {}).get("batch_size")
+    batch_size = torch.Size(batch) if batch is not None else self.batch_size
+    for key, value in entries:
+        if not isinstance(value, Tensor):
             raise StructureMismatchError(
-                f"load_state_dict: the keys do not match this {type(self).__name__}: missing "
-                f"{missing}, unexpected {unexpected} (pass strict=False to load a subset)"
+                f"load_state_dict: key {_dotted(key)!r} holds a {type(value).__name__}, "
+                "expected a tensor"
             )
-        batch = levels.get((), {}).get("batch_size")
-        batch_size = torch.Size(batch) if batch is not None else self.batch_size
+        if value.shape[: len(batch_size)] != batch_size:
+            raise BatchSizeError(
+                f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
+                f"which does not start with the batch size {list(batch_size)}"
+            )
+        current = ours.get(key)
+        if current is not None and not assign and current.shape != value.shape:
+            raise StructureMismatchError(
+                f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
+                f"this instance holds {tuple(current.shape)} (assign=True replaces it)"
+            )
+    resize = batch_size != self.batch_size
+    if resize:  # free every level's batch dims, write, then set the recorded ones
+        targets = _recorded_batch_sizes(self, batch_size, levels)
+        for node, _ in targets:
+            node.set_batch_size(torch.Size())
+    with torch.no_grad():
         for key, value in entries:
-            if not isinstance(value, Tensor):
-                raise StructureMismatchError(
-                    f"load_state_dict: key {_dotted(key)!r} holds a {type(value).__name__}, "
-                    "expected a tensor"
-                )
-            if value.shape[: len(batch_size)] != batch_size:
-                raise BatchSizeError(
-                    f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
-                    f"which does not start with the batch size {list(batch_size)}"
-                )
-            current = ours.get(key)
-            if current is not None and not assign and current.shape != value.shape:
-                raise StructureMismatchError(
-                    f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
-                    f"this instance holds {tuple(current.shape)} (assign=True replaces it)"
-                )
-        resize = batch_size != self.batch_size
-        if resize:  # free every level's batch dims, write, then set the recorded ones
-            targets = self._recorded_batch_sizes(batch_size, levels)
-            for node, _ in targets:
-                node.set_batch_size(torch.Size())
-        with torch.no_grad():
-            for key, value in entries:
-                name = key if len(key) > 1 else key[0]
-                if key in ours and not assign:
-                    self.set_(name, value)  # into the existing tensor (a lazy stack's members')
-                else:
-                    self.set(name, value)
-        if resize:
-            for node, size in reversed(targets):  # deepest first: a level fits its parent
-                node.set_batch_size(size)
-        return self
+            name = key if len(key) > 1 else key[0]
+            if key in ours and not assign:
+                self.set_(name, value)  # into the existing tensor (a lazy stack's members')
+            else:
+                self.set(name, value)
+    if resize:
+        for node, size in reversed(targets):  # deepest first: a level fits its parent
+            node.set_batch_size(size)
+    return self
 
-    def _recorded_batch_sizes(
-        self, batch_size: torch.Size, levels: dict[Any, Any]
-    ) -> list[tuple[Any, torch.Size]]:
-        """Each level (root first) with the batch size the state dict records for it (a
-        level without a record keeps its dims past the root's)."""
-        old = len(self.batch_size)
-        out: list[tuple[Any, torch.Size]] = [(self, batch_size)]
-        for key, node in self.items(include_nested=True):
-            if hasattr(node, "_batch_size"):
-                path = (key,) if isinstance(key, str) else key
-                recorded = levels.get(path, {}).get("batch_size")
-                size = batch_size + node.batch_size[old:] if recorded is None else recorded
-                out.append((node, torch.Size(size)))
-        return out
+
+def _recorded_batch_sizes(
+    self: E, batch_size: torch.Size, levels: dict[Any, Any]
+) -> list[tuple[Any, torch.Size]]:
+    """Each level (root first) with the batch size the state dict records for it (a
+    level without a record keeps its dims past the root's)."""
+    old = len(self.batch_size)
+    out: list[tuple[Any, torch.Size]] = [(self, batch_size)]
+    for key, node in self.items(include_nested=True):
+        if hasattr(node, "_batch_size"):
+            path = (key,) if isinstance(key, str) else key
+            recorded = levels.get(path, {}).get("batch_size")
+            size = batch_size + node.batch_size[old:] if recorded is None else recorded
+            out.append((node, torch.Size(size)))
+    return out

@@ -28,13 +28,13 @@ from typing import Any, Literal, overload
 
 import torch
 from torch import Tensor, nn
-from typing_extensions import Self
 
 from ...errors import KeyNotFoundError
 from ...registry import dynamic_class, swap_class
+from ..core.self_types import E
 from ..core.state import TensorCore
 
-__all__ = ["FunctionalParams", "load_state_dict", "swap_into"]
+__all__ = ["load_state_dict", "swap_into", "to_module"]
 
 _NO_BATCH = torch.Size(())
 
@@ -138,118 +138,116 @@ def _check_fits(node: TensorCore, module: nn.Module, path: tuple[str, ...] = ())
                     )
 
 
-class FunctionalParams(TensorCore):
-    """``to_module``: load the leaves into a module, as a call or a context manager."""
+@overload
+def to_module(
+    self: E,
+    module: nn.Module,
+    *,
+    inplace: bool | None = False,
+    return_swap: Literal[True] = True,
+    swap_dest: Any = None,
+    use_state_dict: bool = False,
+    non_blocking: bool = False,
+    preserve_module_state: bool = False,
+    memo: None = None,
+) -> Any: ...  # a ParamSwap (tensorclass.module_params)
 
-    __slots__ = ()
 
-    @overload
-    def to_module(
-        self,
-        module: nn.Module,
-        *,
-        inplace: bool | None = False,
-        return_swap: Literal[True] = True,
-        swap_dest: Any = None,
-        use_state_dict: bool = False,
-        non_blocking: bool = False,
-        preserve_module_state: bool = False,
-        memo: None = None,
-    ) -> Any: ...  # a ParamSwap (tensorclass.module_params)
+@overload
+def to_module(
+    self: E,
+    module: nn.Module,
+    *,
+    inplace: bool | None = False,
+    return_swap: Literal[False],
+    swap_dest: Any = None,
+    use_state_dict: bool = False,
+    non_blocking: bool = False,
+    preserve_module_state: bool = False,
+    memo: None = None,
+) -> E: ...
 
-    @overload
-    def to_module(
-        self,
-        module: nn.Module,
-        *,
-        inplace: bool | None = False,
-        return_swap: Literal[False],
-        swap_dest: Any = None,
-        use_state_dict: bool = False,
-        non_blocking: bool = False,
-        preserve_module_state: bool = False,
-        memo: None = None,
-    ) -> Self: ...
 
-    def to_module(
-        self,
-        module: nn.Module,
-        *,
-        inplace: bool | None = False,
-        return_swap: bool = True,
-        swap_dest: Any = None,
-        use_state_dict: bool = False,
-        non_blocking: bool = False,
-        preserve_module_state: bool = False,
-        memo: None = None,
-    ) -> Any:
-        """Put these values into ``module`` in place of its parameters and buffers.
+def to_module(
+    self: E,
+    module: nn.Module,
+    *,
+    inplace: bool | None = False,
+    return_swap: bool = True,
+    swap_dest: Any = None,
+    use_state_dict: bool = False,
+    non_blocking: bool = False,
+    preserve_module_state: bool = False,
+    memo: None = None,
+) -> Any:
+    """Put these values into ``module`` in place of its parameters and buffers.
 
-        Nested keys follow submodule names (the layout :meth:`TensorDict.from_module`
-        produces); a key the module does not have is an error. By default the module's
-        entries are *replaced* by these tensors (which may be plain tensors, tensors with a
-        graph, or batched tensors under ``torch.vmap``); ``inplace=True`` copies the values
-        into the existing tensors instead. ``use_state_dict=True`` goes through
-        ``load_state_dict`` (so state-dict hooks run). When loading fails (a key the module
-        does not have, a value ``copy_`` rejects), the entries loaded before the failure are
-        put back, so the module is left as it was.
+    Nested keys follow submodule names (the layout :meth:`TensorDict.from_module`
+    produces); a key the module does not have is an error. By default the module's
+    entries are *replaced* by these tensors (which may be plain tensors, tensors with a
+    graph, or batched tensors under ``torch.vmap``); ``inplace=True`` copies the values
+    into the existing tensors instead. ``use_state_dict=True`` goes through
+    ``load_state_dict`` (so state-dict hooks run). When loading fails (a key the module
+    does not have, a value ``copy_`` rejects), the entries loaded before the failure are
+    put back, so the module is left as it was.
 
-        Returns the replaced values (a TensorDict that is also a context manager: on exit
-        it puts them back), or this instance when ``return_swap=False``. ``swap_dest``
-        receives the replaced values instead (updated in place, and returned).
+    Returns the replaced values (a TensorDict that is also a context manager: on exit
+    it puts them back), or this instance when ``return_swap=False``. ``swap_dest``
+    receives the replaced values instead (updated in place, and returned).
 
-        ``non_blocking`` is passed to the copies of ``inplace=True``.
-        ``preserve_module_state=True`` keeps the module's parameters ``nn.Parameter`` s: a
-        plain tensor (no graph, not batched by ``vmap``) loaded in a parameter's place is
-        wrapped as a parameter sharing its storage, with the original ``requires_grad``
-        (tensordict's default). By default the tensor is loaded as it is (still registered
-        as a parameter or buffer of the module). ``memo`` is not accepted (as in
-        tensordict 0.15).
-        """
-        if memo is not None:
-            raise RuntimeError("to_module: memo is no longer accepted (as in tensordict 0.15)")
-        inplace = bool(inplace)
-        if use_state_dict and (non_blocking or preserve_module_state):
-            raise ValueError(
-                "to_module(use_state_dict=True) loads through load_state_dict: non_blocking "
-                "and preserve_module_state do not apply"
-            )
-        result = self._to_module(
-            module, inplace, return_swap, use_state_dict, non_blocking, preserve_module_state
+    ``non_blocking`` is passed to the copies of ``inplace=True``.
+    ``preserve_module_state=True`` keeps the module's parameters ``nn.Parameter`` s: a
+    plain tensor (no graph, not batched by ``vmap``) loaded in a parameter's place is
+    wrapped as a parameter sharing its storage, with the original ``requires_grad``
+    (tensordict's default). By default the tensor is loaded as it is (still registered
+    as a parameter or buffer of the module). ``memo`` is not accepted (as in
+    tensordict 0.15).
+    """
+    if memo is not None:
+        raise RuntimeError("to_module: memo is no longer accepted (as in tensordict 0.15)")
+    inplace = bool(inplace)
+    if use_state_dict and (non_blocking or preserve_module_state):
+        raise ValueError(
+            "to_module(use_state_dict=True) loads through load_state_dict: non_blocking "
+            "and preserve_module_state do not apply"
         )
-        if swap_dest is None or not return_swap:
-            return result
-        swap_dest.update(result)
-        return swap_dest
+    result = _to_module(
+        self, module, inplace, return_swap, use_state_dict, non_blocking, preserve_module_state
+    )
+    if swap_dest is None or not return_swap:
+        return result
+    swap_dest.update(result)
+    return swap_dest
 
-    def _to_module(
-        self,
-        module: nn.Module,
-        inplace: bool,
-        return_swap: bool,
-        use_state_dict: bool,
-        non_blocking: bool,
-        preserve: bool,
-    ) -> Any:
-        old_data: dict[str, Any] | None
-        if use_state_dict:
-            old_data = load_state_dict(self, module, inplace, return_swap)
-        elif inplace and not return_swap:
-            # Nothing to give back, so nothing is copied: check first, then write.
-            _check_fits(self, module)
-            swap_into(self, module, True, None, (), non_blocking)
-            return self
-        else:
-            old_data = {}
-            try:
-                swap_into(self, module, inplace, old_data, (), non_blocking, preserve)
-            except BaseException:
-                # Nothing half-loaded: put back what was replaced before the failure.
-                swap_into(dynamic_class()._new(old_data, _NO_BATCH), module, inplace, None)
-                raise
-        if old_data is None or not return_swap:
-            return self
-        return swap_class()._for(old_data, module, inplace, use_state_dict)
+
+def _to_module(
+    self: E,
+    module: nn.Module,
+    inplace: bool,
+    return_swap: bool,
+    use_state_dict: bool,
+    non_blocking: bool,
+    preserve: bool,
+) -> Any:
+    old_data: dict[str, Any] | None
+    if use_state_dict:
+        old_data = load_state_dict(self, module, inplace, return_swap)
+    elif inplace and not return_swap:
+        # Nothing to give back, so nothing is copied: check first, then write.
+        _check_fits(self, module)
+        swap_into(self, module, True, None, (), non_blocking)
+        return self
+    else:
+        old_data = {}
+        try:
+            swap_into(self, module, inplace, old_data, (), non_blocking, preserve)
+        except BaseException:
+            # Nothing half-loaded: put back what was replaced before the failure.
+            swap_into(dynamic_class()._new(old_data, _NO_BATCH), module, inplace, None)
+            raise
+    if old_data is None or not return_swap:
+        return self
+    return swap_class()._for(old_data, module, inplace, use_state_dict)
 
 
 def load_state_dict(
@@ -264,4 +262,5 @@ def load_state_dict(
         return None
     if inplace:
         old = {k: v.detach().clone() for k, v in old.items()}
-    return dynamic(old).unflatten_keys(".")._data  # type: ignore[no-any-return]
+    nested: dict[str, Any] = dynamic(old).unflatten_keys(".")._data
+    return nested
