@@ -24,9 +24,11 @@ import torch
 from torch import Tensor
 
 from ...errors import StructureMismatchError
+from ...registry import lazy_class
 from ..core.state import TensorCore
 from ..shape.batch_dims import batch_dim
-from .shape import LazyShapeOps, _restack
+from .maths import _each_member
+from .shape import _restack
 
 __all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
 
@@ -34,7 +36,7 @@ __all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
 def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
     """Concatenate instances along batch dim ``dim`` when one of them is a lazy stack."""
     items = list(items)
-    stacks = [item for item in items if isinstance(item, LazyShapeOps)]
+    stacks = [item for item in items if isinstance(item, lazy_class())]
     like = stacks[0]
     for index, item in enumerate(items):
         if not isinstance(item, TensorCore):
@@ -71,7 +73,7 @@ def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
 
 def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
     def like(stack: Any, *args: Any, **kwargs: Any) -> Any:
-        return stack._each_member(lambda m: factory(m, *args, **kwargs))
+        return _each_member(stack, lambda m: factory(m, *args, **kwargs))
 
     return like
 

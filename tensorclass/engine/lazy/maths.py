@@ -19,21 +19,32 @@ member. Any other operand (a tensor broadcast to every leaf) uses the dense stac
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from torch import Tensor
-from typing_extensions import Self
 
 from ..core.masks import check_mask
 from ..core.state import TensorCore
+from ..leafwise import apply as applying
+from ..leafwise import arithmetic, elementwise
 from ..leafwise.elementwise_kinds import nan_replace, unary
 from ..leafwise.kind import TABLE
-from .shape import LazyShapeOps, _restack
+from .self_type import S
+from .shape import _restack
 
-__all__ = ["LazyMaths"]
+__all__ = [
+    "MEMBER_WISE",
+    "all",
+    "any",
+    "as_tensor",
+    "clamp",
+    "masked_fill",
+    "where",
+]
 
 
 def _scalar(other: Any) -> bool:
@@ -42,164 +53,230 @@ def _scalar(other: Any) -> bool:
     )
 
 
-class LazyMaths(LazyShapeOps):
-    """Member-by-member element-wise maths (see the module documentation)."""
+def _parts(self: S, other: Any) -> list[Any] | None:
+    """One part of ``other`` per member, or None when it cannot be split."""
+    members = self._lazy.members
+    if isinstance(other, np.generic):
+        other = other.item()
+    if _scalar(other):
+        return [other] * len(members)
+    if isinstance(other, TensorCore):
+        n = len(self._batch_size)
+        if other._batch_size[:n] != self._batch_size:
+            return None
+        parts: list[Any] = list(other.unbind(self._lazy.dim))  # type: ignore[attr-defined]
+        return parts
+    return None
 
-    __slots__ = ()
 
-    def _parts(self, other: Any) -> list[Any] | None:
-        """One part of ``other`` per member, or None when it cannot be split."""
-        members = self._lazy.members
-        if isinstance(other, np.generic):
-            other = other.item()
-        if _scalar(other):
-            return [other] * len(members)
-        if isinstance(other, TensorCore):
-            n = len(self._batch_size)
-            if other._batch_size[:n] != self._batch_size:
-                return None
-            parts: list[Any] = list(other.unbind(self._lazy.dim))  # type: ignore[attr-defined]
-            return parts
+def _each_member(self: S, fn: Callable[[Any], Any]) -> S:
+    """A lazy stack of ``fn`` of each member."""
+    return _restack([fn(m) for m in self._lazy.members], self._lazy.dim, self)
+
+
+def _binary(
+    self: S,
+    op: Callable[[Any, Any], Any],
+    other: Any,
+    reflected: bool = False,
+    default: Any = None,
+) -> Any:
+    parts = None if default is not None else _parts(self, other)
+    if parts is None:
+        return arithmetic._binary(self, op, other, reflected, default)
+    results = [m._binary(op, part, reflected) for m, part in zip(self._lazy.members, parts)]
+    if builtins.any(r is NotImplemented for r in results):
+        return NotImplemented
+    return _restack(results, self._lazy.dim, self)
+
+
+def as_tensor(self: S) -> S:
+    """See ``TensorDict.as_tensor``: member by member (a lazy stack)."""
+    result = _each_member(self, lambda m: m.as_tensor())
+    return result.lock_() if self._locked else result
+
+
+def __neg__(self: S) -> S:
+    return _each_member(self, operator.neg)
+
+
+def __abs__(self: S) -> S:
+    return _each_member(self, operator.abs)
+
+
+def __invert__(self: S) -> S:
+    return _each_member(self, operator.invert)
+
+
+def clamp(self: S, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> S:
+    """Clamp every tensor of every member to ``[min, max]`` (a lazy stack) when the
+    bounds are numbers; see ``TensorDict.clamp`` for the other forms (dense)."""
+    if out is None and builtins.all(b is None or _scalar(b) for b in (min, max)):
+        return _each_member(self, lambda m: m.clamp(min, max))
+    return elementwise.clamp(self, min, max, out=out)
+
+
+def _split_mask(self: S, mask: Tensor) -> list[Tensor] | None:
+    """A batch mask split along the stack dim (None unless it spans the batch dims)."""
+    if mask.ndim != len(self._batch_size):
         return None
-
-    def _each_member(self, fn: Callable[[Any], Any]) -> Self:
-        return _restack([fn(m) for m in self._lazy.members], self._lazy.dim, self)
-
-    def _binary(
-        self,
-        op: Callable[[Any, Any], Any],
-        other: Any,
-        reflected: bool = False,
-        default: Any = None,
-    ) -> Any:
-        parts = None if default is not None else self._parts(other)
-        if parts is None:
-            return super()._binary(op, other, reflected, default)
-        results = [m._binary(op, part, reflected) for m, part in zip(self._lazy.members, parts)]
-        if any(r is NotImplemented for r in results):
-            return NotImplemented
-        return _restack(results, self._lazy.dim, self)
-
-    def as_tensor(self) -> Self:
-        """See ``TensorDict.as_tensor``: member by member (a lazy stack)."""
-        result = self._each_member(lambda m: m.as_tensor())
-        return result.lock_() if self._locked else result
-
-    def __neg__(self) -> Self:
-        return self._each_member(operator.neg)
-
-    def __abs__(self) -> Self:
-        return self._each_member(operator.abs)
-
-    def __invert__(self) -> Self:
-        return self._each_member(operator.invert)
-
-    def clamp(self, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> Self:
-        """Clamp every tensor of every member to ``[min, max]`` (a lazy stack) when the
-        bounds are numbers; see ``TensorDict.clamp`` for the other forms (dense)."""
-        if out is None and all(b is None or _scalar(b) for b in (min, max)):
-            return self._each_member(lambda m: m.clamp(min, max))
-        return super().clamp(min, max, out=out)
-
-    def _split_mask(self, mask: Tensor) -> list[Tensor] | None:
-        """A batch mask split along the stack dim (None unless it spans the batch dims)."""
-        if mask.ndim != len(self._batch_size):
-            return None
-        try:
-            full = mask.expand(self._batch_size)
-        except RuntimeError:
-            return None
-        return list(full.unbind(self._lazy.dim))
-
-    def masked_fill(self, mask: Tensor, value: float | bool | Tensor) -> Self:
-        """See ``TensorDict.masked_fill``; the mask is split between the members."""
-        check_mask(self, mask, "masked_fill")
-        masks = self._split_mask(mask)
-        if masks is None:
-            return super().masked_fill(mask, value)
-        results = [m.masked_fill(part, value) for m, part in zip(self._lazy.members, masks)]
-        return _restack(results, self._lazy.dim, self)
-
-    def where(
-        self,
-        condition: Tensor,
-        other: Any,
-        *,
-        out: TensorCore | None = None,
-        pad: float | bool | None = None,
-        update_batch_size: bool = False,
-    ) -> Any:
-        """See ``TensorDict.where``: member by member when ``condition`` spans the batch
-        dims and ``other`` can be split between the members, else on the dense stack."""
-        check_mask(self, condition, "where")
-        masks = None if out is not None or pad is not None else self._split_mask(condition)
-        parts = None if masks is None else self._parts(other)
-        if masks is None or parts is None:
-            return self.contiguous().where(
-                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
-            )
-        members = self._lazy.members
-        results = [m.where(c, o) for m, c, o in zip(members, masks, parts)]
-        return _restack(results, self._lazy.dim, self)
-
-    def all(self, dim: int | None = None) -> Any:
-        """``True`` if every element of every member is true; with ``dim``, see
-        ``TensorDict.all`` (on the dense stack)."""
-        if dim is not None:
-            return super().all(dim)
-        return all(bool(m.select(*self._lazy).all()) for m in self._lazy.distinct())
-
-    def any(self, dim: int | None = None) -> Any:
-        """``True`` if any element of any member is true; with ``dim``, see
-        ``TensorDict.any`` (on the dense stack)."""
-        if dim is not None:
-            return super().any(dim)
-        return any(bool(m.select(*self._lazy).any()) for m in self._lazy.distinct())
+    try:
+        full = mask.expand(self._batch_size)
+    except RuntimeError:
+        return None
+    return list(full.unbind(self._lazy.dim))
 
 
-def _operator(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[..., Any]:
-    def method(self: LazyMaths, other: Any) -> Any:
-        return self._binary(op, other, reflected)
+def masked_fill(self: S, mask: Tensor, value: float | bool | Tensor) -> S:
+    """See ``TensorDict.masked_fill``; the mask is split between the members."""
+    check_mask(self, mask, "masked_fill")
+    masks = _split_mask(self, mask)
+    if masks is None:
+        return applying.masked_fill(self, mask, value)
+    results = [m.masked_fill(part, value) for m, part in zip(self._lazy.members, masks)]
+    return _restack(results, self._lazy.dim, self)
 
-    return method
+
+def where(
+    self: S,
+    condition: Tensor,
+    other: Any,
+    *,
+    out: TensorCore | None = None,
+    pad: float | bool | None = None,
+    update_batch_size: bool = False,
+) -> Any:
+    """See ``TensorDict.where``: member by member when ``condition`` spans the batch
+    dims and ``other`` can be split between the members, else on the dense stack."""
+    check_mask(self, condition, "where")
+    masks = None if out is not None or pad is not None else _split_mask(self, condition)
+    parts = None if masks is None else _parts(self, other)
+    if masks is None or parts is None:
+        return self.contiguous().where(
+            condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+        )
+    members = self._lazy.members
+    results = [m.where(c, o) for m, c, o in zip(members, masks, parts)]
+    return _restack(results, self._lazy.dim, self)
 
 
-# Redefined here (not inherited) so that Python asks a lazy stack first when it is the right
-# operand of a dense instance of its members' class: ``dense + stack`` stays lazy too.
-for _name, _op in {
-    "__radd__": operator.add,
-    "__rsub__": operator.sub,
-    "__rmul__": operator.mul,
-    "__rtruediv__": operator.truediv,
-    "__rfloordiv__": operator.floordiv,
-    "__rmod__": operator.mod,
-    "__rpow__": operator.pow,
-    "__rand__": operator.and_,
-    "__ror__": operator.or_,
-    "__rxor__": operator.xor,
-}.items():
-    setattr(LazyMaths, _name, _operator(_op, reflected=True))
-for _name, _op in {
-    "__eq__": operator.eq,
-    "__ne__": operator.ne,
-    "__lt__": operator.lt,
-    "__le__": operator.le,
-    "__gt__": operator.gt,
-    "__ge__": operator.ge,
-}.items():
-    setattr(LazyMaths, _name, _operator(_op))
+def all(self: S, dim: int | None = None) -> Any:
+    """``True`` if every element of every member is true; with ``dim``, see
+    ``TensorDict.all`` (on the dense stack)."""
+    if dim is not None:
+        return arithmetic.all(self, dim)
+    return builtins.all(bool(m.select(*self._lazy).all()) for m in self._lazy.distinct())
+
+
+def any(self: S, dim: int | None = None) -> Any:
+    """``True`` if any element of any member is true; with ``dim``, see
+    ``TensorDict.any`` (on the dense stack)."""
+    if dim is not None:
+        return arithmetic.any(self, dim)
+    return builtins.any(bool(m.select(*self._lazy).any()) for m in self._lazy.distinct())
+
+
+# The reflected operators are attached to the lazy-stack class itself (not inherited) so that
+# Python asks a lazy stack first when it is the right operand of a dense instance of its
+# members' class: ``dense + stack`` stays lazy too.
+
+
+def __radd__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.add, other, True)
+    return result
+
+
+def __rsub__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.sub, other, True)
+    return result
+
+
+def __rmul__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.mul, other, True)
+    return result
+
+
+def __rtruediv__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.truediv, other, True)
+    return result
+
+
+def __rfloordiv__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.floordiv, other, True)
+    return result
+
+
+def __rmod__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.mod, other, True)
+    return result
+
+
+def __rpow__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.pow, other, True)
+    return result
+
+
+def __rand__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.and_, other, True)
+    return result
+
+
+def __ror__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.or_, other, True)
+    return result
+
+
+def __rxor__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.xor, other, True)
+    return result
+
+
+# The comparisons, member by member too.
+
+
+def __eq__(self: S, other: object) -> S:
+    result: S = self._binary(operator.eq, other, False)
+    return result
+
+
+def __ne__(self: S, other: object) -> S:
+    result: S = self._binary(operator.ne, other, False)
+    return result
+
+
+def __lt__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.lt, other, False)
+    return result
+
+
+def __le__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.le, other, False)
+    return result
+
+
+def __gt__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.gt, other, False)
+    return result
+
+
+def __ge__(self: S, other: Any) -> S:
+    result: S = self._binary(operator.ge, other, False)
+    return result
 
 
 def _member_wise(name: str, doc: str) -> Callable[..., Any]:
-    def method(self: LazyMaths, *args: Any, **kwargs: Any) -> Any:
-        return self._each_member(lambda m: getattr(m, name)(*args, **kwargs))
+    def method(self: S, *args: Any, **kwargs: Any) -> Any:
+        return _each_member(self, lambda m: getattr(m, name)(*args, **kwargs))
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"{doc} Member by member: a lazy stack."
     return method
 
 
-# Every element-wise entry of the leaf-wise table without an operand runs member by member.
-for _name, _entry in TABLE.items():
-    if _entry.kind in (unary, nan_replace) and _name not in LazyMaths.__dict__:
-        setattr(LazyMaths, _name, _member_wise(_name, _entry.doc))
+#: Every element-wise entry of the leaf-wise table without an operand, member by member
+#: (attached to the lazy-stack class after its body, under the table's names).
+MEMBER_WISE: dict[str, Callable[..., Any]] = {
+    name: _member_wise(name, entry.doc)
+    for name, entry in TABLE.items()
+    if entry.kind in (unary, nan_replace)
+}

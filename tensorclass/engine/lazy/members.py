@@ -22,86 +22,86 @@ import torch
 from ...errors import BatchSizeError, LockedError, StructureMismatchError
 from ..core.state import TensorCore
 from ..keys.listing import KeysView
-from .maths import LazyMaths
+from .self_type import S
 
-__all__ = ["LazyMembers"]
+__all__ = ["append", "extend", "insert", "tensordicts", "valid_keys"]
 
 
-class LazyMembers(LazyMaths):
-    """List-like access to the members of a lazy stack (see the module documentation)."""
+def tensordicts(self: S) -> list[Any]:
+    """The members, in order (a new list: grow the stack with :meth:`append`)."""
+    return list(self._lazy.members)
 
-    __slots__ = ()
 
-    @property
-    def tensordicts(self) -> list[Any]:
-        """The members, in order (a new list: grow the stack with :meth:`append`)."""
-        return list(self._lazy.members)
+def valid_keys(
+    self: S,
+    include_nested: bool = False,
+    leaves_only: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+    *,
+    sort: bool = False,
+) -> Any:
+    """The keys every member has (those that can be read through the stack); see
+    ``keys``. ``sort=True`` gives them sorted (a list)."""
+    if is_leaf is not None:
+        raise TypeError("valid_keys: is_leaf is not supported; use leaves_only=True")
+    keys: KeysView = self.keys(include_nested, leaves_only)
+    if sort:
+        return sorted(keys, key=lambda k: (k,) if isinstance(k, str) else k)
+    return keys
 
-    def valid_keys(
-        self,
-        include_nested: bool = False,
-        leaves_only: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-        *,
-        sort: bool = False,
-    ) -> Any:
-        """The keys every member has (those that can be read through the stack); see
-        ``keys``. ``sort=True`` gives them sorted (a list)."""
-        if is_leaf is not None:
-            raise TypeError("valid_keys: is_leaf is not supported; use leaves_only=True")
-        keys: KeysView = self.keys(include_nested, leaves_only)
-        if sort:
-            return sorted(keys, key=lambda k: (k,) if isinstance(k, str) else k)
-        return keys
 
-    def _check_new_member(self, item: Any, position: str) -> None:
-        leaves = self._lazy
-        first = leaves.members[0]
-        if not isinstance(item, TensorCore) or type(item) is not type(first):
-            raise StructureMismatchError(
-                f"cannot add a {type(item).__name__} to a lazy stack of "
-                f"{type(first).__name__} ({position}): the members share their class"
-            )
-        if item._batch_size != first._batch_size:
-            raise BatchSizeError(
-                f"cannot add an instance of batch size {list(item._batch_size)} to a lazy "
-                f"stack whose members have batch size {list(first._batch_size)} ({position})"
-            )
-        if self._locked:
-            raise LockedError(
-                f"cannot add a member ({position}) to this {type(self).__name__}: it is "
-                f"locked; call unlock_() first"
-            )
+def _check_new_member(self: S, item: Any, position: str) -> None:
+    leaves = self._lazy
+    first = leaves.members[0]
+    if not isinstance(item, TensorCore) or type(item) is not type(first):
+        raise StructureMismatchError(
+            f"cannot add a {type(item).__name__} to a lazy stack of "
+            f"{type(first).__name__} ({position}): the members share their class"
+        )
+    if item._batch_size != first._batch_size:
+        raise BatchSizeError(
+            f"cannot add an instance of batch size {list(item._batch_size)} to a lazy "
+            f"stack whose members have batch size {list(first._batch_size)} ({position})"
+        )
+    if self._locked:
+        raise LockedError(
+            f"cannot add a member ({position}) to this {type(self).__name__}: it is "
+            f"locked; call unlock_() first"
+        )
 
-    def _grown(self, added: int) -> None:
-        """Update the batch size and device after ``added`` members joined."""
-        leaves = self._lazy
-        sizes = list(self._batch_size)
-        sizes[leaves.dim] += added
-        device = self._device
-        if device is not None and any(m._device != device for m in leaves.members):
-            device = None
-        object.__setattr__(self, "_batch_size", torch.Size(sizes))
-        object.__setattr__(self, "_device", device)
 
-    def append(self, tensordict: Any) -> None:
-        """Add ``tensordict`` as the last member (the stack dim grows by one)."""
-        self._check_new_member(tensordict, f"member {len(self._lazy.members)}")
-        self._lazy.members.append(tensordict)
-        self._grown(1)
+def _grown(self: S, added: int) -> None:
+    """Update the batch size and device after ``added`` members joined."""
+    leaves = self._lazy
+    sizes = list(self._batch_size)
+    sizes[leaves.dim] += added
+    device = self._device
+    if device is not None and any(m._device != device for m in leaves.members):
+        device = None
+    object.__setattr__(self, "_batch_size", torch.Size(sizes))
+    object.__setattr__(self, "_device", device)
 
-    def insert(self, index: int, tensordict: Any) -> None:
-        """Add ``tensordict`` as a member before position ``index`` (as ``list.insert``)."""
-        self._check_new_member(tensordict, f"at index {index}")
-        self._lazy.members.insert(index, tensordict)
-        self._grown(1)
 
-    def extend(self, tensordict: Iterable[Any]) -> None:
-        """Add every instance of the iterable ``tensordict`` as members (all are checked
-        first; tensordict's parameter name)."""
-        items = list(tensordict)
-        start = len(self._lazy.members)
-        for offset, item in enumerate(items):
-            self._check_new_member(item, f"member {start + offset}")
-        self._lazy.members.extend(items)
-        self._grown(len(items))
+def append(self: S, tensordict: Any) -> None:
+    """Add ``tensordict`` as the last member (the stack dim grows by one)."""
+    _check_new_member(self, tensordict, f"member {len(self._lazy.members)}")
+    self._lazy.members.append(tensordict)
+    _grown(self, 1)
+
+
+def insert(self: S, index: int, tensordict: Any) -> None:
+    """Add ``tensordict`` as a member before position ``index`` (as ``list.insert``)."""
+    _check_new_member(self, tensordict, f"at index {index}")
+    self._lazy.members.insert(index, tensordict)
+    _grown(self, 1)
+
+
+def extend(self: S, tensordict: Iterable[Any]) -> None:
+    """Add every instance of the iterable ``tensordict`` as members (all are checked
+    first; tensordict's parameter name)."""
+    items = list(tensordict)
+    start = len(self._lazy.members)
+    for offset, item in enumerate(items):
+        _check_new_member(self, item, f"member {start + offset}")
+    self._lazy.members.extend(items)
+    _grown(self, len(items))

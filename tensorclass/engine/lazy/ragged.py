@@ -21,10 +21,12 @@ from torch.nn import functional
 
 from ...errors import StructureMismatchError
 from ...keys import NestedKey
+from ...registry import lazy_class
 from ..core.state import MISSING
-from .members import LazyMembers
+from ..ops import TensorOps
+from .self_type import S
 
-__all__ = ["LazyRagged", "pad_stack"]
+__all__ = ["densify", "get", "get_nestedtensor", "pad_stack"]
 
 _ABSENT = object()
 _D = TypeVar("_D")
@@ -53,198 +55,207 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
     return torch.stack(padded, dim)
 
 
-class LazyRagged(LazyMembers):
-    """Reads of ragged keys (see the module documentation)."""
+@overload
+def get(
+    self: S,
+    key: NestedKey,
+    default: Any = ...,
+    *,
+    as_list: Literal[False] = False,
+    as_padded_tensor: Literal[False] = False,
+    as_nested_tensor: Literal[False] = False,
+    padding_side: _PaddingSide = "right",
+    padding_value: float = 0.0,
+    layout: torch.layout | None = None,
+) -> Any: ...
 
-    __slots__ = ()
 
-    @overload
-    def get(
-        self,
-        key: NestedKey,
-        default: Any = ...,
-        *,
-        as_list: Literal[False] = False,
-        as_padded_tensor: Literal[False] = False,
-        as_nested_tensor: Literal[False] = False,
-        padding_side: _PaddingSide = "right",
-        padding_value: float = 0.0,
-        layout: torch.layout | None = None,
-    ) -> Any: ...
+@overload
+def get(self: S, key: NestedKey, *, as_list: Literal[True]) -> list[Any]: ...
 
-    @overload
-    def get(self, key: NestedKey, *, as_list: Literal[True]) -> list[Any]: ...
 
-    @overload
-    def get(self, key: NestedKey, default: _D, *, as_list: Literal[True]) -> list[Any] | _D: ...
+@overload
+def get(self: S, key: NestedKey, default: _D, *, as_list: Literal[True]) -> list[Any] | _D: ...
 
-    @overload
-    def get(
-        self,
-        key: NestedKey,
-        *,
-        as_padded_tensor: Literal[True],
-        padding_side: _PaddingSide = "right",
-        padding_value: float = 0.0,
-    ) -> Tensor: ...
 
-    @overload
-    def get(
-        self,
-        key: NestedKey,
-        default: _D,
-        *,
-        as_padded_tensor: Literal[True],
-        padding_side: _PaddingSide = "right",
-        padding_value: float = 0.0,
-    ) -> Tensor | _D: ...
+@overload
+def get(
+    self: S,
+    key: NestedKey,
+    *,
+    as_padded_tensor: Literal[True],
+    padding_side: _PaddingSide = "right",
+    padding_value: float = 0.0,
+) -> Tensor: ...
 
-    @overload
-    def get(
-        self,
-        key: NestedKey,
-        *,
-        as_nested_tensor: Literal[True],
-        layout: torch.layout | None = None,
-    ) -> Tensor: ...
 
-    @overload
-    def get(
-        self,
-        key: NestedKey,
-        default: _D,
-        *,
-        as_nested_tensor: Literal[True],
-        layout: torch.layout | None = None,
-    ) -> Tensor | _D: ...
+@overload
+def get(
+    self: S,
+    key: NestedKey,
+    default: _D,
+    *,
+    as_padded_tensor: Literal[True],
+    padding_side: _PaddingSide = "right",
+    padding_value: float = 0.0,
+) -> Tensor | _D: ...
 
-    @overload
-    def get(
-        self,
-        key: NestedKey,
-        default: Any = ...,
-        *,
-        as_list: bool = False,
-        as_padded_tensor: bool = False,
-        as_nested_tensor: bool = False,
-        padding_side: _PaddingSide = "right",
-        padding_value: float = 0.0,
-        layout: torch.layout | None = None,
-    ) -> Any: ...
 
-    def get(
-        self,
-        key: NestedKey,
-        default: Any = MISSING,
-        *,
-        as_list: bool = False,
-        as_padded_tensor: bool = False,
-        as_nested_tensor: bool = False,
-        padding_side: _PaddingSide = "right",
-        padding_value: float = 0.0,
-        layout: torch.layout | None = None,
-    ) -> Any:
-        """The value under ``key`` (see ``TensorDict.get``), or ``default`` if a member lacks it.
+@overload
+def get(
+    self: S,
+    key: NestedKey,
+    *,
+    as_nested_tensor: Literal[True],
+    layout: torch.layout | None = None,
+) -> Tensor: ...
 
-        When the members' values cannot be stacked (different shapes), read them with one of:
-        ``as_list=True`` (a list, one value per member), ``as_padded_tensor=True`` (padded
-        with ``padding_value`` on ``padding_side`` to the largest size of every dim, then
-        stacked along the stack dim) or ``as_nested_tensor=True`` (a ``torch.nested`` tensor
-        of ``layout``, ``torch.jagged`` by default; the stack dim must be 0). Type checkers
-        see those results: a ``list`` with ``as_list=True``, a ``Tensor`` with the others
-        (or the default's type when one is given).
-        """
-        chosen = sum(map(bool, (as_list, as_padded_tensor, as_nested_tensor)))
-        if not chosen:
-            return super().get(key, default)
-        if chosen > 1:
-            raise ValueError("get: pass only one of as_list, as_padded_tensor, as_nested_tensor")
-        values = self._member_values(key, default)
-        if values is None:
-            return default
-        if as_list:
-            return values
-        tensors = self._tensors(key, values)
-        if as_padded_tensor:
-            return pad_stack(tensors, self._lazy.dim, padding_side, padding_value, key)
-        return self._nested(key, tensors, torch.jagged if layout is None else layout)
 
-    def _member_values(self, key: Any, default: Any) -> list[Any] | None:
-        """Each member's value under ``key``; None if a member lacks it and a default is
-        given (as ``get``); else the usual missing-key error, naming the members."""
-        members = self._lazy.members
-        values = [m.get(key, _ABSENT) for m in members]
-        if any(v is _ABSENT for v in values):
-            if default is not MISSING:
-                return None
-            super().get(key)  # raises the error that names the members lacking it
+@overload
+def get(
+    self: S,
+    key: NestedKey,
+    default: _D,
+    *,
+    as_nested_tensor: Literal[True],
+    layout: torch.layout | None = None,
+) -> Tensor | _D: ...
+
+
+@overload
+def get(
+    self: S,
+    key: NestedKey,
+    default: Any = ...,
+    *,
+    as_list: bool = False,
+    as_padded_tensor: bool = False,
+    as_nested_tensor: bool = False,
+    padding_side: _PaddingSide = "right",
+    padding_value: float = 0.0,
+    layout: torch.layout | None = None,
+) -> Any: ...
+
+
+def get(
+    self: S,
+    key: NestedKey,
+    default: Any = MISSING,
+    *,
+    as_list: bool = False,
+    as_padded_tensor: bool = False,
+    as_nested_tensor: bool = False,
+    padding_side: _PaddingSide = "right",
+    padding_value: float = 0.0,
+    layout: torch.layout | None = None,
+) -> Any:
+    """The value under ``key`` (see ``TensorDict.get``), or ``default`` if a member lacks it.
+
+    When the members' values cannot be stacked (different shapes), read them with one of:
+    ``as_list=True`` (a list, one value per member), ``as_padded_tensor=True`` (padded
+    with ``padding_value`` on ``padding_side`` to the largest size of every dim, then
+    stacked along the stack dim) or ``as_nested_tensor=True`` (a ``torch.nested`` tensor
+    of ``layout``, ``torch.jagged`` by default; the stack dim must be 0). Type checkers
+    see those results: a ``list`` with ``as_list=True``, a ``Tensor`` with the others
+    (or the default's type when one is given).
+    """
+    chosen = sum(map(bool, (as_list, as_padded_tensor, as_nested_tensor)))
+    if not chosen:
+        return TensorOps.get(self, key, default)
+    if chosen > 1:
+        raise ValueError("get: pass only one of as_list, as_padded_tensor, as_nested_tensor")
+    values = _member_values(self, key, default)
+    if values is None:
+        return default
+    if as_list:
         return values
+    tensors = _tensors(key, values)
+    if as_padded_tensor:
+        return pad_stack(tensors, self._lazy.dim, padding_side, padding_value, key)
+    return _nested(self, key, tensors, torch.jagged if layout is None else layout)
 
-    @staticmethod
-    def _tensors(key: Any, values: list[Any]) -> list[Tensor]:
-        if not all(isinstance(v, Tensor) for v in values):
-            kinds = sorted({type(v).__name__ for v in values})
-            raise TypeError(
-                f"cannot read key {key!r} as a padded or nested tensor: the members hold "
-                f"{', '.join(kinds)} values, not tensors (use as_list=True)"
-            )
-        return values
 
-    def _nested(self, key: Any, tensors: list[Tensor], layout: torch.layout) -> Tensor:
-        if self._lazy.dim != 0:
-            raise ValueError(
-                f"cannot read key {key!r} as a nested tensor: the stack dim is "
-                f"{self._lazy.dim}, and a nested tensor's ragged values are along dim 0"
-            )
-        return torch.nested.nested_tensor(tensors, layout=layout)
+def _member_values(self: S, key: Any, default: Any) -> list[Any] | None:
+    """Each member's value under ``key``; None if a member lacks it and a default is
+    given (as ``get``); else the usual missing-key error, naming the members."""
+    members = self._lazy.members
+    values = [m.get(key, _ABSENT) for m in members]
+    if any(v is _ABSENT for v in values):
+        if default is not MISSING:
+            return None
+        TensorOps.get(self, key)  # raises the error that names the members lacking it
+    return values
 
-    @overload
-    def get_nestedtensor(self, key: NestedKey, *, layout: torch.layout | None = None) -> Tensor: ...
 
-    @overload
-    def get_nestedtensor(
-        self, key: NestedKey, default: _D, *, layout: torch.layout | None = None
-    ) -> Tensor | _D: ...
+def _tensors(key: Any, values: list[Any]) -> list[Tensor]:
+    if not all(isinstance(v, Tensor) for v in values):
+        kinds = sorted({type(v).__name__ for v in values})
+        raise TypeError(
+            f"cannot read key {key!r} as a padded or nested tensor: the members hold "
+            f"{', '.join(kinds)} values, not tensors (use as_list=True)"
+        )
+    return values
 
-    def get_nestedtensor(
-        self, key: NestedKey, default: Any = MISSING, *, layout: torch.layout | None = None
-    ) -> Any:
-        """The members' tensors under ``key`` as one ``torch.nested`` tensor (``layout``:
-        ``torch.strided`` by default, or ``torch.jagged``); needs stack dim 0.
 
-        >>> import torch
-        >>> from tensorclass import TensorDict, lazy_stack
-        >>> stack = lazy_stack([TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(4))])
-        >>> [t.shape for t in stack.get_nestedtensor("x").unbind()]
-        [torch.Size([2]), torch.Size([4])]
-        """
-        values = self._member_values(key, default)
-        if values is None:
-            return default
-        tensors = self._tensors(key, values)
-        return self._nested(key, tensors, torch.strided if layout is None else layout)
+def _nested(self: S, key: Any, tensors: list[Tensor], layout: torch.layout) -> Tensor:
+    if self._lazy.dim != 0:
+        raise ValueError(
+            f"cannot read key {key!r} as a nested tensor: the stack dim is "
+            f"{self._lazy.dim}, and a nested tensor's ragged values are along dim 0"
+        )
+    return torch.nested.nested_tensor(tensors, layout=layout)
 
-    def densify(self, layout: torch.layout = torch.strided) -> Any:
-        """A dense instance of the members' class whose tensor keys are ``torch.nested``
-        tensors of ``layout`` where the members' shapes differ (stacked tensors where they
-        agree); nested lazy stacks are densified too. Needs stack dim 0.
-        """
-        leaves = self._lazy
-        if leaves.dim != 0:
-            raise ValueError(
-                f"cannot densify a lazy stack along dim {leaves.dim}: nested tensors hold "
-                f"their ragged values along dim 0 (permute the stack dim first)"
-            )
-        data: dict[str, Any] = {}
-        for key in leaves:
-            values = [m._data[key] for m in leaves.members]
-            first = values[0]
-            if isinstance(first, Tensor) and all(isinstance(v, Tensor) for v in values):
-                if all(v.shape == first.shape for v in values):
-                    data[key] = torch.stack(values)
-                else:
-                    data[key] = torch.nested.nested_tensor(values, layout=layout)
+
+@overload
+def get_nestedtensor(self: S, key: NestedKey, *, layout: torch.layout | None = None) -> Tensor: ...
+
+
+@overload
+def get_nestedtensor(
+    self: S, key: NestedKey, default: _D, *, layout: torch.layout | None = None
+) -> Tensor | _D: ...
+
+
+def get_nestedtensor(
+    self: S, key: NestedKey, default: Any = MISSING, *, layout: torch.layout | None = None
+) -> Any:
+    """The members' tensors under ``key`` as one ``torch.nested`` tensor (``layout``:
+    ``torch.strided`` by default, or ``torch.jagged``); needs stack dim 0.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict, lazy_stack
+    >>> stack = lazy_stack([TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(4))])
+    >>> [t.shape for t in stack.get_nestedtensor("x").unbind()]
+    [torch.Size([2]), torch.Size([4])]
+    """
+    values = _member_values(self, key, default)
+    if values is None:
+        return default
+    tensors = _tensors(key, values)
+    return _nested(self, key, tensors, torch.strided if layout is None else layout)
+
+
+def densify(self: S, layout: torch.layout = torch.strided) -> Any:
+    """A dense instance of the members' class whose tensor keys are ``torch.nested``
+    tensors of ``layout`` where the members' shapes differ (stacked tensors where they
+    agree); nested lazy stacks are densified too. Needs stack dim 0.
+    """
+    leaves = self._lazy
+    if leaves.dim != 0:
+        raise ValueError(
+            f"cannot densify a lazy stack along dim {leaves.dim}: nested tensors hold "
+            f"their ragged values along dim 0 (permute the stack dim first)"
+        )
+    data: dict[str, Any] = {}
+    for key in leaves:
+        values = [m._data[key] for m in leaves.members]
+        first = values[0]
+        if isinstance(first, Tensor) and all(isinstance(v, Tensor) for v in values):
+            if all(v.shape == first.shape for v in values):
+                data[key] = torch.stack(values)
             else:
-                leaf = leaves[key]
-                data[key] = leaf.densify(layout) if isinstance(leaf, LazyRagged) else leaf
-        return type(self)._new(data, self._batch_size, self._device, self._names)
+                data[key] = torch.nested.nested_tensor(values, layout=layout)
+        else:
+            leaf = leaves[key]
+            data[key] = leaf.densify(layout) if isinstance(leaf, lazy_class()) else leaf
+    return type(self)._new(data, self._batch_size, self._device, self._names)

@@ -17,19 +17,31 @@ from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import BatchSizeError, OperandError
 from ...keys import shown_key
 from ...registry import dynamic_class
 from ..core.inplace import first_difference, holds_lazy
 from ..core.state import TensorCore
-from ..ops import TensorOps
+from ..shape import batch_dims, context, indexing
 from ..shape.batch_dims import _infer_shape, _sizes, batch_dim, squeeze_dims
 from ..shape.indexing import _fits, _plan_structured_write, _tensor_leaves, normalize_index
 from .leaves import LazyLeaves
+from .self_type import S
 
-__all__ = ["LazyShapeOps"]
+__all__ = [
+    "expand",
+    "flatten",
+    "flip",
+    "permute",
+    "reshape",
+    "roll",
+    "squeeze",
+    "unbind",
+    "unflatten",
+    "unsqueeze",
+    "view",
+]
 
 
 def _whole(part: Any) -> bool:
@@ -39,9 +51,9 @@ def _whole(part: Any) -> bool:
 _S = TypeVar("_S")
 
 
-def _restack(members: Sequence[Any], dim: int, like: _S) -> _S:
+def _restack(members: Sequence[Any], dim: int, like: S) -> S:
     """A lazy stack of ``members`` (typed like ``like``, the stack it comes from)."""
-    result: _S = like._restack(list(members), dim)  # type: ignore[attr-defined]
+    result: S = like._restack(list(members), dim)
     return result
 
 
@@ -81,420 +93,432 @@ def _at_target(value: TensorCore, target: torch.Size, like: Any) -> Any:
     return type(value)._new(data, target, value._device, None)
 
 
-class LazyShapeOps(TensorOps):
-    """The member-preserving batch operations of ``LazyStackedTensorDict``."""
+def _lazy(self: S) -> LazyLeaves:
+    """The storage of a lazy stack: its members (a ``LazyLeaves`` mapping)."""
+    data: Any = self._data
+    leaves: LazyLeaves = data
+    return leaves
 
-    __slots__ = ()
 
-    @property
-    def _lazy(self) -> LazyLeaves:
-        data: Any = self._data
-        leaves: LazyLeaves = data
-        return leaves
+# -- reading at an index -------------------------------------------------------------
 
-    # -- reading at an index -------------------------------------------------------------
 
-    def _index(self, index: Any) -> Self:
-        leaves = self._lazy
-        members, stack = leaves.members, leaves.dim
-        normalized = normalize_index(index, self._batch_size)
-        if any(isinstance(part, Tensor) for part in normalized):
-            picked = self._pick_members(normalized)
-            return picked if picked is not None else super()._index(index)
-        dim, before, found = 0, 0, False
-        stack_part: Any = slice(None)
-        member_parts: list[Any] = []
-        for part in normalized:
-            if part is None:
-                member_parts.append(None)
-                before += 0 if found else 1
-                continue
-            if dim == stack:
-                stack_part, found = part, True
-            else:
-                member_parts.append(part)
-                before += 1 if (not found and type(part) is slice) else 0
-            dim += 1
-        if not found:  # the batch dims the index leaves out (before the stack dim) are kept
-            before += stack - dim
-        member_index = tuple(member_parts)
-        whole = all(_whole(part) for part in member_index)
-
-        def take(member: Any) -> Any:
-            return member if whole else member[member_index]
-
-        if type(stack_part) is int:
-            if not -len(members) <= stack_part < len(members):
-                raise IndexError(
-                    f"index {stack_part} is out of range for the stack dim {stack} of size "
-                    f"{len(members)} (batch_size={list(self._batch_size)})"
-                )
-            return _member(take(members[stack_part]), self)
-        chosen = members[stack_part]
-        if not chosen:
-            return super()._index(index)
-        return _restack([take(m) for m in chosen], before, self)
-
-    def _pick_members(self, normalized: tuple[Any, ...]) -> Any:
-        """A single integer or boolean index on the stack dim: pick members (else None)."""
-        leaves = self._lazy
-        tensors = [p for p in normalized if isinstance(p, Tensor)]
-        if len(tensors) != 1 or None in normalized:
-            return None
-        dim = 0
-        for part in normalized:
-            if part is tensors[0]:
-                break
-            dim += 1
-        index = tensors[0]
-        if dim != leaves.dim or not all(_whole(p) for p in normalized if p is not index):
-            return None
-        count = len(leaves.members)
-        if index.dtype is torch.bool:
-            if index.ndim != 1:
-                return None
-            if index.shape[0] != count:  # as torch: a mask must match the dim it indexes
-                raise IndexError(
-                    f"the boolean mask of length {index.shape[0]} does not match the stack "
-                    f"dim {dim} of size {count} (batch_size={list(self._batch_size)})"
-                )
-            index = index.nonzero().squeeze(-1)
-        if index.ndim > 1 or index.is_floating_point():
-            return None
-        positions: Any = index.tolist()
-        for position in [positions] if index.ndim == 0 else positions:
-            if not -count <= position < count:
-                raise IndexError(
-                    f"index {position} is out of range for the stack dim {dim} of size "
-                    f"{count} (batch_size={list(self._batch_size)})"
-                )
-        if index.ndim == 0:
-            return leaves.members[positions]
-        if not positions:
-            return None
-        return _restack([leaves.members[i] for i in positions], leaves.dim, self)
-
-    # -- writing at an index -------------------------------------------------------------
-
-    def _set_at(self, index: Any, value: Any) -> None:
-        if len(self._lazy.distinct()) != len(self._lazy.members):
-            self._check_repeated_set_at(index, value)
-        self._set_at_members(index, value)
-
-    def _check_repeated_set_at(self, index: Any, value: Any) -> None:
-        """Refuse ``self[index] = value`` (nothing written) when a member held at several
-        positions would receive different values at one of its elements: the write is
-        made on copies of the members, and each selected element must then hold what a
-        dense stack would (a later position must not overwrite an earlier one)."""
-        leaves = self._lazy
-        copies = {id(member): member.clone() for member in leaves.distinct()}
-        trial = _restack([copies[id(m)] for m in leaves.members], leaves.dim, self)
-        trial._set_at_members(index, value)
-        expected = self.contiguous()
-        expected[index] = value
-        found = first_difference(trial.contiguous()[index], expected[index])
-        if found is not None:
-            where = f"key {shown_key(found)!r}" if found else "the value"
-            raise OperandError(
-                f"writing at {index!r}: the lazy stack holds a member at several positions, "
-                f"which would receive different values for {where} (torch refuses an "
-                f"in-place write into elements that share memory); stack distinct members "
-                f"(clone them) or write the same value at those positions; nothing was "
-                f"written",
-                key=shown_key(found) if found else None,
-            )
-
-    def _set_at_members(self, index: Any, value: Any) -> None:
-        leaves = self._lazy
-        members, stack, batch_size = leaves.members, leaves.dim, self._batch_size
-        normalized = normalize_index(index, batch_size)
-        positions = torch.arange(batch_size.numel()).reshape(batch_size)[normalized]
-        target = positions.shape
-        coords = torch.unravel_index(positions.reshape(-1), batch_size)
-        owner_of, rest = coords[stack], coords[:stack] + coords[stack + 1 :]
-        if isinstance(value, Mapping):
-            value = dynamic_class()(value)
-        flat: Any = None
-        source: Tensor | None = None
-        if isinstance(value, TensorCore):
-            if not _fits(value._batch_size, target):
-                raise BatchSizeError(
-                    f"cannot write a {type(value).__name__} of batch size "
-                    f"{list(value._batch_size)} at an index selecting batch shape {list(target)}"
-                )
-            full: Any = value
-            if value._batch_size != target:  # its leaves broadcast as a dense write's do
-                full = _at_target(value, target, members[0])
-            flat = full.reshape(-1)
+def _index(self: S, index: Any) -> S:
+    leaves = self._lazy
+    members, stack = leaves.members, leaves.dim
+    normalized = normalize_index(index, self._batch_size)
+    if any(isinstance(part, Tensor) for part in normalized):
+        picked = _pick_members(self, normalized)
+        return picked if picked is not None else indexing._index(self, index)
+    dim, before, found = 0, 0, False
+    stack_part: Any = slice(None)
+    member_parts: list[Any] = []
+    for part in normalized:
+        if part is None:
+            member_parts.append(None)
+            before += 0 if found else 1
+            continue
+        if dim == stack:
+            stack_part, found = part, True
         else:
-            source = value if isinstance(value, Tensor) else torch.as_tensor(value)
-            for member in leaves.distinct():  # checked first: a refusal writes nothing
-                for key, leaf in _tensor_leaves(member, ()):
-                    shape = target + leaf.shape[len(member._batch_size) :]
-                    if not _fits(source.shape, shape):
-                        raise BatchSizeError(
-                            f"cannot write a value of shape {list(source.shape)} into key "
-                            f"{shown_key(key)!r} at the index: the selected elements have "
-                            f"shape {list(shape)}"
-                        )
-        for number, member in enumerate(members):
-            mask = owner_of == number
-            if not bool(mask.any()):
-                if flat is not None:
-                    # allocate keys the value brings in this member too (lazy pre-allocation;
-                    # refused, as a dense write's, when the member cannot take them)
-                    empty = flat[:0] if rest or not flat._batch_size[0] else flat[0]
-                    _plan_structured_write(member, empty, empty._batch_size)
-                continue
-            member_index: Any = tuple(c[mask] for c in rest) if rest else Ellipsis
-            if flat is not None:
-                part = flat[mask]
-                member._set_at(member_index, part if rest else part[-1])
-            elif source is not None and source.ndim == 0:
-                member._set_at(member_index, value)
-            else:
-                assert source is not None
-                self._write_tensor(member, member_index, source, target, mask, bool(rest))
+            member_parts.append(part)
+            before += 1 if (not found and type(part) is slice) else 0
+        dim += 1
+    if not found:  # the batch dims the index leaves out (before the stack dim) are kept
+        before += stack - dim
+    member_index = tuple(member_parts)
+    whole = all(_whole(part) for part in member_index)
 
-    @staticmethod
-    def _write_tensor(
-        member: TensorCore,
-        member_index: Any,
-        source: Tensor,
-        target: torch.Size,
-        mask: Tensor,
-        has_rest: bool,
-    ) -> None:
-        """Write one tensor into every tensor leaf of ``member`` at its selected elements."""
-        chunks: dict[str, Any] = {}
-        for key, leaf in _tensor_leaves(member, ()):
-            features = leaf.shape[len(member._batch_size) :]
-            chunk = source.expand(target + features).reshape(-1, *features)[mask]
-            chunk = chunk if has_rest else chunk[-1]
-            if source.dtype != leaf.dtype:  # as the dense write: each leaf in its dtype
-                chunk = chunk.to(leaf.dtype)
-            if type(member._data) is dict and not holds_lazy(member):
-                leaf[member_index] = chunk
-                continue
-            level = chunks
-            for part in key[:-1]:
-                level = level.setdefault(part, {})
-            level[key[-1]] = chunk
-        if chunks:  # the leaves of nested lazy stacks are copies: a structured write
-            size = [int(mask.sum())] if has_rest else []
-            target_member: Any = member
-            target_member._set_at(member_index, dynamic_class()(chunks, batch_size=size))
+    def take(member: Any) -> Any:
+        return member if whole else member[member_index]
 
-    # -- splitting ---------------------------------------------------------------------------
-
-    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
-        """Split along a batch dim; along the stack dim this gives the members themselves."""
-        leaves = self._lazy
-        d = batch_dim(dim, len(self._batch_size))
-        if d == leaves.dim:
-            return tuple(leaves.members)
-        member_dim = d if d < leaves.dim else d - 1
-        new_stack = leaves.dim if d > leaves.dim else leaves.dim - 1
-        columns = [member.unbind(member_dim) for member in leaves.members]
-        return tuple(_restack(row, new_stack, self) for row in zip(*columns))
-
-    def _split_sections(self, sections: list[int], d: int) -> tuple[Self, ...]:
-        leaves = self._lazy
-        if d == leaves.dim:
-            out, start = [], 0
-            for size in sections:
-                group = leaves.members[start : start + size]
-                if group:
-                    out.append(_restack(group, d, self))
-                else:
-                    out.append(super()._index((slice(None),) * d + (slice(start, start),)))
-                start += size
-            return tuple(out)
-        member_dim = d if d < leaves.dim else d - 1
-        columns = [m._split_sections(sections, member_dim) for m in leaves.members]
-        return tuple(_restack(row, leaves.dim, self) for row in zip(*columns))
-
-    # -- adding, removing and moving dims ---------------------------------------------------
-
-    def unsqueeze(self, dim: int) -> Self:
-        """Insert a batch dim of size 1 (the members get it; the stack stays lazy)."""
-        leaves = self._lazy
-        d = batch_dim(dim, len(self._batch_size), extra=1)
-        if d <= leaves.dim:
-            return _restack([m.unsqueeze(d) for m in leaves.members], leaves.dim + 1, self)
-        return _restack([m.unsqueeze(d - 1) for m in leaves.members], leaves.dim, self)
-
-    def squeeze(self, dim: int | Sequence[int] | None = None) -> Self:
-        """Remove batch dims of size 1; squeezing a stack dim of size 1 gives the member."""
-        leaves = self._lazy
-        members, stack, bs = leaves.members, leaves.dim, self._batch_size
-        if dim is not None and not isinstance(dim, int):  # several: the last first
-            result = self
-            for d in reversed(squeeze_dims(dim, len(bs))):
-                result = result.squeeze(d)
-            return result
-        if dim is None:
-            ones_before = sum(1 for d in range(stack) if bs[d] == 1)
-            squeezed = [m.squeeze() for m in members]
-            if bs[stack] == 1:
-                return _member(squeezed[0], self)
-            return _restack(squeezed, stack - ones_before, self)
-        d = batch_dim(dim, len(bs))
-        if bs[d] != 1:
-            return _restack(members, stack, self)
-        if d == stack:
-            return _member(members[0], self)
-        member_dim = d if d < stack else d - 1
-        new_stack = stack - 1 if d < stack else stack
-        return _restack([m.squeeze(member_dim) for m in members], new_stack, self)
-
-    def permute(self, *dims: Any) -> Self:
-        """Reorder the batch dims; the members are permuted, the stack dim moves."""
-        leaves = self._lazy
-        n = len(self._batch_size)
-        order = [batch_dim(d, n) for d in _sizes(dims)]
-        if sorted(order) != list(range(n)):
-            raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
-        stack = leaves.dim
-        member_order = [d if d < stack else d - 1 for d in order if d != stack]
-        members = [m.permute(member_order) if member_order else m for m in leaves.members]
-        return _restack(members, order.index(stack), self)
-
-    def expand(self, *shape: Any) -> Self:
-        """Broadcast the members' batch dims (the stack dim keeps its size); no copy."""
-        leaves = self._lazy
-        sizes = list(_sizes(shape))
-        offset = len(sizes) - len(self._batch_size)
-        if offset < 0:
-            raise BatchSizeError(
-                f"expand: shape {sizes} has fewer dims than batch size {list(self._batch_size)}"
+    if type(stack_part) is int:
+        if not -len(members) <= stack_part < len(members):
+            raise IndexError(
+                f"index {stack_part} is out of range for the stack dim {stack} of size "
+                f"{len(members)} (batch_size={list(self._batch_size)})"
             )
-        at = leaves.dim + offset
-        count = len(leaves.members)
-        member_sizes = sizes[:at] + sizes[at + 1 :]
-        expanded = [m.expand(member_sizes) for m in leaves.members]
-        if sizes[at] in (-1, count):
-            return _restack(expanded, at, self)
-        if count != 1:
-            raise BatchSizeError(
-                f"cannot expand the stack dim of a lazy stack (size {count}) to {sizes[at]}: "
-                f"only a dim of size 1 expands (batch_size={list(self._batch_size)})"
-            )
-        if sizes[at] == 0:
-            return super().expand(*sizes)
-        # as torch expands a dim of size 1: the one member (one memory) at every position
-        return _restack(expanded * sizes[at], at, self)
+        return _member(take(members[stack_part]), self)
+    chosen = members[stack_part]
+    if not chosen:
+        return indexing._index(self, index)
+    return _restack([take(m) for m in chosen], before, self)
 
-    def flip(self, dims: int | Sequence[int]) -> Self:
-        """Reverse batch ``dims``; flipping the stack dim reverses the members."""
-        leaves = self._lazy
-        n = len(self._batch_size)
-        norm = [batch_dim(d, n) for d in ([dims] if isinstance(dims, int) else dims)]
-        stack = leaves.dim
-        member_dims = [d if d < stack else d - 1 for d in norm if d != stack]
-        members = [m.flip(member_dims) if member_dims else m for m in leaves.members]
-        if stack in norm:
-            members.reverse()
-        return _restack(members, stack, self)
 
-    def roll(
-        self,
-        shifts: int | Sequence[int],
-        dims: int | Sequence[int] | None = None,
-        *,
-        inplace: bool = False,
-    ) -> Self:
-        """Roll along one batch dim; rolling the stack dim rotates the members."""
-        leaves = self._lazy
-        if inplace or not isinstance(dims, int) or not isinstance(shifts, int):
-            return super().roll(shifts, dims, inplace=inplace)
-        d = batch_dim(dims, len(self._batch_size))
-        members = list(leaves.members)
-        if d == leaves.dim:
-            shift = shifts % len(members)
-            members = members[-shift:] + members[:-shift] if shift else members
-        else:
-            member_dim = d if d < leaves.dim else d - 1
-            members = [m.roll(shifts, member_dim) for m in members]
-        return _restack(members, leaves.dim, self)
-
-    # -- reshaping around the stack dim ------------------------------------------------------
-
-    def _reshaped(self, new: torch.Size, method: str) -> Self | None:
-        """The members reshaped with ``method`` so that the stack dim stays whole, or None.
-
-        A row-major reshape keeps the members apart when the new shape is ``A + [N] + B``
-        with ``prod(A)`` the product of the dims before the stack dim (and so ``prod(B)``
-        that of the dims after it): each member is reshaped from its own dims to ``A + B``.
-        """
-        leaves = self._lazy
-        old, stack, count = self._batch_size, leaves.dim, len(leaves.members)
-        if not old.numel():
-            return None
-        before = math.prod(old[:stack])
-        product = 1
-        for at, size in enumerate(new):
-            if product == before and size == count:
-                target = torch.Size((*new[:at], *new[at + 1 :]))
-                members = [getattr(m, method)(target) for m in leaves.members]
-                return _restack(members, at, self)
-            product *= size
-            if product > before and before:
-                return None
+def _pick_members(self: S, normalized: tuple[Any, ...]) -> Any:
+    """A single integer or boolean index on the stack dim: pick members (else None)."""
+    leaves = self._lazy
+    tensors = [p for p in normalized if isinstance(p, Tensor)]
+    if len(tensors) != 1 or None in normalized:
         return None
+    dim = 0
+    for part in normalized:
+        if part is tensors[0]:
+            break
+        dim += 1
+    index = tensors[0]
+    if dim != leaves.dim or not all(_whole(p) for p in normalized if p is not index):
+        return None
+    count = len(leaves.members)
+    if index.dtype is torch.bool:
+        if index.ndim != 1:
+            return None
+        if index.shape[0] != count:  # as torch: a mask must match the dim it indexes
+            raise IndexError(
+                f"the boolean mask of length {index.shape[0]} does not match the stack "
+                f"dim {dim} of size {count} (batch_size={list(self._batch_size)})"
+            )
+        index = index.nonzero().squeeze(-1)
+    if index.ndim > 1 or index.is_floating_point():
+        return None
+    positions: Any = index.tolist()
+    for position in [positions] if index.ndim == 0 else positions:
+        if not -count <= position < count:
+            raise IndexError(
+                f"index {position} is out of range for the stack dim {dim} of size "
+                f"{count} (batch_size={list(self._batch_size)})"
+            )
+    if index.ndim == 0:
+        return leaves.members[positions]
+    if not positions:
+        return None
+    return _restack([leaves.members[i] for i in positions], leaves.dim, self)
 
-    def view(
-        self,
-        *shape: int | Sequence[int] | torch.dtype,
-        size: Sequence[int] | None = None,
-        batch_size: Sequence[int] | None = None,
-    ) -> Self:
-        """View the batch dims with a new shape; a lazy stack when the stack dim stays whole
-        (see ``TensorDict.view``), else a dense copy."""
-        if (
-            size is not None
-            or batch_size is not None
-            or any(isinstance(s, torch.dtype) for s in shape)
-        ):
-            return super().view(*shape, size=size, batch_size=batch_size)
-        sizes = _sizes(shape)
-        new = _infer_shape(sizes, self._batch_size.numel(), self._batch_size)
-        result = self._reshaped(new, "view")
-        return super().view(new) if result is None else result
 
-    def reshape(self, *shape: int | Sequence[int]) -> Self:
-        """Reshape the batch dims; a lazy stack when the stack dim stays whole (see
-        ``TensorDict.reshape``), else a dense copy."""
-        new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
-        result = self._reshaped(new, "reshape")
-        return super().reshape(new) if result is None else result
+# -- writing at an index -------------------------------------------------------------
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> Self:
-        """Merge batch dims ``start_dim..end_dim``; lazy unless the stack dim is merged."""
-        n = len(self._batch_size)
-        if inplace:
-            return super().flatten(start_dim, end_dim, inplace=True)
-        if n == 0:
-            return super().flatten(start_dim, end_dim)
-        start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
-        stack = self._lazy.dim
-        if start > end or (start <= stack <= end and start != end):
-            return super().flatten(start_dim, end_dim)
-        bs = self._batch_size
-        new = torch.Size((*bs[:start], math.prod(bs[start : end + 1]), *bs[end + 1 :]))
-        result = self._reshaped(new, "reshape")
-        return super().flatten(start_dim, end_dim) if result is None else result
 
-    def unflatten(
-        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
-    ) -> Self:
-        """Split batch dim ``dim`` into ``unflattened_size``; lazy unless ``dim`` is the stack
-        dim."""
-        sizes = unflattened_size
-        bs = self._batch_size
-        d = batch_dim(dim, len(bs))
-        if inplace or d == self._lazy.dim:
-            return super().unflatten(dim, sizes, inplace=inplace)
-        inner = _infer_shape(sizes, bs[d], bs[d : d + 1])
-        result = self._reshaped(torch.Size((*bs[:d], *inner, *bs[d + 1 :])), "reshape")
-        return super().unflatten(dim, sizes) if result is None else result
+def _set_at(self: S, index: Any, value: Any) -> None:
+    if len(self._lazy.distinct()) != len(self._lazy.members):
+        _check_repeated_set_at(self, index, value)
+    _set_at_members(self, index, value)
+
+
+def _check_repeated_set_at(self: S, index: Any, value: Any) -> None:
+    """Refuse ``self[index] = value`` (nothing written) when a member held at several
+    positions would receive different values at one of its elements: the write is
+    made on copies of the members, and each selected element must then hold what a
+    dense stack would (a later position must not overwrite an earlier one)."""
+    leaves = self._lazy
+    copies = {id(member): member.clone() for member in leaves.distinct()}
+    trial = _restack([copies[id(m)] for m in leaves.members], leaves.dim, self)
+    _set_at_members(trial, index, value)
+    expected = self.contiguous()
+    expected[index] = value
+    found = first_difference(trial.contiguous()[index], expected[index])
+    if found is not None:
+        where = f"key {shown_key(found)!r}" if found else "the value"
+        raise OperandError(
+            f"writing at {index!r}: the lazy stack holds a member at several positions, "
+            f"which would receive different values for {where} (torch refuses an "
+            f"in-place write into elements that share memory); stack distinct members "
+            f"(clone them) or write the same value at those positions; nothing was "
+            f"written",
+            key=shown_key(found) if found else None,
+        )
+
+
+def _set_at_members(self: S, index: Any, value: Any) -> None:
+    leaves = self._lazy
+    members, stack, batch_size = leaves.members, leaves.dim, self._batch_size
+    normalized = normalize_index(index, batch_size)
+    positions = torch.arange(batch_size.numel()).reshape(batch_size)[normalized]
+    target = positions.shape
+    coords = torch.unravel_index(positions.reshape(-1), batch_size)
+    owner_of, rest = coords[stack], coords[:stack] + coords[stack + 1 :]
+    if isinstance(value, Mapping):
+        value = dynamic_class()(value)
+    flat: Any = None
+    source: Tensor | None = None
+    if isinstance(value, TensorCore):
+        if not _fits(value._batch_size, target):
+            raise BatchSizeError(
+                f"cannot write a {type(value).__name__} of batch size "
+                f"{list(value._batch_size)} at an index selecting batch shape {list(target)}"
+            )
+        full: Any = value
+        if value._batch_size != target:  # its leaves broadcast as a dense write's do
+            full = _at_target(value, target, members[0])
+        flat = full.reshape(-1)
+    else:
+        source = value if isinstance(value, Tensor) else torch.as_tensor(value)
+        for member in leaves.distinct():  # checked first: a refusal writes nothing
+            for key, leaf in _tensor_leaves(member, ()):
+                shape = target + leaf.shape[len(member._batch_size) :]
+                if not _fits(source.shape, shape):
+                    raise BatchSizeError(
+                        f"cannot write a value of shape {list(source.shape)} into key "
+                        f"{shown_key(key)!r} at the index: the selected elements have "
+                        f"shape {list(shape)}"
+                    )
+    for number, member in enumerate(members):
+        mask = owner_of == number
+        if not bool(mask.any()):
+            if flat is not None:
+                # allocate keys the value brings in this member too (lazy pre-allocation;
+                # refused, as a dense write's, when the member cannot take them)
+                empty = flat[:0] if rest or not flat._batch_size[0] else flat[0]
+                _plan_structured_write(member, empty, empty._batch_size)
+            continue
+        member_index: Any = tuple(c[mask] for c in rest) if rest else Ellipsis
+        if flat is not None:
+            part = flat[mask]
+            member._set_at(member_index, part if rest else part[-1])
+        elif source is not None and source.ndim == 0:
+            member._set_at(member_index, value)
+        else:
+            assert source is not None
+            _write_tensor(member, member_index, source, target, mask, bool(rest))
+
+
+def _write_tensor(
+    member: TensorCore,
+    member_index: Any,
+    source: Tensor,
+    target: torch.Size,
+    mask: Tensor,
+    has_rest: bool,
+) -> None:
+    """Write one tensor into every tensor leaf of ``member`` at its selected elements."""
+    chunks: dict[str, Any] = {}
+    for key, leaf in _tensor_leaves(member, ()):
+        features = leaf.shape[len(member._batch_size) :]
+        chunk = source.expand(target + features).reshape(-1, *features)[mask]
+        chunk = chunk if has_rest else chunk[-1]
+        if source.dtype != leaf.dtype:  # as the dense write: each leaf in its dtype
+            chunk = chunk.to(leaf.dtype)
+        if type(member._data) is dict and not holds_lazy(member):
+            leaf[member_index] = chunk
+            continue
+        level = chunks
+        for part in key[:-1]:
+            level = level.setdefault(part, {})
+        level[key[-1]] = chunk
+    if chunks:  # the leaves of nested lazy stacks are copies: a structured write
+        size = [int(mask.sum())] if has_rest else []
+        target_member: Any = member
+        target_member._set_at(member_index, dynamic_class()(chunks, batch_size=size))
+
+
+# -- splitting ---------------------------------------------------------------------------
+
+
+def unbind(self: S, dim: int = 0) -> tuple[S, ...]:
+    """Split along a batch dim; along the stack dim this gives the members themselves."""
+    leaves = self._lazy
+    d = batch_dim(dim, len(self._batch_size))
+    if d == leaves.dim:
+        return tuple(leaves.members)
+    member_dim = d if d < leaves.dim else d - 1
+    new_stack = leaves.dim if d > leaves.dim else leaves.dim - 1
+    columns = [member.unbind(member_dim) for member in leaves.members]
+    return tuple(_restack(row, new_stack, self) for row in zip(*columns))
+
+
+def _split_sections(self: S, sections: list[int], d: int) -> tuple[S, ...]:
+    leaves = self._lazy
+    if d == leaves.dim:
+        out, start = [], 0
+        for size in sections:
+            group = leaves.members[start : start + size]
+            if group:
+                out.append(_restack(group, d, self))
+            else:
+                out.append(indexing._index(self, (slice(None),) * d + (slice(start, start),)))
+            start += size
+        return tuple(out)
+    member_dim = d if d < leaves.dim else d - 1
+    columns = [m._split_sections(sections, member_dim) for m in leaves.members]
+    return tuple(_restack(row, leaves.dim, self) for row in zip(*columns))
+
+
+# -- adding, removing and moving dims ---------------------------------------------------
+
+
+def unsqueeze(self: S, dim: int) -> S:
+    """Insert a batch dim of size 1 (the members get it; the stack stays lazy)."""
+    leaves = self._lazy
+    d = batch_dim(dim, len(self._batch_size), extra=1)
+    if d <= leaves.dim:
+        return _restack([m.unsqueeze(d) for m in leaves.members], leaves.dim + 1, self)
+    return _restack([m.unsqueeze(d - 1) for m in leaves.members], leaves.dim, self)
+
+
+def squeeze(self: S, dim: int | Sequence[int] | None = None) -> S:
+    """Remove batch dims of size 1; squeezing a stack dim of size 1 gives the member."""
+    leaves = self._lazy
+    members, stack, bs = leaves.members, leaves.dim, self._batch_size
+    if dim is not None and not isinstance(dim, int):  # several: the last first
+        result = self
+        for d in reversed(squeeze_dims(dim, len(bs))):
+            result = result.squeeze(d)
+        return result
+    if dim is None:
+        ones_before = sum(1 for d in range(stack) if bs[d] == 1)
+        squeezed = [m.squeeze() for m in members]
+        if bs[stack] == 1:
+            return _member(squeezed[0], self)
+        return _restack(squeezed, stack - ones_before, self)
+    d = batch_dim(dim, len(bs))
+    if bs[d] != 1:
+        return _restack(members, stack, self)
+    if d == stack:
+        return _member(members[0], self)
+    member_dim = d if d < stack else d - 1
+    new_stack = stack - 1 if d < stack else stack
+    return _restack([m.squeeze(member_dim) for m in members], new_stack, self)
+
+
+def permute(self: S, *dims: Any) -> S:
+    """Reorder the batch dims; the members are permuted, the stack dim moves."""
+    leaves = self._lazy
+    n = len(self._batch_size)
+    order = [batch_dim(d, n) for d in _sizes(dims)]
+    if sorted(order) != list(range(n)):
+        raise IndexError(f"permute needs each of the {n} batch dims once; got {list(dims)}")
+    stack = leaves.dim
+    member_order = [d if d < stack else d - 1 for d in order if d != stack]
+    members = [m.permute(member_order) if member_order else m for m in leaves.members]
+    return _restack(members, order.index(stack), self)
+
+
+def expand(self: S, *shape: Any) -> S:
+    """Broadcast the members' batch dims (the stack dim keeps its size); no copy."""
+    leaves = self._lazy
+    sizes = list(_sizes(shape))
+    offset = len(sizes) - len(self._batch_size)
+    if offset < 0:
+        raise BatchSizeError(
+            f"expand: shape {sizes} has fewer dims than batch size {list(self._batch_size)}"
+        )
+    at = leaves.dim + offset
+    count = len(leaves.members)
+    member_sizes = sizes[:at] + sizes[at + 1 :]
+    expanded = [m.expand(member_sizes) for m in leaves.members]
+    if sizes[at] in (-1, count):
+        return _restack(expanded, at, self)
+    if count != 1:
+        raise BatchSizeError(
+            f"cannot expand the stack dim of a lazy stack (size {count}) to {sizes[at]}: "
+            f"only a dim of size 1 expands (batch_size={list(self._batch_size)})"
+        )
+    if sizes[at] == 0:
+        return batch_dims.expand(self, *sizes)
+    # as torch expands a dim of size 1: the one member (one memory) at every position
+    return _restack(expanded * sizes[at], at, self)
+
+
+def flip(self: S, dims: int | Sequence[int]) -> S:
+    """Reverse batch ``dims``; flipping the stack dim reverses the members."""
+    leaves = self._lazy
+    n = len(self._batch_size)
+    norm = [batch_dim(d, n) for d in ([dims] if isinstance(dims, int) else dims)]
+    stack = leaves.dim
+    member_dims = [d if d < stack else d - 1 for d in norm if d != stack]
+    members = [m.flip(member_dims) if member_dims else m for m in leaves.members]
+    if stack in norm:
+        members.reverse()
+    return _restack(members, stack, self)
+
+
+def roll(
+    self: S,
+    shifts: int | Sequence[int],
+    dims: int | Sequence[int] | None = None,
+    *,
+    inplace: bool = False,
+) -> S:
+    """Roll along one batch dim; rolling the stack dim rotates the members."""
+    leaves = self._lazy
+    if inplace or not isinstance(dims, int) or not isinstance(shifts, int):
+        return batch_dims.roll(self, shifts, dims, inplace=inplace)
+    d = batch_dim(dims, len(self._batch_size))
+    members = list(leaves.members)
+    if d == leaves.dim:
+        shift = shifts % len(members)
+        members = members[-shift:] + members[:-shift] if shift else members
+    else:
+        member_dim = d if d < leaves.dim else d - 1
+        members = [m.roll(shifts, member_dim) for m in members]
+    return _restack(members, leaves.dim, self)
+
+
+# -- reshaping around the stack dim ------------------------------------------------------
+
+
+def _reshaped(self: S, new: torch.Size, method: str) -> S | None:
+    """The members reshaped with ``method`` so that the stack dim stays whole, or None.
+
+    A row-major reshape keeps the members apart when the new shape is ``A + [N] + B``
+    with ``prod(A)`` the product of the dims before the stack dim (and so ``prod(B)``
+    that of the dims after it): each member is reshaped from its own dims to ``A + B``.
+    """
+    leaves = self._lazy
+    old, stack, count = self._batch_size, leaves.dim, len(leaves.members)
+    if not old.numel():
+        return None
+    before = math.prod(old[:stack])
+    product = 1
+    for at, size in enumerate(new):
+        if product == before and size == count:
+            target = torch.Size((*new[:at], *new[at + 1 :]))
+            members = [getattr(m, method)(target) for m in leaves.members]
+            return _restack(members, at, self)
+        product *= size
+        if product > before and before:
+            return None
+    return None
+
+
+def view(
+    self: S,
+    *shape: int | Sequence[int] | torch.dtype,
+    size: Sequence[int] | None = None,
+    batch_size: Sequence[int] | None = None,
+) -> S:
+    """View the batch dims with a new shape; a lazy stack when the stack dim stays whole
+    (see ``TensorDict.view``), else a dense copy."""
+    if size is not None or batch_size is not None or any(isinstance(s, torch.dtype) for s in shape):
+        return context.view(self, *shape, size=size, batch_size=batch_size)
+    sizes = _sizes(shape)
+    new = _infer_shape(sizes, self._batch_size.numel(), self._batch_size)
+    result = _reshaped(self, new, "view")
+    return context.view(self, new) if result is None else result
+
+
+def reshape(self: S, *shape: int | Sequence[int]) -> S:
+    """Reshape the batch dims; a lazy stack when the stack dim stays whole (see
+    ``TensorDict.reshape``), else a dense copy."""
+    new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
+    result = _reshaped(self, new, "reshape")
+    return batch_dims.reshape(self, new) if result is None else result
+
+
+def flatten(self: S, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = False) -> S:
+    """Merge batch dims ``start_dim..end_dim``; lazy unless the stack dim is merged."""
+    n = len(self._batch_size)
+    if inplace:
+        return context.flatten(self, start_dim, end_dim, inplace=True)
+    if n == 0:
+        return context.flatten(self, start_dim, end_dim)
+    start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
+    stack = self._lazy.dim
+    if start > end or (start <= stack <= end and start != end):
+        return context.flatten(self, start_dim, end_dim)
+    bs = self._batch_size
+    new = torch.Size((*bs[:start], math.prod(bs[start : end + 1]), *bs[end + 1 :]))
+    result = _reshaped(self, new, "reshape")
+    return context.flatten(self, start_dim, end_dim) if result is None else result
+
+
+def unflatten(self: S, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False) -> S:
+    """Split batch dim ``dim`` into ``unflattened_size``; lazy unless ``dim`` is the stack
+    dim."""
+    sizes = unflattened_size
+    bs = self._batch_size
+    d = batch_dim(dim, len(bs))
+    if inplace or d == self._lazy.dim:
+        return context.unflatten(self, dim, sizes, inplace=inplace)
+    inner = _infer_shape(sizes, bs[d], bs[d : d + 1])
+    result = _reshaped(self, torch.Size((*bs[:d], *inner, *bs[d + 1 :])), "reshape")
+    return context.unflatten(self, dim, sizes) if result is None else result

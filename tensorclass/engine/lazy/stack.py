@@ -46,6 +46,7 @@ from ...keys import unravel_key_tuple
 from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class
 from ...switches import printoption
+from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
@@ -54,28 +55,31 @@ from ..keys.access import cloned_input, read_value
 from ..keys.listing import KeysView
 from ..leafwise.apply import zero_tensors
 from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
+from ..ops import TensorOps
 from ..shape.batch_dims import batch_dim
 from ..shape.context import undo_lock
+from . import maths, ragged, shape
+from . import members as member_list
 from .cat import LAZY_FUNCTIONS
 from .forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
-from .ragged import LazyRagged, _PaddingSide, pad_stack
-from .shape import LazyShapeOps
+from .ragged import _PaddingSide, pad_stack
 
 if TYPE_CHECKING:
     from ..base import TensorDictBase
 
-    class _LazyEngine(LazyRagged, TensorDictBase):
+    class _LazyEngine(TensorDictBase):
         """For type checkers only: every lazy stack is an instance of its members' class,
-        so of ``TensorDictBase``, after the lazy engine (as in every variant's MRO, see
-        ``_variant``). At run time that base joins per variant: the storage modules above
-        this one build lazy stacks, so the generic class cannot derive from it."""
+        so of ``TensorDictBase``, after the lazy-stack class and its operations (as in every
+        variant's MRO, see ``_variant``). At run time that base joins per variant (the
+        generic class derives from ``TensorOps``): the storage modules above this one build
+        lazy stacks, so the generic class cannot derive from it."""
 
         __slots__ = ()
 
 else:
-    _LazyEngine = LazyRagged
+    _LazyEngine = TensorOps
 
 __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 
@@ -624,7 +628,7 @@ class LazyStackedTensorDict(_LazyEngine):
         if inplace:
             return super().contiguous(canonical=canonical, inplace=True)
         data = {
-            key: leaf.contiguous() if isinstance(leaf, LazyShapeOps) else leaf
+            key: leaf.contiguous() if isinstance(leaf, LazyStackedTensorDict) else leaf
             for key, leaf in self._lazy.items()
         }
         dense = type(self)._new(data, self._batch_size, self._device, self._names)
@@ -946,7 +950,72 @@ class LazyStackedTensorDict(_LazyEngine):
             result.lock_()
         return result
 
+    # The lazy-stack operations, attached by module, one line each (``name = module.function``;
+    # last in the class body: the names ``all`` and ``any`` shadow builtins here).
 
+    # lazy/ragged.py
+    get = ragged.get
+    get_nestedtensor = ragged.get_nestedtensor
+    densify = ragged.densify
+
+    # lazy/members.py
+    tensordicts = op_property(member_list.tensordicts)
+    valid_keys = member_list.valid_keys
+    append = member_list.append
+    insert = member_list.insert
+    extend = member_list.extend
+
+    # lazy/maths.py (== and != and its MEMBER_WISE table entries: after the class body)
+    _binary = maths._binary
+    as_tensor = maths.as_tensor
+    __neg__ = maths.__neg__
+    __abs__ = maths.__abs__
+    __invert__ = maths.__invert__
+    clamp = maths.clamp
+    masked_fill = maths.masked_fill
+    where = maths.where
+    __radd__ = maths.__radd__
+    __rsub__ = maths.__rsub__
+    __rmul__ = maths.__rmul__
+    __rtruediv__ = maths.__rtruediv__
+    __rfloordiv__ = maths.__rfloordiv__
+    __rmod__ = maths.__rmod__
+    __rpow__ = maths.__rpow__
+    __rand__ = maths.__rand__
+    __ror__ = maths.__ror__
+    __rxor__ = maths.__rxor__
+    __lt__ = maths.__lt__
+    __le__ = maths.__le__
+    __gt__ = maths.__gt__
+    __ge__ = maths.__ge__
+    all = maths.all
+    any = maths.any
+
+    # lazy/shape.py
+    _lazy = op_property(shape._lazy)
+    _index = shape._index
+    _set_at = shape._set_at
+    unbind = shape.unbind
+    _split_sections = shape._split_sections
+    unsqueeze = shape.unsqueeze
+    squeeze = shape.squeeze
+    permute = shape.permute
+    expand = shape.expand
+    flip = shape.flip
+    roll = shape.roll
+    view = shape.view
+    reshape = shape.reshape
+    flatten = shape.flatten
+    unflatten = shape.unflatten
+
+
+# lazy/maths.py, set after the class body (type checkers keep TensorOps's types): ``==`` and
+# ``!=`` (assigned in a class body, they would be checked against object's), and every
+# element-wise entry of the leaf-wise table without an operand, member by member
+_AFTER_BODY = {"__eq__": maths.__eq__, "__ne__": maths.__ne__, **maths.MEMBER_WISE}
+for _name, _method in _AFTER_BODY.items():
+    if _name not in LazyStackedTensorDict.__dict__:
+        setattr(LazyStackedTensorDict, _name, _method)
 for _name in MEMBER_CLASS_NAMES:
     setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
 
