@@ -55,88 +55,6 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
     return torch.stack(padded, dim)
 
 
-@overload
-def get(
-    self: S,
-    key: NestedKey,
-    default: Any = ...,
-    *,
-    as_list: Literal[False] = False,
-    as_padded_tensor: Literal[False] = False,
-    as_nested_tensor: Literal[False] = False,
-    padding_side: _PaddingSide = "right",
-    padding_value: float = 0.0,
-    layout: torch.layout | None = None,
-) -> Any: ...
-
-
-@overload
-def get(self: S, key: NestedKey, *, as_list: Literal[True]) -> list[Any]: ...
-
-
-@overload
-def get(self: S, key: NestedKey, default: _D, *, as_list: Literal[True]) -> list[Any] | _D: ...
-
-
-@overload
-def get(
-    self: S,
-    key: NestedKey,
-    *,
-    as_padded_tensor: Literal[True],
-    padding_side: _PaddingSide = "right",
-    padding_value: float = 0.0,
-) -> Tensor: ...
-
-
-@overload
-def get(
-    self: S,
-    key: NestedKey,
-    default: _D,
-    *,
-    as_padded_tensor: Literal[True],
-    padding_side: _PaddingSide = "right",
-    padding_value: float = 0.0,
-) -> Tensor | _D: ...
-
-
-@overload
-def get(
-    self: S,
-    key: NestedKey,
-    *,
-    as_nested_tensor: Literal[True],
-    layout: torch.layout | None = None,
-) -> Tensor: ...
-
-
-@overload
-def get(
-    self: S,
-    key: NestedKey,
-    default: _D,
-    *,
-    as_nested_tensor: Literal[True],
-    layout: torch.layout | None = None,
-) -> Tensor | _D: ...
-
-
-@overload
-def get(
-    self: S,
-    key: NestedKey,
-    default: Any = ...,
-    *,
-    as_list: bool = False,
-    as_padded_tensor: bool = False,
-    as_nested_tensor: bool = False,
-    padding_side: _PaddingSide = "right",
-    padding_value: float = 0.0,
-    layout: torch.layout | None = None,
-) -> Any: ...
-
-
 def get(
     self: S,
     key: NestedKey,
@@ -149,16 +67,7 @@ def get(
     padding_value: float = 0.0,
     layout: torch.layout | None = None,
 ) -> Any:
-    """The value under ``key`` (see ``TensorDict.get``), or ``default`` if a member lacks it.
-
-    When the members' values cannot be stacked (different shapes), read them with one of:
-    ``as_list=True`` (a list, one value per member), ``as_padded_tensor=True`` (padded
-    with ``padding_value`` on ``padding_side`` to the largest size of every dim, then
-    stacked along the stack dim) or ``as_nested_tensor=True`` (a ``torch.nested`` tensor
-    of ``layout``, ``torch.jagged`` by default; the stack dim must be 0). Type checkers
-    see those results: a ``list`` with ``as_list=True``, a ``Tensor`` with the others
-    (or the default's type when one is given).
-    """
+    """The lazy stack's ``get`` (declared with its overloads in ``lazy/stack.py``)."""
     chosen = sum(map(bool, (as_list, as_padded_tensor, as_nested_tensor)))
     if not chosen:
         return TensorOps.get(self, key, default)

@@ -42,7 +42,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
-from ...keys import unravel_key_tuple
+from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class
 from ...switches import printoption
@@ -85,6 +85,7 @@ __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 
 T = TypeVar("T", bound=TensorCore)
 _Out = TypeVar("_Out", bound=TensorCore)
+_D = TypeVar("_D")
 
 
 class _LazyKeys(KeysView):
@@ -953,8 +954,116 @@ class LazyStackedTensorDict(_LazyEngine):
     # The lazy-stack operations, attached by module, one line each (``name = module.function``;
     # last in the class body: the names ``all`` and ``any`` shadow builtins here).
 
-    # lazy/ragged.py
-    get = ragged.get
+    # lazy/ragged.py (``get`` is declared with its overloads: as an assignment, pyright would
+    # read it with the type of the get it overrides)
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: Any = ...,
+        *,
+        as_list: Literal[False] = False,
+        as_padded_tensor: Literal[False] = False,
+        as_nested_tensor: Literal[False] = False,
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+        layout: torch.layout | None = None,
+    ) -> Any: ...
+
+    @overload
+    def get(self, key: NestedKey, *, as_list: Literal[True]) -> list[Any]: ...
+
+    @overload
+    def get(self, key: NestedKey, default: _D, *, as_list: Literal[True]) -> list[Any] | _D: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        *,
+        as_padded_tensor: Literal[True],
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+    ) -> Tensor: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: _D,
+        *,
+        as_padded_tensor: Literal[True],
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+    ) -> Tensor | _D: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        *,
+        as_nested_tensor: Literal[True],
+        layout: torch.layout | None = None,
+    ) -> Tensor: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: _D,
+        *,
+        as_nested_tensor: Literal[True],
+        layout: torch.layout | None = None,
+    ) -> Tensor | _D: ...
+
+    @overload
+    def get(
+        self,
+        key: NestedKey,
+        default: Any = ...,
+        *,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+        layout: torch.layout | None = None,
+    ) -> Any: ...
+
+    def get(
+        self,
+        key: NestedKey,
+        default: Any = MISSING,
+        *,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_side: _PaddingSide = "right",
+        padding_value: float = 0.0,
+        layout: torch.layout | None = None,
+    ) -> Any:
+        """The value under ``key`` (see ``TensorDict.get``), or ``default`` if a member lacks it.
+
+        When the members' values cannot be stacked (different shapes), read them with one of:
+        ``as_list=True`` (a list, one value per member), ``as_padded_tensor=True`` (padded
+        with ``padding_value`` on ``padding_side`` to the largest size of every dim, then
+        stacked along the stack dim) or ``as_nested_tensor=True`` (a ``torch.nested`` tensor
+        of ``layout``, ``torch.jagged`` by default; the stack dim must be 0). Type checkers
+        see those results: a ``list`` with ``as_list=True``, a ``Tensor`` with the others
+        (or the default's type when one is given).
+        """
+        return ragged.get(
+            self,
+            key,
+            default,
+            as_list=as_list,
+            as_padded_tensor=as_padded_tensor,
+            as_nested_tensor=as_nested_tensor,
+            padding_side=padding_side,
+            padding_value=padding_value,
+            layout=layout,
+        )
+
     get_nestedtensor = ragged.get_nestedtensor
     densify = ragged.densify
 
