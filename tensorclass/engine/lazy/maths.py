@@ -28,6 +28,7 @@ import numpy as np
 from torch import Tensor
 
 from ..core.masks import check_mask
+from ..core.self_types import is_op
 from ..core.state import TensorCore
 from ..leafwise import apply as applying
 from ..leafwise import arithmetic, elementwise
@@ -60,11 +61,11 @@ def _parts(self: S, other: Any) -> list[Any] | None:
         other = other.item()
     if _scalar(other):
         return [other] * len(members)
-    if isinstance(other, TensorCore):
+    if is_op(other):  # an instance (isinstance TensorCore), typed with its operations
         n = len(self._batch_size)
         if other._batch_size[:n] != self._batch_size:
             return None
-        parts: list[Any] = list(other.unbind(self._lazy.dim))  # type: ignore[attr-defined]
+        parts: list[Any] = list(other.unbind(self._lazy.dim))
         return parts
     return None
 
