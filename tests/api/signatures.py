@@ -24,9 +24,10 @@ _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 _TYPE_OF = re.compile(r"^type\[(\w+)\]$")
 
 
-def _signature(obj: Any) -> str:
+def _signature(obj: Any, *, bound: bool = False) -> str:
     """The signature as text; a method written as a function typed ``self: E`` (a type
-    variable) reads as one written in its class with ``Self``: the same API."""
+    variable) reads as one written in its class with ``Self``: the same API. ``bound``: the
+    function of a class method, read without its first parameter (as the bound method)."""
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -36,6 +37,9 @@ def _signature(obj: Any) -> str:
     if params and params[0].name in ("self", "cls") and isinstance(params[0].annotation, str):
         self_type = _TYPE_OF.sub(r"\1", params[0].annotation)
         params[0] = params[0].replace(annotation=inspect.Parameter.empty)
+    if bound:
+        params = params[1:]
+    if self_type is not None or bound:
         signature = signature.replace(parameters=params)
     text = str(signature)
     if self_type is not None and self_type != "Self" and self_type.isidentifier():
@@ -54,7 +58,9 @@ def _members(prefix: str, cls: type) -> dict[str, str]:
             continue
         if isinstance(raw, property):
             found[f"{prefix}.{name}"] = "<property>"
-        elif isinstance(raw, (staticmethod, classmethod)):
+        elif isinstance(raw, classmethod):
+            found[f"{prefix}.{name}"] = _signature(raw.__func__, bound=True)
+        elif isinstance(raw, staticmethod):
             found[f"{prefix}.{name}"] = _signature(getattr(cls, name))
         elif callable(raw):
             found[f"{prefix}.{name}"] = _signature(raw)
