@@ -9,27 +9,27 @@ meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from th
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from typing_extensions import Self
 
-from .core.attach import class_op
+from .core.attach import class_op, op_property
 from .lazy import restack
 from .ops import TensorOps
-from .storage.consolidate import Consolidation
+from .storage import consolidate as consolidation
+from .storage import save_load
+from .storage.distributed import methods as distributed
 from .storage.formats import methods as formats
-from .storage.methods import StorageMethods
-from .storage.save_load import SaveSpellings
+from .storage.memmap import methods as memmap_methods
+from .storage.memmap.load import register_defined
+from .storage.parallel import methods as parallel
 from .storage.tables import methods as tables
 
 __all__ = ["TensorDictBase"]
 
 
-class TensorDictBase(
-    Consolidation,
-    SaveSpellings,
-    StorageMethods,
-    TensorOps,
-):
+class TensorDictBase(TensorOps):
     """The engine shared by :class:`TensorDict` and every tensor class.
 
     An instance is a dict of leaves (tensors, nested instances, non-tensor values) whose
@@ -41,7 +41,56 @@ class TensorDictBase(
     # The storage and scale operations, attached by folder, one line each
     # (``name = module.function``).
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_defined(cls)  # loading finds saved classes among these (see memmap/load.py)
+
     # storage/
+
+    # storage/memmap/methods.py
+    memmap = memmap_methods.memmap
+    memmap_ = memmap_methods.memmap_
+    memmap_like = memmap_methods.memmap_like
+    is_memmap = memmap_methods.is_memmap
+
+    # storage/parallel/methods.py (``share_memory_``: storage/consolidate.py's, below)
+    is_shared = parallel.is_shared
+    map = parallel.map
+    map_iter = parallel.map_iter
+
+    # storage/distributed/methods.py
+    send = distributed.send
+    recv = distributed.recv
+    isend = distributed.isend
+    irecv = distributed.irecv
+    broadcast = distributed.broadcast
+    all_reduce = distributed.all_reduce
+    all_gather = distributed.all_gather
+    reduce = distributed.reduce
+    gather_and_stack = distributed.gather_and_stack
+    scatter = distributed.scatter
+    asend = distributed.asend
+    arecv = distributed.arecv
+
+    # storage/save_load.py
+    save = save_load.save
+    dumps = save_load.save
+    load = class_op(save_load.load)
+    load_memmap_ = save_load.load_memmap_
+    load_ = save_load.load_
+    memmap_refresh_ = save_load.memmap_refresh_
+    saved_path = op_property(save_load.saved_path)
+    make_memmap = save_load.make_memmap
+    make_memmap_from_tensor = save_load.make_memmap_from_tensor
+    make_memmap_from_storage = save_load.make_memmap_from_storage
+
+    # storage/consolidate.py (the one-buffer forms of pickling, ``to`` and ``share_memory_``)
+    is_consolidated = consolidation.is_consolidated
+    consolidate = consolidation.consolidate
+    from_consolidated = class_op(consolidation.from_consolidated_as)
+    _consolidated_reduce = consolidation._consolidated_reduce
+    _consolidated_to = consolidation._consolidated_to
+    share_memory_ = consolidation.share_memory_
 
     # storage/formats/methods.py (the from_* return what the file holds, not the class
     # they are called on: plain class methods)

@@ -1,7 +1,9 @@
 """File-format methods of every tensor class: safetensors, HDF5 and Zarr.
 
 The formats live in :mod:`.formats` (each needs an optional extra, imported when used:
-``pip install 'tensorclass[formats]'``); this mixin forwards to them.
+``pip install 'tensorclass[formats]'``); these functions, attached to ``TensorDictBase`` in
+``engine/base.py``, forward to them. The ``from_*`` return what the file holds (a class of
+its own, a ``PersistentTensorDict``), so they are plain class methods there.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Table methods of every tensor class: pandas, Arrow, Parquet, CSV and JSON.
 
-This mixin only forwards to :mod:`.tables`. A table has one row per batch element, so these
+Functions, attached to ``TensorDictBase`` in ``engine/base.py``; they forward to
+:mod:`.arrow` and :mod:`.frames`. A table has one row per batch element, so these
 need a 1-D batch; nested keys are columns named by the key parts joined with ``separator``
 (``"."`` by default), and reading splits the names again. The ``from_*`` class methods
 build the class they are called on: ``MyClass.from_parquet(path)`` gives a ``MyClass``
