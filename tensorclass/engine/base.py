@@ -20,6 +20,7 @@ from .ops import TensorOps
 from .storage import consolidate as consolidation
 from .storage import save_load
 from .storage.distributed import methods as distributed
+from .storage.distributed import point_to_point, rooted
 from .storage.formats import methods as formats
 from .storage.memmap import methods as memmap_methods
 from .storage.memmap.load import register_defined
@@ -58,17 +59,21 @@ class TensorDictBase(TensorOps):
     map = parallel.map
     map_iter = parallel.map_iter
 
+    # storage/distributed/point_to_point.py
+    send = point_to_point.send
+    recv = point_to_point.recv
+    isend = point_to_point.isend
+    irecv = point_to_point.irecv
+    broadcast = point_to_point.broadcast
+    all_reduce = point_to_point.all_reduce
+    all_gather = point_to_point.all_gather
+
+    # storage/distributed/rooted.py
+    reduce = rooted.reduce
+    gather_and_stack = rooted.gather_and_stack
+    scatter = rooted.scatter
+
     # storage/distributed/methods.py
-    send = distributed.send
-    recv = distributed.recv
-    isend = distributed.isend
-    irecv = distributed.irecv
-    broadcast = distributed.broadcast
-    all_reduce = distributed.all_reduce
-    all_gather = distributed.all_gather
-    reduce = distributed.reduce
-    gather_and_stack = distributed.gather_and_stack
-    scatter = distributed.scatter
     asend = distributed.asend
     arecv = distributed.arecv
 
