@@ -24,6 +24,7 @@ from .storage.distributed import point_to_point, rooted
 from .storage.formats import methods as formats
 from .storage.memmap import methods as memmap_methods
 from .storage.memmap.load import register_defined
+from .storage.parallel import map as parallel_map
 from .storage.parallel import methods as parallel
 from .storage.tables import methods as tables
 
@@ -56,8 +57,10 @@ class TensorDictBase(TensorOps):
 
     # storage/parallel/methods.py (``share_memory_``: storage/consolidate.py's, below)
     is_shared = parallel.is_shared
-    map = parallel.map
-    map_iter = parallel.map_iter
+
+    # storage/parallel/map.py
+    map = parallel_map.map
+    map_iter = parallel_map.map_iter
 
     # storage/distributed/point_to_point.py
     send = point_to_point.send
