@@ -22,6 +22,7 @@ from .storage import save_load
 from .storage.distributed import methods as distributed
 from .storage.distributed import point_to_point, rooted
 from .storage.formats import methods as formats
+from .storage.formats import safetensors_file
 from .storage.memmap import methods as memmap_methods
 from .storage.memmap.load import register_defined
 from .storage.parallel import map as parallel_map
@@ -100,9 +101,11 @@ class TensorDictBase(TensorOps):
     _consolidated_to = consolidation._consolidated_to
     share_memory_ = consolidation.share_memory_
 
+    # storage/formats/safetensors_file.py
+    to_safetensors = safetensors_file.to_safetensors
+
     # storage/formats/methods.py (the from_* return what the file holds, not the class
     # they are called on: plain class methods)
-    to_safetensors = formats.to_safetensors
     from_safetensors = classmethod(formats.from_safetensors)
     to_h5 = formats.to_h5
     from_h5 = classmethod(formats.from_h5)

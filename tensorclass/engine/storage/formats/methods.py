@@ -2,7 +2,7 @@
 
 The formats live in :mod:`.formats` (each needs an optional extra, imported when used:
 ``pip install 'tensorclass[formats]'``); these functions, attached to ``TensorDictBase`` in
-``engine/base.py``, forward to them. The ``from_*`` return what the file holds (a class of
+``engine/base.py``, forward to them (``to_safetensors`` is :mod:`.safetensors_file`'s own). The ``from_*`` return what the file holds (a class of
 its own, a ``PersistentTensorDict``), so they are plain class methods there.
 """
 
@@ -17,31 +17,12 @@ from ...core.self_types import B
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike
 from .persistent import PersistentTensorDict, open_persistent, write_persistent
-from .safetensors_file import read_safetensors, write_safetensors
+from .safetensors_file import read_safetensors
 
 if TYPE_CHECKING:
     from ...base import TensorDictBase
 
-__all__ = ["from_h5", "from_safetensors", "from_zarr", "to_h5", "to_safetensors", "to_zarr"]
-
-
-def to_safetensors(self: B, path: PathLike) -> None:
-    """Save to the safetensors file ``path`` (needs the ``safetensors`` package).
-
-    Tensors are stored under their nested keys joined with ``"."`` (lazy stacks add the
-    member index); batch sizes, dim names, classes, lazy stacks and non-tensor (JSON)
-    values are in the header metadata. :meth:`from_safetensors` memory-maps it back.
-
-    >>> import os, tempfile, torch
-    >>> from tensorclass import TensorDict
-    >>> td = TensorDict(x=torch.ones(2, 3), sub={"y": torch.zeros(2)}, batch_size=[2])
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     td.to_safetensors(os.path.join(tmp, "td.safetensors"))
-    ...     back = TensorDict.from_safetensors(os.path.join(tmp, "td.safetensors"))
-    ...     print(back.batch_size, back["sub", "y"].tolist())
-    torch.Size([2]) [0.0, 0.0]
-    """
-    write_safetensors(self, path)
+__all__ = ["from_h5", "from_safetensors", "from_zarr", "to_h5", "to_zarr"]
 
 
 def from_safetensors(
