@@ -27,6 +27,7 @@ from .storage.memmap import methods as memmap_methods
 from .storage.memmap.load import register_defined
 from .storage.parallel import map as parallel_map
 from .storage.parallel import methods as parallel
+from .storage.tables import arrow, frames
 from .storage.tables import methods as tables
 
 __all__ = ["TensorDictBase"]
@@ -117,12 +118,16 @@ class TensorDictBase(TensorOps):
     from_pandas = class_op(tables.from_pandas)
     to_arrow = tables.to_arrow
     from_arrow = class_op(tables.from_arrow)
-    to_parquet = tables.to_parquet
     from_parquet = class_op(tables.from_parquet)
-    to_csv = tables.to_csv
     from_csv = class_op(tables.from_csv)
-    to_json = tables.to_json
     from_json = class_op(tables.from_json)
+
+    # storage/tables/arrow.py
+    to_parquet = arrow.to_parquet
+
+    # storage/tables/frames.py
+    to_csv = frames.to_csv
+    to_json = frames.to_json
 
     # lazy/restack.py
     to_lazystack = restack.to_lazystack

@@ -1,7 +1,8 @@
 """Table methods of every tensor class: pandas, Arrow, Parquet, CSV and JSON.
 
 Functions, attached to ``TensorDictBase`` in ``engine/base.py``; they forward to
-:mod:`.arrow` and :mod:`.frames`. A table has one row per batch element, so these
+:mod:`.arrow` and :mod:`.frames`, whose ``to_parquet``, ``to_csv`` and ``to_json`` are
+attached themselves. A table has one row per batch element, so these
 need a 1-D batch; nested keys are columns named by the key parts joined with ``separator``
 (``"."`` by default), and reading splits the names again. The ``from_*`` class methods
 build the class they are called on: ``MyClass.from_parquet(path)`` gives a ``MyClass``
@@ -17,15 +18,13 @@ from typing import Any
 import torch
 
 from ...core.self_types import B
-from .arrow import Nulls, from_table, read_parquet, to_table, write_parquet
+from .arrow import Nulls, from_table, read_parquet, to_table
 from .frames import (
     PathLike,
     from_dataframe,
     read_csv,
     read_json,
     to_dataframe,
-    write_csv,
-    write_json,
 )
 
 __all__ = [
@@ -35,10 +34,7 @@ __all__ = [
     "from_pandas",
     "from_parquet",
     "to_arrow",
-    "to_csv",
-    "to_json",
     "to_pandas",
-    "to_parquet",
 ]
 
 
@@ -136,14 +132,6 @@ def from_arrow(
     return result
 
 
-def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
-    """Write a Parquet file: one row per batch element, one column per leaf (named by
-    the key joined with ``separator``; ``None`` writes nested levels as ``struct``
-    columns). Tensors with more than one dim keep their shape (fixed-shape tensor
-    columns). ``kwargs`` go to ``pyarrow.parquet.write_table`` (``compression``...)."""
-    write_parquet(self, path, separator, **kwargs)
-
-
 def from_parquet(
     cls: type[B],
     /,
@@ -175,13 +163,6 @@ def from_parquet(
         what="from_parquet",
     )
     return result
-
-
-def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
-    """Write a CSV file (header row, no index column) with :meth:`to_pandas`'s columns;
-    ``kwargs`` go to ``pandas.DataFrame.to_csv``. CSV is text: reading gives
-    ``int64``/``float64``/``bool`` columns back (or ``dtype``)."""
-    write_csv(self, path, separator, **kwargs)
 
 
 def from_csv(
@@ -218,15 +199,6 @@ def from_csv(
         separator=separator,
         dtype=dtype,
     )
-
-
-def to_json(
-    self: B, path: PathLike, *, separator: str | None = ".", lines: bool = False, **kwargs: Any
-) -> None:
-    """Write a JSON file: a list of row objects (``lines=True``: one object per line),
-    with :meth:`to_pandas`'s columns; ``kwargs`` go to ``pandas.DataFrame.to_json``.
-    Floats keep 15 significant digits."""
-    write_json(self, path, separator, lines, **kwargs)
 
 
 def from_json(
