@@ -5,7 +5,7 @@ Subpackages: :mod:`.memmap` (``MemoryMappedTensor``, ``memmap``, ``load_memmap``
 :mod:`.distributed` (``torch.distributed`` point to point and collectives) and
 :mod:`.parallel` (``map`` over worker processes, shared memory, ``DataLoader`` collation).
 Modules: :mod:`.consolidate` (every tensor a view into one buffer), :mod:`.flat_buffer`,
-:mod:`.save_load` (tensordict's ``save``/``load`` spellings) and :mod:`.methods`, which joins
-the storage methods of every class. Distributed work reuses the memmap metadata and the
+:mod:`.save_load` (tensordict's ``save``/``load`` spellings). The storage methods are
+functions of these modules, attached to ``TensorDictBase`` in ``engine/base.py``. Distributed work reuses the memmap metadata and the
 flat buffer, so scale lives beside storage here rather than above it. Builds on lazy and below.
 """
