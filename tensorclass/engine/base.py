@@ -15,10 +15,9 @@ import torch
 from typing_extensions import Self
 
 from .core.attach import class_op, op_property
-from .lazy import restack
 from .ops import TensorOps
 from .storage import consolidate as consolidation
-from .storage import save_load
+from .storage import restack, save_load
 from .storage.distributed import methods as distributed
 from .storage.distributed import point_to_point, rooted
 from .storage.formats import methods as formats
@@ -129,7 +128,7 @@ class TensorDictBase(TensorOps):
     to_csv = frames.to_csv
     to_json = frames.to_json
 
-    # lazy/restack.py
+    # storage/restack.py
     to_lazystack = restack.to_lazystack
 
     def densify(self, layout: torch.layout = torch.strided) -> Self:

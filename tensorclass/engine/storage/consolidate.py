@@ -30,10 +30,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
 from ..core.state import TensorCore
-from ..lazy.stack import LazyStackedTensorDict, lazy_stack
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .flat_buffer import byte_layout, views_into
@@ -55,9 +55,9 @@ Spec = tuple[int, torch.dtype, tuple[int, ...], tuple[int, ...]]
 
 def rebuild_tree(node: TensorCore, leaf: Callable[[Tensor], Any], *, inplace: bool) -> Any:
     """``node`` with every tensor replaced by ``leaf(tensor)`` (same walk order)."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         members = [rebuild_tree(m, leaf, inplace=inplace) for m in node.members]
-        return node if inplace else lazy_stack(members, node.stack_dim)
+        return node if inplace else stack_lazily(members, node.stack_dim)
     data: dict[str, Any] = {}
     for key, value in node._data.items():
         if isinstance(value, Tensor):
@@ -120,7 +120,7 @@ def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
 
 
 def _fill(node: TensorCore, views: _Views) -> None:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for member in node.members:
             _fill(member, views)
         return
@@ -142,8 +142,8 @@ def _skeleton(node: TensorCore, start: int) -> TensorCore:
 
 
 def _copy_locks(source: TensorCore, target: TensorCore) -> None:
-    if isinstance(source, LazyStackedTensorDict):
-        assert isinstance(target, LazyStackedTensorDict)
+    if is_lazy_stack(source):
+        assert is_lazy_stack(target)
         for mine, theirs in zip(source.members, target.members):
             _copy_locks(mine, theirs)
     else:
@@ -339,7 +339,7 @@ def _asks_change(buffer: Tensor, device: Any, share_memory: bool) -> bool:
 
 
 def _set_devices(node: TensorCore, device: torch.device) -> None:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for member in node.members:
             _set_devices(member, device)
         return

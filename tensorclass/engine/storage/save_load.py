@@ -20,9 +20,9 @@ from typing import Any, Literal, overload
 import torch
 from torch import Tensor
 
+from ..core.lazy_stacks import is_lazy_stack
 from ..core.self_types import B
 from ..core.state import TensorCore
-from ..lazy.stack import LazyStackedTensorDict
 from .memmap.metadata import META_NAME, dir_name, leaf_file_name
 from .memmap.methods import write_memmap
 from .memmap.save import _Plan, _plan
@@ -46,7 +46,7 @@ Key = str | tuple[str, ...]
 
 def _relative_files(node: TensorCore, rel: str) -> list[tuple[str, Tensor]]:
     """Every tensor of ``node`` with the file a save of ``node`` gives it (relative)."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         return [
             item
             for index, member in enumerate(node.members)
@@ -366,7 +366,7 @@ def _add_memmap(
     copy_data: bool,
     existing: str | None = None,
 ) -> MemoryMappedTensor:
-    if isinstance(self, LazyStackedTensorDict):
+    if is_lazy_stack(self):
         raise NotImplementedError(
             f"make_memmap on a lazy stack: add {parts!r} to each member "
             f"(stack.members[i].make_memmap_from_tensor(...)) instead"

@@ -32,9 +32,9 @@ from torch import Tensor
 from ....errors import StructureMismatchError
 from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
 from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.lazy_stacks import is_lazy_stack, stack_lazily
 from ...core.self_types import B
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from ..consolidated_buffer import buffer_of
 from ..flat_buffer import pack_bytes, split_buckets, views_into
 from ..memmap.metadata import DTYPES
@@ -57,7 +57,7 @@ Path = tuple[str, ...]
 
 def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str, Any]]:
     """``(path, owner, key, leaf)`` for every leaf, depth first; lazy stacks by member."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for index, member in enumerate(node.members):
             yield from _slots(member, (*path, f"<member {index}>"))
         return
@@ -587,9 +587,9 @@ def all_reduce(
 
 
 def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> Any:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         members = [_rebuilt(m, tensors, non_tensors) for m in node.members]
-        return lazy_stack(members, node.stack_dim)
+        return stack_lazily(members, node.stack_dim)
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):

@@ -20,8 +20,8 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
+from ...core.lazy_stacks import is_lazy_stack
 from ...core.self_types import B
-from ...lazy.stack import LazyStackedTensorDict
 from ...torch_api.functions import stack
 from .point_to_point import Transfer, _as_bytes, _check_collective, _device, _flat_collective, _text
 from .wire_tree import decode_tree, pack_tree
@@ -128,7 +128,7 @@ def gather_and_stack(self: B, dst: int, group: Any = None) -> B | None:
     instances = [
         _unframe(received, row) for rank, received, row in zip(ranks, gathered, rows) if rank != dst
     ]
-    if isinstance(self, LazyStackedTensorDict) and self.stack_dim == 0:
+    if is_lazy_stack(self) and self.stack_dim == 0:
         for member, instance in zip(self.members, instances):
             _write_into(member, instance)
     else:
@@ -140,8 +140,8 @@ def _write_into(target: Any, source: Any) -> None:
     """``target.update(source, inplace=True)``, lazy stacks member by member (so that keys
     only some members hold are written too)."""
     if (
-        isinstance(target, LazyStackedTensorDict)
-        and isinstance(source, LazyStackedTensorDict)
+        is_lazy_stack(target)
+        and is_lazy_stack(source)
         and target.stack_dim == source.stack_dim
         and len(target.members) == len(source.members)
     ):
