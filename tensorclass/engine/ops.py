@@ -21,7 +21,7 @@ from .build.from_containers import ContainerBuilding
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
-from .keys.dim_names import DimNames
+from .keys import dim_names
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
@@ -58,7 +58,6 @@ class TensorOps(
     Conversion,
     Arithmetic,
     FunctionalParams,
-    DimNames,
     Packing,
     Checkpoint,
     ContainerBuilding,
@@ -76,7 +75,10 @@ class TensorOps(
     # The operations, attached by folder, one line each (``name = module.function``).
 
     # keys/
-    # (keys/ operations go here)
+    # keys/dim_names.py
+    refine_names = dim_names.refine_names
+    rename = dim_names.rename
+    rename_ = dim_names.rename_
 
     # shape/
     # (shape/ operations go here)
