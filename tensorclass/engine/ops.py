@@ -18,10 +18,11 @@ from typing_extensions import Self
 
 from .build.conversion import Conversion
 from .build.from_containers import ContainerBuilding
+from .core.attach import op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
-from .keys import dim_names
+from .keys import dim_names, structure
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
@@ -79,6 +80,25 @@ class TensorOps(
     refine_names = dim_names.refine_names
     rename = dim_names.rename
     rename_ = dim_names.rename_
+    # keys/structure.py
+    clear = structure.clear
+    popitem = structure.popitem
+    filter_empty_ = structure.filter_empty_
+    separates = structure.separates
+    split_keys = structure.split_keys
+    rename_keys = structure.rename_keys
+    replace = structure.replace
+    create_nested = structure.create_nested
+    sorted_keys = op_property(structure.sorted_keys)
+    depth = op_property(structure.depth)
+    entry_class = structure.entry_class
+    is_non_tensor = structure.is_non_tensor
+    non_tensor_items = structure.non_tensor_items
+    get_non_tensor = structure.get_non_tensor
+    set_non_tensor = structure.set_non_tensor
+    param_count = structure.param_count
+    auto_device_ = structure.auto_device_
+    clear_device_ = structure.clear_device_
 
     # shape/
     # (shape/ operations go here)

@@ -26,7 +26,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..core.state import TensorCore
-from ..keys.structure import Structure
+from ..keys.access import KeyAccess
 from .batch_dims import ShapeOps, batch_dim
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[An
     return result
 
 
-class ContextOps(ShapeOps, Structure):
+class ContextOps(ShapeOps, KeyAccess):
     """Operations whose result can undo itself at the end of a ``with`` block."""
 
     __slots__ = ("_entered", "_last_op")
