@@ -22,7 +22,7 @@ from .core.attach import op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names
-from .keys import dim_names, structure
+from .keys import access, dim_names, structure
 from .leafwise.arithmetic import Arithmetic
 from .leafwise.factories import Factories
 from .leafwise.tensor_state import TensorState
@@ -76,6 +76,26 @@ class TensorOps(
     # The operations, attached by folder, one line each (``name = module.function``).
 
     # keys/
+    # keys/access.py (flatten_keys, unflatten_keys: shape/context.py's ContextOps wraps them)
+    get = access.get
+    __contains__ = access.__contains__
+    keys = access.keys
+    values = access.values
+    items = access.items
+    is_empty = access.is_empty
+    set = access.set
+    set_ = access.set_
+    setdefault = access.setdefault
+    update = access.update
+    update_ = access.update_
+    pop = access.pop
+    del_ = access.del_
+    __delitem__ = access.__delitem__
+    rename_key_ = access.rename_key_
+    select = access.select
+    exclude = access.exclude
+    empty = access.empty
+    filter_non_tensor_data = access.filter_non_tensor_data
     # keys/dim_names.py
     refine_names = dim_names.refine_names
     rename = dim_names.rename

@@ -7,14 +7,18 @@ Tensors are shared unless ``convert_tensors`` asks for lists (``True``) or NumPy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from torch import Tensor
 from typing_extensions import Self
 
 from ...registry import attrs_class, dynamic_class
-from ..keys.access import KeyAccess, read_value
+from ..core.state import TensorCore
+from ..keys.access import read_value
 from ..shape.batch_dims import ShapeOps
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = ["Conversion"]
 
@@ -29,7 +33,7 @@ def _convert_tensor(tensor: Tensor, how: ConvertTensors) -> Any:
     return tensor
 
 
-class Conversion(ShapeOps, KeyAccess):
+class Conversion(ShapeOps, TensorCore):
     """Turning an instance into nested dicts and lists."""
 
     __slots__ = ()
@@ -64,7 +68,7 @@ class Conversion(ShapeOps, KeyAccess):
                 tgt_dtype=leaf.dtype if "dtype" in fields else None,
                 tgt_shape=leaf.shape if "shape" in fields else None,
             )
-            for key, leaf in self.items(include_nested=True, leaves_only=True)
+            for key, leaf in cast("TensorOps", self).items(include_nested=True, leaves_only=True)
             if isinstance(leaf, Tensor)
         }
         return dynamic_class().from_dict(flat, batch_size=[])

@@ -39,7 +39,6 @@ from ...errors import BatchSizeError, FieldTypeError
 from ...registry import dynamic_class, lazy_class
 from ...schema import FieldKind
 from ..core.state import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device
-from ..keys.access import KeyAccess
 from ...non_tensor import NonTensorData
 from ..torch_api.functions import cat as cat_instances
 from ..torch_api.functions import stack as stack_instances
@@ -113,7 +112,7 @@ def _retype(result: TensorCore, template: TensorCore) -> None:
             result._data[key] = target._from_mapping(leaf._data, leaf._batch_size, leaf._device)
 
 
-class Building(KeyAccess):
+class Building(TensorCore):
     """The constructors from mappings, lists and instances, and the joining class methods
     (see the module documentation)."""
 

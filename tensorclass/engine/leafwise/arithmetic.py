@@ -22,7 +22,6 @@ from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from ..core.inplace import holds_lazy, through_lazy
 from ..core.state import TensorCore
-from ..keys.access import KeyAccess
 from ..shape.batch_dims import batch_dim
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
@@ -271,7 +270,7 @@ def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: An
     return None
 
 
-class Arithmetic(Elementwise, KeyAccess):
+class Arithmetic(Elementwise, TensorCore):
     """Operators (``+ - * / ** == < & ...``) and their in-place forms; ``_binary``,
     ``_inplace`` and ``_reduce``, which run the leaf-wise table's entries (leaf_ops.py);
     ``lerp_``, ``all``/``any``."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from builtins import sorted as sort
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
@@ -29,7 +29,9 @@ from ...errors import StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import NonTensorStack
 from ..core.state import MISSING, TensorCore, as_device
-from ..keys.access import KeyAccess
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = ["Factories"]
 
@@ -85,7 +87,7 @@ def _fresh(
     return type(node)._new(data, size, node._device if device is MISSING else device, names)
 
 
-class Factories(KeyAccess):
+class Factories(TensorCore):
     """``new_*`` factories and the joins of an instance's leaves."""
 
     __slots__ = ()
@@ -303,7 +305,8 @@ class Factories(KeyAccess):
         dim: int,
         keep_entries: bool,
     ) -> Self:
-        values = [self.get(key) for key in keys]
+        ops = cast("TensorOps", self)
+        values = [ops.get(key) for key in keys]
         try:
             joined = join(values, dim)
         except (RuntimeError, TypeError) as err:
@@ -311,12 +314,12 @@ class Factories(KeyAccess):
             raise StructureMismatchError(
                 f"cannot {join.__name__} the keys {list(keys)} (shapes {shapes}): {err}"
             ) from None
-        self.set(out_key, joined)  # checked before any key is removed
+        ops.set(out_key, joined)  # checked before any key is removed
         if not keep_entries:
             written = unravel_key_tuple(out_key)
             for key in keys:
                 if unravel_key_tuple(key) != written:
-                    self.del_(key)
+                    ops.del_(key)
         return self
 
     def stack_tensors(
@@ -351,7 +354,7 @@ class Factories(KeyAccess):
     def _leaf_tensors(self, order: bool | Sequence[NestedKey] | None) -> list[Tensor]:
         found = {
             key: value
-            for key, value in self.items(include_nested=True, leaves_only=True)
+            for key, value in cast("TensorOps", self).items(include_nested=True, leaves_only=True)
             if isinstance(value, Tensor)
         }
         if order is None or order is False:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
@@ -25,8 +25,10 @@ from typing_extensions import Self
 from ...errors import StructureMismatchError
 from ...registry import dynamic_class
 from ..core.state import TensorCore
-from ..keys.access import KeyAccess
 from .apply import Functional, tensor_leaf_keys, tensor_leaves
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = ["TensorState", "pinning_available"]
 
@@ -43,7 +45,7 @@ def _shown(key: tuple[str, ...]) -> str | tuple[str, ...]:
     return key[0] if len(key) == 1 else key
 
 
-class TensorState(Functional, KeyAccess):
+class TensorState(Functional, TensorCore):
     """Copies into storage, gradients, memory and device questions."""
 
     __slots__ = ()
@@ -63,7 +65,7 @@ class TensorState(Functional, KeyAccess):
                 elif targets:  # one fused copy
                     torch._foreach_copy_(targets, sources, non_blocking)
                 return self
-        return self.update_(tensordict)
+        return cast(Self, cast("TensorOps", self).update_(tensordict))
 
     def copy(self) -> Self:
         """A shallow copy: a new instance, with new nested instances, sharing the tensors

@@ -20,14 +20,17 @@ tensor(6.)
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
 from typing_extensions import Self
 
 from ...errors import BatchSizeError, StructureMismatchError
-from ..keys.access import KeyAccess
+from ..core.state import TensorCore
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = ["Checkpoint"]
 
@@ -92,7 +95,7 @@ def _leaf_items(
     return out
 
 
-class Checkpoint(KeyAccess):
+class Checkpoint(TensorCore):
     """``state_dict`` and ``load_state_dict``, as ``nn.Module`` has them."""
 
     __slots__ = ()
@@ -144,7 +147,7 @@ class Checkpoint(KeyAccess):
         entries = _leaf_items(tree)
         ours: dict[tuple[str, ...], Tensor] = {
             (key,) if isinstance(key, str) else key: value
-            for key, value in self.items(include_nested=True, leaves_only=True)
+            for key, value in cast("TensorOps", self).items(include_nested=True, leaves_only=True)
             if isinstance(value, Tensor)
         }
         given = {key for key, _ in entries}
@@ -183,9 +186,11 @@ class Checkpoint(KeyAccess):
             for key, value in entries:
                 name = key if len(key) > 1 else key[0]
                 if key in ours and not assign:
-                    self.set_(name, value)  # into the existing tensor (a lazy stack's members')
+                    cast("TensorOps", self).set_(
+                        name, value
+                    )  # into the existing tensor (a lazy stack's members')
                 else:
-                    self.set(name, value)
+                    cast("TensorOps", self).set(name, value)
         if resize:
             for node, size in reversed(targets):  # deepest first: a level fits its parent
                 node.set_batch_size(size)
@@ -198,7 +203,7 @@ class Checkpoint(KeyAccess):
         level without a record keeps its dims past the root's)."""
         old = len(self.batch_size)
         out: list[tuple[Any, torch.Size]] = [(self, batch_size)]
-        for key, node in self.items(include_nested=True):
+        for key, node in cast("TensorOps", self).items(include_nested=True):
             if hasattr(node, "_batch_size"):
                 path = (key,) if isinstance(key, str) else key
                 recorded = levels.get(path, {}).get("batch_size")

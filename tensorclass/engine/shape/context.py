@@ -26,7 +26,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ..core.state import TensorCore
-from ..keys.access import KeyAccess
+from ..keys import access
 from .batch_dims import ShapeOps, batch_dim
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def remember(origin: Any, result: Any, undo: Callable[..., None], args: tuple[An
     return result
 
 
-class ContextOps(ShapeOps, KeyAccess):
+class ContextOps(ShapeOps, TensorCore):
     """Operations whose result can undo itself at the end of a ``with`` block."""
 
     __slots__ = ("_entered", "_last_op")
@@ -205,7 +205,7 @@ class ContextOps(ShapeOps, KeyAccess):
         ``is_leaf`` keeps the nested instances whose class it accepts whole. As a context
         manager, the entries of the flat result are written back (nested again) on exit.
         """
-        result = super().flatten_keys(separator, inplace, is_leaf)
+        result = access.flatten_keys(self, separator, inplace, is_leaf)
         return self._remember(  # type: ignore[no-any-return]
             result, _undo_flatten_keys, separator, inplace
         )
@@ -214,7 +214,7 @@ class ContextOps(ShapeOps, KeyAccess):
         """Keys holding ``separator`` split into nested keys (``"a.b"`` becomes
         ``("a", "b")``); ``inplace=True`` rewrites this instance. As a context manager,
         the entries of the result are written back (flattened again) on exit."""
-        result = super().unflatten_keys(separator, inplace)
+        result = access.unflatten_keys(self, separator, inplace)
         return self._remember(  # type: ignore[no-any-return]
             result, _undo_unflatten_keys, separator, inplace
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import EllipsisType
-from typing import Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 import numpy as np
 import torch
@@ -24,7 +24,10 @@ from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
 from ..core.state import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
-from ..keys.access import _WRAPPED, KeyAccess, read_value
+from ..keys.access import _WRAPPED, read_value
+
+if TYPE_CHECKING:
+    from ..ops import TensorOps
 
 __all__ = ["BatchIndex", "IndexPart", "Indexing", "normalize_index"]
 
@@ -175,7 +178,7 @@ def _fits(source: torch.Size, target: torch.Size) -> bool:
     return all(s in (1, t) for s, t in zip(reversed(source), reversed(target)))
 
 
-class Indexing(KeyAccess):
+class Indexing(TensorCore):
     """``[]`` for keys and for batch indices."""
 
     __slots__ = ()
@@ -216,7 +219,7 @@ class Indexing(KeyAccess):
                 if leaf is not self:
                     return leaf.value() if leaf.__class__ in _WRAPPED else leaf
             if index and _is_key_tuple(index):
-                return self.get(index)
+                return cast("TensorOps", self).get(index)
             _check_no_key_parts(index)
         return self._index(index)
 
