@@ -21,15 +21,18 @@ from ...errors import BatchSizeError, KeyNotFoundError, LockedError
 from ...non_tensor import NonTensorData, NonTensorStack
 from ...registry import dynamic_class
 from ...schema import DYNAMIC, AnySchema, FieldKind, nested_from_mapping
+from .inline import Inlined
 from .paths import walk
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict  # built through the registry at run time
 
 __all__ = [
+    "FAST_WRITE",
     "TensorCore",
     "as_batch_size",
     "as_device",
+    "fast_write",
     "fits_batch",
     "nested_from_mapping",
     "set_state",
@@ -97,6 +100,37 @@ def fits_batch(shape: Sequence[int], batch_size: Sequence[int]) -> bool:
     except IndexError:  # fewer dims than the batch
         return False
     return n == 0 or shape[:n] == batch_size
+
+
+def fast_write(node: TensorCore, key: str, value: Any) -> bool:
+    """Whether a write of ``value`` under the str ``key`` of ``node`` takes the fast path:
+    stored as it is, without :meth:`TensorCore._convert`.
+
+    The one write fast path: a plain tensor, an unlocked instance without a device, a key
+    that takes any tensor (a dynamic schema: ``_fast_set``) or a tensor field of a typed
+    class (``_tensor_fields``), and the batch prefix (``fits_batch``, its one- and two-dim
+    cases inline: a call costs as much again). Every write follows it: ``set``,
+    ``td[key] = v``, a typed class's attribute writes, ``TensorDict(...)``, ``update`` and
+    ``_set_str`` (nested writes). It is inlined into each of them
+    (:data:`FAST_WRITE`), so it is written here only.
+    """
+    return (
+        value.__class__ is Tensor
+        and not node._locked
+        and node._device is None
+        and (node._fast_set or key in node._tensor_fields)
+        and (
+            shape[0] == size[0]
+            if (n := len(size := node._batch_size)) == 1 and (shape := value.shape)
+            else shape[0] == size[0] and shape[1] == size[1]
+            if n == 2 and len(shape := value.shape) > 1
+            else fits_batch(value.shape, size)
+        )
+    )
+
+
+#: :func:`fast_write`, inlined into the functions it decorates (see :mod:`.inline`)
+FAST_WRITE = Inlined(fast_write)
 
 
 def as_device(device: DeviceLike) -> torch.device | None:
@@ -446,26 +480,13 @@ class TensorCore(TensorCollection):
                 out.extend(leaf._own_tensors())  # a lazy stack's: its members'
         return out
 
+    @FAST_WRITE
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         """Set one key of this level: in place when asked and present, else replace."""
         data = self._data
-        if (
-            value.__class__ is Tensor
-            and not inplace
-            and not self._locked
-            and self._device is None
-            and (self._fast_set or key in self._tensor_fields)
-        ):
-            # Fast path: a plain tensor; only the batch prefix to check.
-            batch_size = self._batch_size
-            shape = value.shape
-            if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                shape[0] == batch_size[0]
-                if len(batch_size) == 1 and shape
-                else fits_batch(shape, batch_size)
-            ):
-                data[key] = value
-                return
+        if not inplace and fast_write(self, key, value):
+            data[key] = value
+            return
         if inplace and key in data:
             self._write_inplace(key, value, where)
             return

@@ -18,6 +18,7 @@ from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from ..core.paths import walk
 from ..core.self_types import E
 from ..core.state import (
+    FAST_WRITE,
     MISSING,
     BatchSizeLike,
     DeviceLike,
@@ -25,7 +26,7 @@ from ..core.state import (
     as_batch_size,
     as_device,
     check_names,
-    fits_batch,
+    fast_write,
 )
 from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk_is_leaf
 
@@ -218,6 +219,7 @@ def is_empty(self: E) -> bool:
 # -- writing -----------------------------------------------------------------------
 
 
+@FAST_WRITE
 def set(
     self: E, key: NestedKey, item: Any, inplace: bool = False, *, non_blocking: bool = False
 ) -> E:
@@ -228,23 +230,9 @@ def set(
     compatibility (writes and device moves here are synchronous).
     """
     if key.__class__ is str:
-        if (
-            item.__class__ is Tensor
-            and not inplace
-            and not self._locked
-            and self._device is None
-            and (self._fast_set or key in self._tensor_fields)
-        ):
-            # The fast path of _set_str, inline (a frame less): only the batch prefix.
-            batch_size = self._batch_size
-            shape = item.shape
-            if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                shape[0] == batch_size[0]
-                if len(batch_size) == 1 and shape
-                else fits_batch(shape, batch_size)
-            ):
-                self._data[key] = item
-                return self
+        if not inplace and fast_write(self, key, item):  # inlined (a frame less)
+            self._data[key] = item
+            return self
         self._set_str(key, item, inplace)
     elif key.__class__ is tuple and self._set_existing_path(key, item, inplace):
         pass
@@ -359,6 +347,7 @@ def _update_resized(self: E, other: TensorCore) -> E:
     return self
 
 
+@FAST_WRITE
 def _plan_update(
     self: TensorCore,
     entries: Iterable[tuple[Any, Any]],
@@ -389,7 +378,8 @@ def _plan_update(
         if current is MISSING or not inplace or not isinstance(current, Tensor):
             if self._locked:
                 self._check_unlocked(where, "add" if current is MISSING else "replace")
-            plan.append((self, key, self._convert(key, value, where), False))
+            leaf = value if fast_write(self, key, value) else self._convert(key, value, where)
+            plan.append((self, key, leaf, False))
             continue
         leaf = self._convert(key, value, where)
         if not isinstance(leaf, Tensor) or leaf.shape != current.shape:

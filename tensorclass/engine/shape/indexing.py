@@ -23,7 +23,7 @@ from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
-from ..core.state import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
+from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
 from ..keys.access import _WRAPPED, read_value
 
 if TYPE_CHECKING:
@@ -223,26 +223,14 @@ class Indexing(TensorCore):
             _check_no_key_parts(index)
         return self._index(index)
 
+    @FAST_WRITE
     def __setitem__(self, index: Any, value: Any) -> None:
         """``td["key"] = v`` writes a key; ``td[idx] = v`` writes batch elements."""
         cls = index.__class__
         if cls is str:
-            if (
-                value.__class__ is Tensor
-                and not self._locked
-                and self._device is None
-                and (self._fast_set or index in self._tensor_fields)
-            ):
-                # The fast path of _set_str, inline (a frame less): only the batch prefix.
-                batch_size = self._batch_size
-                shape = value.shape
-                if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                    shape[0] == batch_size[0]
-                    if len(batch_size) == 1 and shape
-                    else fits_batch(shape, batch_size)
-                ):
-                    self._data[index] = value
-                    return
+            if fast_write(self, index, value):  # inlined (a frame less)
+                self._data[index] = value
+                return
             self._set_str(index, value)
         elif cls is tuple and self._set_existing_path(index, value, False):
             pass
