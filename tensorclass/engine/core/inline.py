@@ -42,23 +42,61 @@ __all__ = ["Inlined"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _rule_parts(rule: Callable[..., Any]) -> tuple[list[str], ast.expr]:
-    """The parameter names of ``rule`` and the expression it returns (its body is one
-    ``return``, after an optional docstring)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
-    fdef = tree.body[0]
-    assert isinstance(fdef, ast.FunctionDef), "a rule is a plain function"
-    body = fdef.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-        raise TypeError(f"{rule.__name__}: an inlined rule is one `return <expression>`")
-    return [arg.arg for arg in fdef.args.args], body[0].value
+class _Rule:
+    """A rule parsed: its parameters, and either the expression it returns (a rule
+    called in an expression) or its statements (a rule called as ``if (v := rule(...))
+    is not SENTINEL: return v``, whose last statement is ``return SENTINEL``)."""
+
+    def __init__(self, rule: Callable[..., Any]) -> None:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise TypeError("a rule is a plain function")
+        body = fdef.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        last = body[-1] if body else None
+        if not isinstance(last, ast.Return) or last.value is None:
+            raise TypeError(f"{rule.__name__}: a rule ends with `return <expression>`")
+        self.rule = rule
+        self.params = [arg.arg for arg in fdef.args.args]
+        #: the returned expression (one statement), or the sentinel returned at the end
+        self.value: ast.expr = last.value
+        #: the statements before the last ``return`` (a statement rule), else ``None``
+        self.statements: list[ast.stmt] | None = body[:-1] if len(body) > 1 else None
+        nodes = [node for stmt in body for node in ast.walk(stmt)]
+        self.assigned = {
+            node.id
+            for node in nodes
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        } - set(self.params)
+        read = {node.id for node in nodes if isinstance(node, ast.Name)}
+        self.globals = {
+            name
+            for name in read - set(self.params) - self.assigned
+            if name in rule.__globals__ or not hasattr(builtins, name)
+        }
+
+    def expand(self, call: ast.Call, where: ast.AST) -> list[Any] | None:
+        """The rule's expression (a one-item list) or statements at ``call``, its
+        parameters replaced by the call's arguments; ``None`` to keep the call."""
+        args = call.args
+        if call.keywords or len(args) != len(self.params):
+            return None
+        if not all(isinstance(arg, (ast.Name, ast.Constant)) for arg in args):
+            return None  # an argument evaluated more than once: keep the call
+        expander = _Expand(dict(zip(self.params, args)), self.assigned, self.globals)
+        parts = [self.value] if self.statements is None else self.statements
+        out = [expander.visit(copy.deepcopy(part)) for part in parts]
+        for part in out:
+            for node in ast.walk(part):  # the caller's line, in tracebacks
+                ast.copy_location(node, where)
+        return out
 
 
 class _Expand(ast.NodeTransformer):
-    """The rule's expression at one call: parameters become the call's arguments, the
-    names it assigns (``:=``) and the globals it reads get names of their own."""
+    """The rule at one call: parameters become the call's arguments, the names it assigns
+    and the globals it reads get names of their own."""
 
     def __init__(self, params: dict[str, ast.expr], assigned: set[str], rule_globals: set[str]):
         self.params = params
@@ -76,41 +114,75 @@ class _Expand(ast.NodeTransformer):
 
 
 class _Sites(ast.NodeTransformer):
-    """Replace every call ``name(arg, ...)`` whose arguments are names or constants."""
+    """Replace the calls of the rules: ``rule(arg, ...)`` in an expression (a rule that is
+    one ``return``), ``if (v := rule(arg, ...)) is not SENTINEL: return v`` (a rule of
+    statements: its statements, whose ``return`` returns from the caller)."""
 
-    def __init__(self, name: str, expand: Callable[[ast.Call], ast.expr | None]):
-        self.name = name
-        self.expand = expand
+    def __init__(self, rules: dict[str, _Rule]):
+        self.rules = rules
         self.count = 0
+
+    def _rule_of(self, node: ast.AST) -> _Rule | None:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return self.rules.get(node.func.id)
+        return None
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == self.name:
-            inlined = self.expand(node)
-            if inlined is not None:
+        rule = self._rule_of(node)
+        if rule is not None and rule.statements is None:
+            out = rule.expand(node, node)
+            if out is not None:
                 self.count += 1
-                return inlined
+                expression: ast.expr = out[0]
+                return expression
+        return node
+
+    def visit_If(self, node: ast.If) -> Any:
+        test = node.test
+        if (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.NamedExpr)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.IsNot)
+            and not node.orelse
+            and len(node.body) == 1
+            and isinstance(node.body[0], ast.Return)
+            and isinstance(node.body[0].value, ast.Name)
+            and node.body[0].value.id == test.left.target.id
+        ):
+            call = test.left.value
+            rule = self._rule_of(call)
+            if (
+                rule is not None
+                and rule.statements is not None
+                and ast.dump(test.comparators[0]) == ast.dump(rule.value)
+            ):
+                assert isinstance(call, ast.Call)
+                out = rule.expand(call, node)
+                if out is not None:
+                    self.count += 1
+                    return out
+        self.generic_visit(node)
         return node
 
 
 class Inlined:
-    """A rule function, inlined into the functions it decorates (see the module)."""
+    """Rule functions, inlined into the functions it decorates (see the module)."""
 
-    def __init__(self, rule: Callable[..., Any]) -> None:
-        #: the rule the callers run now
-        self.rule: Callable[..., Any] = rule
-        #: the name the callers call it by
-        self.name = rule.__name__
-        #: each caller, with its code as written (the call) and its parsed source
+    def __init__(self, *rules: Callable[..., Any]) -> None:
+        #: the rules the callers run now, by the name the callers call them
+        self.rules: dict[str, Callable[..., Any]] = {rule.__name__: rule for rule in rules}
+        #: each caller, with its code as written (the calls) and its parsed source
         self._callers: list[tuple[FunctionType, CodeType, ast.Module]] = []
 
     def __call__(self, func: F) -> F:
-        """Inline the rule into ``func`` (the decorator)."""
+        """Inline the rules into ``func`` (the decorator)."""
         if not isinstance(func, FunctionType):
             raise TypeError(f"Inlined decorates functions; got {type(func).__name__}")
         try:
             source = textwrap.dedent(inspect.getsource(func))
-        except (OSError, TypeError):  # no source: the call stays a call
+        except (OSError, TypeError):  # no source: the calls stay calls
             return func
         tree = ast.parse(source)
         ast.increment_lineno(tree, func.__code__.co_firstlineno - 1)
@@ -119,36 +191,12 @@ class Inlined:
         return func
 
     def _inline(self, func: FunctionType, written: CodeType, tree: ast.Module) -> None:
-        rule = self.rule
-        params, expression = _rule_parts(rule)
-        assigned = {
-            node.target.id
-            for node in ast.walk(expression)
-            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name)
-        }
-        read = {node.id for node in ast.walk(expression) if isinstance(node, ast.Name)}
-        rule_globals = {
-            name
-            for name in read - set(params) - assigned
-            if name in rule.__globals__ or not hasattr(builtins, name)
-        }
-        for name in rule_globals:  # the rule's globals, under names of their own
-            func.__globals__[f"_inlined_global_{name}"] = rule.__globals__[name]
-
-        def expand(call: ast.Call) -> ast.expr | None:
-            args = call.args
-            if call.keywords or len(args) != len(params):
-                return None
-            if not all(isinstance(arg, (ast.Name, ast.Constant)) for arg in args):
-                return None  # an argument evaluated more than once: keep the call
-            expander = _Expand(dict(zip(params, args)), assigned, rule_globals)
-            out: ast.expr = expander.visit(copy.deepcopy(expression))
-            for node in ast.walk(out):  # the caller's line, in tracebacks
-                ast.copy_location(node, call)
-            return out
-
+        rules = {name: _Rule(rule) for name, rule in self.rules.items()}
+        for rule in rules.values():  # the rules' globals, under names of their own
+            for name in rule.globals:
+                func.__globals__[f"_inlined_global_{name}"] = rule.rule.__globals__[name]
         changed = copy.deepcopy(tree)
-        sites = _Sites(self.name, expand)
+        sites = _Sites(rules)
         sites.visit(changed)
         if not sites.count:
             func.__code__ = written
@@ -174,19 +222,21 @@ class Inlined:
         func.__code__ = code
 
     def refresh(self) -> None:
-        """Recompile every caller with the current rule."""
+        """Recompile every caller with the current rules."""
         for func, written, tree in self._callers:
             self._inline(func, written, tree)
 
     @contextmanager
-    def replaced(self, rule: Callable[..., Any]) -> Iterator[None]:
-        """Run every caller with ``rule`` instead (one ``return <expression>`` of the same
-        parameters) inside the ``with`` block."""
-        saved = self.rule
-        self.rule = rule
+    def replaced(self, rule: Callable[..., Any], name: str | None = None) -> Iterator[None]:
+        """Run every caller with ``rule`` instead of the rule ``name`` (by default the
+        only one) inside the ``with`` block; it has the same parameters and form."""
+        if name is None:
+            (name,) = self.rules
+        saved = self.rules[name]
+        self.rules[name] = rule
         try:
             self.refresh()
             yield
         finally:
-            self.rule = saved
+            self.rules[name] = saved
             self.refresh()

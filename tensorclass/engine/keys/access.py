@@ -15,6 +15,7 @@ from torch import Tensor
 from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
+from ..core.inline import Inlined
 from ..core.paths import walk
 from ..core.self_types import E
 from ..core.state import (
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ...tensordict import TensorDict
 
 __all__ = [
+    "READ_KEY",
     "cloned_input",
     "del_",
     "empty",
@@ -45,6 +47,8 @@ __all__ = [
     "items",
     "keys",
     "pop",
+    "read_path",
+    "read_str",
     "read_value",
     "rename_key_",
     "select",
@@ -80,35 +84,62 @@ def read_value(leaf: Any) -> Any:
 # -- reading -----------------------------------------------------------------------
 
 
+def read_str(node: TensorCore, key: str) -> Any:
+    """The read key walk of a str key: the value under ``key`` (non-tensor wrappers give
+    their value), or ``MISSING``.
+
+    With :func:`read_path`, the one key walk of reads: ``get`` and ``td[key]`` call them as
+    ``if (found := read_str(self, key)) is not MISSING: return found``, and
+    :data:`READ_KEY` inlines them there (see :mod:`..core.inline`).
+    """
+    try:
+        leaf = node._data[key]
+    except KeyError:
+        pass
+    else:
+        if leaf.__class__ is Tensor:
+            return leaf
+        return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+    return MISSING
+
+
+def read_path(node: TensorCore, key: tuple[Any, ...]) -> Any:
+    """The read key walk of a tuple of strings naming an existing leaf (as
+    :func:`read_str`); ``MISSING`` for anything else (a nested tuple, a missing level, a
+    leaf on the way), which the caller takes by its general path. ``()`` gives ``node``."""
+    leaf: Any = node
+    try:
+        for part in key:
+            leaf = leaf._data[part]
+    except (KeyError, AttributeError, TypeError):
+        pass
+    else:
+        if leaf.__class__ is Tensor:
+            return leaf
+        return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+    return MISSING
+
+
+#: :func:`read_str` and :func:`read_path`, inlined into ``get`` and ``__getitem__``
+READ_KEY = Inlined(read_str, read_path)
+
+
+@READ_KEY
 def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
     """The value under ``key`` (a string or nested tuple), or ``default`` if given.
 
     Non-tensor values come back as themselves (a string, a number, an object).
     """
     if key.__class__ is str:
-        try:
-            leaf = self._data[key]
-        except KeyError:
-            pass
-        else:
-            if leaf.__class__ is Tensor:
-                return leaf
-            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        if (found := read_str(self, key)) is not MISSING:  # inlined (READ_KEY)
+            return found
         # outside the handler: the error raised here has no internal KeyError chained
         return self._absent(key) if default is MISSING else default
     if key.__class__ is tuple:
         # A tuple of strings naming an existing leaf, walked inline; anything else
         # (nested tuples, a missing level, a leaf on the way) takes the general path.
-        node: Any = self
-        try:
-            for part in key:
-                node = node._data[part]
-        except (KeyError, AttributeError, TypeError):
-            pass
-        else:
-            if node.__class__ is Tensor:
-                return node
-            return node.value() if node.__class__ in _WRAPPED else node
+        if (found := read_path(self, key)) is not MISSING:  # inlined (READ_KEY)
+            return found
     flat = unravel_key_tuple(key)
     if self._has(flat if len(flat) > 1 else flat[0]):
         return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))

@@ -24,7 +24,7 @@ from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
 from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
-from ..keys.access import _WRAPPED, read_value
+from ..keys.access import READ_KEY, read_path, read_str, read_value
 
 if TYPE_CHECKING:
     from ..ops import TensorOps
@@ -192,32 +192,20 @@ class Indexing(TensorCore):
     @overload
     def __getitem__(self, index: BatchIndex) -> Self: ...
 
+    @READ_KEY
     def __getitem__(self, index: Any) -> Any:
         """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
         cls = index.__class__
         if cls is str:
-            try:
-                leaf = self._data[index]
-            except KeyError:
-                pass
-            else:
-                if leaf.__class__ is Tensor:
-                    return leaf
-                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+            if (found := read_str(self, index)) is not MISSING:  # inlined (as in get)
+                return found
             return self._absent(index)  # outside the handler: nothing chained
         if cls is tuple:
-            # A tuple of strings naming an existing leaf, walked inline (as in get).
-            leaf = self
-            try:
-                for part in index:
-                    leaf = leaf._data[part]
-            except (KeyError, AttributeError, TypeError):
-                pass
-            else:
-                if leaf.__class__ is Tensor:
-                    return leaf
-                if leaf is not self:
-                    return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+            # A tuple of strings naming an existing leaf, walked inline (as in get); ()
+            # indexes the batch.
+            if index:
+                if (found := read_path(self, index)) is not MISSING:  # inlined
+                    return found
             if index and _is_key_tuple(index):
                 return cast("TensorOps", self).get(index)
             _check_no_key_parts(index)
