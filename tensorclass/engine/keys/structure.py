@@ -225,11 +225,11 @@ def rename_keys(self: E, mapping: Mapping[NestedKey, NestedKey], *, strict: bool
                 f"rename_keys: cannot rename {_shown(old)!r} to {_shown(new)!r}: "
                 f"{_shown(new)!r} exists and is not renamed away"
             )
-    result = _copy_structure(self)
+    result: E = _copy_structure(self)
     values = [(new, _take(result, old, "rename")) for old, new in pairs]
     for new, leaf in values:
         result._set_path(new, leaf)
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> Any:
@@ -252,12 +252,12 @@ def replace(self: E, *args: Mapping[NestedKey, Any], **kwargs: Any) -> E:
     >>> td.replace(a=torch.ones(2))["a"]
     tensor([1., 1.])
     """
-    result = _copy_structure(self)
+    result: E = _copy_structure(self)
     for mapping in args:
         result.update(mapping)
     if kwargs:
         result.update(kwargs)
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 def create_nested(self: E, key: NestedKey) -> E:
