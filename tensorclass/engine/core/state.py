@@ -108,8 +108,8 @@ def fast_write(node: TensorCore, key: str, value: Any) -> bool:
 
     The one write fast path: a plain tensor, an unlocked instance without a device, a key
     that takes any tensor (a dynamic schema: ``_fast_set``) or a tensor field of a typed
-    class (``_tensor_fields``), and the batch prefix (``fits_batch``, its one- and two-dim
-    cases inline: a call costs as much again). Every write follows it: ``set``,
+    class (``_tensor_fields``; both read as ``_fast_keys``, one lookup), and the batch
+    prefix (``fits_batch``, its one- and two-dim cases inline: a call costs as much again). Every write follows it: ``set``,
     ``td[key] = v``, a typed class's attribute writes, ``TensorDict(...)``, ``update`` and
     ``_set_str`` (nested writes). It is inlined into each of them
     (:data:`FAST_WRITE`), so it is written here only.
@@ -118,7 +118,7 @@ def fast_write(node: TensorCore, key: str, value: Any) -> bool:
         value.__class__ is Tensor
         and not node._locked
         and node._device is None
-        and (node._fast_set or key in node._tensor_fields)
+        and ((keys := node._fast_keys) is None or key in keys)
         and (
             shape[0] == size[0]
             if (n := len(size := node._batch_size)) == 1 and (shape := value.shape)
@@ -179,6 +179,9 @@ class TensorCore(TensorCollection):
     _fast_set: ClassVar[bool] = True
     #: the keys that take a plain tensor by that fast path in classes without ``_fast_set``
     _tensor_fields: ClassVar[frozenset[str]] = frozenset()
+    #: the two above as the write fast path reads them, in one lookup: ``None`` when any
+    #: key takes a plain tensor (``_fast_set``), else ``_tensor_fields``
+    _fast_keys: ClassVar[frozenset[str] | None] = None
     #: whether instances are locked for good (frozen classes: no key added, replaced or removed)
     _frozen: ClassVar[bool] = False
     #: whether the instance ``__dict__`` is the storage dict (typed classes: a field read is
@@ -193,11 +196,16 @@ class TensorCore(TensorCollection):
     #: class, no other key): reads of every value then need no unwrapping
     _no_wrappers: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._fast_keys = None if cls._fast_set else cls._tensor_fields
+
     @classmethod
     def _derive_flags(cls, schema: AnySchema, blank: type | None) -> None:
         """Derive the class-level flags from the class's schema (when the class is built)."""
         cls._fast_set = schema.dynamic
         cls._tensor_fields = frozenset() if schema.fast_keys is None else schema.fast_keys
+        cls._fast_keys = None if cls._fast_set else cls._tensor_fields
         cls._frozen = schema.frozen
         # Keys that are not fields would shadow methods in an instance dict.
         cls._dict_storage = not schema.extra_keys
