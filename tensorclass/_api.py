@@ -43,6 +43,7 @@ from .engine.keys.predicates import is_floating as is_floating
 from .engine.keys.predicates import is_inexact as is_inexact
 from .engine.keys.predicates import is_integer as is_integer
 from .engine.keys.predicates import is_leaf_nontensor as is_leaf_nontensor
+from .engine.lazy.collate import collate as collate
 from .engine.lazy.stack import LazyStackedTensorDict as LazyStackedTensorDict
 from .engine.lazy.stack import lazy_stack as lazy_stack
 from .engine.leafwise.comparing import assert_allclose_td as assert_allclose_td
@@ -60,7 +61,6 @@ from .engine.storage.memmap.archive import is_memmap_archive as is_memmap_archiv
 from .engine.storage.memmap.archive import pack_memmap as pack_memmap
 from .engine.storage.memmap.archive import refresh_archive_checksums as refresh_archive_checksums
 from .engine.storage.memmap.archive import unpack_memmap as unpack_memmap
-from .engine.storage.parallel.collate import collate as collate
 from .engine.storage.tables.functions import from_arrow as from_arrow
 from .engine.storage.tables.functions import from_csv as from_csv
 from .engine.storage.tables.functions import from_json as from_json

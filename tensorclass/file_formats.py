@@ -8,8 +8,9 @@ from typing import Any
 import torch
 
 from .engine.base import TensorDictBase
+from .engine.storage.formats import safetensors_file
 from .engine.storage.formats.persistent import PersistentTensorDict, open_persistent
-from .engine.storage.formats.safetensors_file import read_safetensors, write_safetensors
+from .engine.storage.formats.safetensors_file import read_safetensors
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
 
@@ -26,7 +27,7 @@ def to_safetensors(data: TensorDictBase, path: PathLike) -> None:
     ...     from_safetensors(os.path.join(tmp, "f"))["a"].shape
     torch.Size([3])
     """
-    write_safetensors(data, path)
+    safetensors_file.to_safetensors(data, path)
 
 
 def from_safetensors(

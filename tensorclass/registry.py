@@ -25,10 +25,12 @@ __all__ = [
     "attrs_class",
     "dynamic_class",
     "lazy_class",
+    "lazy_stack_function",
     "params_class",
     "register_attrs_class",
     "register_dynamic_class",
     "register_lazy_class",
+    "register_lazy_stack_function",
     "register_loader",
     "register_params_class",
     "register_swap_class",
@@ -97,6 +99,17 @@ def register_lazy_class(cls: type) -> None:
 def lazy_class() -> Any:
     """The registered ``LazyStackedTensorDict`` class."""
     return _lookup("lazy")
+
+
+def register_lazy_stack_function(function: Any) -> None:
+    """Register ``lazy_stack`` (the function of ``engine/lazy/stack.py``), which the
+    operations below lazy stacks call to build one."""
+    _registered["lazy_stack"] = function
+
+
+def lazy_stack_function() -> Any:
+    """The registered ``lazy_stack`` function."""
+    return _lookup("lazy_stack")
 
 
 def register_typed_class(cls: type) -> None:

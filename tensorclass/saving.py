@@ -35,19 +35,18 @@ def memmap(
     ...     load_memmap(path)["a"].shape
     torch.Size([3])
     """
-    del atomic  # every save is atomic
-    return data._memmap(
+    saver: Any = data.memmap  # return_early chooses the result's type at run time
+    return saver(
         prefix,
         copy_existing,
-        num_threads,
-        return_early,
-        share_non_tensor,
-        existsok,
-        robust_key,
-        archive,
-        compression,
-        like=False,
-        inplace=False,
+        num_threads=num_threads,
+        return_early=return_early,
+        share_non_tensor=share_non_tensor,
+        existsok=existsok,
+        robust_key=robust_key,
+        archive=archive,
+        compression=compression,
+        atomic=atomic,
         fsync=fsync,
     )
 

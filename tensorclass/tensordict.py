@@ -12,17 +12,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
-from torch import Tensor
 from typing_extensions import Self
 
 from .engine.core.state import (
+    FAST_WRITE,
     BatchSizeLike,
     DeviceLike,
     TensorCore,
     as_batch_size,
     as_device,
     check_names,
-    fits_batch,
+    fast_write,
 )
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
@@ -96,29 +96,18 @@ class TensorDict(TensorClass, dynamic=True):
         if lock:
             self.lock_()
 
+    @FAST_WRITE
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
-        n = len(size)
-        if n and self._device is None:
+        if size and self._device is None:
             # The common case, checked first: a str key and a tensor that fits the batch
-            # (fits_batch, its one- and two-dim cases inline: a call per key costs as much
-            # again; a tensor with too few dims raises IndexError).
-            first = size[0]
-            second = size[1] if n > 1 else 0
+            # (the write fast path, state.fast_write, inlined: a call per key costs as much
+            # again).
             for key, value in entries:
                 if key.__class__ is str:
-                    cls = value.__class__
-                    if cls is Tensor:
-                        shape = value.shape
-                        try:
-                            if shape[0] == first and (
-                                n == 1
-                                or (shape[1] == second and (n == 2 or fits_batch(shape, size)))
-                            ):
-                                data[key] = value
-                                continue
-                        except IndexError:
-                            pass
-                    elif cls is dict:
+                    if fast_write(self, key, value):
+                        data[key] = value
+                        continue
+                    if value.__class__ is dict:
                         if type(self)._nested_class is _default_nested_class:
                             # A nested TensorDict, built here (the batch size is known good;
                             # its state set inline: a _new call per level costs ~10% of the
@@ -143,9 +132,10 @@ class TensorDict(TensorClass, dynamic=True):
         for key, value in entries:
             self._fill_one(key, value, size, data)
 
+    @FAST_WRITE
     def _fill_one(self, key: Any, value: Any, size: torch.Size, data: dict[str, Any]) -> None:
         if key.__class__ is str:
-            if value.__class__ is Tensor and self._device is None and fits_batch(value.shape, size):
+            if fast_write(self, key, value):
                 data[key] = value
             else:
                 data[key] = self._convert(key, value)

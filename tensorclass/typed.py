@@ -17,12 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
-from torch import Tensor
 from typing_extensions import Self
 
 from .compiler import TensorClassMeta, install_schema, regenerate_init, resolve_annotations
 from .engine.base import TensorDictBase
-from .engine.core.state import TensorCore, fits_batch
+from .engine.core.state import FAST_WRITE, TensorCore, fast_write
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
 from .errors import FieldTypeError, FrozenInstanceError, KeyNotFoundError
@@ -190,24 +189,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         # Hidden from type checkers: a __getattr__/__setattr__ would make every unknown
         # attribute of a tensor class type-check (as Any). Fields are declared instead.
 
+        @FAST_WRITE
         def __setattr__(self, name: str, value: Any) -> None:
             # Fast path: a plain tensor into a tensor field of an unlocked instance with no
-            # device; the only check left is the batch-size prefix (one int for one dim).
-            if (
-                value.__class__ is Tensor
-                and name in self._tensor_fields
-                and not self._locked
-                and self._device is None
-            ):
-                batch_size = self._batch_size
-                shape = value.shape
-                if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                    shape[0] == batch_size[0]
-                    if len(batch_size) == 1 and shape
-                    else fits_batch(shape, batch_size)
-                ):
-                    self._data[name] = value
-                    return
+            # device; the only check left is the batch-size prefix (state.fast_write, inlined).
+            if fast_write(self, name, value):
+                self._data[name] = value
+                return
             if name in type(self).__tensorclass_schema__.by_name:
                 self._set_field(name, value)
             elif name in SLOT_NAMES or hasattr(getattr(type(self), name, None), "__set__"):

@@ -8,8 +8,8 @@ from ..collection import is_tensor_collection
 from ..keys import NestedKey, unravel_key, unravel_keys
 from ..non_tensor import NonTensorData, NonTensorStack
 from .base import TensorDictBase
+from .lazy import collate as _collate  # noqa: F401  (registers DataLoader collation)
 from .params.extract import from_module, from_modules
-from .storage.parallel import collate as _collate  # noqa: F401  (registers DataLoader collation)
 from .torch_api.functions import cat, stack
 
 __all__ = [

@@ -24,9 +24,8 @@ from .build import from_containers as containers
 from .core.attach import class_op, op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
-from .core.state import BatchSizeLike, DeviceLike, Names
-from .keys.dim_names import DimNames
-from .keys.structure import Structure
+from .core.state import BatchSizeLike, DeviceLike, Names, TensorCore
+from .keys import access, dim_names, structure
 from .leafwise import apply as applying
 from .leafwise import arithmetic, elementwise, factories, tensor_state
 from .leafwise.table import LeafOps
@@ -59,8 +58,7 @@ def _rebuild(
 
 
 class TensorOps(
-    Structure,
-    DimNames,
+    TensorCore,
 ):
     """The operations shared by :class:`TensorDict`, every tensor class and lazy stacks.
 
@@ -73,7 +71,49 @@ class TensorOps(
     # The operations, attached by folder, one line each (``name = module.function``).
 
     # keys/
-    # (keys/ operations go here)
+    # keys/access.py (flatten_keys, unflatten_keys: shape/context.py's ContextOps wraps them)
+    get = access.get
+    __contains__ = access.__contains__
+    keys = access.keys
+    values = access.values
+    items = access.items
+    is_empty = access.is_empty
+    set = access.set
+    set_ = access.set_
+    setdefault = access.setdefault
+    update = access.update
+    update_ = access.update_
+    pop = access.pop
+    del_ = access.del_
+    __delitem__ = access.__delitem__
+    rename_key_ = access.rename_key_
+    select = access.select
+    exclude = access.exclude
+    empty = access.empty
+    filter_non_tensor_data = access.filter_non_tensor_data
+    # keys/dim_names.py
+    refine_names = dim_names.refine_names
+    rename = dim_names.rename
+    rename_ = dim_names.rename_
+    # keys/structure.py
+    clear = structure.clear
+    popitem = structure.popitem
+    filter_empty_ = structure.filter_empty_
+    separates = structure.separates
+    split_keys = structure.split_keys
+    rename_keys = structure.rename_keys
+    replace = structure.replace
+    create_nested = structure.create_nested
+    sorted_keys = op_property(structure.sorted_keys)
+    depth = op_property(structure.depth)
+    entry_class = structure.entry_class
+    is_non_tensor = structure.is_non_tensor
+    non_tensor_items = structure.non_tensor_items
+    get_non_tensor = structure.get_non_tensor
+    set_non_tensor = structure.set_non_tensor
+    param_count = structure.param_count
+    auto_device_ = structure.auto_device_
+    clear_device_ = structure.clear_device_
 
     # shape/
     # batch_dims.py (its view, permute... are called by the context.py ones below)

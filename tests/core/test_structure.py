@@ -158,3 +158,22 @@ def test_import_layers_hold() -> None:
     root = PACKAGE.parent
     done = subprocess.run(["lint-imports"], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_the_classes_are_assembled_from_functions_not_a_stack_of_mixins() -> None:
+    # TensorDict, TensorClass, TensorDictBase, TensorOps, TensorCore, TensorCollection, object
+    assert len(TensorDict.__mro__) <= 8, [c.__name__ for c in TensorDict.__mro__]
+    assert len(LazyStackedTensorDict.__mro__) <= 10, [
+        c.__name__ for c in LazyStackedTensorDict.__mro__
+    ]
+    engine = [c for c in TensorDict.__mro__ if c.__module__.startswith("tensorclass.engine.")]
+    assert [c.__name__ for c in engine] == ["TensorDictBase", "TensorOps", "TensorCore"]
+
+
+def test_an_attached_operation_is_the_function_of_its_folder() -> None:
+    from tensorclass.engine.keys import access
+    from tensorclass.engine.shape import batch_dims
+
+    assert TensorDict.get is access.get
+    assert TensorDict.reshape is batch_dims.reshape
+    assert Pair.reshape is batch_dims.reshape  # one function under every class

@@ -192,3 +192,35 @@ def test_the_reading_can_fail(tmp_path: Path) -> None:
         "add a row `skip.py` (with what it holds) to the section '## nn (`tensorclass/nn/`)'"
     )
     assert [mention.text for mention in dangling(mentions)] == ["gone.py", "memmap/"]
+
+
+def _engine_layers() -> list[str]:
+    """The engine's layers, top first, from its import-linter contract in pyproject.toml."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        if contract.get("containers") == ["tensorclass.engine"]:
+            return [str(layer) for layer in contract["layers"]]
+    raise AssertionError("pyproject.toml has no layers contract for tensorclass.engine")
+
+
+def test_the_folder_table_lists_the_engine_layers_bottom_to_top() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    section = text[text.index("| folder | owns |") :]
+    rows = re.findall(r"^\| `([\w.]+)/?` \|", section.split("\n\n")[0], re.MULTILINE)
+    names = [row.removesuffix(".py") for row in rows]
+    assert names == list(reversed(_engine_layers()))
+
+
+def test_where_do_i_add_answers_the_common_questions() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    table = text[text.index("## Where do I add") : text.index("## Layers")]
+    for question in (
+        "an element-wise op",
+        "a new op",
+        "a new reduction kind",
+        "a storage format",
+        "a `torch.*` function",
+    ):
+        assert question in table, f"{question!r} is not answered under 'Where do I add...'"

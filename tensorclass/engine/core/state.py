@@ -21,15 +21,18 @@ from ...errors import BatchSizeError, KeyNotFoundError, LockedError
 from ...non_tensor import NonTensorData, NonTensorStack
 from ...registry import dynamic_class
 from ...schema import DYNAMIC, AnySchema, FieldKind, nested_from_mapping
+from .inline import Inlined
 from .paths import walk
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict  # built through the registry at run time
 
 __all__ = [
+    "FAST_WRITE",
     "TensorCore",
     "as_batch_size",
     "as_device",
+    "fast_write",
     "fits_batch",
     "nested_from_mapping",
     "set_state",
@@ -99,6 +102,37 @@ def fits_batch(shape: Sequence[int], batch_size: Sequence[int]) -> bool:
     return n == 0 or shape[:n] == batch_size
 
 
+def fast_write(node: TensorCore, key: str, value: Any) -> bool:
+    """Whether a write of ``value`` under the str ``key`` of ``node`` takes the fast path:
+    stored as it is, without :meth:`TensorCore._convert`.
+
+    The one write fast path: a plain tensor, an unlocked instance without a device, a key
+    that takes any tensor (a dynamic schema: ``_fast_set``) or a tensor field of a typed
+    class (``_tensor_fields``; both read as ``_fast_keys``, one lookup), and the batch
+    prefix (``fits_batch``, its one- and two-dim cases inline: a call costs as much again). Every write follows it: ``set``,
+    ``td[key] = v``, a typed class's attribute writes, ``TensorDict(...)``, ``update`` and
+    ``_set_str`` (nested writes). It is inlined into each of them
+    (:data:`FAST_WRITE`), so it is written here only.
+    """
+    return (
+        value.__class__ is Tensor
+        and not node._locked
+        and node._device is None
+        and ((keys := node._fast_keys) is None or key in keys)
+        and (
+            shape[0] == size[0]
+            if (n := len(size := node._batch_size)) == 1 and (shape := value.shape)
+            else shape[0] == size[0] and shape[1] == size[1]
+            if n == 2 and len(shape := value.shape) > 1
+            else fits_batch(value.shape, size)
+        )
+    )
+
+
+#: :func:`fast_write`, inlined into the functions it decorates (see :mod:`.inline`)
+FAST_WRITE = Inlined(fast_write)
+
+
 def as_device(device: DeviceLike) -> torch.device | None:
     """Turn a device spelling into a ``torch.device`` (``None`` stays ``None``)."""
     if device is None or type(device) is torch.device:
@@ -145,6 +179,9 @@ class TensorCore(TensorCollection):
     _fast_set: ClassVar[bool] = True
     #: the keys that take a plain tensor by that fast path in classes without ``_fast_set``
     _tensor_fields: ClassVar[frozenset[str]] = frozenset()
+    #: the two above as the write fast path reads them, in one lookup: ``None`` when any
+    #: key takes a plain tensor (``_fast_set``), else ``_tensor_fields``
+    _fast_keys: ClassVar[frozenset[str] | None] = None
     #: whether instances are locked for good (frozen classes: no key added, replaced or removed)
     _frozen: ClassVar[bool] = False
     #: whether the instance ``__dict__`` is the storage dict (typed classes: a field read is
@@ -159,11 +196,16 @@ class TensorCore(TensorCollection):
     #: class, no other key): reads of every value then need no unwrapping
     _no_wrappers: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._fast_keys = None if cls._fast_set else cls._tensor_fields
+
     @classmethod
     def _derive_flags(cls, schema: AnySchema, blank: type | None) -> None:
         """Derive the class-level flags from the class's schema (when the class is built)."""
         cls._fast_set = schema.dynamic
         cls._tensor_fields = frozenset() if schema.fast_keys is None else schema.fast_keys
+        cls._fast_keys = None if cls._fast_set else cls._tensor_fields
         cls._frozen = schema.frozen
         # Keys that are not fields would shadow methods in an instance dict.
         cls._dict_storage = not schema.extra_keys
@@ -446,26 +488,13 @@ class TensorCore(TensorCollection):
                 out.extend(leaf._own_tensors())  # a lazy stack's: its members'
         return out
 
+    @FAST_WRITE
     def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
         """Set one key of this level: in place when asked and present, else replace."""
         data = self._data
-        if (
-            value.__class__ is Tensor
-            and not inplace
-            and not self._locked
-            and self._device is None
-            and (self._fast_set or key in self._tensor_fields)
-        ):
-            # Fast path: a plain tensor; only the batch prefix to check.
-            batch_size = self._batch_size
-            shape = value.shape
-            if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                shape[0] == batch_size[0]
-                if len(batch_size) == 1 and shape
-                else fits_batch(shape, batch_size)
-            ):
-                data[key] = value
-                return
+        if not inplace and fast_write(self, key, value):
+            data[key] = value
+            return
         if inplace and key in data:
             self._write_inplace(key, value, where)
             return

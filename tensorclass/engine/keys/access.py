@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import countOf
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
 from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
+from ..core.inline import Inlined
 from ..core.paths import walk
+from ..core.self_types import E
 from ..core.state import (
+    FAST_WRITE,
     MISSING,
     BatchSizeLike,
     DeviceLike,
@@ -25,14 +27,42 @@ from ..core.state import (
     as_batch_size,
     as_device,
     check_names,
-    fits_batch,
+    fast_write,
 )
 from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk_is_leaf
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
 
-__all__ = ["KeyAccess"]
+__all__ = [
+    "READ_KEY",
+    "cloned_input",
+    "del_",
+    "empty",
+    "exclude",
+    "filter_non_tensor_data",
+    "flatten_keys",
+    "get",
+    "is_empty",
+    "items",
+    "keys",
+    "pop",
+    "read_path",
+    "read_str",
+    "read_value",
+    "rename_key_",
+    "select",
+    "set",
+    "set_",
+    "setdefault",
+    "unflatten_keys",
+    "update",
+    "update_",
+    "values",
+]
+
+#: ``self`` of the private helpers that also run on nested instances (typed ``TensorCore``)
+C = TypeVar("C", bound=TensorCore)
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
@@ -51,540 +81,580 @@ def read_value(leaf: Any) -> Any:
     return leaf
 
 
-class KeyAccess(TensorCore):
-    """Key-level reads and writes, shared by every tensor class."""
+# -- reading -----------------------------------------------------------------------
 
-    __slots__ = ()
 
-    # -- reading -----------------------------------------------------------------------
+def read_str(node: TensorCore, key: str) -> Any:
+    """The read key walk of a str key: the value under ``key`` (non-tensor wrappers give
+    their value), or ``MISSING``.
 
-    def get(self, key: NestedKey, default: Any = MISSING) -> Any:
-        """The value under ``key`` (a string or nested tuple), or ``default`` if given.
+    With :func:`read_path`, the one key walk of reads: ``get`` and ``td[key]`` call them as
+    ``if (found := read_str(self, key)) is not MISSING: return found``, and
+    :data:`READ_KEY` inlines them there (see :mod:`..core.inline`).
+    """
+    try:
+        leaf = node._data[key]
+    except KeyError:
+        pass
+    else:
+        if leaf.__class__ is Tensor:
+            return leaf
+        return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+    return MISSING
 
-        Non-tensor values come back as themselves (a string, a number, an object).
-        """
-        if key.__class__ is str:
-            try:
-                leaf = self._data[key]
-            except KeyError:
-                pass
-            else:
-                if leaf.__class__ is Tensor:
-                    return leaf
-                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
-            # outside the handler: the error raised here has no internal KeyError chained
-            return self._absent(key) if default is MISSING else default
-        if key.__class__ is tuple:
-            # A tuple of strings naming an existing leaf, walked inline; anything else
-            # (nested tuples, a missing level, a leaf on the way) takes the general path.
-            node: Any = self
-            try:
-                for part in key:
-                    node = node._data[part]
-            except (KeyError, AttributeError, TypeError):
-                pass
-            else:
-                if node.__class__ is Tensor:
-                    return node
-                return node.value() if node.__class__ in _WRAPPED else node
-        flat = unravel_key_tuple(key)
-        if self._has(flat if len(flat) > 1 else flat[0]):
-            return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+
+def read_path(node: TensorCore, key: tuple[Any, ...]) -> Any:
+    """The read key walk of a tuple of strings naming an existing leaf (as
+    :func:`read_str`); ``MISSING`` for anything else (a nested tuple, a missing level, a
+    leaf on the way), which the caller takes by its general path. ``()`` gives ``node``."""
+    leaf: Any = node
+    try:
+        for part in key:
+            leaf = leaf._data[part]
+    except (KeyError, AttributeError, TypeError):
+        pass
+    else:
+        if leaf.__class__ is Tensor:
+            return leaf
+        return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+    return MISSING
+
+
+#: :func:`read_str` and :func:`read_path`, inlined into ``get`` and ``__getitem__``
+READ_KEY = Inlined(read_str, read_path)
+
+
+@READ_KEY
+def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+    """The value under ``key`` (a string or nested tuple), or ``default`` if given.
+
+    Non-tensor values come back as themselves (a string, a number, an object).
+    """
+    if key.__class__ is str:
+        if (found := read_str(self, key)) is not MISSING:  # inlined (READ_KEY)
+            return found
+        # outside the handler: the error raised here has no internal KeyError chained
+        return self._absent(key) if default is MISSING else default
+    if key.__class__ is tuple:
+        # A tuple of strings naming an existing leaf, walked inline; anything else
+        # (nested tuples, a missing level, a leaf on the way) takes the general path.
+        if (found := read_path(self, key)) is not MISSING:  # inlined (READ_KEY)
+            return found
+    flat = unravel_key_tuple(key)
+    if self._has(flat if len(flat) > 1 else flat[0]):
+        return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+    if default is not MISSING:
+        return default
+    return _absent_path(self, flat, key)
+
+
+def _absent_path(self: E, flat: tuple[str, ...], where: object) -> Any:
+    """Reading a missing (nested) key: ``None`` for a declared field of a typed class
+    that is not set, else a ``KeyError`` that names the level where the path breaks."""
+    owner = _owner(self, flat)
+    if owner is not None:
+        return owner._absent(flat[-1], where if len(flat) > 1 else None)
+    raise self._missing_at(flat, where)
+
+
+def __contains__(self: E, key: object) -> bool:
+    if key.__class__ is str:
+        return key in self._data
+    flat = unravel_key_tuple(key)
+    return self._has(flat if len(flat) > 1 else flat[0])
+
+
+def keys(
+    self: E,
+    include_nested: bool = False,
+    leaves_only: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+    *,
+    sort: bool = False,
+) -> KeysView:
+    """The keys; nested ones as tuples when ``include_nested``; no sub-instances when
+    ``leaves_only``.
+
+    ``is_leaf(cls)`` decides which entries are leaves (a nested instance it accepts is
+    not entered; an entry it refuses is left out of ``leaves_only``); ``sort=True``
+    lists the keys in sorted order (nested keys as tuples of their parts).
+    """
+    if is_leaf is None and not sort:
+        return KeysView(self, include_nested, leaves_only)
+    return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
+
+
+def values(
+    self: E,
+    include_nested: bool = False,
+    leaves_only: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+    *,
+    sort: bool = False,
+) -> Iterator[Any]:
+    """The values, in the order of :meth:`keys` (same arguments)."""
+    data = self._data
+    if (
+        is_leaf is None
+        and not sort
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    ):  # one level (no option, or nothing nested): the dict's values
+        if (
+            self._no_wrappers
+            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+            or countOf(map(type, data.values()), Tensor) == len(data)
+        ):
+            return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
+        return map(read_value, list(data.values()))
+    entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+    if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
+        return iter([leaf for _, leaf in entries])
+    return (read_value(leaf) for _, leaf in entries)
+
+
+def items(
+    self: E,
+    include_nested: bool = False,
+    leaves_only: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+    *,
+    sort: bool = False,
+) -> Iterator[tuple[str | tuple[str, ...], Any]]:
+    """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
+    data = self._data
+    if (
+        is_leaf is None
+        and not sort
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    ):  # one level (no option, or nothing nested): the dict's items
+        if (
+            self._no_wrappers
+            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+            or countOf(map(type, data.values()), Tensor) == len(data)
+        ):
+            return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
+        return iter([(key, read_value(leaf)) for key, leaf in data.items()])
+    entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
+    if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
+        return iter(entries)
+    return ((key, read_value(leaf)) for key, leaf in entries)
+
+
+def is_empty(self: E) -> bool:
+    """Whether there is no leaf at all (nested instances without leaves count as empty)."""
+    return _count(self, True, True) == 0
+
+
+# -- writing -----------------------------------------------------------------------
+
+
+@FAST_WRITE
+def set(
+    self: E, key: NestedKey, item: Any, inplace: bool = False, *, non_blocking: bool = False
+) -> E:
+    """Write ``item`` under ``key``; checks its batch size and moves it to the device.
+
+    With ``inplace=True`` an existing tensor is written in place (its storage is kept);
+    a missing key is created. ``non_blocking`` is accepted for ``tensordict``
+    compatibility (writes and device moves here are synchronous).
+    """
+    if key.__class__ is str:
+        if not inplace and fast_write(self, key, item):  # inlined (a frame less)
+            self._data[key] = item
+            return self
+        self._set_str(key, item, inplace)
+    elif key.__class__ is tuple and self._set_existing_path(key, item, inplace):
+        pass
+    else:
+        self._set_path(unravel_key_tuple(key), item, inplace)
+    return self
+
+
+def set_(self: E, key: NestedKey, item: Any, *, non_blocking: bool = False) -> E:
+    """Write ``item`` into the existing entry ``key``, in place (``non_blocking`` is
+    accepted for ``tensordict`` compatibility)."""
+    flat = unravel_key_tuple(key)
+    owner = _owner(self, flat)
+    if owner is None or flat[-1] not in owner._data:
+        raise self._missing_at(flat, key)
+    owner._write_inplace(flat[-1], item, key)
+    return self
+
+
+def setdefault(self: E, key: NestedKey, default: Any, inplace: bool = False) -> Any:
+    """The value under ``key``; if missing, ``default`` is set first (with ``inplace``
+    as :meth:`set` takes it) and returned."""
+    flat = unravel_key_tuple(key)
+    if not self._has(flat if len(flat) > 1 else flat[0]):
+        self.set(key, default, inplace)
+    return self.get(key)
+
+
+def update(
+    self: E,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+    clone: bool = False,
+    inplace: bool = False,
+    *,
+    non_blocking: bool = False,
+    keys_to_update: Iterable[NestedKey] | None = None,
+    is_leaf: Callable[[type], bool] | None = None,
+    update_batch_size: bool = False,
+    ignore_lock: bool = False,
+) -> E:
+    """Write every entry of ``input_dict_or_td`` (a mapping or a tensor class).
+
+    Nested mappings merge into existing nested instances (unless ``is_leaf`` accepts
+    their class: then they replace). Every value is checked before anything is
+    written, so a bad value leaves this instance unchanged. ``keys_to_update`` limits
+    the update to those keys (and the keys nested under them); ``clone`` copies the
+    values first; ``inplace`` writes into existing tensors; ``ignore_lock`` writes even
+    when this instance is locked; ``update_batch_size=True`` takes the batch size of
+    a tensor class given as input (its entries replace the existing ones).
+    """
+    if input_dict_or_td is None:
+        return self
+    other: Any = input_dict_or_td
+    if clone:
+        other = cloned_input(other)
+    if update_batch_size and isinstance(other, TensorCore):
+        return _update_resized(self, other)
+    if ignore_lock and self._locked:
+        self.unlock_()
+        try:
+            return self.update(
+                other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
+            )
+        finally:
+            self.lock_()
+    entries = _entries(other)
+    if keys_to_update is not None:
+        wanted = {unravel_key_tuple(k) for k in keys_to_update}
+        entries = [  # a wanted key selects itself and everything under it
+            (k, v)
+            for k, v in _flat_entries(entries)
+            if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
+        ]
+    plan: list[tuple[TensorCore, str, Any, bool]] = []
+    _plan_update(self, entries, (), inplace, plan, is_leaf)
+    # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
+    # before anything is written)
+    lazy_writes = {
+        i: owner._inplace_writes(key, leaf)  # type: ignore[attr-defined]
+        for i, (owner, key, leaf, write_in_place) in enumerate(plan)
+        if write_in_place and type(owner._data) is not dict
+    }
+    for i, (owner, key, leaf, write_in_place) in enumerate(plan):
+        if i in lazy_writes:
+            for member, part in lazy_writes[i]:
+                member._write_inplace(key, part)
+        elif write_in_place:
+            owner._data[key].copy_(leaf)
+        elif leaf is MISSING:  # None unsets a field of a typed class
+            owner._data.pop(key, None)
+        else:
+            owner._data[key] = leaf
+    return self
+
+
+def _update_resized(self: E, other: TensorCore) -> E:
+    """``update(other, update_batch_size=True)``: take ``other``'s entries and batch
+    size; every other entry must fit it (else nothing changes)."""
+    self._check_unlocked(list(other._data), "replace")
+    saved, saved_size = dict(self._data), self._batch_size
+    try:
+        self._batch_size = other._batch_size  # the new entries are checked against it
+        converted = {key: self._convert(key, leaf) for key, leaf in other._data.items()}
+        self._data.update(converted)
+        self._batch_size = saved_size
+        self._set_batch_size(other._batch_size)  # checks the entries kept
+    except BaseException:
+        self._data.clear()
+        self._data.update(saved)
+        self._batch_size = saved_size
+        raise
+    return self
+
+
+@FAST_WRITE
+def _plan_update(
+    self: TensorCore,
+    entries: Iterable[tuple[Any, Any]],
+    prefix: tuple[str, ...],
+    inplace: bool,
+    plan: list[tuple[TensorCore, str, Any, bool]],
+    is_leaf: Callable[[type], bool] | None = None,
+) -> None:
+    for raw_key, value in entries:
+        flat = unravel_key_tuple(raw_key)
+        if len(flat) > 1:
+            _plan_update(self, [(flat[0], {flat[1:]: value})], prefix, inplace, plan, is_leaf)
+            continue
+        key = flat[0]
+        where = (*prefix, key) if prefix else key
+        if value is None and self._none_unsets(key, where):
+            if self._locked and key in self._data:
+                self._check_unlocked(where, "delete")
+            plan.append((self, key, MISSING, False))
+            continue
+        current = self._data.get(key, MISSING)
+        is_nested_value = isinstance(value, (Mapping, TensorCore)) and (
+            is_leaf is None or not is_leaf(type(value))
+        )
+        if isinstance(current, TensorCore) and is_nested_value:
+            _plan_update(current, _entries(value), (*prefix, key), inplace, plan, is_leaf)
+            continue
+        if current is MISSING or not inplace or not isinstance(current, Tensor):
+            if self._locked:
+                self._check_unlocked(where, "add" if current is MISSING else "replace")
+            leaf = value if fast_write(self, key, value) else self._convert(key, value, where)
+            plan.append((self, key, leaf, False))
+            continue
+        leaf = self._convert(key, value, where)
+        if not isinstance(leaf, Tensor) or leaf.shape != current.shape:
+            shape = list(getattr(leaf, "shape", ()))
+            raise StructureMismatchError(
+                f"cannot update {where!r} in place: stored shape {list(current.shape)}, "
+                f"new value shape {shape}"
+            )
+        plan.append((self, key, leaf, True))
+
+
+def update_(
+    self: E,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+    clone: bool = False,
+    *,
+    non_blocking: bool = False,
+    keys_to_update: Iterable[NestedKey] | None = None,
+) -> E:
+    """Write every entry of ``input_dict_or_td`` in place; every key must already
+    exist (``keys_to_update`` limits the keys written, ``clone`` copies first)."""
+    if input_dict_or_td is None:
+        return self
+    other = input_dict_or_td
+    for key, _ in _flat_entries(_entries(other)):
+        if keys_to_update is not None:
+            break
+        if not self._has(key if len(key) > 1 else key[0]):
+            raise self._missing_at(key, key if len(key) > 1 else key[0])
+    if keys_to_update is not None:
+        for raw in keys_to_update:
+            flat = unravel_key_tuple(raw)
+            if not self._has(flat if len(flat) > 1 else flat[0]):
+                raise self._missing_at(flat, raw)
+    return self.update(other, clone, True, keys_to_update=keys_to_update)
+
+
+# -- removing and renaming -----------------------------------------------------------
+
+
+def pop(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+    """Remove ``key`` and return its value (or ``default`` if given and missing)."""
+    flat = unravel_key_tuple(key)
+    owner = _owner(self, flat)
+    if owner is None or flat[-1] not in owner._data:
         if default is not MISSING:
             return default
-        return self._absent_path(flat, key)
+        raise self._missing_at(flat, key)
+    owner._check_unlocked(key, "delete")
+    return read_value(owner._data.pop(flat[-1]))
 
-    def _absent_path(self, flat: tuple[str, ...], where: object) -> Any:
-        """Reading a missing (nested) key: ``None`` for a declared field of a typed class
-        that is not set, else a ``KeyError`` that names the level where the path breaks."""
-        owner = _owner(self, flat)
-        if owner is not None:
-            return owner._absent(flat[-1], where if len(flat) > 1 else None)
-        raise self._missing_at(flat, where)
 
-    def __contains__(self, key: object) -> bool:
-        if key.__class__ is str:
-            return key in self._data
-        flat = unravel_key_tuple(key)
-        return self._has(flat if len(flat) > 1 else flat[0])
+def del_(self: E, key: NestedKey) -> E:
+    """Delete ``key``; returns this instance."""
+    self.pop(key)
+    return self
 
-    def keys(
-        self,
-        include_nested: bool = False,
-        leaves_only: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-        *,
-        sort: bool = False,
-    ) -> KeysView:
-        """The keys; nested ones as tuples when ``include_nested``; no sub-instances when
-        ``leaves_only``.
 
-        ``is_leaf(cls)`` decides which entries are leaves (a nested instance it accepts is
-        not entered; an entry it refuses is left out of ``leaves_only``); ``sort=True``
-        lists the keys in sorted order (nested keys as tuples of their parts).
-        """
-        if is_leaf is None and not sort:
-            return KeysView(self, include_nested, leaves_only)
-        return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
+def __delitem__(self: E, key: NestedKey) -> None:
+    self.pop(key)
 
-    def values(
-        self,
-        include_nested: bool = False,
-        leaves_only: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-        *,
-        sort: bool = False,
-    ) -> Iterator[Any]:
-        """The values, in the order of :meth:`keys` (same arguments)."""
-        data = self._data
-        if (
-            is_leaf is None
-            and not sort
-            and type(data) is dict
-            and (not (include_nested or leaves_only) or not _nests(data))
-        ):  # one level (no option, or nothing nested): the dict's values
-            if (
-                self._no_wrappers
-                or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-                or countOf(map(type, data.values()), Tensor) == len(data)
-            ):
-                return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
-            return map(read_value, list(data.values()))
-        entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
-        if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
-            return iter([leaf for _, leaf in entries])
-        return (read_value(leaf) for _, leaf in entries)
 
-    def items(
-        self,
-        include_nested: bool = False,
-        leaves_only: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-        *,
-        sort: bool = False,
-    ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
-        """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
-        data = self._data
-        if (
-            is_leaf is None
-            and not sort
-            and type(data) is dict
-            and (not (include_nested or leaves_only) or not _nests(data))
-        ):  # one level (no option, or nothing nested): the dict's items
-            if (
-                self._no_wrappers
-                or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-                or countOf(map(type, data.values()), Tensor) == len(data)
-            ):
-                return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
-            return iter([(key, read_value(leaf)) for key, leaf in data.items()])
-        entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
-        if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
-            return iter(entries)
-        return ((key, read_value(leaf)) for key, leaf in entries)
-
-    def is_empty(self) -> bool:
-        """Whether there is no leaf at all (nested instances without leaves count as empty)."""
-        return _count(self, True, True) == 0
-
-    # -- writing -----------------------------------------------------------------------
-
-    def set(
-        self, key: NestedKey, item: Any, inplace: bool = False, *, non_blocking: bool = False
-    ) -> Self:
-        """Write ``item`` under ``key``; checks its batch size and moves it to the device.
-
-        With ``inplace=True`` an existing tensor is written in place (its storage is kept);
-        a missing key is created. ``non_blocking`` is accepted for ``tensordict``
-        compatibility (writes and device moves here are synchronous).
-        """
-        if key.__class__ is str:
-            if (
-                item.__class__ is Tensor
-                and not inplace
-                and not self._locked
-                and self._device is None
-                and (self._fast_set or key in self._tensor_fields)
-            ):
-                # The fast path of _set_str, inline (a frame less): only the batch prefix.
-                batch_size = self._batch_size
-                shape = item.shape
-                if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                    shape[0] == batch_size[0]
-                    if len(batch_size) == 1 and shape
-                    else fits_batch(shape, batch_size)
-                ):
-                    self._data[key] = item
-                    return self
-            self._set_str(key, item, inplace)
-        elif key.__class__ is tuple and self._set_existing_path(key, item, inplace):
-            pass
-        else:
-            self._set_path(unravel_key_tuple(key), item, inplace)
+def rename_key_(self: E, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> E:
+    """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
+    old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
+    owner = _owner(self, old)
+    if owner is None or old[-1] not in owner._data:
+        raise self._missing_at(old, old_key)
+    if old == new:
         return self
+    if safe and self._has(new if len(new) > 1 else new[0]):
+        raise KeyError(f"cannot rename {old_key!r} to {new_key!r}: the key exists")
+    owner._check_unlocked(old_key, "rename")
+    # Take the entry out first (the new key may lie inside it), put it back on failure.
+    saved = dict(owner._data)
+    leaf = owner._data.pop(old[-1])
+    try:
+        self.set(new_key, leaf)
+    except BaseException:
+        owner._data.clear()
+        owner._data.update(saved)
+        raise
+    return self
 
-    def set_(self, key: NestedKey, item: Any, *, non_blocking: bool = False) -> Self:
-        """Write ``item`` into the existing entry ``key``, in place (``non_blocking`` is
-        accepted for ``tensordict`` compatibility)."""
-        flat = unravel_key_tuple(key)
-        owner = _owner(self, flat)
-        if owner is None or flat[-1] not in owner._data:
-            raise self._missing_at(flat, key)
-        owner._write_inplace(flat[-1], item, key)
-        return self
 
-    def setdefault(self, key: NestedKey, default: Any, inplace: bool = False) -> Any:
-        """The value under ``key``; if missing, ``default`` is set first (with ``inplace``
-        as :meth:`set` takes it) and returned."""
-        flat = unravel_key_tuple(key)
-        if not self._has(flat if len(flat) > 1 else flat[0]):
-            self.set(key, default, inplace)
-        return self.get(key)
+# -- choosing keys ---------------------------------------------------------------------
 
-    def update(
-        self,
-        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
-        clone: bool = False,
-        inplace: bool = False,
-        *,
-        non_blocking: bool = False,
-        keys_to_update: Iterable[NestedKey] | None = None,
-        is_leaf: Callable[[type], bool] | None = None,
-        update_batch_size: bool = False,
-        ignore_lock: bool = False,
-    ) -> Self:
-        """Write every entry of ``input_dict_or_td`` (a mapping or a tensor class).
 
-        Nested mappings merge into existing nested instances (unless ``is_leaf`` accepts
-        their class: then they replace). Every value is checked before anything is
-        written, so a bad value leaves this instance unchanged. ``keys_to_update`` limits
-        the update to those keys (and the keys nested under them); ``clone`` copies the
-        values first; ``inplace`` writes into existing tensors; ``ignore_lock`` writes even
-        when this instance is locked; ``update_batch_size=True`` takes the batch size of
-        a tensor class given as input (its entries replace the existing ones).
-        """
-        if input_dict_or_td is None:
-            return self
-        other: Any = input_dict_or_td
-        if clone:
-            other = cloned_input(other)
-        if update_batch_size and isinstance(other, TensorCore):
-            return self._update_resized(other)
-        if ignore_lock and self._locked:
-            self.unlock_()
-            try:
-                return self.update(
-                    other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
-                )
-            finally:
-                self.lock_()
-        entries = _entries(other)
-        if keys_to_update is not None:
-            wanted = {unravel_key_tuple(k) for k in keys_to_update}
-            entries = [  # a wanted key selects itself and everything under it
-                (k, v)
-                for k, v in _flat_entries(entries)
-                if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
-            ]
-        plan: list[tuple[TensorCore, str, Any, bool]] = []
-        self._plan_update(entries, (), inplace, plan, is_leaf)
-        # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
-        # before anything is written)
-        lazy_writes = {
-            i: owner._inplace_writes(key, leaf)  # type: ignore[attr-defined]
-            for i, (owner, key, leaf, write_in_place) in enumerate(plan)
-            if write_in_place and type(owner._data) is not dict
-        }
-        for i, (owner, key, leaf, write_in_place) in enumerate(plan):
-            if i in lazy_writes:
-                for member, part in lazy_writes[i]:
-                    member._write_inplace(key, part)
-            elif write_in_place:
-                owner._data[key].copy_(leaf)
-            elif leaf is MISSING:  # None unsets a field of a typed class
-                owner._data.pop(key, None)
-            else:
-                owner._data[key] = leaf
-        return self
+def select(
+    self: E,
+    *keys: NestedKey,
+    inplace: bool = False,
+    strict: bool = True,
+    as_tensordict: bool = False,
+) -> E:
+    """A new instance with only ``keys`` (nested keys keep their path).
 
-    def _update_resized(self, other: TensorCore) -> Self:
-        """``update(other, update_batch_size=True)``: take ``other``'s entries and batch
-        size; every other entry must fit it (else nothing changes)."""
-        self._check_unlocked(list(other._data), "replace")
-        saved, saved_size = dict(self._data), self._batch_size
-        try:
-            self._batch_size = other._batch_size  # the new entries are checked against it
-            converted = {key: self._convert(key, leaf) for key, leaf in other._data.items()}
-            self._data.update(converted)
-            self._batch_size = saved_size
-            self._set_batch_size(other._batch_size)  # checks the entries kept
-        except BaseException:
-            self._data.clear()
-            self._data.update(saved)
-            self._batch_size = saved_size
-            raise
-        return self
-
-    def _plan_update(
-        self,
-        entries: Iterable[tuple[Any, Any]],
-        prefix: tuple[str, ...],
-        inplace: bool,
-        plan: list[tuple[TensorCore, str, Any, bool]],
-        is_leaf: Callable[[type], bool] | None = None,
-    ) -> None:
-        for raw_key, value in entries:
-            flat = unravel_key_tuple(raw_key)
-            if len(flat) > 1:
-                self._plan_update([(flat[0], {flat[1:]: value})], prefix, inplace, plan, is_leaf)
-                continue
-            key = flat[0]
-            where = (*prefix, key) if prefix else key
-            if value is None and self._none_unsets(key, where):
-                if self._locked and key in self._data:
-                    self._check_unlocked(where, "delete")
-                plan.append((self, key, MISSING, False))
-                continue
-            current = self._data.get(key, MISSING)
-            is_nested_value = isinstance(value, (Mapping, TensorCore)) and (
-                is_leaf is None or not is_leaf(type(value))
-            )
-            if isinstance(current, KeyAccess) and is_nested_value:
-                current._plan_update(_entries(value), (*prefix, key), inplace, plan, is_leaf)
-                continue
-            if current is MISSING or not inplace or not isinstance(current, Tensor):
-                if self._locked:
-                    self._check_unlocked(where, "add" if current is MISSING else "replace")
-                plan.append((self, key, self._convert(key, value, where), False))
-                continue
-            leaf = self._convert(key, value, where)
-            if not isinstance(leaf, Tensor) or leaf.shape != current.shape:
-                shape = list(getattr(leaf, "shape", ()))
-                raise StructureMismatchError(
-                    f"cannot update {where!r} in place: stored shape {list(current.shape)}, "
-                    f"new value shape {shape}"
-                )
-            plan.append((self, key, leaf, True))
-
-    def update_(
-        self,
-        input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
-        clone: bool = False,
-        *,
-        non_blocking: bool = False,
-        keys_to_update: Iterable[NestedKey] | None = None,
-    ) -> Self:
-        """Write every entry of ``input_dict_or_td`` in place; every key must already
-        exist (``keys_to_update`` limits the keys written, ``clone`` copies first)."""
-        if input_dict_or_td is None:
-            return self
-        other = input_dict_or_td
-        for key, _ in _flat_entries(_entries(other)):
-            if keys_to_update is not None:
-                break
-            if not self._has(key if len(key) > 1 else key[0]):
-                raise self._missing_at(key, key if len(key) > 1 else key[0])
-        if keys_to_update is not None:
-            for raw in keys_to_update:
-                flat = unravel_key_tuple(raw)
-                if not self._has(flat if len(flat) > 1 else flat[0]):
-                    raise self._missing_at(flat, raw)
-        return self.update(other, clone, True, keys_to_update=keys_to_update)
-
-    # -- removing and renaming -----------------------------------------------------------
-
-    def pop(self, key: NestedKey, default: Any = MISSING) -> Any:
-        """Remove ``key`` and return its value (or ``default`` if given and missing)."""
-        flat = unravel_key_tuple(key)
-        owner = _owner(self, flat)
-        if owner is None or flat[-1] not in owner._data:
-            if default is not MISSING:
-                return default
-            raise self._missing_at(flat, key)
-        owner._check_unlocked(key, "delete")
-        return read_value(owner._data.pop(flat[-1]))
-
-    def del_(self, key: NestedKey) -> Self:
-        """Delete ``key``; returns this instance."""
-        self.pop(key)
-        return self
-
-    def __delitem__(self, key: NestedKey) -> None:
-        self.pop(key)
-
-    def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> Self:
-        """Move the entry ``old_key`` to ``new_key`` (``safe=True`` refuses to overwrite)."""
-        old, new = unravel_key_tuple(old_key), unravel_key_tuple(new_key)
-        owner = _owner(self, old)
-        if owner is None or old[-1] not in owner._data:
-            raise self._missing_at(old, old_key)
-        if old == new:
-            return self
-        if safe and self._has(new if len(new) > 1 else new[0]):
-            raise KeyError(f"cannot rename {old_key!r} to {new_key!r}: the key exists")
-        owner._check_unlocked(old_key, "rename")
-        # Take the entry out first (the new key may lie inside it), put it back on failure.
-        saved = dict(owner._data)
-        leaf = owner._data.pop(old[-1])
-        try:
-            self.set(new_key, leaf)
-        except BaseException:
-            owner._data.clear()
-            owner._data.update(saved)
-            raise
-        return self
-
-    # -- choosing keys ---------------------------------------------------------------------
-
-    def select(
-        self,
-        *keys: NestedKey,
-        inplace: bool = False,
-        strict: bool = True,
-        as_tensordict: bool = False,
-    ) -> Self:
-        """A new instance with only ``keys`` (nested keys keep their path).
-
-        ``strict=False`` skips keys that are missing instead of raising;
-        ``as_tensordict=True`` gives a ``TensorDict`` (for a typed class).
-        """
-        tree = _key_tree(keys)
-        data = _select(self, tree, strict, ())
-        if as_tensordict and not inplace:
-            return self._as_dynamic()._like(data)  # type: ignore[return-value]
-        if inplace:
-            self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "select")
-            self._data.clear()
-            self._data.update(data)
-            return self
-        return self._like(data)
-
-    def exclude(self, *keys: NestedKey, inplace: bool = False) -> Self:
-        """A new instance without ``keys`` (missing keys are ignored)."""
-        tree = _key_tree(keys)
-        data = _exclude(self, tree)
-        if inplace:
-            self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "exclude")
-            self._data.clear()
-            self._data.update(data)
-            return self
-        return self._like(data)
-
-    def empty(
-        self,
-        recurse: bool = False,
-        *,
-        batch_size: BatchSizeLike = None,
-        device: DeviceLike = MISSING,
-        names: Sequence[str | None] | None = MISSING,
-    ) -> Self:
-        """An unlocked instance of the same class, batch size, device and names, with no
-        tensors.
-
-        ``recurse=True`` keeps the nested instances (emptied) and the non-tensor values.
-        ``batch_size=`` gives another batch size (nested instances keep their extra dims),
-        ``device=`` another device (``None``: none), ``names=`` other dim names (by
-        default the names are kept when the number of batch dims is).
-
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict({"a": torch.zeros(3), "b": {"c": torch.ones(3)}}, [3])
-        >>> list(td.empty(recurse=True).keys(include_nested=True)), td.empty().batch_size
-        (['b'], torch.Size([3]))
-        >>> td.empty(batch_size=[]).batch_size
-        torch.Size([])
-        """
-        size = self._batch_size if batch_size is None else as_batch_size(batch_size)
-        where = self._device if device is MISSING else as_device(device)
-        return self._emptied(recurse, size, where, names)
-
-    def _emptied(
-        self,
-        recurse: bool,
-        size: torch.Size,
-        device: torch.device | None,
-        names: Sequence[str | None] | None,
-    ) -> Self:
-        old = len(self._batch_size)
-        data: dict[str, Any] = {}
-        if recurse:
-            for key, leaf in self._data.items():
-                if isinstance(leaf, KeyAccess):
-                    nested = torch.Size((*size, *leaf._batch_size[old:]))
-                    data[key] = leaf._emptied(True, nested, device, None)
-                elif type(leaf) is NonTensorData or (
-                    type(leaf) is NonTensorStack and leaf.shape == size
-                ):
-                    data[key] = leaf
-        if names is MISSING:
-            kept = self._names if len(size) == old else None
-        else:
-            kept = check_names(names, len(size))
-        return type(self)._new(data, size, device, kept)
-
-    def filter_non_tensor_data(self) -> Self:
-        """A new instance without the non-tensor entries (recursively)."""
-        data = {
-            key: leaf.filter_non_tensor_data() if isinstance(leaf, KeyAccess) else leaf
-            for key, leaf in self._data.items()
-            if not isinstance(leaf, _NON_TENSOR)
-        }
-        return self._like(data)
-
-    def flatten_keys(
-        self,
-        separator: str = ".",
-        inplace: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-    ) -> TensorDict:
-        """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``.
-
-        ``inplace=True`` rewrites this instance instead (a ``TensorDict``: a typed class
-        keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
-        whole.
-        """
-        flat: dict[str, Any] = {}
-        if is_leaf is not None:  # values that are not tensor classes stay leaves
-            given = is_leaf
-            is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
-        for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
-            name = key if type(key) is str else separator.join(key)
-            if name in flat:
-                raise StructureMismatchError(
-                    f"flatten_keys: two keys become {name!r}; choose another separator"
-                )
-            flat[name] = leaf
-        if inplace:
-            return self._rewrite_keys(flat, "flatten_keys")
-        return self._as_dynamic()._like(flat)
-
-    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> TensorDict:
-        """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``.
-
-        ``inplace=True`` rewrites this instance instead (a ``TensorDict``).
-        """
-        result = self._as_dynamic()._like({})
-        origin: dict[tuple[str, ...], str] = {}  # each path set, and the key it came from
-        for key, leaf in self._data.items():
-            if isinstance(leaf, KeyAccess):
-                leaf = leaf.unflatten_keys(separator)
-            _place(result, tuple(key.split(separator)), leaf, key, origin)
-        if inplace:
-            return self._rewrite_keys(result._data, "unflatten_keys")
-        return result
-
-    def _rewrite_keys(self, data: dict[str, Any], what: str) -> TensorDict:
-        """Replace every entry with ``data`` (the in-place key rewrites)."""
-        if not type(self).__tensorclass_schema__.dynamic:
-            raise SchemaError(
-                f"{what}(inplace=True): {type(self).__name__} has fixed fields; use the "
-                f"returned TensorDict instead"
-            )
-        if list(data) != list(self._data):
-            self._check_unlocked(list(self._data), what)
+    ``strict=False`` skips keys that are missing instead of raising;
+    ``as_tensordict=True`` gives a ``TensorDict`` (for a typed class).
+    """
+    tree = _key_tree(keys)
+    data = _select(self, tree, strict, ())
+    if as_tensordict and not inplace:
+        return self._as_dynamic()._like(data)  # type: ignore[return-value]
+    if inplace:
+        self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "select")
         self._data.clear()
         self._data.update(data)
-        return self  # type: ignore[return-value]  # a dynamic class: a TensorDict
+        return self
+    return self._like(data)
+
+
+def exclude(self: E, *keys: NestedKey, inplace: bool = False) -> E:
+    """A new instance without ``keys`` (missing keys are ignored)."""
+    tree = _key_tree(keys)
+    data = _exclude(self, tree)
+    if inplace:
+        self._check_unlocked(keys[0] if len(keys) == 1 else list(keys), "exclude")
+        self._data.clear()
+        self._data.update(data)
+        return self
+    return self._like(data)
+
+
+def empty(
+    self: E,
+    recurse: bool = False,
+    *,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = MISSING,
+    names: Sequence[str | None] | None = MISSING,
+) -> E:
+    """An unlocked instance of the same class, batch size, device and names, with no
+    tensors.
+
+    ``recurse=True`` keeps the nested instances (emptied) and the non-tensor values.
+    ``batch_size=`` gives another batch size (nested instances keep their extra dims),
+    ``device=`` another device (``None``: none), ``names=`` other dim names (by
+    default the names are kept when the number of batch dims is).
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"a": torch.zeros(3), "b": {"c": torch.ones(3)}}, [3])
+    >>> list(td.empty(recurse=True).keys(include_nested=True)), td.empty().batch_size
+    (['b'], torch.Size([3]))
+    >>> td.empty(batch_size=[]).batch_size
+    torch.Size([])
+    """
+    size = self._batch_size if batch_size is None else as_batch_size(batch_size)
+    where = self._device if device is MISSING else as_device(device)
+    return _emptied(self, recurse, size, where, names)
+
+
+def _emptied(
+    self: C,
+    recurse: bool,
+    size: torch.Size,
+    device: torch.device | None,
+    names: Sequence[str | None] | None,
+) -> C:
+    old = len(self._batch_size)
+    data: dict[str, Any] = {}
+    if recurse:
+        for key, leaf in self._data.items():
+            if isinstance(leaf, TensorCore):
+                nested = torch.Size((*size, *leaf._batch_size[old:]))
+                data[key] = _emptied(leaf, True, nested, device, None)
+            elif type(leaf) is NonTensorData or (
+                type(leaf) is NonTensorStack and leaf.shape == size
+            ):
+                data[key] = leaf
+    if names is MISSING:
+        kept = self._names if len(size) == old else None
+    else:
+        kept = check_names(names, len(size))
+    return type(self)._new(data, size, device, kept)
+
+
+def filter_non_tensor_data(self: E) -> E:
+    """A new instance without the non-tensor entries (recursively)."""
+    data = {
+        key: cast(Any, leaf).filter_non_tensor_data() if isinstance(leaf, TensorCore) else leaf
+        for key, leaf in self._data.items()
+        if not isinstance(leaf, _NON_TENSOR)
+    }
+    return self._like(data)
+
+
+def flatten_keys(
+    self: TensorCore,
+    separator: str = ".",
+    inplace: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+) -> TensorDict:
+    """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``.
+
+    ``inplace=True`` rewrites this instance instead (a ``TensorDict``: a typed class
+    keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
+    whole.
+    """
+    flat: dict[str, Any] = {}
+    if is_leaf is not None:  # values that are not tensor classes stay leaves
+        given = is_leaf
+        is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
+    for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
+        name = key if type(key) is str else separator.join(key)
+        if name in flat:
+            raise StructureMismatchError(
+                f"flatten_keys: two keys become {name!r}; choose another separator"
+            )
+        flat[name] = leaf
+    if inplace:
+        return _rewrite_keys(self, flat, "flatten_keys")
+    return self._as_dynamic()._like(flat)
+
+
+def unflatten_keys(self: TensorCore, separator: str = ".", inplace: bool = False) -> TensorDict:
+    """A TensorDict where ``"a.b"`` becomes the nested key ``("a", "b")``.
+
+    ``inplace=True`` rewrites this instance instead (a ``TensorDict``).
+    """
+    result = self._as_dynamic()._like({})
+    origin: dict[tuple[str, ...], str] = {}  # each path set, and the key it came from
+    for key, leaf in self._data.items():
+        if isinstance(leaf, TensorCore):
+            leaf = cast(Any, leaf).unflatten_keys(separator)
+        _place(result, tuple(key.split(separator)), leaf, key, origin)
+    if inplace:
+        return _rewrite_keys(self, result._data, "unflatten_keys")
+    return result
+
+
+def _rewrite_keys(self: TensorCore, data: dict[str, Any], what: str) -> TensorDict:
+    """Replace every entry with ``data`` (the in-place key rewrites)."""
+    if not type(self).__tensorclass_schema__.dynamic:
+        raise SchemaError(
+            f"{what}(inplace=True): {type(self).__name__} has fixed fields; use the "
+            f"returned TensorDict instead"
+        )
+    if list(data) != list(self._data):
+        self._check_unlocked(list(self._data), what)
+    self._data.clear()
+    self._data.update(data)
+    return self  # type: ignore[return-value]  # a dynamic class: a TensorDict
 
 
 def _place(

@@ -3,7 +3,7 @@ and the views ``keys()`` returns (:class:`KeysView`, :class:`FilteredKeysView`).
 
 A nested key is a tuple of strings; a walk lists a nested instance before its entries
 (unless ``leaves_only``) and enters it when ``include_nested``. ``is_leaf(cls)`` may decide
-what a leaf is, and ``sort=True`` sorts the keys (see :meth:`~.access.KeyAccess.keys`).
+what a leaf is, and ``sort=True`` sorts the keys (see :func:`~.access.keys`).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _entries_of(
     is_leaf: Callable[[type], bool] | None,
     sort: bool,
 ) -> list[tuple[str | tuple[str, ...], Any]]:
-    """The ``(key, leaf)`` pairs :meth:`KeyAccess.keys` and its siblings list."""
+    """The ``(key, leaf)`` pairs :func:`.access.keys` and its siblings list."""
     data = node._data
     out: list[tuple[str | tuple[str, ...], Any]]
     if (
@@ -208,7 +208,7 @@ class KeysView:
 
 
 class FilteredKeysView(KeysView):
-    """The keys listed with ``is_leaf`` or ``sort`` (see :meth:`KeyAccess.keys`)."""
+    """The keys listed with ``is_leaf`` or ``sort`` (see :func:`.access.keys`)."""
 
     __slots__ = ("_is_leaf", "_sort")
 

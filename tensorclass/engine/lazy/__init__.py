@@ -5,5 +5,5 @@
 members, :mod:`.maths` element-wise maths member by member, :mod:`.ragged` reads of keys whose
 members differ in shape, :mod:`.cat` the torch functions it answers itself, :mod:`.pytree`
 ``torch.func`` over lazy stacks, :mod:`.forward` the names read from the members' class and
-:mod:`.restack` ``to_lazystack``/``densify``. Builds on :mod:`..ops` and below.
+:mod:`.collate` ``DataLoader`` batching (dense or lazy stacks). The top of the engine: builds on everything below.
 """

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from ...errors import StructureMismatchError
-from ...registry import lazy_class
+from ..core.lazy_stacks import is_lazy_stack
 from ..core.state import TensorCore
 from ..shape.batch_dims import batch_dim
 from .maths import _each_member
@@ -36,7 +36,7 @@ __all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
 def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
     """Concatenate instances along batch dim ``dim`` when one of them is a lazy stack."""
     items = list(items)
-    stacks = [item for item in items if isinstance(item, lazy_class())]
+    stacks = [item for item in items if is_lazy_stack(item)]
     like = stacks[0]
     for index, item in enumerate(items):
         if not isinstance(item, TensorCore):

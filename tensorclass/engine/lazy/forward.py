@@ -92,7 +92,7 @@ MEMBER_CLASS_NAMES = (
     "to_tensordict",
     "to_zarr",
     "validate",
-    # tables (table_methods.py)
+    # tables (storage/tables/methods.py)
     "from_arrow",
     "from_csv",
     "from_json",

@@ -21,7 +21,7 @@ from torch.nn import functional
 
 from ...errors import StructureMismatchError
 from ...keys import NestedKey
-from ...registry import lazy_class
+from ..core.lazy_stacks import is_lazy_stack
 from ..core.state import MISSING
 from ..ops import TensorOps
 from .self_type import S
@@ -166,5 +166,5 @@ def densify(self: S, layout: torch.layout = torch.strided) -> Any:
                 data[key] = torch.nested.nested_tensor(values, layout=layout)
         else:
             leaf = leaves[key]
-            data[key] = leaf.densify(layout) if isinstance(leaf, lazy_class()) else leaf
+            data[key] = leaf.densify(layout) if is_lazy_stack(leaf) else leaf
     return type(self)._new(data, self._batch_size, self._device, self._names)

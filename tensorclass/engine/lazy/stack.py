@@ -44,7 +44,7 @@ from typing_extensions import Self
 from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import stack_non_tensors
-from ...registry import dynamic_class, register_lazy_class
+from ...registry import dynamic_class, register_lazy_class, register_lazy_stack_function
 from ...switches import printoption
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
@@ -1357,3 +1357,4 @@ def maybe_dense_stack(items: Sequence[T], dim: int = 0) -> T:
 
 
 register_lazy_class(LazyStackedTensorDict)  # what the constructors of every class stack with
+register_lazy_stack_function(lazy_stack)  # what the operations below lazy stacks stack with

@@ -26,7 +26,7 @@ from torch import Tensor
 
 from ..core.self_types import E
 from ..core.state import TensorCore
-from ..keys.access import KeyAccess
+from ..keys import access
 from .batch_dims import (
     _flatten,
     _permute,
@@ -235,7 +235,7 @@ def flatten_keys(
     ``is_leaf`` keeps the nested instances whose class it accepts whole. As a context
     manager, the entries of the flat result are written back (nested again) on exit.
     """
-    result = KeyAccess.flatten_keys(self, separator, inplace, is_leaf)
+    result = access.flatten_keys(self, separator, inplace, is_leaf)
     return self._remember(result, _undo_flatten_keys, separator, inplace)
 
 
@@ -243,7 +243,7 @@ def unflatten_keys(self: E, separator: str = ".", inplace: bool = False) -> Tens
     """Keys holding ``separator`` split into nested keys (``"a.b"`` becomes
     ``("a", "b")``); ``inplace=True`` rewrites this instance. As a context manager,
     the entries of the result are written back (flattened again) on exit."""
-    result = KeyAccess.unflatten_keys(self, separator, inplace)
+    result = access.unflatten_keys(self, separator, inplace)
     return self._remember(result, _undo_unflatten_keys, separator, inplace)
 
 

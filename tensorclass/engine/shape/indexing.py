@@ -23,8 +23,8 @@ from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
 from ..core.self_types import E
-from ..core.state import _NO_DIMS, MISSING, Names, TensorCore, fits_batch
-from ..keys.access import _WRAPPED, read_value
+from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
+from ..keys.access import READ_KEY, read_path, read_str, read_value
 
 __all__ = [
     "BatchIndex",
@@ -194,58 +194,34 @@ def __getitem__(self: E, index: tuple[NestedKey, ...]) -> Any: ...
 def __getitem__(self: E, index: BatchIndex) -> E: ...
 
 
+@READ_KEY
 def __getitem__(self: E, index: Any) -> Any:
     """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
     cls = index.__class__
     if cls is str:
-        try:
-            leaf = self._data[index]
-        except KeyError:
-            pass
-        else:
-            if leaf.__class__ is Tensor:
-                return leaf
-            return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        if (found := read_str(self, index)) is not MISSING:  # inlined (as in get)
+            return found
         return self._absent(index)  # outside the handler: nothing chained
     if cls is tuple:
-        # A tuple of strings naming an existing leaf, walked inline (as in get).
-        leaf = self
-        try:
-            for part in index:
-                leaf = leaf._data[part]
-        except (KeyError, AttributeError, TypeError):
-            pass
-        else:
-            if leaf.__class__ is Tensor:
-                return leaf
-            if leaf is not self:
-                return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        # A tuple of strings naming an existing leaf, walked inline (as in get); ()
+        # indexes the batch.
+        if index:
+            if (found := read_path(self, index)) is not MISSING:  # inlined
+                return found
         if index and _is_key_tuple(index):
             return self.get(index)
         _check_no_key_parts(index)
     return self._index(index)
 
 
+@FAST_WRITE
 def __setitem__(self: E, index: Any, value: Any) -> None:
     """``td["key"] = v`` writes a key; ``td[idx] = v`` writes batch elements."""
     cls = index.__class__
     if cls is str:
-        if (
-            value.__class__ is Tensor
-            and not self._locked
-            and self._device is None
-            and (self._fast_set or index in self._tensor_fields)
-        ):
-            # The fast path of _set_str, inline (a frame less): only the batch prefix.
-            batch_size = self._batch_size
-            shape = value.shape
-            if (  # fits_batch, its one-dim case inline (a call costs as much again)
-                shape[0] == batch_size[0]
-                if len(batch_size) == 1 and shape
-                else fits_batch(shape, batch_size)
-            ):
-                self._data[index] = value
-                return
+        if fast_write(self, index, value):  # inlined (a frame less)
+            self._data[index] = value
+            return
         self._set_str(index, value)
     elif cls is tuple and self._set_existing_path(index, value, False):
         pass

@@ -3,7 +3,7 @@
 The buffer is one ``uint8`` storage; each tensor (in the order of a walk of the tree: keys
 in order, lazy-stack members in order) sits at an offset aligned to 16 bytes (the layout of
 :mod:`.wire_pack`) and is read through ``Tensor.view(dtype)``. Buffers made here are kept
-in a weak set of storages, so :meth:`Consolidation.is_consolidated` can tell a consolidated
+in a weak set of storages, so :func:`is_consolidated` can tell a consolidated
 instance from one whose leaves merely share memory: it holds when every tensor is a view
 into one such buffer, at the offsets the layout gives, and the buffer holds nothing else.
 In-place writes keep it; replacing, adding or removing a tensor ends it.
@@ -29,28 +29,35 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
+from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
+from ..core.self_types import B
 from ..core.state import TensorCore
-from ..lazy.stack import LazyStackedTensorDict, lazy_stack
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .flat_buffer import byte_layout, views_into
 from .memmap.options import in_background
 from .memmap.tensor import PathLike
-from .methods import StorageMethods
+from .parallel import methods as parallel_methods
 
-__all__ = ["Consolidation", "from_consolidated", "tensors_of"]
+__all__ = [
+    "consolidate",
+    "from_consolidated",
+    "from_consolidated_as",
+    "is_consolidated",
+    "share_memory_",
+    "tensors_of",
+]
 
 Spec = tuple[int, torch.dtype, tuple[int, ...], tuple[int, ...]]
 
 
 def rebuild_tree(node: TensorCore, leaf: Callable[[Tensor], Any], *, inplace: bool) -> Any:
     """``node`` with every tensor replaced by ``leaf(tensor)`` (same walk order)."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         members = [rebuild_tree(m, leaf, inplace=inplace) for m in node.members]
-        return node if inplace else lazy_stack(members, node.stack_dim)
+        return node if inplace else stack_lazily(members, node.stack_dim)
     data: dict[str, Any] = {}
     for key, value in node._data.items():
         if isinstance(value, Tensor):
@@ -113,7 +120,7 @@ def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
 
 
 def _fill(node: TensorCore, views: _Views) -> None:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for member in node.members:
             _fill(member, views)
         return
@@ -135,8 +142,8 @@ def _skeleton(node: TensorCore, start: int) -> TensorCore:
 
 
 def _copy_locks(source: TensorCore, target: TensorCore) -> None:
-    if isinstance(source, LazyStackedTensorDict):
-        assert isinstance(target, LazyStackedTensorDict)
+    if is_lazy_stack(source):
+        assert is_lazy_stack(target)
         for mine, theirs in zip(source.members, target.members):
             _copy_locks(mine, theirs)
     else:
@@ -163,168 +170,165 @@ def _copy_into(
             copy(pair)
 
 
-class Consolidation(StorageMethods):
-    """``consolidate``, ``is_consolidated``, ``from_consolidated``, and the one-buffer
-    forms of pickling, ``to(device)`` and ``share_memory_`` they enable."""
+def is_consolidated(self: B) -> bool:
+    """Whether every tensor is a view into the one buffer :meth:`consolidate` made
+    (in-place writes keep it; replacing, adding or removing a tensor ends it).
 
-    __slots__ = ()
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict(a=torch.zeros(3))
+    >>> td.is_consolidated(), td.consolidate().is_consolidated()
+    (False, True)
+    """
+    return buffer_of(self) is not None
 
-    def is_consolidated(self) -> bool:
-        """Whether every tensor is a view into the one buffer :meth:`consolidate` made
-        (in-place writes keep it; replacing, adding or removing a tensor ends it).
 
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict(a=torch.zeros(3))
-        >>> td.is_consolidated(), td.consolidate().is_consolidated()
-        (False, True)
-        """
-        return buffer_of(self) is not None
+def consolidate(
+    self: B,
+    filename: PathLike | None = None,
+    *,
+    num_threads: int = 0,
+    device: torch.device | str | int | None = None,
+    non_blocking: bool = False,
+    inplace: bool = False,
+    return_early: bool = False,
+    use_buffer: bool = False,
+    share_memory: bool = False,
+    pin_memory: bool = False,
+    metadata: bool = False,
+) -> Any:
+    """Copy every tensor into one contiguous byte buffer; return an instance whose
+    tensors are views into it (locked, as in tensordict), or ``self`` with
+    ``inplace=True``.
 
-    def consolidate(
-        self,
-        filename: PathLike | None = None,
-        *,
-        num_threads: int = 0,
-        device: torch.device | str | int | None = None,
-        non_blocking: bool = False,
-        inplace: bool = False,
-        return_early: bool = False,
-        use_buffer: bool = False,
-        share_memory: bool = False,
-        pin_memory: bool = False,
-        metadata: bool = False,
-    ) -> Any:
-        """Copy every tensor into one contiguous byte buffer; return an instance whose
-        tensors are views into it (locked, as in tensordict), or ``self`` with
-        ``inplace=True``.
+    Pickling, ``to(device)`` and ``share_memory_()`` of the result then handle one
+    buffer instead of one tensor per leaf. An instance that is consolidated already is
+    returned as it is, unless ``filename``, ``device`` or ``share_memory=True`` asks for a
+    buffer it does not have (a new consolidated instance is then made). ``filename`` puts the buffer in that file (memory-mapped, so
+    in-place writes reach it) followed by a JSON description of the tree, which
+    :meth:`from_consolidated` reads back. ``device`` chooses the buffer's device (the
+    instance's by default); ``share_memory``/``pin_memory`` place it in shared or
+    pinned memory (pinning needs an accelerator and is skipped without one);
+    ``num_threads`` copies leaves in parallel, and ``return_early=True`` returns a
+    :class:`concurrent.futures.Future` of the result. ``use_buffer`` and ``metadata``
+    are accepted and change nothing (the structure is always known).
 
-        Pickling, ``to(device)`` and ``share_memory_()`` of the result then handle one
-        buffer instead of one tensor per leaf. An instance that is consolidated already is
-        returned as it is, unless ``filename``, ``device`` or ``share_memory=True`` asks for a
-        buffer it does not have (a new consolidated instance is then made). ``filename`` puts the buffer in that file (memory-mapped, so
-        in-place writes reach it) followed by a JSON description of the tree, which
-        :meth:`from_consolidated` reads back. ``device`` chooses the buffer's device (the
-        instance's by default); ``share_memory``/``pin_memory`` place it in shared or
-        pinned memory (pinning needs an accelerator and is skipped without one);
-        ``num_threads`` copies leaves in parallel, and ``return_early=True`` returns a
-        :class:`concurrent.futures.Future` of the result. ``use_buffer`` and ``metadata``
-        are accepted and change nothing (the structure is always known).
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.arange(3)}, batch_size=[3])
+    >>> c = td.consolidate()
+    >>> c["a"].untyped_storage() is c["b", "c"].untyped_storage()
+    True
+    """
+    del use_buffer, metadata
+    if filename is not None and device is not None and torch.device(device).type != "cpu":
+        raise ValueError(f"consolidate: filename= needs device='cpu'; got device={device!r}")
+    buffer = buffer_of(self)
+    if buffer is not None and filename is None and not _asks_change(buffer, device, share_memory):
+        return self  # consolidated already, as asked
 
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.arange(3)}, batch_size=[3])
-        >>> c = td.consolidate()
-        >>> c["a"].untyped_storage() is c["b", "c"].untyped_storage()
-        True
-        """
-        del use_buffer, metadata
-        if filename is not None and device is not None and torch.device(device).type != "cpu":
-            raise ValueError(f"consolidate: filename= needs device='cpu'; got device={device!r}")
-        buffer = buffer_of(self)
-        if (
-            buffer is not None
-            and filename is None
-            and not _asks_change(buffer, device, share_memory)
-        ):
-            return self  # consolidated already, as asked
+    def run() -> Any:
+        return _consolidate(
+            self, filename, num_threads, device, non_blocking, inplace, share_memory, pin_memory
+        )
 
-        def run() -> Any:
-            return self._consolidate(
-                filename, num_threads, device, non_blocking, inplace, share_memory, pin_memory
-            )
+    return in_background(run) if return_early else run()
 
-        return in_background(run) if return_early else run()
 
-    def _consolidate(
-        self,
-        filename: PathLike | None,
-        num_threads: int,
-        device: torch.device | str | int | None,
-        non_blocking: bool,
-        inplace: bool,
-        share_memory: bool,
-        pin_memory: bool,
-    ) -> Self:
-        tensors = tensors_of(self)
-        _, total = byte_layout(tensors)
-        if filename is not None:
-            buffer = write_file(self, filename, total)
-        else:
-            where = torch.device(device) if device is not None else self._buffer_device(tensors)
-            buffer = torch.empty(total, dtype=torch.uint8, device=where)
-            if share_memory and where.type == "cpu":
-                buffer.share_memory_()  # type: ignore[no-untyped-call]
-            if pin_memory and where.type == "cpu" and torch.cuda.is_available():
-                buffer = buffer.pin_memory()
-        views = views_into(buffer, tensors)
-        _copy_into(views, tensors, num_threads, non_blocking)
-        register_buffer(buffer)
-        moved = None if device is None and filename is None else buffer.device
-        found = iter(views)
-        result: Self = rebuild_tree(self, lambda _: next(found), inplace=inplace)
-        if moved is not None:
-            _set_devices(result, moved)
-        return result if inplace else result.lock_()
+def _consolidate(
+    self: B,
+    filename: PathLike | None,
+    num_threads: int,
+    device: torch.device | str | int | None,
+    non_blocking: bool,
+    inplace: bool,
+    share_memory: bool,
+    pin_memory: bool,
+) -> B:
+    tensors = tensors_of(self)
+    _, total = byte_layout(tensors)
+    if filename is not None:
+        buffer = write_file(self, filename, total)
+    else:
+        where = torch.device(device) if device is not None else _buffer_device(self, tensors)
+        buffer = torch.empty(total, dtype=torch.uint8, device=where)
+        if share_memory and where.type == "cpu":
+            buffer.share_memory_()  # type: ignore[no-untyped-call]
+        if pin_memory and where.type == "cpu" and torch.cuda.is_available():
+            buffer = buffer.pin_memory()
+    views = views_into(buffer, tensors)
+    _copy_into(views, tensors, num_threads, non_blocking)
+    register_buffer(buffer)
+    moved = None if device is None and filename is None else buffer.device
+    found = iter(views)
+    result: B = rebuild_tree(self, lambda _: next(found), inplace=inplace)
+    if moved is not None:
+        _set_devices(result, moved)
+    return result if inplace else result.lock_()
 
-    def _buffer_device(self, tensors: list[Tensor]) -> torch.device:
-        if self._device is not None:
-            return self._device
-        return tensors[0].device if tensors else torch.device("cpu")
 
-    @classmethod
-    def from_consolidated(cls, filename: PathLike) -> Self:
-        """Read a file written by ``consolidate(filename=...)``: the tensors are views into
-        one copy-on-write mapping of the file (writes do not reach it); the result is
-        consolidated and not locked. Nothing is unpickled; the file's classes must be
-        imported (see :func:`tensorclass.from_consolidated`).
+def _buffer_device(self: B, tensors: list[Tensor]) -> torch.device:
+    if self._device is not None:
+        return self._device
+    return tensors[0].device if tensors else torch.device("cpu")
 
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     _ = td.consolidate(filename=f"{path}/td.bin")
-        ...     loaded = TensorDict.from_consolidated(f"{path}/td.bin")
-        ...     loaded["b", "c"].tolist(), loaded.is_consolidated()
-        ([1.0, 1.0, 1.0], True)
-        """
-        result = from_consolidated(filename)
-        if not isinstance(result, cls):
-            raise TypeError(
-                f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {cls.__name__} "
-                f"(use tensorclass.from_consolidated to get the recorded class)"
-            )
-        return result
 
-    # -- the one-buffer forms of pickling, to(device) and share_memory_ -------------------
+def from_consolidated_as(cls: type[B], filename: PathLike) -> B:
+    """Read a file written by ``consolidate(filename=...)``: the tensors are views into
+    one copy-on-write mapping of the file (writes do not reach it); the result is
+    consolidated and not locked. Nothing is unpickled; the file's classes must be
+    imported (see :func:`tensorclass.from_consolidated`).
 
-    def _consolidated_reduce(self) -> tuple[Any, ...] | None:
-        buffer = buffer_of(self)
-        if buffer is None:
-            return None
-        return (_rebuild_consolidated, (buffer, _skeleton(self, 0)))
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = td.consolidate(filename=f"{path}/td.bin")
+    ...     loaded = TensorDict.from_consolidated(f"{path}/td.bin")
+    ...     loaded["b", "c"].tolist(), loaded.is_consolidated()
+    ([1.0, 1.0, 1.0], True)
+    """
+    result = from_consolidated(filename)
+    if not isinstance(result, cls):
+        raise TypeError(
+            f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {cls.__name__} "
+            f"(use tensorclass.from_consolidated to get the recorded class)"
+        )
+    return result
 
-    def _consolidated_to(self, device: torch.device, non_blocking: bool) -> Self | None:
-        if not has_buffers():
-            return None
-        buffer = buffer_of(self)
-        if buffer is None or buffer.device == device:
-            return None
-        moved = buffer.to(device, non_blocking=non_blocking)
-        register_buffer(moved)
-        result: Any = _skeleton(self, 0)
-        _fill(result, _Views(moved))
-        _set_devices(result, moved.device)
-        return result  # type: ignore[no-any-return]
 
-    def share_memory_(self) -> Self:
-        """Move every tensor to shared memory, in place (a consolidated instance moves its
-        one buffer); worker processes then see the same memory."""
-        buffer = buffer_of(self)
-        if buffer is not None:
-            buffer.untyped_storage().share_memory_()
-            return self
-        return super().share_memory_()
+# -- the one-buffer forms of pickling, to(device) and share_memory_ -------------------
+
+
+def _consolidated_reduce(self: B) -> tuple[Any, ...] | None:
+    buffer = buffer_of(self)
+    if buffer is None:
+        return None
+    return (_rebuild_consolidated, (buffer, _skeleton(self, 0)))
+
+
+def _consolidated_to(self: B, device: torch.device, non_blocking: bool) -> B | None:
+    if not has_buffers():
+        return None
+    buffer = buffer_of(self)
+    if buffer is None or buffer.device == device:
+        return None
+    moved = buffer.to(device, non_blocking=non_blocking)
+    register_buffer(moved)
+    result: Any = _skeleton(self, 0)
+    _fill(result, _Views(moved))
+    _set_devices(result, moved.device)
+    return result  # type: ignore[no-any-return]
+
+
+def share_memory_(self: B) -> B:
+    """Move every tensor to shared memory, in place (a consolidated instance moves its
+    one buffer); worker processes then see the same memory."""
+    buffer = buffer_of(self)
+    if buffer is not None:
+        buffer.untyped_storage().share_memory_()
+        return self
+    return parallel_methods.share_memory_(self)
 
 
 def _asks_change(buffer: Tensor, device: Any, share_memory: bool) -> bool:
@@ -335,7 +339,7 @@ def _asks_change(buffer: Tensor, device: Any, share_memory: bool) -> bool:
 
 
 def _set_devices(node: TensorCore, device: torch.device) -> None:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for member in node.members:
             _set_devices(member, device)
         return

@@ -26,8 +26,8 @@ from torch import Tensor
 from ...errors import MemmapFormatError, RecordedClassError
 from ...json_values import non_tensor_from_json, non_tensor_to_json
 from ...non_tensor import NonTensorData, NonTensorStack
+from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.state import TensorCore, fits_batch
-from ..lazy.stack import LazyStackedTensorDict, lazy_stack
 from .flat_buffer import byte_layout
 from .memmap.load import _fields, resolve_class
 from .memmap.metadata import DTYPES, dtype_name
@@ -44,7 +44,7 @@ _MAX_JSON = 1 << 30
 
 
 def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> dict[str, Any]:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         return {
             "kind": "lazy_stack",
             "class": class_path(node.member_class),
@@ -87,7 +87,7 @@ def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> d
 
 def tensors_of(node: TensorCore) -> list[Tensor]:
     """The tensors of ``node`` at every depth, in the order the buffer lays them out."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         return [t for m in node.members for t in tensors_of(m)]
     out: list[Tensor] = []
     for leaf in node._data.values():
@@ -263,7 +263,7 @@ class _Reader:
         if node["kind"] == "lazy_stack":
             members = [self.build(m, buffer, None) for m in node["members"]]
             try:
-                return lazy_stack(members, node["stack_dim"])
+                return stack_lazily(members, node["stack_dim"])
             except (ValueError, RuntimeError, IndexError) as err:
                 raise self.fail(f"its lazy stack cannot be rebuilt: {err}") from None
         size = tuple(node["batch_size"])

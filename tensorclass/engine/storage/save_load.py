@@ -19,23 +19,34 @@ from typing import Any, Literal, overload
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
+from ..core.lazy_stacks import is_lazy_stack
+from ..core.self_types import B
 from ..core.state import TensorCore
-from ..lazy.stack import LazyStackedTensorDict
 from .memmap.metadata import META_NAME, dir_name, leaf_file_name
+from .memmap.methods import write_memmap
 from .memmap.save import _Plan, _plan
 from .memmap.tensor import MemoryMappedTensor, PathLike, write_tensor_file
-from .methods import StorageMethods
 
-__all__ = ["SaveSpellings", "saved_root"]
+__all__ = [
+    "load",
+    "load_",
+    "load_memmap_",
+    "make_memmap",
+    "make_memmap_from_storage",
+    "make_memmap_from_tensor",
+    "memmap_refresh_",
+    "save",
+    "saved_path",
+    "saved_root",
+]
 
 Key = str | tuple[str, ...]
 
 
 def _relative_files(node: TensorCore, rel: str) -> list[tuple[str, Tensor]]:
     """Every tensor of ``node`` with the file a save of ``node`` gives it (relative)."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         return [
             item
             for index, member in enumerate(node.members)
@@ -80,318 +91,320 @@ def _split(key: Key) -> tuple[str, ...]:
     return (key,) if isinstance(key, str) else tuple(key)
 
 
-class SaveSpellings(StorageMethods):
-    """``save``/``load``/``load_``, ``load_memmap_``, ``memmap_refresh_``, ``saved_path``
-    and ``make_memmap*``: tensordict's spellings around ``memmap``/``load_memmap``."""
+@overload
+def save(
+    self: B,
+    prefix: PathLike | None = None,
+    copy_existing: bool = False,
+    *,
+    num_threads: int = 0,
+    return_early: Literal[False] = False,
+    share_non_tensor: bool = False,
+    robust_key: bool | None = None,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    atomic: bool = False,
+) -> B: ...
 
-    __slots__ = ()
 
-    @overload
-    def save(
+@overload
+def save(
+    self: B,
+    prefix: PathLike | None = None,
+    copy_existing: bool = False,
+    *,
+    num_threads: int = 0,
+    return_early: Literal[True],
+    share_non_tensor: bool = False,
+    robust_key: bool | None = None,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    atomic: bool = False,
+) -> Future[B]: ...
+
+
+def save(
+    self: B,
+    prefix: PathLike | None = None,
+    copy_existing: bool = False,
+    *,
+    num_threads: int = 0,
+    return_early: bool = False,
+    share_non_tensor: bool = False,
+    robust_key: bool | None = None,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    atomic: bool = False,
+) -> B | Future[B]:
+    """Save to the directory ``prefix`` (replacing a save there) and return the
+    memory-mapped copy: :meth:`memmap` with ``existsok=True``; this instance is not
+    changed. ``prefix=None`` saves again into :attr:`saved_path`. Read it back with
+    :meth:`load`. ``return_early=True`` saves in a background thread and returns a
+    :class:`concurrent.futures.Future` of the result; ``atomic`` has no effect (every
+    save is atomic).
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict(a=torch.zeros(3), nested={"b": torch.ones(3)}, batch_size=[3])
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = td.save(path)
+    ...     bool((TensorDict.load(path) == td).all())
+    True
+    """
+    del atomic
+    if prefix is None:
+        prefix = _saved_or_raise(self, "save(prefix=None)")
+        copy_existing = True
+    result: B | Future[B] = write_memmap(
         self,
-        prefix: PathLike | None = None,
-        copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        return_early: Literal[False] = False,
-        share_non_tensor: bool = False,
-        robust_key: bool | None = None,
-        archive: bool | None = None,
-        compression: str | int | None = None,
-        atomic: bool = False,
-    ) -> Self: ...
+        prefix,
+        copy_existing or None,
+        num_threads,
+        return_early,
+        share_non_tensor,
+        True,
+        robust_key,
+        archive,
+        compression,
+        like=False,
+        inplace=False,
+    )
+    return result
 
-    @overload
-    def save(
-        self,
-        prefix: PathLike | None = None,
-        copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        return_early: Literal[True],
-        share_non_tensor: bool = False,
-        robust_key: bool | None = None,
-        archive: bool | None = None,
-        compression: str | int | None = None,
-        atomic: bool = False,
-    ) -> Future[Self]: ...
 
-    def save(
-        self,
-        prefix: PathLike | None = None,
-        copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        return_early: bool = False,
-        share_non_tensor: bool = False,
-        robust_key: bool | None = None,
-        archive: bool | None = None,
-        compression: str | int | None = None,
-        atomic: bool = False,
-    ) -> Self | Future[Self]:
-        """Save to the directory ``prefix`` (replacing a save there) and return the
-        memory-mapped copy: :meth:`memmap` with ``existsok=True``; this instance is not
-        changed. ``prefix=None`` saves again into :attr:`saved_path`. Read it back with
-        :meth:`load`. ``return_early=True`` saves in a background thread and returns a
-        :class:`concurrent.futures.Future` of the result; ``atomic`` has no effect (every
-        save is atomic).
+def load(cls: type[B], /, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
+    """Load a save made by :meth:`save` or :meth:`memmap`: ``cls.load_memmap(prefix,
+    *args, **kwargs)`` (see :func:`tensorclass.load_memmap` for the arguments).
 
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict(a=torch.zeros(3), nested={"b": torch.ones(3)}, batch_size=[3])
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     _ = td.save(path)
-        ...     bool((TensorDict.load(path) == td).all())
-        True
-        """
-        del atomic
-        if prefix is None:
-            prefix = self._saved_or_raise("save(prefix=None)")
-            copy_existing = True
-        result: Self | Future[Self] = self._memmap(
-            prefix,
-            copy_existing or None,
-            num_threads,
-            return_early,
-            share_non_tensor,
-            True,
-            robust_key,
-            archive,
-            compression,
-            like=False,
-            inplace=False,
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = TensorDict(a=torch.arange(3), batch_size=[3]).save(path)
+    ...     TensorDict.load(path)["a"].tolist()
+    [0, 1, 2]
+    """
+    loader: Any = getattr(cls, "load_memmap")  # noqa: B009  (defined by the typed layer)
+    result: B = loader(prefix, *args, **kwargs)
+    return result
+
+
+def load_memmap_(
+    self: B,
+    prefix: PathLike,
+    robust_key: bool | None = None,
+    *,
+    allow_pickle: bool | None = None,
+    mode: str | None = None,
+) -> B:
+    """Load a save into this instance and return it: its nested levels are reused, each
+    leaf is replaced by the loaded (memory-mapped) tensor, keys the save lacks are
+    removed. The instance keeps its lock state. Loading never unpickles
+    (``allow_pickle=True`` raises).
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = TensorDict(a=torch.ones(3)).save(path)
+    ...     td = TensorDict(a=torch.zeros(3), b=torch.zeros(3))
+    ...     out = td.load_memmap_(path)
+    ...     out is td, list(td.keys()), td["a"].tolist()
+    (True, ['a'], [1.0, 1.0, 1.0])
+    """
+    loader: Any = getattr(type(self), "load_memmap")  # noqa: B009  (typed layer)
+    result: B = loader(
+        prefix,
+        out=self,
+        robust_key=robust_key,
+        allow_pickle=allow_pickle,
+        mode=mode,
+        device=self._device,
+    )
+    return result
+
+
+def load_(self: B, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
+    """The same as :meth:`load_memmap_` (tensordict's older name)."""
+    return self.load_memmap_(prefix, *args, **kwargs)
+
+
+def memmap_refresh_(self: B, *, allow_pickle: bool | None = None) -> B:
+    """Load this instance again from :attr:`saved_path`, and return it: entries another
+    process added to (or removed from) the directory appear (or disappear). Raises
+    ``RuntimeError`` if the instance is not memory-mapped in a directory.
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     td = TensorDict(a=torch.zeros(3)).memmap(path)
+    ...     _ = TensorDict(a=torch.ones(3), b=torch.ones(3)).save(path)
+    ...     _ = td.memmap_refresh_()
+    ...     sorted(td.keys()), td["a"].tolist()
+    (['a', 'b'], [1.0, 1.0, 1.0])
+    """
+    return self.load_memmap_(_saved_or_raise(self, "memmap_refresh_"), allow_pickle=allow_pickle)
+
+
+def saved_path(self: B) -> Path:
+    """The directory this instance is memory-mapped in (every tensor maps the file a
+    save there gives it); ``AttributeError`` otherwise.
+
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     td = TensorDict(a=torch.zeros(3)).memmap(path)
+    ...     str(td.saved_path) == path
+    True
+    """
+    root = saved_root(self)
+    if root is None:
+        raise AttributeError(
+            f"this {type(self).__name__} is not memory-mapped in a directory (save it "
+            f"with memmap(prefix) or save(prefix), or load it with load_memmap)"
         )
-        return result
+    return root
 
-    dumps = save
 
-    @classmethod
-    def load(cls, prefix: PathLike, *args: Any, **kwargs: Any) -> Self:
-        """Load a save made by :meth:`save` or :meth:`memmap`: ``cls.load_memmap(prefix,
-        *args, **kwargs)`` (see :func:`tensorclass.load_memmap` for the arguments).
-
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     _ = TensorDict(a=torch.arange(3), batch_size=[3]).save(path)
-        ...     TensorDict.load(path)["a"].tolist()
-        [0, 1, 2]
-        """
-        loader: Any = getattr(cls, "load_memmap")  # noqa: B009  (defined by the typed layer)
-        result: Self = loader(prefix, *args, **kwargs)
-        return result
-
-    def load_memmap_(
-        self,
-        prefix: PathLike,
-        robust_key: bool | None = None,
-        *,
-        allow_pickle: bool | None = None,
-        mode: str | None = None,
-    ) -> Self:
-        """Load a save into this instance and return it: its nested levels are reused, each
-        leaf is replaced by the loaded (memory-mapped) tensor, keys the save lacks are
-        removed. The instance keeps its lock state. Loading never unpickles
-        (``allow_pickle=True`` raises).
-
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     _ = TensorDict(a=torch.ones(3)).save(path)
-        ...     td = TensorDict(a=torch.zeros(3), b=torch.zeros(3))
-        ...     out = td.load_memmap_(path)
-        ...     out is td, list(td.keys()), td["a"].tolist()
-        (True, ['a'], [1.0, 1.0, 1.0])
-        """
-        loader: Any = getattr(type(self), "load_memmap")  # noqa: B009  (typed layer)
-        result: Self = loader(
-            prefix,
-            out=self,
-            robust_key=robust_key,
-            allow_pickle=allow_pickle,
-            mode=mode,
-            device=self._device,
+def _saved_or_raise(self: B, what: str) -> Path:
+    root = saved_root(self)
+    if root is None:
+        raise RuntimeError(
+            f"{what}: this {type(self).__name__} is not memory-mapped in a directory "
+            f"(call memmap(prefix) or save(prefix) first)"
         )
-        return result
+    return root
 
-    def load_(self, prefix: PathLike, *args: Any, **kwargs: Any) -> Self:
-        """The same as :meth:`load_memmap_` (tensordict's older name)."""
-        return self.load_memmap_(prefix, *args, **kwargs)
 
-    def memmap_refresh_(self, *, allow_pickle: bool | None = None) -> Self:
-        """Load this instance again from :attr:`saved_path`, and return it: entries another
-        process added to (or removed from) the directory appear (or disappear). Raises
-        ``RuntimeError`` if the instance is not memory-mapped in a directory.
+# -- adding memory-mapped entries --------------------------------------------------------
 
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     td = TensorDict(a=torch.zeros(3)).memmap(path)
-        ...     _ = TensorDict(a=torch.ones(3), b=torch.ones(3)).save(path)
-        ...     _ = td.memmap_refresh_()
-        ...     sorted(td.keys()), td["a"].tolist()
-        (['a', 'b'], [1.0, 1.0, 1.0])
-        """
-        return self.load_memmap_(self._saved_or_raise("memmap_refresh_"), allow_pickle=allow_pickle)
 
-    @property
-    def saved_path(self) -> Path:
-        """The directory this instance is memory-mapped in (every tensor maps the file a
-        save there gives it); ``AttributeError`` otherwise.
+def make_memmap(
+    self: B,
+    key: Key,
+    shape: torch.Size | tuple[int, ...] | list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    robust_key: bool | None = None,
+) -> MemoryMappedTensor:
+    """Add a memory-mapped tensor of ``shape`` (zeros) at ``key`` and return it; the
+    instance must be memory-mapped in a directory (:attr:`saved_path`), where the new
+    file goes (and its ``meta.json`` records it), even though the instance is locked.
+    A tuple key creates missing nested levels. ``dtype`` defaults to torch's default.
 
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     td = TensorDict(a=torch.zeros(3)).memmap(path)
-        ...     str(td.saved_path) == path
-        True
-        """
-        root = saved_root(self)
-        if root is None:
-            raise AttributeError(
-                f"this {type(self).__name__} is not memory-mapped in a directory (save it "
-                f"with memmap(prefix) or save(prefix), or load it with load_memmap)"
-            )
-        return root
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     td = TensorDict(a=torch.zeros(3), batch_size=[3]).memmap(path)
+    ...     x = td.make_memmap(("nested", "b"), (3, 4))
+    ...     td["nested", "b"].shape, TensorDict.load(path)["nested", "b"].shape
+    (torch.Size([3, 4]), torch.Size([3, 4]))
+    """
+    del robust_key  # file names are always percent-encoded keys
+    dtype = torch.get_default_dtype() if dtype is None else dtype
+    return _add_memmap(self, _split(key), torch.zeros(tuple(shape), dtype=dtype), True)
 
-    def _saved_or_raise(self, what: str) -> Path:
-        root = saved_root(self)
-        if root is None:
-            raise RuntimeError(
-                f"{what}: this {type(self).__name__} is not memory-mapped in a directory "
-                f"(call memmap(prefix) or save(prefix) first)"
-            )
-        return root
 
-    # -- adding memory-mapped entries --------------------------------------------------------
+def make_memmap_from_tensor(
+    self: B,
+    key: Key,
+    tensor: Tensor,
+    *,
+    copy_data: bool = True,
+    existsok: bool = True,
+    robust_key: bool | None = None,
+) -> MemoryMappedTensor:
+    """Add a memory-mapped copy of ``tensor`` at ``key`` and return it (see
+    :meth:`make_memmap`); ``copy_data=False`` gives zeros of its shape and dtype.
+    The key must be new (``existsok`` has no effect).
 
-    def make_memmap(
-        self,
-        key: Key,
-        shape: torch.Size | tuple[int, ...] | list[int],
-        *,
-        dtype: torch.dtype | None = None,
-        robust_key: bool | None = None,
-    ) -> MemoryMappedTensor:
-        """Add a memory-mapped tensor of ``shape`` (zeros) at ``key`` and return it; the
-        instance must be memory-mapped in a directory (:attr:`saved_path`), where the new
-        file goes (and its ``meta.json`` records it), even though the instance is locked.
-        A tuple key creates missing nested levels. ``dtype`` defaults to torch's default.
+    >>> import tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     td = TensorDict(a=torch.zeros(3), batch_size=[3]).memmap(path)
+    ...     _ = td.make_memmap_from_tensor("b", torch.ones(3, 2))
+    ...     float(td["b"].sum())
+    6.0
+    """
+    del existsok, robust_key
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"make_memmap_from_tensor: expected a tensor; got {type(tensor)}")
+    return _add_memmap(self, _split(key), tensor.detach(), copy_data)
 
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     td = TensorDict(a=torch.zeros(3), batch_size=[3]).memmap(path)
-        ...     x = td.make_memmap(("nested", "b"), (3, 4))
-        ...     td["nested", "b"].shape, TensorDict.load(path)["nested", "b"].shape
-        (torch.Size([3, 4]), torch.Size([3, 4]))
-        """
-        del robust_key  # file names are always percent-encoded keys
-        dtype = torch.get_default_dtype() if dtype is None else dtype
-        return self._add_memmap(_split(key), torch.zeros(tuple(shape), dtype=dtype), True)
 
-    def make_memmap_from_tensor(
-        self,
-        key: Key,
-        tensor: Tensor,
-        *,
-        copy_data: bool = True,
-        existsok: bool = True,
-        robust_key: bool | None = None,
-    ) -> MemoryMappedTensor:
-        """Add a memory-mapped copy of ``tensor`` at ``key`` and return it (see
-        :meth:`make_memmap`); ``copy_data=False`` gives zeros of its shape and dtype.
-        The key must be new (``existsok`` has no effect).
+def make_memmap_from_storage(
+    self: B,
+    key: Key,
+    storage: torch.UntypedStorage,
+    shape: torch.Size | tuple[int, ...] | list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    robust_key: bool | None = None,
+) -> MemoryMappedTensor:
+    """Add at ``key`` a memory-mapped tensor reading ``storage``, which must map the
+    file the new entry has in the directory (:attr:`saved_path`); a storage without
+    that file raises ``ValueError`` (use :meth:`make_memmap_from_tensor` to copy data
+    into the directory).
+    """
+    del robust_key
+    dtype = torch.get_default_dtype() if dtype is None else dtype
+    parts = _split(key)
+    root = _saved_or_raise(self, "make_memmap_from_storage")
+    wanted = os.path.join(root, *(dir_name(p) for p in parts[:-1]), leaf_file_name(parts[-1]))
+    filename = getattr(storage, "filename", None)
+    if filename is None or os.path.abspath(filename) != wanted:
+        raise ValueError(
+            f"make_memmap_from_storage: the storage for {key!r} must map the file "
+            f"{wanted}; got {filename!r} (use make_memmap_from_tensor to copy data)"
+        )
+    plain = torch.empty((0,), dtype=dtype).set_(storage).view(-1)[: _numel(shape)]
+    return _add_memmap(self, parts, plain.view(tuple(shape)), True, existing=wanted)
 
-        >>> import tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> with tempfile.TemporaryDirectory() as path:
-        ...     td = TensorDict(a=torch.zeros(3), batch_size=[3]).memmap(path)
-        ...     _ = td.make_memmap_from_tensor("b", torch.ones(3, 2))
-        ...     float(td["b"].sum())
-        6.0
-        """
-        del existsok, robust_key
-        if not isinstance(tensor, Tensor):
-            raise TypeError(f"make_memmap_from_tensor: expected a tensor; got {type(tensor)}")
-        return self._add_memmap(_split(key), tensor.detach(), copy_data)
 
-    def make_memmap_from_storage(
-        self,
-        key: Key,
-        storage: torch.UntypedStorage,
-        shape: torch.Size | tuple[int, ...] | list[int],
-        *,
-        dtype: torch.dtype | None = None,
-        robust_key: bool | None = None,
-    ) -> MemoryMappedTensor:
-        """Add at ``key`` a memory-mapped tensor reading ``storage``, which must map the
-        file the new entry has in the directory (:attr:`saved_path`); a storage without
-        that file raises ``ValueError`` (use :meth:`make_memmap_from_tensor` to copy data
-        into the directory).
-        """
-        del robust_key
-        dtype = torch.get_default_dtype() if dtype is None else dtype
-        parts = _split(key)
-        root = self._saved_or_raise("make_memmap_from_storage")
-        wanted = os.path.join(root, *(dir_name(p) for p in parts[:-1]), leaf_file_name(parts[-1]))
-        filename = getattr(storage, "filename", None)
-        if filename is None or os.path.abspath(filename) != wanted:
+def _add_memmap(
+    self: B,
+    parts: tuple[str, ...],
+    tensor: Tensor,
+    copy_data: bool,
+    existing: str | None = None,
+) -> MemoryMappedTensor:
+    if is_lazy_stack(self):
+        raise NotImplementedError(
+            f"make_memmap on a lazy stack: add {parts!r} to each member "
+            f"(stack.members[i].make_memmap_from_tensor(...)) instead"
+        )
+    root = _saved_or_raise(self, "make_memmap")
+    if parts in {_split(k) for k in self.keys(include_nested=True)}:
+        raise KeyError(f"make_memmap: the key {parts!r} exists already")
+    rel = "".join(dir_name(p) + "/" for p in parts[:-1]) + leaf_file_name(parts[-1])
+    filename = os.path.join(root, rel)
+    for depth in range(1, len(parts)):
+        level = os.path.join(root, *(dir_name(p) for p in parts[:depth]))
+        if os.path.islink(level) or (os.path.lexists(level) and not os.path.isdir(level)):
             raise ValueError(
-                f"make_memmap_from_storage: the storage for {key!r} must map the file "
-                f"{wanted}; got {filename!r} (use make_memmap_from_tensor to copy data)"
+                f"make_memmap: {level} is not a directory of the save (a symbolic link "
+                f"or a file): refusing to write {parts!r} there"
             )
-        plain = torch.empty((0,), dtype=dtype).set_(storage).view(-1)[: _numel(shape)]
-        return self._add_memmap(parts, plain.view(tuple(shape)), True, existing=wanted)
-
-    def _add_memmap(
-        self,
-        parts: tuple[str, ...],
-        tensor: Tensor,
-        copy_data: bool,
-        existing: str | None = None,
-    ) -> MemoryMappedTensor:
-        if isinstance(self, LazyStackedTensorDict):
-            raise NotImplementedError(
-                f"make_memmap on a lazy stack: add {parts!r} to each member "
-                f"(stack.members[i].make_memmap_from_tensor(...)) instead"
-            )
-        root = self._saved_or_raise("make_memmap")
-        if parts in {_split(k) for k in self.keys(include_nested=True)}:  # type: ignore[attr-defined]
-            raise KeyError(f"make_memmap: the key {parts!r} exists already")
-        rel = "".join(dir_name(p) + "/" for p in parts[:-1]) + leaf_file_name(parts[-1])
-        filename = os.path.join(root, rel)
+    if os.path.lexists(filename) and existing is None:
+        raise FileExistsError(f"make_memmap: {filename} exists already")
+    if existing is None:
         for depth in range(1, len(parts)):
-            level = os.path.join(root, *(dir_name(p) for p in parts[:depth]))
-            if os.path.islink(level) or (os.path.lexists(level) and not os.path.isdir(level)):
-                raise ValueError(
-                    f"make_memmap: {level} is not a directory of the save (a symbolic link "
-                    f"or a file): refusing to write {parts!r} there"
-                )
-        if os.path.lexists(filename) and existing is None:
-            raise FileExistsError(f"make_memmap: {filename} exists already")
+            os.makedirs(os.path.join(root, *(dir_name(p) for p in parts[:depth])), exist_ok=True)
+        source = tensor if copy_data else torch.zeros_like(tensor)
+        write_tensor_file(source, filename)
+    mapped = MemoryMappedTensor._open(filename, tensor.dtype, tuple(tensor.shape))
+    locked = self._locked
+    try:
+        if locked:
+            self.unlock_()
+        self.set(parts, mapped)
+    except BaseException:
         if existing is None:
-            for depth in range(1, len(parts)):
-                os.makedirs(
-                    os.path.join(root, *(dir_name(p) for p in parts[:depth])), exist_ok=True
-                )
-            source = tensor if copy_data else torch.zeros_like(tensor)
-            write_tensor_file(source, filename)
-        mapped = MemoryMappedTensor._open(filename, tensor.dtype, tuple(tensor.shape))
-        locked = self._locked
-        try:
-            if locked:
-                self.unlock_()
-            self.set(parts, mapped)  # type: ignore[attr-defined]
-        except BaseException:
-            if existing is None:
-                os.unlink(filename)
-            raise
-        finally:
-            if locked:
-                self.lock_()
-        _rewrite_metas(self, root)
-        return mapped
+            os.unlink(filename)
+        raise
+    finally:
+        if locked:
+            self.lock_()
+    _rewrite_metas(self, root)
+    return mapped
 
 
 def _numel(shape: Any) -> int:

@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import torch
 import torch.distributed as dist
@@ -32,8 +32,9 @@ from torch import Tensor
 from ....errors import StructureMismatchError
 from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
 from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.lazy_stacks import is_lazy_stack, stack_lazily
+from ...core.self_types import B
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from ..consolidated_buffer import buffer_of
 from ..flat_buffer import pack_bytes, split_buckets, views_into
 from ..memmap.metadata import DTYPES
@@ -56,7 +57,7 @@ Path = tuple[str, ...]
 
 def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str, Any]]:
     """``(path, owner, key, leaf)`` for every leaf, depth first; lazy stacks by member."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for index, member in enumerate(node.members):
             yield from _slots(member, (*path, f"<member {index}>"))
         return
@@ -219,7 +220,7 @@ def _post(
 
 
 def send(
-    node: TensorCore,
+    self: B,
     dst: int | None = None,
     *,
     group: Any = None,
@@ -229,21 +230,17 @@ def send(
     pseudo_rand: bool = False,
     consolidated: bool = False,
 ) -> None:
-    """Send ``node`` to rank ``dst``, which calls :func:`recv` or :func:`irecv` on an instance
-    of the same structure. Returns once the receiver has checked the structure and received
-    everything; a different structure raises :class:`~tensorclass.StructureMismatchError`
-    on both ranks.
+    """Send to rank ``dst`` (which calls :meth:`recv` on the same structure).
 
-    ``group_dst`` names the receiver by its rank in ``group`` instead. ``init_tag`` is the
-    tag (every message of one transfer shares it, in order, so ``pseudo_rand`` has nothing
-    to do and is accepted for compatibility). ``consolidated=True`` sends every tensor as
-    one packed message (the receiver follows the sender's choice). A consolidated instance
-    (:meth:`consolidate`) always does, without copying: its own buffer is the message, and
-    a consolidated receiver receives straight into its buffer."""
+    ``group_dst``: the receiver's rank in ``group`` instead of ``dst``. ``init_tag``: the
+    tag (``tag``'s tensordict name); ``pseudo_rand`` is accepted and has no effect (one
+    tag serves a whole transfer, in order). ``consolidated=True`` packs every tensor
+    into one message. See :mod:`tensorclass.engine.storage.distributed.point_to_point`.
+    """
     del pseudo_rand
     dst = _peer(dst, group_dst, group, "dst")
     tag = _tag(tag, init_tag)
-    transfer, encoded = _post(node, dst, group, tag, reply=True, consolidated=consolidated)
+    transfer, encoded = _post(self, dst, group, tag, reply=True, consolidated=consolidated)
     transfer.wait()
     device = _device(group)
     verdict = torch.zeros(2, dtype=torch.int64, device=device)
@@ -251,11 +248,11 @@ def send(
     agreed, length = (int(v) for v in verdict.tolist())
     if not agreed:
         theirs = _text(_recv_tensor(length, dst, group, tag, device))
-        raise _mismatch(node, "send", dst, encoded, theirs)
+        raise _mismatch(self, "send", dst, encoded, theirs)
 
 
 def isend(
-    node: TensorCore,
+    self: B,
     dst: int | None = None,
     *,
     group: Any = None,
@@ -266,15 +263,12 @@ def isend(
     return_early: bool = True,
     consolidated: bool = False,
 ) -> Transfer:
-    """Start sending ``node`` to ``dst``; ``wait()`` on the result finishes. Nothing waits for
-    the receiver here, so ranks may ``isend`` to each other before they ``irecv``. A receiver
-    holding a different structure raises; the sending side does not hear of it.
-    ``return_early=False`` waits for the transfer before returning it. The other keywords
-    are those of :func:`send`."""
+    """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes
+    (``return_early=False`` waits before returning). Keywords as in :meth:`send`."""
     del pseudo_rand
     dst = _peer(dst, group_dst, group, "dst")
     transfer, _ = _post(
-        node, dst, group, _tag(tag, init_tag), reply=False, consolidated=consolidated
+        self, dst, group, _tag(tag, init_tag), reply=False, consolidated=consolidated
     )
     if not return_early:
         transfer.wait()
@@ -282,7 +276,7 @@ def isend(
 
 
 def recv(
-    node: TensorCore,
+    self: B,
     src: int | None = None,
     *,
     group: Any = None,
@@ -292,16 +286,15 @@ def recv(
     pseudo_rand: bool = False,
     consolidated: bool = False,
 ) -> int:
-    """Receive into ``node`` (in place) what rank ``src`` sends; returns ``src`` (the global
-    rank). ``group_src``, ``init_tag``, ``pseudo_rand``: as in :func:`send`;
-    ``consolidated`` is accepted for compatibility (the sender's choice is followed)."""
+    """Receive in place what rank ``src`` sends; returns ``src`` (its global rank).
+    Keywords as in :meth:`send` (``consolidated``: the sender's choice is followed)."""
     src = _peer(src, group_src, group, "src")
-    irecv(node, src, group=group, tag=_tag(tag, init_tag)).wait()
+    irecv(self, src, group=group, tag=_tag(tag, init_tag)).wait()
     return src
 
 
 def irecv(
-    node: TensorCore,
+    self: B,
     src: int | None = None,
     *,
     group: Any = None,
@@ -312,13 +305,8 @@ def irecv(
     pseudo_rand: bool = False,
     consolidated: bool = False,
 ) -> Transfer:
-    """Start receiving into ``node`` from ``src``; ``wait()`` on the result finishes it.
-
-    Waits for the sender's structure (it is posted first) and checks it before anything is
-    written: a different structure raises :class:`~tensorclass.StructureMismatchError`
-    here, with ``node`` unchanged. ``return_premature=False`` waits for the data before
-    returning. The other keywords are those of :func:`recv`.
-    """
+    """Start receiving from ``src`` in place; ``wait()`` on the result finishes
+    (``return_premature=False`` waits before returning). Keywords as in :meth:`recv`."""
     del pseudo_rand, consolidated  # one tag per transfer; packing is the sender's choice
     src = _peer(src, group_src, group, "src")
     tag = _tag(tag, init_tag)
@@ -327,21 +315,21 @@ def irecv(
     dist.recv(header, src, group=group, tag=tag)
     length, payload_length, reply, packed = (int(v) for v in header.tolist())
     theirs = _text(_recv_tensor(length, src, group, tag, device))
-    encoded = _encode(describe(node))
+    encoded = _encode(describe(self))
     if theirs != encoded:
         _drain(json.loads(theirs), payload_length, packed, src, group, tag, device)
         if reply:
             dist.send(torch.tensor([0, len(encoded)], device=device), src, group=group, tag=tag)
             dist.send(_as_bytes(encoded, device), src, group=group, tag=tag)
-        raise _mismatch(node, "receive", src, encoded, theirs)
+        raise _mismatch(self, "receive", src, encoded, theirs)
     if payload_length:
         payload = _text(_recv_tensor(payload_length, src, group, tag, device))
-        _apply_non_tensor_payload(node, payload)
+        _apply_non_tensor_payload(self, payload)
     works, copies = [], []
     kept: list[Tensor] = []
-    tensors = _tensors(node)
+    tensors = _tensors(self)
     if packed >= 0:
-        mine = _one_buffer(node, device)
+        mine = _one_buffer(self, device)
         direct = mine is not None and not any(t.requires_grad for t in tensors)
         flat = mine if direct else torch.empty(packed, dtype=torch.uint8, device=device)
         assert flat is not None
@@ -360,7 +348,7 @@ def irecv(
         verdict = torch.tensor([1, 0], dtype=torch.int64, device=device)
         works.append(dist.isend(verdict, src, group=group, tag=tag))
         kept.append(verdict)
-    transfer = Transfer(node, [w for w in works if w is not None], copies, kept)
+    transfer = Transfer(self, [w for w in works if w is not None], copies, kept)
     if not return_premature:
         transfer.wait()
     return transfer
@@ -530,43 +518,64 @@ def _flat_collective(
 
 
 def broadcast(
-    node: TensorCore, src: int, *, group: Any = None, device: torch.device | str | None = None
-) -> TensorCore:
-    """Overwrite ``node`` on every rank with rank ``src``'s values (in place). ``device``:
-    where the exchange buffers live (default: CUDA for NCCL, else the CPU)."""
+    self: B, src: int, *, group: Any = None, device: torch.device | str | None = None
+) -> B:
+    """Overwrite this instance on every rank with rank ``src``'s values (in place);
+    ``device``: where the exchange buffers live (default: CUDA for NCCL, else CPU)."""
     wire = _device(group) if device is None else torch.device(device)
-    _check_collective(node, group, "broadcast")
+    _check_collective(self, group, "broadcast")
     _flat_collective(
-        node, wire, lambda flat: dist.broadcast(flat, src, group=group, async_op=True)
+        self, wire, lambda flat: dist.broadcast(flat, src, group=group, async_op=True)
     ).wait()
-    if any(True for _ in _non_tensor_slots(node)):
+    if any(True for _ in _non_tensor_slots(self)):
         device = wire
-        payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
+        payloads = _all_gather_bytes(_non_tensor_payload(self), group, device)
         ranks = list(dist.get_process_group_ranks(group)) if group is not None else None
         index = ranks.index(src) if ranks is not None else src
-        _apply_non_tensor_payload(node, payloads[index])
-    return node
+        _apply_non_tensor_payload(self, payloads[index])
+    return self
+
+
+@overload
+def all_reduce(
+    self: B,
+    op: Any = None,
+    *,
+    group: Any = None,
+    async_op: Literal[False] = False,
+    bucket_bytes: int | None = None,
+) -> B: ...
+
+
+@overload
+def all_reduce(
+    self: B,
+    op: Any = None,
+    *,
+    group: Any = None,
+    async_op: Literal[True],
+    bucket_bytes: int | None = None,
+) -> Transfer: ...
 
 
 def all_reduce(
-    node: TensorCore,
+    self: B,
     op: Any = None,
     *,
     group: Any = None,
     async_op: bool = False,
     bucket_bytes: int | None = None,
-) -> Any:
-    """Reduce every tensor across ranks (``op``: a ``torch.distributed.ReduceOp``, default
-    ``SUM``), in place on every rank; returns ``node``.
+) -> B | Transfer:
+    """Reduce every tensor across ranks in place (default ``ReduceOp.SUM``).
 
-    The tensors of each dtype travel as one flat buffer; ``bucket_bytes`` caps a buffer's
-    size (a larger tensor is a buffer of its own). ``async_op=True`` returns a
-    :class:`Transfer` at once: ``wait()`` on it finishes and writes the results into the
-    leaves (it is also a one-item list, as tensordict returns a list of works)."""
+    Tensors travel as one flat buffer per dtype, of at most ``bucket_bytes`` bytes if
+    given. ``async_op=True`` returns a :class:`~tensorclass.engine.storage.distributed.point_to_point.Transfer`
+    at once; ``wait()`` on it writes the results into the leaves.
+    """
     reduce_op = dist.ReduceOp.SUM if op is None else op
-    _check_collective(node, group, "all_reduce")
+    _check_collective(self, group, "all_reduce")
     transfer = _flat_collective(
-        node,
+        self,
         _device(group),
         lambda flat: dist.all_reduce(flat, reduce_op, group=group, async_op=True),
         bucket_bytes,
@@ -574,13 +583,13 @@ def all_reduce(
     if async_op:
         return transfer
     transfer.wait()
-    return node
+    return self
 
 
 def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> Any:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         members = [_rebuilt(m, tensors, non_tensors) for m in node.members]
-        return lazy_stack(members, node.stack_dim)
+        return stack_lazily(members, node.stack_dim)
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
@@ -595,22 +604,22 @@ def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[
     return type(node)._new(data, node._batch_size, node._device, node._names)
 
 
-def all_gather(node: TensorCore, *, group: Any = None) -> list[Any]:
-    """Every rank's instance, in rank order (new instances of the same class)."""
-    _check_collective(node, group, "all_gather")
+def all_gather(self: B, *, group: Any = None) -> list[B]:
+    """Every rank's instance, in rank order."""
+    _check_collective(self, group, "all_gather")
     device = _device(group)
     world = dist.get_world_size(group)
     per_rank: list[list[Tensor]] = [[] for _ in range(world)]
-    for tensor in _tensors(node):
+    for tensor in _tensors(self):
         wire = _wire(tensor, device)
         gathered = [torch.empty_like(wire) for _ in range(world)]
         dist.all_gather(gathered, wire, group=group)
         for rank, item in enumerate(gathered):
             per_rank[rank].append(item.to(tensor.device))
     payloads: list[bytes] = [b""] * world
-    if any(True for _ in _non_tensor_slots(node)):
-        payloads = _all_gather_bytes(_non_tensor_payload(node), group, device)
+    if any(True for _ in _non_tensor_slots(self)):
+        payloads = _all_gather_bytes(_non_tensor_payload(self), group, device)
     return [
-        _rebuilt(node, iter(tensors), iter(json.loads(payload) if payload else []))
+        _rebuilt(self, iter(tensors), iter(json.loads(payload) if payload else []))
         for tensors, payload in zip(per_rank, payloads)
     ]

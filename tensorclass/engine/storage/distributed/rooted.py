@@ -20,8 +20,8 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict
+from ...core.lazy_stacks import is_lazy_stack
+from ...core.self_types import B
 from ...torch_api.functions import stack
 from .point_to_point import Transfer, _as_bytes, _check_collective, _device, _flat_collective, _text
 from .wire_tree import decode_tree, pack_tree
@@ -30,7 +30,7 @@ __all__ = ["gather_and_stack", "reduce", "scatter"]
 
 
 def reduce(
-    node: TensorCore,
+    self: B,
     dst: int,
     op: Any = None,
     async_op: bool = False,
@@ -39,16 +39,18 @@ def reduce(
     *,
     bucket_bytes: int | None = None,
 ) -> Transfer | None:
-    """Reduce every tensor over the ranks into rank ``dst``'s ``node``, in place (``op``: a
-    ``torch.distributed.ReduceOp``, default ``SUM``). The other ranks keep their values.
+    """Reduce every tensor over the ranks into rank ``dst``'s instance, in place
+    (default ``ReduceOp.SUM``); the other ranks keep their values.
 
-    The tensors of each dtype travel as one flat buffer (of at most ``bucket_bytes``).
-    ``async_op=True, return_premature=True`` returns a :class:`~.distributed.Transfer` at
-    once, whose ``wait()`` writes the result; otherwise this waits and returns ``None``."""
+    Every rank calls it with the same structure (checked first). Tensors travel as one
+    flat buffer per dtype, of at most ``bucket_bytes`` bytes if given. With
+    ``async_op=True, return_premature=True`` the handle returns at once (``wait()``
+    on it writes the result); otherwise this waits and returns ``None``.
+    """
     reduce_op = dist.ReduceOp.SUM if op is None else op
-    _check_collective(node, group, "reduce")
+    _check_collective(self, group, "reduce")
     transfer = _flat_collective(
-        node,
+        self,
         _device(group),
         lambda flat: dist.reduce(flat, dst, reduce_op, group=group, async_op=True),
         bucket_bytes,
@@ -85,15 +87,12 @@ def _group_ranks(group: Any) -> list[int]:
     return list(dist.get_process_group_ranks(group))
 
 
-def gather_and_stack(node: TensorCore, dst: int, group: Any = None) -> TensorCore | None:
-    """On rank ``dst``, write the other ranks' instances, stacked in rank order, into
-    ``node`` (its first batch dim is ``world_size - 1``; its own data is not part of the
-    result) and return it; the other ranks send theirs and return ``None``.
-
-    The instances arrive whole (structure as JSON, tensors in one buffer), so they need not
-    match ``node`` key for key: they are stacked, then written with
-    ``update(..., inplace=True)`` (existing tensors in place, new keys added). They must
-    stack with each other (same class, batch size and keys)."""
+def gather_and_stack(self: B, dst: int, group: Any = None) -> B | None:
+    """On rank ``dst``, write the other ranks' instances, stacked in rank order, into this
+    instance (its first batch dim is ``world_size - 1``) and return it; the other ranks
+    return ``None``. Structures travel as JSON, never pickled; the senders' classes
+    must be imported on ``dst``. See :mod:`tensorclass.engine.storage.distributed.rooted`.
+    """
     device = _device(group)
     ranks = _group_ranks(group)
     world = len(ranks)
@@ -101,14 +100,14 @@ def gather_and_stack(node: TensorCore, dst: int, group: Any = None) -> TensorCor
     encoded, packed = b"", torch.zeros(0, dtype=torch.uint8, device=device)
     problem: Exception | None = None
     if at_dst:
-        if not node.batch_dims or node._batch_size[0] != world - 1:
+        if not self.batch_dims or self._batch_size[0] != world - 1:
             problem = ValueError(
                 f"gather_and_stack: rank {dst} receives {world - 1} instances, so its first "
-                f"batch dim must be {world - 1}; got batch size {list(node._batch_size)}"
+                f"batch dim must be {world - 1}; got batch size {list(self._batch_size)}"
             )
     else:
         try:
-            encoded, packed = pack_tree(node, device)
+            encoded, packed = pack_tree(self, device)
         except Exception as err:  # raised below, once every rank knows
             problem = err
     mine = _header(packed.numel(), len(encoded), 0, problem is None, device)
@@ -129,20 +128,20 @@ def gather_and_stack(node: TensorCore, dst: int, group: Any = None) -> TensorCor
     instances = [
         _unframe(received, row) for rank, received, row in zip(ranks, gathered, rows) if rank != dst
     ]
-    if isinstance(node, LazyStackedTensorDict) and node.stack_dim == 0:
-        for member, instance in zip(node.members, instances):
+    if is_lazy_stack(self) and self.stack_dim == 0:
+        for member, instance in zip(self.members, instances):
             _write_into(member, instance)
     else:
-        _write_into(node, stack(instances, 0))
-    return node
+        _write_into(self, stack(instances, 0))
+    return self
 
 
 def _write_into(target: Any, source: Any) -> None:
     """``target.update(source, inplace=True)``, lazy stacks member by member (so that keys
     only some members hold are written too)."""
     if (
-        isinstance(target, LazyStackedTensorDict)
-        and isinstance(source, LazyStackedTensorDict)
+        is_lazy_stack(target)
+        and is_lazy_stack(source)
         and target.stack_dim == source.stack_dim
         and len(target.members) == len(source.members)
     ):
@@ -155,18 +154,18 @@ def _write_into(target: Any, source: Any) -> None:
 
 
 def scatter(
-    node: TensorCore,
+    self: B,
     src: int,
     tensordicts: list[Any] | None = None,
     *,
     group: Any = None,
     device: torch.device | str | None = None,
 ) -> Any:
-    """Rank ``src`` holds ``tensordicts``, one instance per rank of ``group`` (in rank
-    order); every rank (``src`` too) returns a new instance holding the one meant for it.
-    ``node`` itself is not used. ``device``: where the received instance goes (default: the
-    exchange device, the CPU with gloo)."""
-    del node
+    """Rank ``src`` passes ``tensordicts`` (one per rank); every rank returns a new
+    instance holding its own. Receivers need no template (structures travel as JSON,
+    never pickled; their classes must be imported); this instance is not used.
+    ``device``: where the received instance goes (default: the CPU with gloo)."""
+    del self
     wire = _device(group)
     ranks = _group_ranks(group)
     header = _header(0, 0, 0, False, wire)

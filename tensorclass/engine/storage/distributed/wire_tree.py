@@ -25,8 +25,8 @@ from torch import Tensor
 
 from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
 from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.lazy_stacks import is_lazy_stack, stack_lazily
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from ..flat_buffer import pack_bytes, views_into
 from ..memmap.load import resolve_class
 from ..memmap.metadata import DTYPES, dtype_name
@@ -37,7 +37,7 @@ __all__ = ["decode_tree", "encode_tree", "pack_tree"]
 
 def encode_tree(node: TensorCore, tensors: list[Tensor], where: tuple[str, ...] = ()) -> Any:
     """The JSON-ready structure of ``node``; its tensors are appended to ``tensors``."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         return {
             "lazy_stack": True,
             "class": class_path(node.member_class),
@@ -110,7 +110,7 @@ def _build(structure: Any, tensors: Any, cls: type[TensorCore] | None, where: to
     if structure.get("lazy_stack"):
         member_cls = resolve_class(structure["class"], "imported")
         members = [_build(m, tensors, member_cls, where) for m in structure["members"]]
-        return lazy_stack(members, structure["stack_dim"])
+        return stack_lazily(members, structure["stack_dim"])
     if cls is None:
         cls = resolve_class(structure["class"], "imported")
     batch = tuple(structure["batch_size"])

@@ -40,8 +40,8 @@ from ....non_tensor import NonTensorData, NonTensorStack
 from ....registry import dynamic_class
 from ....schema import FieldKind, resolved_schema
 from ....unbatched import UnbatchedTensor
+from ...core.lazy_stacks import is_lazy_stack, is_lazy_stack_class, stack_lazily
 from ...core.state import TensorCore, fits_batch
-from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from ..memmap.load import ClassPolicy, defined_classes, resolve_class
 
 __all__ = [
@@ -101,7 +101,7 @@ def describe(node: TensorCore, layout: Layout, path: tuple[str, ...] = ()) -> di
         "batch_size": list(node._batch_size),
         "names": None if node._names is None else list(node._names),
     }
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         recorded = class_text(node.member_class)
         if recorded is not None:
             level["class"] = recorded
@@ -190,7 +190,7 @@ def build(
         or not all(n is None or type(n) is str for n in names)
     ):
         raise _fail(file, where, f"invalid names {names!r:.60}")
-    if cls is not None and issubclass(cls, LazyStackedTensorDict):
+    if cls is not None and is_lazy_stack_class(cls):
         cls = cls.member_class_of()
     if cls is None and "class" in level:
         if type(level["class"]) is not str:
@@ -218,7 +218,7 @@ def build(
     built = cls._new(data, torch.Size(batch_size), None, None if names is None else tuple(names))
     if stack_dim is not None:  # tensordict's dense save of a lazy stack
         members: list[TensorCore] = list(cast(Any, built).unbind(stack_dim))
-        return lazy_stack(members, stack_dim)
+        return stack_lazily(members, stack_dim)
     return built
 
 
@@ -243,7 +243,7 @@ def _lazy(
         if tuple(one._batch_size) != member_batch:
             raise _fail(file, (*where, str(index)), f"a member's batch size is not {member_batch}")
         built.append(one)
-    return lazy_stack(built, stack_dim)
+    return stack_lazily(built, stack_dim)
 
 
 def _leaf(

@@ -1,129 +1,112 @@
 """File-format methods of every tensor class: safetensors, HDF5 and Zarr.
 
 The formats live in :mod:`.formats` (each needs an optional extra, imported when used:
-``pip install 'tensorclass[formats]'``); this mixin forwards to them.
+``pip install 'tensorclass[formats]'``); these functions, attached to ``TensorDictBase`` in
+``engine/base.py``, forward to them (``to_safetensors`` is :mod:`.safetensors_file`'s own). The ``from_*`` return what the file holds (a class of
+its own, a ``PersistentTensorDict``), so they are plain class methods there.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ....schema import is_typed
-from ...core.state import TensorCore
+from ...core.self_types import B
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike
 from .persistent import PersistentTensorDict, open_persistent, write_persistent
-from .safetensors_file import read_safetensors, write_safetensors
+from .safetensors_file import read_safetensors
 
-__all__ = ["FormatMethods"]
+if TYPE_CHECKING:
+    from ...base import TensorDictBase
+
+__all__ = ["from_h5", "from_safetensors", "from_zarr", "to_h5", "to_zarr"]
 
 
-class FormatMethods(TensorCore):
-    """``to_safetensors``/``from_safetensors``, ``to_h5``/``from_h5``, ``to_zarr``/``from_zarr``."""
+def from_safetensors(
+    cls: type[TensorDictBase],
+    path: PathLike,
+    *,
+    device: torch.device | str | int | None = None,
+    classes: ClassPolicy = "imported",
+) -> Any:
+    """Load a safetensors file, its tensors memory-mapped (copy-on-write: writes stay in
+    memory). Nothing is unpickled and no code runs: a recorded class must already be
+    imported or defined (``classes="tensordict"`` loads plain ``TensorDict`` levels).
+    Called on a typed class, that class is the top level; a file without structure
+    metadata (a model checkpoint) loads as a nested ``TensorDict`` (names split on ``"."``).
+    Errors name the file (:class:`~tensorclass.FileFormatError`)."""
+    result = read_safetensors(path, cls if is_typed(cls) else None, classes)
+    return result if device is None else result.to(device)  # type: ignore[attr-defined]
 
-    __slots__ = ()
 
-    def to_safetensors(self, path: PathLike) -> None:
-        """Save to the safetensors file ``path`` (needs the ``safetensors`` package).
+def to_h5(self: B, filename: PathLike, **kwargs: Any) -> PersistentTensorDict:
+    """Write to a new HDF5 file (needs ``h5py``; an existing file is replaced) and return
+    the :class:`~tensorclass.PersistentTensorDict` reading it (``mode="r+"``). Each tensor
+    is a dataset at its key path; ``kwargs`` go to ``h5py.Group.create_dataset``
+    (``compression="gzip"``...). Batch sizes, classes and non-tensor values are kept."""
+    return write_persistent(self, filename, "h5", kwargs)
 
-        Tensors are stored under their nested keys joined with ``"."`` (lazy stacks add the
-        member index); batch sizes, dim names, classes, lazy stacks and non-tensor (JSON)
-        values are in the header metadata. :meth:`from_safetensors` memory-maps it back.
 
-        >>> import os, tempfile, torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict(x=torch.ones(2, 3), sub={"y": torch.zeros(2)}, batch_size=[2])
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     td.to_safetensors(os.path.join(tmp, "td.safetensors"))
-        ...     back = TensorDict.from_safetensors(os.path.join(tmp, "td.safetensors"))
-        ...     print(back.batch_size, back["sub", "y"].tolist())
-        torch.Size([2]) [0.0, 0.0]
-        """
-        write_safetensors(self, path)
+def from_h5(
+    cls: type[TensorDictBase],
+    filename: PathLike,
+    *,
+    mode: str = "r",
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    batch_size: Any = None,
+    non_tensor_as_stack: bool = False,
+) -> PersistentTensorDict:
+    """Open an HDF5 file as a :class:`~tensorclass.PersistentTensorDict` (reads lazily;
+    ``to_tensordict()`` reads it all). See that class for the keywords."""
+    return open_persistent(
+        filename,
+        "h5",
+        mode=mode,
+        batch_size=batch_size,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        non_tensor_as_stack=non_tensor_as_stack,
+    )
 
-    @classmethod
-    def from_safetensors(
-        cls,
-        path: PathLike,
-        *,
-        device: torch.device | str | int | None = None,
-        classes: ClassPolicy = "imported",
-    ) -> Any:
-        """Load a safetensors file, its tensors memory-mapped (copy-on-write: writes stay in
-        memory). Nothing is unpickled and no code runs: a recorded class must already be
-        imported or defined (``classes="tensordict"`` loads plain ``TensorDict`` levels).
-        Called on a typed class, that class is the top level; a file without structure
-        metadata (a model checkpoint) loads as a nested ``TensorDict`` (names split on ``"."``).
-        Errors name the file (:class:`~tensorclass.FileFormatError`)."""
-        result = read_safetensors(path, cls if is_typed(cls) else None, classes)
-        return result if device is None else result.to(device)  # type: ignore[attr-defined]
 
-    def to_h5(self, filename: PathLike, **kwargs: Any) -> PersistentTensorDict:
-        """Write to a new HDF5 file (needs ``h5py``; an existing file is replaced) and return
-        the :class:`~tensorclass.PersistentTensorDict` reading it (``mode="r+"``). Each tensor
-        is a dataset at its key path; ``kwargs`` go to ``h5py.Group.create_dataset``
-        (``compression="gzip"``...). Batch sizes, classes and non-tensor values are kept."""
-        return write_persistent(self, filename, "h5", kwargs)
+def to_zarr(
+    self: B, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any
+) -> PersistentTensorDict:
+    """Write to a new Zarr store (needs ``zarr`` 3; an existing store is replaced) and
+    return the :class:`~tensorclass.PersistentTensorDict` reading it. Each tensor is one
+    uncompressed chunk unless ``chunks=``/``compressors=`` say otherwise (``chunks``
+    applies to the leading dims). Nothing is pickled (``allow_pickle=True`` is refused)."""
+    _no_pickle(allow_pickle, "to_zarr")
+    return write_persistent(self, filename, "zarr", kwargs)
 
-    @classmethod
-    def from_h5(
-        cls,
-        filename: PathLike,
-        *,
-        mode: str = "r",
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        batch_size: Any = None,
-        non_tensor_as_stack: bool = False,
-    ) -> PersistentTensorDict:
-        """Open an HDF5 file as a :class:`~tensorclass.PersistentTensorDict` (reads lazily;
-        ``to_tensordict()`` reads it all). See that class for the keywords."""
-        return open_persistent(
-            filename,
-            "h5",
-            mode=mode,
-            batch_size=batch_size,
-            auto_batch_size=auto_batch_size,
-            batch_dims=batch_dims,
-            non_tensor_as_stack=non_tensor_as_stack,
-        )
 
-    def to_zarr(
-        self, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any
-    ) -> PersistentTensorDict:
-        """Write to a new Zarr store (needs ``zarr`` 3; an existing store is replaced) and
-        return the :class:`~tensorclass.PersistentTensorDict` reading it. Each tensor is one
-        uncompressed chunk unless ``chunks=``/``compressors=`` say otherwise (``chunks``
-        applies to the leading dims). Nothing is pickled (``allow_pickle=True`` is refused)."""
-        _no_pickle(allow_pickle, "to_zarr")
-        return write_persistent(self, filename, "zarr", kwargs)
-
-    @classmethod
-    def from_zarr(
-        cls,
-        filename: Any,
-        *,
-        mode: str = "r",
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        batch_size: Any = None,
-        non_tensor_as_stack: bool = False,
-        allow_pickle: bool | None = None,
-    ) -> PersistentTensorDict:
-        """Open a Zarr store as a :class:`~tensorclass.PersistentTensorDict` (reads lazily).
-        Nothing is unpickled (``allow_pickle=True`` is refused)."""
-        _no_pickle(allow_pickle, "from_zarr")
-        return open_persistent(
-            filename,
-            "zarr",
-            mode=mode,
-            batch_size=batch_size,
-            auto_batch_size=auto_batch_size,
-            batch_dims=batch_dims,
-            non_tensor_as_stack=non_tensor_as_stack,
-        )
+def from_zarr(
+    cls: type[TensorDictBase],
+    filename: Any,
+    *,
+    mode: str = "r",
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    batch_size: Any = None,
+    non_tensor_as_stack: bool = False,
+    allow_pickle: bool | None = None,
+) -> PersistentTensorDict:
+    """Open a Zarr store as a :class:`~tensorclass.PersistentTensorDict` (reads lazily).
+    Nothing is unpickled (``allow_pickle=True`` is refused)."""
+    _no_pickle(allow_pickle, "from_zarr")
+    return open_persistent(
+        filename,
+        "zarr",
+        mode=mode,
+        batch_size=batch_size,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        non_tensor_as_stack=non_tensor_as_stack,
+    )
 
 
 def _no_pickle(allow_pickle: bool | None, where: str) -> None:

@@ -21,8 +21,8 @@ from ....json_values import non_tensor_to_json
 from ....keys import unravel_key
 from ....non_tensor import NonTensorData, NonTensorStack
 from ....unbatched import UnbatchedTensor
+from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict
 from ..memmap.load import ClassPolicy
 from ..memmap.metadata import DTYPES
 from .backends import Backend, numpy_of, torch_dtype_of
@@ -482,7 +482,7 @@ def _basic(index: Any, ndim: int) -> bool:
 def _leaves(value: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
     """The tensor leaves of a mapping or tensor class, by key path."""
     items = value._data.items() if isinstance(value, TensorCore) else dict(value).items()
-    if isinstance(value, LazyStackedTensorDict):
+    if is_lazy_stack(value):
         items = value.contiguous()._data.items()
     for key, leaf in items:
         if isinstance(leaf, (TensorCore, dict)):

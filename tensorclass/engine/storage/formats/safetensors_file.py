@@ -27,13 +27,14 @@ import torch
 from torch import Tensor
 
 from ....errors import FileFormatError
+from ...core.self_types import B
 from ...core.state import TensorCore
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike
 from .extras import require
 from .layout import LAYOUT_KEY, VERSION, Layout, build, describe
 
-__all__ = ["DTYPES", "read_safetensors", "write_safetensors"]
+__all__ = ["DTYPES", "read_safetensors", "to_safetensors"]
 
 #: safetensors dtype names
 DTYPES: dict[str, torch.dtype] = {
@@ -57,11 +58,25 @@ DTYPES: dict[str, torch.dtype] = {
 _MAX_HEADER = 100 * 1024 * 1024
 
 
-def write_safetensors(node: TensorCore, path: PathLike) -> None:
-    """Write ``node`` to the safetensors file ``path`` (replaced atomically)."""
+def to_safetensors(self: B, path: PathLike) -> None:
+    """Save to the safetensors file ``path`` (needs the ``safetensors`` package).
+
+    Tensors are stored under their nested keys joined with ``"."`` (lazy stacks add the
+    member index); batch sizes, dim names, classes, lazy stacks and non-tensor (JSON)
+    values are in the header metadata. :meth:`from_safetensors` memory-maps it back.
+
+    >>> import os, tempfile, torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict(x=torch.ones(2, 3), sub={"y": torch.zeros(2)}, batch_size=[2])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     td.to_safetensors(os.path.join(tmp, "td.safetensors"))
+    ...     back = TensorDict.from_safetensors(os.path.join(tmp, "td.safetensors"))
+    ...     print(back.batch_size, back["sub", "y"].tolist())
+    torch.Size([2]) [0.0, 0.0]
+    """
     st = require("safetensors.torch", "to_safetensors")
     layout = Layout(".")
-    root = describe(node, layout)  # checks every key and value before writing
+    root = describe(self, layout)  # checks every key and value before writing
     seen: set[int] = set()
     tensors: dict[str, Tensor] = {}
     for name, tensor in layout.tensors.items():

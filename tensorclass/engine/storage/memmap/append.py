@@ -24,8 +24,8 @@ from torch import Tensor
 
 from ....json_values import non_tensor_to_json
 from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict
 from .load import read_checked
 from .metadata import DTYPES, META_NAME, MemmapInfo, dtype_name
 from .save import class_path
@@ -54,7 +54,7 @@ def _check(
     levels: list[MemmapInfo],
 ) -> None:
     where = _where(path)
-    if info.kind == "lazy_stack" or isinstance(rows, LazyStackedTensorDict):
+    if info.kind == "lazy_stack" or is_lazy_stack(rows):
         raise ValueError(f"append_memmap: {where} is a lazy stack, which cannot grow")
     if not isinstance(rows, TensorCore):
         raise ValueError(

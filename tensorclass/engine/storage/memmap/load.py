@@ -62,8 +62,8 @@ from ....json_values import non_tensor_from_json, rebuilder_in
 from ....non_tensor import NonTensorData
 from ....registry import dynamic_class
 from ....schema import FieldKind, resolved_schema
+from ...core.lazy_stacks import is_lazy_stack_class, stack_lazily
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike
@@ -234,14 +234,14 @@ def subtree(info: MemmapInfo, subpath: str | tuple[str, ...]) -> MemmapInfo:
 def _build(
     info: MemmapInfo, cls: type[TensorCore] | None, classes: ClassPolicy, mode: str | None
 ) -> TensorCore:
-    if cls is not None and issubclass(cls, LazyStackedTensorDict):
+    if cls is not None and is_lazy_stack_class(cls):
         if info.kind != "lazy_stack":
             raise MemmapFormatError(f"{info.path} holds an instance, not a lazy stack")
         cls = cls.member_class_of()
     if info.kind == "lazy_stack":
         assert info.stack_dim is not None
         members = [_build(member, cls, classes, mode) for member in info.members]
-        return lazy_stack(members, info.stack_dim).lock_()
+        return stack_lazily(members, info.stack_dim).lock_()
     if cls is None:
         recorded = info.tensordict_class
         if recorded is None:

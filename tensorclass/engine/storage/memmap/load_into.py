@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ....errors import StructureMismatchError
+from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict
 
 __all__ = ["load_into"]
 
@@ -23,10 +23,10 @@ def load_into(out: Any, loaded: TensorCore, where: tuple[str, ...] = ()) -> Any:
         raise TypeError(
             f"load_memmap: out must be a tensor class instance; got {type(out).__name__}"
         )
-    if isinstance(out, LazyStackedTensorDict) or isinstance(loaded, LazyStackedTensorDict):
+    if is_lazy_stack(out) or is_lazy_stack(loaded):
         if not (
-            isinstance(out, LazyStackedTensorDict)
-            and isinstance(loaded, LazyStackedTensorDict)
+            is_lazy_stack(out)
+            and is_lazy_stack(loaded)
             and len(out.members) == len(loaded.members)
             and out.stack_dim == loaded.stack_dim
         ):

@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict
 from .metadata import LEAF_SUFFIX, leaf_file_name
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -47,7 +47,7 @@ T = TypeVar("T")
 def _levels(
     node: TensorCore, where: tuple[str, ...]
 ) -> Iterator[tuple[tuple[str, ...], TensorCore]]:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         for index, member in enumerate(node.members):
             yield from _levels(member, (*where, f"<member {index}>"))
         return

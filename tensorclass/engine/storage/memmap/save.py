@@ -33,8 +33,8 @@ from ....json_values import non_tensor_to_json
 from ....non_tensor import NonTensorData, NonTensorStack
 from ....registry import dynamic_class
 from ....schema import is_typed, resolved_schema
+from ...core.lazy_stacks import is_lazy_stack, stack_lazily
 from ...core.state import TensorCore
-from ...lazy.stack import LazyStackedTensorDict, lazy_stack
 from .metadata import (
     FORMAT,
     META_NAME,
@@ -105,7 +105,7 @@ def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
 def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> None:
     """Collect what saving ``node`` writes (``rel``: its directory, ``""`` or ending in /)."""
     plan.dirs.append(rel)
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         meta = _level_meta(node, "lazy_stack", node.member_class)
         meta["stack_dim"] = node.stack_dim
         meta["members"] = [str(i) for i in range(len(node.members))]
@@ -285,11 +285,11 @@ def save(
 
 def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) -> TensorCore:
     """``node`` with its tensors replaced by mappings of the saved files (same walk order)."""
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         members = [_attach(member, root, files, inplace) for member in node.members]
         if inplace:
             return node.lock_()
-        return lazy_stack(members, node.stack_dim).lock_()
+        return stack_lazily(members, node.stack_dim).lock_()
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):

@@ -1,2 +1,2 @@
 """Work over processes: :mod:`.map` (``map`` over a pool of workers), :mod:`.methods`
-(``share_memory_``, ``map``...) and :mod:`.collate` (``DataLoader`` batching)."""
+(``share_memory_``, ``map``...)."""

@@ -41,10 +41,11 @@ import torch
 import torch.multiprocessing as torch_mp
 from torch import Tensor
 
+from ...core.self_types import B
 from ...core.state import TensorCore
 from ...shape.batch_dims import batch_dim
 
-__all__ = ["RemoteTraceback", "map_chunks", "map_iter"]
+__all__ = ["RemoteTraceback", "map", "map_iter"]
 
 _INHERITED: dict[int, tuple[Any, Callable[..., Any]]] = {}
 _TOKENS = itertools.count()
@@ -298,15 +299,15 @@ def _chunks(
             bar.close()
 
 
-def map_chunks(
-    data: TensorCore,
+def map(
+    self: B,
     fn: Callable[[Any], Any],
     dim: int = 0,
     num_workers: int | None = None,
     *,
+    out: Any = None,
     chunksize: int | None = None,
     num_chunks: int | None = None,
-    out: Any = None,
     pool: Any = None,
     generator: torch.Generator | None = None,
     max_tasks_per_child: int | None = None,
@@ -316,16 +317,35 @@ def map_chunks(
     mp_start_method: str | None = None,
     timeout: float | None = None,
 ) -> Any:
-    """Run ``fn`` on chunks of ``data`` in worker processes (see the module documentation)."""
+    """Run ``fn`` on chunks along ``dim`` in worker processes and join the results.
+
+    ``chunksize`` elements per chunk (``0``: one element at a time, results stacked) or
+    ``num_chunks`` chunks (default: one per worker); ``num_workers`` defaults to the CPUs
+    available. ``fn`` returns a tensor class, a tensor, or ``None`` after writing into
+    its chunk in place (then ``map`` returns ``out``). ``pbar=True`` shows a tqdm bar.
+
+    Worker ``i`` seeds torch (and NumPy, if imported) with a base seed plus ``i``; the
+    base seed is drawn from ``generator``, default the global torch RNG.
+    ``max_tasks_per_child`` replaces a worker after that many chunks;
+    ``index_with_generator=True`` indexes each chunk when a worker takes it rather than
+    all up front (with ``fork``, workers always index their own chunk). A ``pool``
+    you pass ignores ``num_workers``, ``generator``, ``max_tasks_per_child``,
+    ``worker_threads`` and ``mp_start_method``.
+
+    Worker exceptions are raised here with the worker's traceback; a worker that dies
+    raises ``BrokenProcessPool``; with ``timeout`` (seconds), waiting longer than that
+    for the next chunk raises ``TimeoutError`` (a hung ``fn``), and the workers are
+    stopped. See ``tensorclass.engine.storage.parallel.map``.
+    """
     _check_timeout(timeout)
-    d = batch_dim(dim, len(data._batch_size))
+    d = batch_dim(dim, len(self._batch_size))
     workers = _worker_count(num_workers)
-    spans: list[Span] = list(_spans(data._batch_size[d], workers, chunksize, num_chunks))
+    spans: list[Span] = list(_spans(self._batch_size[d], workers, chunksize, num_chunks))
     if not spans:
         return out
     results = list(
         _chunks(
-            data,
+            self,
             fn,
             d,
             spans,
@@ -342,18 +362,18 @@ def map_chunks(
         )
     )
     result = _gather(results, d, chunksize == 0, out, spans)
-    if result is None and not _writes_reach_caller(data):
+    if result is None and not _writes_reach_caller(self):
         warnings.warn(
             "map: fn returned None, but the data is neither memory-mapped nor in shared "
             "memory, so writes made by the workers are lost",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=2,  # the caller of map (map was a method calling this function)
         )
     return result
 
 
 def map_iter(
-    data: TensorCore,
+    self: B,
     fn: Callable[[Any], Any],
     dim: int = 0,
     num_workers: int | None = None,
@@ -370,14 +390,27 @@ def map_iter(
     mp_start_method: str | None = None,
     timeout: float | None = None,
 ) -> Iterator[Any]:
-    """Yield ``fn``'s result for each chunk of ``data`` as it is ready (chunk order; with
-    ``shuffle``, chunks of a random permutation, in the order they finish)."""
+    """Like :meth:`map`, but yield ``fn``'s result for each chunk as soon as it is ready
+    (a data loader over this instance), in chunk order.
+
+    ``shuffle=True`` fills the chunks from a random permutation along ``dim`` (drawn
+    from ``generator``) and yields them in the order the workers finish; it needs
+    ``index_with_generator=True`` (the default here). Results are not joined, so ``fn``
+    may return anything picklable. The workers run while the iterator is consumed;
+    closing it early (``break``, ``close()``) stops them.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> data = TensorDict(x=torch.arange(6.0), batch_size=[6])
+    >>> [chunk["x"].tolist() for chunk in data.map_iter(lambda td: td * 10, num_workers=2, chunksize=2)]
+    [[0.0, 10.0], [20.0, 30.0], [40.0, 50.0]]
+    """
     _check_timeout(timeout)
-    d = batch_dim(dim, len(data._batch_size))
+    d = batch_dim(dim, len(self._batch_size))
     if shuffle and not index_with_generator:
         raise RuntimeError("map_iter: shuffle=True needs index_with_generator=True")
     workers = _worker_count(num_workers)
-    size = data._batch_size[d]
+    size = self._batch_size[d]
     spans: list[Span] = list(_spans(size, workers, chunksize, num_chunks))
     if shuffle:
         order = torch.randperm(size, generator=generator)
@@ -385,7 +418,7 @@ def map_iter(
     if not spans:
         return iter(())
     return _chunks(
-        data,
+        self,
         fn,
         d,
         spans,

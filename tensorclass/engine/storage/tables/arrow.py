@@ -27,10 +27,11 @@ import torch
 from torch import Tensor
 
 from ....errors import TableFormatError
+from ...core.self_types import B
 from .columns import Column, build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
 from .optional import require
 
-__all__ = ["from_table", "read_parquet", "to_table", "write_parquet"]
+__all__ = ["from_table", "read_parquet", "to_parquet", "to_table"]
 
 PathLike = str | Path
 #: the schema metadata key listing the key paths whose tensors were ``bfloat16``
@@ -222,10 +223,13 @@ def from_table(
     )
 
 
-def write_parquet(obj: Any, path: PathLike, separator: str | None, **kwargs: Any) -> None:
-    """Write ``obj`` as a Parquet file (``kwargs`` go to ``pyarrow.parquet.write_table``)."""
+def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
+    """Write a Parquet file: one row per batch element, one column per leaf (named by
+    the key joined with ``separator``; ``None`` writes nested levels as ``struct``
+    columns). Tensors with more than one dim keep their shape (fixed-shape tensor
+    columns). ``kwargs`` go to ``pyarrow.parquet.write_table`` (``compression``...)."""
     pq = require("pyarrow.parquet", "to_parquet")
-    pq.write_table(to_table(obj, separator, "to_parquet"), path, **kwargs)
+    pq.write_table(to_table(self, separator, "to_parquet"), path, **kwargs)
 
 
 def read_parquet(path: PathLike, columns: list[str] | None, **kwargs: Any) -> Any:

@@ -18,10 +18,11 @@ import torch
 from torch import Tensor
 
 from ....errors import TableFormatError
+from ...core.self_types import B
 from .columns import build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
 from .optional import require
 
-__all__ = ["from_dataframe", "read_csv", "read_json", "to_dataframe", "write_csv", "write_json"]
+__all__ = ["from_dataframe", "read_csv", "read_json", "to_csv", "to_dataframe", "to_json"]
 
 PathLike = str | Path
 
@@ -93,18 +94,23 @@ def from_dataframe(
     )
 
 
-def write_csv(obj: Any, path: PathLike, separator: str | None, **kwargs: Any) -> None:
-    """Write ``obj`` as CSV (a header row of column names, no index column)."""
+def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
+    """Write a CSV file (header row, no index column) with :meth:`to_pandas`'s columns;
+    ``kwargs`` go to ``pandas.DataFrame.to_csv``. CSV is text: reading gives
+    ``int64``/``float64``/``bool`` columns back (or ``dtype``)."""
     kwargs.setdefault("index", False)
-    to_dataframe(obj, separator, "to_csv").to_csv(path, **kwargs)
+    to_dataframe(self, separator, "to_csv").to_csv(path, **kwargs)
 
 
-def write_json(obj: Any, path: PathLike, separator: str | None, lines: bool, **kwargs: Any) -> None:
-    """Write ``obj`` as JSON: a list of row objects, or one object per line (``lines``).
-    Floats keep 15 significant digits (pandas' most)."""
+def to_json(
+    self: B, path: PathLike, *, separator: str | None = ".", lines: bool = False, **kwargs: Any
+) -> None:
+    """Write a JSON file: a list of row objects (``lines=True``: one object per line),
+    with :meth:`to_pandas`'s columns; ``kwargs`` go to ``pandas.DataFrame.to_json``.
+    Floats keep 15 significant digits."""
     kwargs.setdefault("orient", "records")
     kwargs.setdefault("double_precision", 15)
-    to_dataframe(obj, separator, "to_json").to_json(path, lines=lines, **kwargs)
+    to_dataframe(self, separator, "to_json").to_json(path, lines=lines, **kwargs)
 
 
 def _read(what: str, kind: str, path: PathLike, reader: Any, **kwargs: Any) -> Any:

@@ -1,23 +1,25 @@
 """Between dense and lazy: ``to_lazystack`` and ``densify``.
 
-They build lazy stacks, so they join the engine in ``TensorDictBase`` (above the lazy-stack
-modules), as the storage methods do.
+They are operations of every class (attached in ``TensorDictBase``) that build and read lazy
+stacks, which they reach through :mod:`..core.lazy_stacks`, as the storage operations do.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
 
+from ..core.lazy_stacks import is_lazy_stack, stack_lazily
+from ..core.self_types import B
 from ..core.state import TensorCore
-from ..ops import TensorOps
 from ..shape.batch_dims import batch_dim
-from .stack import LazyStackedTensorDict, lazy_stack
 
-__all__ = ["Restacking"]
+if TYPE_CHECKING:
+    from ..lazy.stack import LazyStackedTensorDict
+
+__all__ = ["densify", "to_lazystack"]
 
 
 def _densify_stack(stack: LazyStackedTensorDict, layout: torch.layout) -> Any:
@@ -31,7 +33,7 @@ def _densify_stack(stack: LazyStackedTensorDict, layout: torch.layout) -> Any:
             continue  # held by some members only: left out, as keys() leaves it out
         leaves = [member._data[key] for member in members]
         if isinstance(leaves[0], TensorCore):
-            data[key] = _densify(lazy_stack(leaves, dim), layout)
+            data[key] = _densify(stack_lazily(leaves, dim), layout)
         elif isinstance(leaves[0], Tensor) and len({leaf.shape for leaf in leaves}) > 1:
             if dim != 0:
                 raise ValueError(
@@ -45,7 +47,7 @@ def _densify_stack(stack: LazyStackedTensorDict, layout: torch.layout) -> Any:
 
 
 def _densify(node: TensorCore, layout: torch.layout) -> Any:
-    if isinstance(node, LazyStackedTensorDict):
+    if is_lazy_stack(node):
         return _densify_stack(node, layout)
     changed = {}
     for key, leaf in node._data.items():
@@ -58,29 +60,25 @@ def _densify(node: TensorCore, layout: torch.layout) -> Any:
     return type(node)._new({**node._data, **changed}, node._batch_size, node._device, node._names)
 
 
-class Restacking(TensorOps):
-    """``to_lazystack`` and ``densify``."""
+def to_lazystack(self: B, dim: int = 0) -> B:
+    """A lazy stack of the slices along the batch dim ``dim`` (they share storage).
 
-    __slots__ = ()
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"a": torch.zeros(3, 2)}, [3, 2])
+    >>> stack = td.to_lazystack(1)
+    >>> len(stack.members), stack.batch_size
+    (2, torch.Size([3, 2]))
+    """
+    d = batch_dim(dim, len(self._batch_size))
+    return stack_lazily(list(self.unbind(d)), d)
 
-    def to_lazystack(self, dim: int = 0) -> Self:
-        """A lazy stack of the slices along the batch dim ``dim`` (they share storage).
 
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict({"a": torch.zeros(3, 2)}, [3, 2])
-        >>> stack = td.to_lazystack(1)
-        >>> len(stack.members), stack.batch_size
-        (2, torch.Size([3, 2]))
-        """
-        d = batch_dim(dim, len(self._batch_size))
-        return lazy_stack(list(self.unbind(d)), d)
+def densify(self: B, layout: torch.layout = torch.strided) -> B:
+    """This instance with its lazy stacks made dense (itself if it holds none).
 
-    def densify(self, layout: torch.layout = torch.strided) -> Self:
-        """This instance with its lazy stacks made dense (itself if it holds none).
-
-        Leaves whose shapes differ across the members become nested tensors
-        (``torch.nested``, ``layout`` ``torch.strided`` or ``torch.jagged``) along the
-        stack dim; keys that only some members hold are left out.
-        """
-        return _densify(self, layout)  # type: ignore[no-any-return]
+    Leaves whose shapes differ across the members become nested tensors
+    (``torch.nested``, ``layout`` ``torch.strided`` or ``torch.jagged``) along the
+    stack dim; keys that only some members hold are left out.
+    """
+    return _densify(self, layout)  # type: ignore[no-any-return]

@@ -23,12 +23,12 @@ from torch import Tensor
 from torch.utils.data import default_collate
 from torch.utils.data._utils.collate import default_collate_fn_map
 
-from ....errors import KeyNotFoundError, TensorClassError
-from ....keys import shown_key, unravel_key_tuple
-from ....registry import dynamic_class
-from ...core.state import TensorCore
-from ...lazy.stack import maybe_dense_stack
-from ...torch_api.functions import stack
+from ...errors import KeyNotFoundError, TensorClassError
+from ...keys import shown_key, unravel_key_tuple
+from ...registry import dynamic_class
+from ..core.state import TensorCore
+from ..torch_api.functions import stack
+from .stack import maybe_dense_stack
 
 __all__ = ["collate", "collate_tensor_classes"]
 

@@ -1,0 +1,40 @@
+"""Lazy stacks as the operations below them see them: recognise one, build one.
+
+``LazyStackedTensorDict`` (``engine/lazy/``) builds on the assembled classes, so the
+operations attached to them (saving, loading, consolidating, sending...) cannot import it.
+They ask here instead: the lazy module registers its class and its ``lazy_stack`` in
+:mod:`tensorclass.registry` when it is imported, which the package does before any
+operation can run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from typing_extensions import TypeIs
+
+from ...registry import lazy_class, lazy_stack_function
+
+if TYPE_CHECKING:
+    from ..lazy.stack import LazyStackedTensorDict
+
+__all__ = ["is_lazy_stack", "is_lazy_stack_class", "stack_lazily"]
+
+T = TypeVar("T")
+
+
+def is_lazy_stack(value: object) -> TypeIs[LazyStackedTensorDict]:
+    """Whether ``value`` is a lazy stack (an instance of ``LazyStackedTensorDict``)."""
+    return isinstance(value, lazy_class())
+
+
+def is_lazy_stack_class(cls: Any) -> TypeIs[type[LazyStackedTensorDict]]:
+    """Whether ``cls`` is ``LazyStackedTensorDict`` or a class derived from it."""
+    return isinstance(cls, type) and issubclass(cls, lazy_class())
+
+
+def stack_lazily(members: Sequence[T], dim: int = 0) -> T:
+    """``lazy_stack(members, dim)``: the members kept, stacked along the new dim ``dim``."""
+    stacked: T = lazy_stack_function()(members, dim)
+    return stacked
