@@ -85,7 +85,7 @@ def test_the_largest_int64_size_next_to_a_zero_still_loads(tmp_path: Path) -> No
     [
         "tensorclass.engine.core.state:TensorCore",
         "tensorclass.engine.ops:TensorOps",
-        "tensorclass.engine.lazy.shape:LazyShapeOps",
+        "tensorclass.collection:TensorCollection",
         "tensorclass.engine.base:TensorDictBase",
         "tensorclass.compiler:_Blank",
         "tensorclass.engine.lazy.stack:LazyStackedTensorDict",
