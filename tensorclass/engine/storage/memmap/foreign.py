@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from ....json_values import has_shape
 from ...core.state import fits_batch
 from .info import MAX_SIZE, EntryInfo, MemmapInfo, fail, load_json, regular_size, shape_problem
 
@@ -234,21 +235,13 @@ def _non_tensor_stack(
         raise fail(path, f"the stack under {key!r} names the data file {data!r}, which is not read")
     if data is None:
         raise fail(path, f"the stack under {key!r} was saved member by member, which is not read")
-    if not batch or not _has_shape(data, batch):
+    if not batch or not has_shape(data, batch):
         raise fail(
             path,
             f"the stack under {key!r} does not hold one value per batch element "
             f"(batch size {list(batch)})",
         )
     return EntryInfo(key, "non_tensor_stack", shape=batch, value=data)
-
-
-def _has_shape(values: Any, shape: tuple[int, ...]) -> bool:
-    if not shape:
-        return True
-    if type(values) is not list or len(values) != shape[0]:
-        return False
-    return all(_has_shape(item, shape[1:]) for item in values)
 
 
 def _lazy_stack(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | None) -> MemmapInfo:
