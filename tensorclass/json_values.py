@@ -26,6 +26,7 @@ from .errors import NotSerializableError
 from .non_tensor import NonTensorData, NonTensorStack, object_array
 
 __all__ = [
+    "has_shape",
     "json_exact",
     "rebuilder_in",
     "rebuilder_of",
@@ -127,3 +128,13 @@ def non_tensor_from_json(
             value = value[position]
         array[index] = _rebuilt(value, rebuild)
     return NonTensorStack(array)
+
+
+def has_shape(values: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``values`` are nested lists with the sizes of ``shape`` (the payload of a
+    per-element ``NonTensorStack``)."""
+    if not shape:
+        return True
+    if type(values) is not list or len(values) != shape[0]:
+        return False
+    return all(has_shape(item, shape[1:]) for item in values)

@@ -33,7 +33,7 @@ from ..keys import NestedKey, unravel_key
 from ..non_tensor import NonTensorData, NonTensorStack
 from .base import T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
-from .schema_check import check_keys, check_schema_class
+from .schema_check import check_module_keys
 
 __all__ = ["TensorDictModule"]
 
@@ -146,10 +146,7 @@ class TensorDictModule(TensorDictModuleBase[T]):
         self._out_source = source
         self.inplace = inplace != "empty" and bool(inplace)
         if schema is not None:
-            check_schema_class(schema)
-            owner = f"TensorDictModule(schema={schema.__name__})"
-            check_keys(schema, self._in_keys, owner, "in key")
-            check_keys(schema, written, owner, "out key")
+            check_module_keys(schema, "TensorDictModule", self._in_keys, written)
             self._schema = schema
         self._out_keys_changed()
 

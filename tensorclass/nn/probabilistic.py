@@ -34,7 +34,7 @@ from .generators import as_generator_spec, drawing_from, generator_from
 from .interaction import InteractionType, interaction_type, sample, set_interaction_type
 from .keys import Key, KeysLike, as_keys, read_input, structure_copy
 from .lp_aggregate import composite_lp_aggregate
-from .schema_check import check_keys, check_schema_class
+from .schema_check import check_module_keys
 from .sequential import TensorDictSequential
 
 __all__ = ["ProbabilisticTensorDictModule", "ProbabilisticTensorDictSequential"]
@@ -142,10 +142,9 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         self.return_log_prob = return_log_prob
         self.default_interaction_type = InteractionType.from_str(default_interaction_type)
         if schema is not None:
-            check_schema_class(schema)
-            owner = f"ProbabilisticTensorDictModule(schema={schema.__name__})"
-            check_keys(schema, self._in_keys, owner, "in key")
-            check_keys(schema, self.out_keys_source, owner, "out key")
+            check_module_keys(
+                schema, "ProbabilisticTensorDictModule", self._in_keys, self.out_keys_source
+            )
             self._schema = schema
 
     @property

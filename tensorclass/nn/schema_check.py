@@ -17,7 +17,14 @@ from ..fields import MISSING
 from ..schema import Field, FieldKind, resolved_schema
 from .keys import Key
 
-__all__ = ["available_keys", "check_keys", "check_schema_class", "is_available", "valid_keys"]
+__all__ = [
+    "available_keys",
+    "check_keys",
+    "check_module_keys",
+    "check_schema_class",
+    "is_available",
+    "valid_keys",
+]
 
 
 def check_schema_class(schema: Any) -> None:
@@ -73,6 +80,17 @@ def check_keys(schema: type, keys: Iterable[Key], owner: str, role: str) -> None
                 f"{owner}: {role} {key!r} is not a field of {schema.__name__}; valid keys: {shown}",
                 key=key,
             )
+
+
+def check_module_keys(
+    schema: Any, module: str, in_keys: Iterable[Key], out_keys: Iterable[Key]
+) -> None:
+    """Check ``schema`` (:func:`check_schema_class`), then that every in key and out key of
+    the module (``module`` names its class in the errors) is a field of it."""
+    check_schema_class(schema)
+    owner = f"{module}(schema={schema.__name__})"
+    check_keys(schema, in_keys, owner, "in key")
+    check_keys(schema, out_keys, owner, "out key")
 
 
 def _always_held(f: Field) -> bool:

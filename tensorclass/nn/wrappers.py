@@ -22,7 +22,7 @@ from ..engine.base import TensorDictBase
 from .base import T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
 from .module import TensorDictModule
-from .schema_check import check_keys, check_schema_class
+from .schema_check import check_module_keys
 
 __all__ = ["TensorDictModuleWrapper", "WrapModule", "as_tensordict_module"]
 
@@ -67,10 +67,7 @@ class WrapModule(TensorDictModuleBase[T]):
         self._in_keys = as_keys(in_keys if in_keys is not None else [], "in_keys")
         self._out_keys = as_keys(out_keys if out_keys is not None else [], "out_keys")
         if schema is not None:
-            check_schema_class(schema)
-            owner = f"WrapModule(schema={schema.__name__})"
-            check_keys(schema, self._in_keys, owner, "in key")
-            check_keys(schema, self._out_keys, owner, "out key")
+            check_module_keys(schema, "WrapModule", self._in_keys, self._out_keys)
             self._schema = schema
 
     @property

@@ -1,7 +1,7 @@
 """The element-wise kinds of the leaf-wise table: one leaf in, one leaf out.
 
 Each kind is a stub (the signature), a builder (the method, from the function an entry
-names) and a default docstring (see ``leaf_kind.py``); the table (``leaf_ops.py``) names
+names) and a default docstring (see ``kind.py``); the table (``table.py``) names
 one per entry:
 
 - :data:`unary` ``x.exp()``; :data:`unary_inplace` ``x.exp_()`` (returns ``x``; every leaf
@@ -31,7 +31,7 @@ from torch import Tensor
 from ...errors import OperandError
 from ...keys import shown_key
 from ..core.state import TensorCore
-from .kind import Kind
+from .kind import PlainKind
 
 __all__ = [
     "QUANTIZED",
@@ -104,7 +104,7 @@ def _build_unary(fn: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
     return method
 
 
-unary = Kind(_unary, _build_unary, "Element-wise ``{fn}`` of every tensor leaf.")
+unary = PlainKind(_unary, _build_unary, "Element-wise ``{fn}`` of every tensor leaf.")
 
 
 def _unary_inplace(self: Any) -> None:
@@ -128,7 +128,7 @@ def _build_unary_inplace(fn: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
     return method
 
 
-unary_inplace = Kind(
+unary_inplace = PlainKind(
     _unary_inplace,
     _build_unary_inplace,
     "``{fn}`` on every tensor leaf, in place; returns ``self``. Every leaf is checked "
@@ -153,7 +153,7 @@ def _build_binary(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     return method
 
 
-binary = Kind(
+binary = PlainKind(
     _binary,
     _build_binary,
     "``{fn}`` of every tensor leaf and ``other``: a number, a tensor (lined up with the batch "
@@ -175,7 +175,7 @@ def _build_binary_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     return method
 
 
-binary_inplace = Kind(
+binary_inplace = PlainKind(
     _binary_inplace,
     _build_binary_inplace,
     "``{fn}`` of every tensor leaf and ``other``, written into the leaves; returns ``self`` "
@@ -210,7 +210,7 @@ def _scaled(op: Callable[[Any, Any], Any], alpha: float) -> Callable[[Any, Any],
     return scaled
 
 
-binary_alpha = Kind(
+binary_alpha = PlainKind(
     _binary_alpha,
     _build_binary_alpha,
     "``{fn}`` of every tensor leaf and ``alpha * other`` (see :data:`binary`).",
@@ -228,7 +228,7 @@ def _build_binary_alpha_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., 
     return method
 
 
-binary_alpha_inplace = Kind(
+binary_alpha_inplace = PlainKind(
     _binary_alpha_inplace,
     _build_binary_alpha_inplace,
     "``{fn}`` of every tensor leaf and ``alpha * other``, written into the leaves.",
@@ -253,7 +253,7 @@ def _build_reversed_alpha(fn: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-reversed_alpha = Kind(
+reversed_alpha = PlainKind(
     _reversed_alpha,
     _build_reversed_alpha,
     "``{fn}``: ``other - alpha * leaf`` for every tensor leaf (``other`` and ``default`` as "
@@ -272,7 +272,7 @@ def _build_ternary_value(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-ternary_value = Kind(
+ternary_value = PlainKind(
     _ternary_value,
     _build_ternary_value,
     "``{fn}(leaf, other1, other2, value=value)`` for every tensor leaf; each operand is a "
@@ -291,7 +291,7 @@ def _build_ternary_value_inplace(fn: Callable[..., Tensor]) -> Callable[..., Any
     return method
 
 
-ternary_value_inplace = Kind(
+ternary_value_inplace = PlainKind(
     _ternary_value_inplace,
     _build_ternary_value_inplace,
     "``{fn}(leaf, other1, other2, value=value)`` written into every tensor leaf; returns "
@@ -310,7 +310,7 @@ def _build_ternary(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-ternary = Kind(
+ternary = PlainKind(
     _ternary,
     _build_ternary,
     "``{fn}(leaf, end, weight)`` for every tensor leaf; ``end`` and ``weight`` are each a "
@@ -333,7 +333,7 @@ def _build_nan_replace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-nan_replace = Kind(
+nan_replace = PlainKind(
     _nan_replace,
     _build_nan_replace,
     "``{fn}`` of every tensor leaf: NaN, +inf and -inf replaced by ``nan``, ``posinf`` and "
@@ -356,7 +356,7 @@ def _build_nan_replace_inplace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-nan_replace_inplace = Kind(
+nan_replace_inplace = PlainKind(
     _nan_replace_inplace,
     _build_nan_replace_inplace,
     "``{fn}`` written into every tensor leaf (see :meth:`nan_to_num`); returns ``self``.",
@@ -387,7 +387,7 @@ def _build_cast(dtype: torch.dtype) -> Callable[..., Any]:
     return method
 
 
-cast = Kind(
+cast = PlainKind(
     _cast,
     _build_cast,
     "Cast every tensor leaf to ``{fn}``; ``cast_filter(key, tensor)`` (``key`` a tuple of "
@@ -412,7 +412,7 @@ def _build_cast_to(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-cast_to = Kind(
+cast_to = PlainKind(
     _cast_to,
     _build_cast_to,
     "``{fn}(dst_type)`` of every tensor leaf: ``dst_type`` is a dtype or a tensor type's "

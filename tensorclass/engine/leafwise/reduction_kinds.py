@@ -1,9 +1,12 @@
 """The reduction and scan kinds of the leaf-wise table: what runs over dims.
 
 Each kind is a stub (the signature), a builder (the method, from the function an entry
-names) and a default docstring (see ``leaf_kind.py``); the builders call the helpers of
-``reductions.py``, the typed kinds give type checkers the protocols of
-``reduction_calls.py``:
+names) and a default docstring (see ``kind.py``); the builders call the helpers of
+``reductions.py``. The stub of a typed kind (:class:`~.kind.TypedKind`: its result depends
+on its arguments) is the one typed signature of its methods: its ``@overload`` s, typed
+``self: T``, are what type checkers see of ``obj.sum(...)`` and ``Cls.sum(obj, ...)``, and
+its implementation's parameters what users see at run time (the builder's method takes the
+same, which ``tests/core/test_leaf_ops.py`` checks):
 
 - :data:`reduction` ``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``,
   :data:`reduction_dtype` (and ``dtype=None``), :data:`reduction_correction` (and
@@ -23,22 +26,12 @@ names) and a default docstring (see ``leaf_kind.py``); the builders call the hel
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import torch
 from torch import Tensor
 
-from .kind import (
-    CorrectionReductionOp,
-    DimsReductionOp,
-    DtypeReductionOp,
-    ExtremumReductionOp,
-    Kind,
-    NormReductionOp,
-    PairScanOp,
-    QuantileReductionOp,
-    TypedKind,
-)
+from .kind import PlainKind, TypedKind
 from .reductions import (
     ValuesIndices,
     every_dim,
@@ -66,14 +59,67 @@ __all__ = [
     "single_dim",
 ]
 
+if TYPE_CHECKING:
+    from ...tensordict import TensorDict
+
+T = TypeVar("T")
+
 _Dims = int | Sequence[int] | None
-_ReduceDims = int | Sequence[int] | Literal["feature"] | None
-_KeyTransform = Callable[[str], str] | None
+#: the dims of a reduction: every element (None), batch dims, or each leaf's feature dims
+ReduceDims = int | Sequence[int] | Literal["feature"] | None
+#: one batch dim, every element (None) or the feature dims
+OneDim = int | Literal["feature"] | None
+#: renames each key of the result, level by level
+KeyTransform = Callable[[str], str] | None
 
 
-def _finish(result: Any, key_transform: _KeyTransform) -> Any:
+def _finish(result: Any, key_transform: KeyTransform) -> Any:
     """``result``, its keys renamed by ``key_transform`` if given."""
     return result if key_transform is None else rename_keys(result, key_transform)
+
+
+@overload
+def _reduction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    reduce: Literal[True],
+    key_transform: KeyTransform = None,
+) -> Tensor: ...
+
+
+@overload
+def _reduction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    reduce: Literal[False] | None = None,
+    key_transform: None = None,
+) -> T: ...
+
+
+@overload
+def _reduction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    reduce: Literal[False] | None = None,
+    key_transform: Callable[[str], str],
+) -> TensorDict: ...
+
+
+@overload
+def _reduction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    reduce: bool,
+    key_transform: KeyTransform = None,
+) -> T | Tensor | TensorDict: ...
 
 
 def _reduction(
@@ -83,7 +129,7 @@ def _reduction(
     *,
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> None:
+) -> Any:
     """``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``"""
 
 
@@ -92,11 +138,11 @@ def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
 
     def method(
         self: Any,
-        dim: _ReduceDims = None,
+        dim: ReduceDims = None,
         keepdim: bool = False,
         *,
         reduce: bool | None = None,
-        key_transform: _KeyTransform = None,
+        key_transform: KeyTransform = None,
     ) -> Any:
         if reduce:
             return reduce_all(self, fn, dim, keepdim, {}, name)
@@ -112,7 +158,55 @@ _REDUCTION_DOC = (
     "``key_transform`` renames the keys of the result (a ``TensorDict``)."
 )
 
-reduction = TypedKind(_reduction, _build_reduction, _REDUCTION_DOC, DimsReductionOp)
+reduction = TypedKind(_reduction, _build_reduction, _REDUCTION_DOC)
+
+
+@overload
+def _reduction_dtype(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+    reduce: Literal[True],
+    key_transform: KeyTransform = None,
+) -> Tensor: ...
+
+
+@overload
+def _reduction_dtype(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+    reduce: Literal[False] | None = None,
+    key_transform: None = None,
+) -> T: ...
+
+
+@overload
+def _reduction_dtype(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+    reduce: Literal[False] | None = None,
+    key_transform: Callable[[str], str],
+) -> TensorDict: ...
+
+
+@overload
+def _reduction_dtype(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+    reduce: bool,
+    key_transform: KeyTransform = None,
+) -> T | Tensor | TensorDict: ...
 
 
 def _reduction_dtype(
@@ -123,7 +217,7 @@ def _reduction_dtype(
     dtype: torch.dtype | None = None,
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> None:
+) -> Any:
     """``x.sum(dim=None, keepdim=False, *, dtype=None, reduce=None, key_transform=None)``"""
 
 
@@ -132,12 +226,12 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
 
     def method(
         self: Any,
-        dim: _ReduceDims = None,
+        dim: ReduceDims = None,
         keepdim: bool = False,
         *,
         dtype: torch.dtype | None = None,
         reduce: bool | None = None,
-        key_transform: _KeyTransform = None,
+        key_transform: KeyTransform = None,
     ) -> Any:
         kwargs = {"dtype": dtype} if dtype else {}
         if reduce:
@@ -151,8 +245,55 @@ reduction_dtype = TypedKind(
     _reduction_dtype,
     _build_reduction_dtype,
     _REDUCTION_DOC + " ``dtype`` casts each leaf first (against overflows).",
-    DtypeReductionOp,
 )
+
+
+@overload
+def _reduction_correction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    correction: int = 1,
+    reduce: Literal[True],
+    key_transform: KeyTransform = None,
+) -> Tensor: ...
+
+
+@overload
+def _reduction_correction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    correction: int = 1,
+    reduce: Literal[False] | None = None,
+    key_transform: None = None,
+) -> T: ...
+
+
+@overload
+def _reduction_correction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    correction: int = 1,
+    reduce: Literal[False] | None = None,
+    key_transform: Callable[[str], str],
+) -> TensorDict: ...
+
+
+@overload
+def _reduction_correction(
+    self: T,
+    dim: ReduceDims = None,
+    keepdim: bool = False,
+    *,
+    correction: int = 1,
+    reduce: bool,
+    key_transform: KeyTransform = None,
+) -> T | Tensor | TensorDict: ...
 
 
 def _reduction_correction(
@@ -163,7 +304,7 @@ def _reduction_correction(
     correction: int = 1,
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> None:
+) -> Any:
     """``x.std(dim=None, keepdim=False, *, correction=1, reduce=None, key_transform=None)``"""
 
 
@@ -172,12 +313,12 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
 
     def method(
         self: Any,
-        dim: _ReduceDims = None,
+        dim: ReduceDims = None,
         keepdim: bool = False,
         *,
         correction: int = 1,
         reduce: bool | None = None,
-        key_transform: _KeyTransform = None,
+        key_transform: KeyTransform = None,
     ) -> Any:
         kwargs = {"correction": correction}
         if reduce:
@@ -192,7 +333,6 @@ reduction_correction = TypedKind(
     _build_reduction_correction,
     _REDUCTION_DOC + " ``correction`` is the difference between the sample size and the "
     "degrees of freedom (1: Bessel's).",
-    CorrectionReductionOp,
 )
 
 
@@ -220,7 +360,7 @@ def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-reduction_one_dim = Kind(
+reduction_one_dim = PlainKind(
     _reduction_one_dim,
     _build_reduction_one_dim,
     "``{fn}`` of every tensor: over all its elements (``dim=None``) or over one batch ``dim``.",
@@ -249,6 +389,58 @@ def over_dims(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return reduce
 
 
+@overload
+def _quantiles(
+    self: T,
+    q: float | Tensor,
+    dim: OneDim = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    reduce: Literal[True],
+    key_transform: KeyTransform = None,
+) -> Tensor: ...
+
+
+@overload
+def _quantiles(
+    self: T,
+    q: float | Tensor,
+    dim: OneDim = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    reduce: Literal[False] | None = None,
+    key_transform: None = None,
+) -> T: ...
+
+
+@overload
+def _quantiles(
+    self: T,
+    q: float | Tensor,
+    dim: OneDim = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    reduce: Literal[False] | None = None,
+    key_transform: Callable[[str], str],
+) -> TensorDict: ...
+
+
+@overload
+def _quantiles(
+    self: T,
+    q: float | Tensor,
+    dim: OneDim = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    reduce: bool,
+    key_transform: KeyTransform = None,
+) -> T | Tensor | TensorDict: ...
+
+
 def _quantiles(
     self: Any,
     q: float | Tensor,
@@ -258,7 +450,7 @@ def _quantiles(
     interpolation: str = "linear",
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> None:
+) -> Any:
     """``x.quantile(q, dim=None, keepdim=False, *, interpolation="linear", reduce=None,
     key_transform=None)``"""
 
@@ -272,7 +464,7 @@ def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         *,
         interpolation: str = "linear",
         reduce: bool | None = None,
-        key_transform: _KeyTransform = None,
+        key_transform: KeyTransform = None,
     ) -> Any:
         def at_q(t: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
             d = None if dim is None else dim[0]
@@ -297,8 +489,62 @@ quantiles = TypedKind(
     "(``dim=None``), along one batch ``dim`` or over its feature dims (``'feature'``). A "
     "1-d tensor ``q`` puts a leading dim of its size in every leaf and in the batch size. "
     "``reduce=True`` and ``key_transform`` as for ``sum``.",
-    QuantileReductionOp,
 )
+
+
+@overload
+def _reduction_indices(
+    self: T,
+    dim: None = None,
+    keepdim: bool = False,
+    *,
+    reduce: Literal[False] | None = None,
+    return_indices: bool = True,
+) -> T: ...
+
+
+@overload
+def _reduction_indices(
+    self: T,
+    dim: int | Literal["feature"],
+    keepdim: bool = False,
+    *,
+    reduce: Literal[False] | None = None,
+    return_indices: Literal[True] = True,
+) -> ValuesIndices[T]: ...
+
+
+@overload
+def _reduction_indices(
+    self: T,
+    dim: int | Literal["feature"],
+    keepdim: bool = False,
+    *,
+    reduce: Literal[False] | None = None,
+    return_indices: Literal[False],
+) -> T: ...
+
+
+@overload
+def _reduction_indices(
+    self: T,
+    dim: None = None,
+    keepdim: bool = False,
+    *,
+    reduce: Literal[True],
+    return_indices: bool = True,
+) -> Tensor: ...
+
+
+@overload
+def _reduction_indices(
+    self: T,
+    dim: int | Literal["feature"],
+    keepdim: bool = False,
+    *,
+    reduce: Literal[True],
+    return_indices: bool = True,
+) -> ValuesIndices[Tensor]: ...
 
 
 def _reduction_indices(
@@ -308,7 +554,7 @@ def _reduction_indices(
     *,
     reduce: bool | None = None,
     return_indices: bool = True,
-) -> None:
+) -> Any:
     """``x.max(dim=None, keepdim=False, *, reduce=None, return_indices=True)``"""
 
 
@@ -344,7 +590,6 @@ reduction_indices = TypedKind(
     "the maxima); along one batch ``dim`` (or ``'feature'``), like ``{fn}(t, dim)``: "
     "``ValuesIndices`` of two instances, ``values`` and ``indices`` (only ``values`` with "
     "``return_indices=False``). ``reduce=True`` reduces the leaves together (tensors).",
-    ExtremumReductionOp,
 )
 
 
@@ -364,7 +609,7 @@ def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-scan = Kind(
+scan = PlainKind(
     _scan,
     _build_scan,
     "``{fn}`` of every tensor leaf along batch ``dim`` (shapes and batch size kept); "
@@ -372,9 +617,31 @@ scan = Kind(
 )
 
 
+@overload
+def _scan_indices(
+    self: T,
+    dim: int,
+    *,
+    reduce: Literal[False] | None = None,
+    return_indices: Literal[True] = True,
+) -> ValuesIndices[T]: ...
+
+
+@overload
+def _scan_indices(
+    self: T, dim: int, *, reduce: Literal[False] | None = None, return_indices: Literal[False]
+) -> T: ...
+
+
+@overload
+def _scan_indices(
+    self: T, dim: int, *, reduce: Literal[True], return_indices: bool = True
+) -> ValuesIndices[Tensor]: ...
+
+
 def _scan_indices(
     self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
-) -> None:
+) -> Any:
     """``x.cummax(dim, *, reduce=None, return_indices=True)``"""
 
 
@@ -404,7 +671,6 @@ scan_indices = TypedKind(
     "``{fn}`` of every tensor leaf along batch ``dim``: ``ValuesIndices`` of two instances "
     "with the batch size kept (``values`` only with ``return_indices=False``); "
     "``reduce=True`` joins the leaves along ``dim`` first (tensors).",
-    PairScanOp,
 )
 
 
@@ -428,12 +694,28 @@ def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return method
 
 
-batch_reduction = Kind(
+batch_reduction = PlainKind(
     _batch_reduction,
     _build_batch_reduction,
     "``{fn}`` of every tensor leaf over batch ``dim`` (every batch dim by default: feature "
     "dims are never reduced); ``out`` receives the result (in place) and is returned.",
 )
+
+
+@overload
+def _leaf_norm(
+    self: T, *, out: object = None, dtype: torch.dtype | None = None, key_transform: None = None
+) -> T: ...
+
+
+@overload
+def _leaf_norm(
+    self: T,
+    *,
+    out: object = None,
+    dtype: torch.dtype | None = None,
+    key_transform: Callable[[str], str],
+) -> TensorDict: ...
 
 
 def _leaf_norm(
@@ -442,7 +724,7 @@ def _leaf_norm(
     out: Any = None,
     dtype: torch.dtype | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> None:
+) -> Any:
     """``x.norm(*, out=None, dtype=None, key_transform=None)``"""
 
 
@@ -452,7 +734,7 @@ def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         *,
         out: Any = None,
         dtype: torch.dtype | None = None,
-        key_transform: _KeyTransform = None,
+        key_transform: KeyTransform = None,
     ) -> Any:
         kwargs = {} if dtype is None else {"dtype": dtype}
         result = reduce_leaves(self, fn, None, False, kwargs, "norm")
@@ -469,5 +751,4 @@ leaf_norm = TypedKind(
     "The 2-norm (``{fn}``) of every tensor leaf over all its elements (batch size ``[]``); "
     "``dtype`` is the dtype of the norms, ``out`` receives them (in place) and "
     "``key_transform`` renames the keys of the result (a ``TensorDict``).",
-    NormReductionOp,
 )

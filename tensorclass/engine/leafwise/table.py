@@ -4,7 +4,7 @@ A leaf-wise method runs one torch function over every tensor leaf (at every dept
 returns an instance of the receiver's class; non-tensor leaves are kept. What varies from
 one method to the next is only the function and the call signature, so the methods are
 entries of the :class:`LeafOps` table, each naming its *kind*. What a kind and an entry
-are is in ``leaf_kind.py`` (every entry is recorded in its ``TABLE``); the kinds are in
+are is in ``kind.py`` (every entry is recorded in its ``TABLE``); the kinds are in
 ``elementwise_kinds.py`` (``unary``, ``unary_inplace``, ``binary``, ``binary_alpha`` and
 their in-place forms, ``reversed_alpha``, ``ternary``, ``ternary_value``, ``nan_replace``,
 ``cast``, ``cast_to``) and ``reduction_kinds.py`` (``reduction``, ``reduction_dtype``,

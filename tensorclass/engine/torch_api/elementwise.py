@@ -59,10 +59,10 @@ _SPELLINGS: dict[str, str] = {
 }
 
 #: the kinds whose torch function also takes the instance second (``torch.sub(1.0, td)``)
-_BINARY_KINDS: tuple[Kind[..., Any], ...] = (binary, binary_alpha, reversed_alpha)
+_BINARY_KINDS: tuple[Kind[Any, Any], ...] = (binary, binary_alpha, reversed_alpha)
 
 #: the kinds with no torch function (``torch.float`` is a dtype)
-_CAST_KINDS: tuple[Kind[..., Any], ...] = (cast, cast_to)
+_CAST_KINDS: tuple[Kind[Any, Any], ...] = (cast, cast_to)
 
 _ACTIVATIONS: tuple[Callable[..., Tensor], ...] = (
     F.relu,

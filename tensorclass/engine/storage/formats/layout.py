@@ -35,7 +35,7 @@ import torch
 from torch import Tensor
 
 from ....errors import FileFormatError, RecordedClassError
-from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_in
+from ....json_values import has_shape, non_tensor_from_json, non_tensor_to_json, rebuilder_in
 from ....non_tensor import NonTensorData, NonTensorStack
 from ....registry import dynamic_class
 from ....schema import FieldKind, resolved_schema
@@ -296,20 +296,12 @@ def _leaf(
             )
         return tensor
     value = entry[kind]
-    if kind == "non_tensor_stack" and not _has_shape(value, batch_size):
+    if kind == "non_tensor_stack" and not has_shape(value, batch_size):
         raise _fail(file, path, f"the values are not nested lists of shape {list(batch_size)}")
     leaf = non_tensor_from_json(kind, value, batch_size, rebuild)
     if entry.get("meta") is True and type(leaf) is NonTensorData:
         leaf.meta = True
     return leaf
-
-
-def _has_shape(values: Any, shape: tuple[int, ...]) -> bool:
-    if not shape:
-        return True
-    if type(values) is not list or len(values) != shape[0]:
-        return False
-    return all(_has_shape(item, shape[1:]) for item in values)
 
 
 def check_tensor(

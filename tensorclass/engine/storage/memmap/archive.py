@@ -43,10 +43,10 @@ import torch
 
 from ....errors import MemmapFormatError
 from ...core.state import TensorCore
-from .load import OPENER, _strides, load_tree, read_checked
+from .load import OPENER, load_tree, read_checked
 from .metadata import META_NAME, SOURCE
 from .save import memmap
-from .tensor import MemoryMappedTensor, PathLike
+from .tensor import MemoryMappedTensor, PathLike, contiguous_strides
 
 __all__ = [
     "is_memmap_archive",
@@ -381,7 +381,7 @@ class _ArchiveSource:
         if math.prod(shape) == 0:
             return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), self.path)
         plain = torch.empty((0,), dtype=dtype).set_(
-            storage, offset // dtype.itemsize, shape, _strides(shape)
+            storage, offset // dtype.itemsize, shape, contiguous_strides(shape)
         )
         return MemoryMappedTensor._wrap(plain, self.path)
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from ....json_values import has_shape
 from ...core.state import fits_batch
 from .info import MAX_SIZE, EntryInfo, MemmapInfo, fail, load_json, regular_size, shape_problem
 
@@ -80,6 +81,15 @@ def match_class(recorded: str, defined: list[type]) -> tuple[type | None, str]:
 
 def _dotted(meta: dict[str, Any]) -> str:
     return str(meta["_type"])[len("<class '") : -2]
+
+
+def _level_at(path: Path, sub: Path, what: str) -> tuple[Any, str]:
+    """The ``meta.json`` of the directory ``sub`` of ``path`` and its kind; a symbolic link
+    (``what`` names it in the error) is refused."""
+    if sub.is_symlink():
+        raise fail(path, f"{what} is a symbolic link (links are not followed)")
+    meta = load_json(sub, _WHAT)
+    return meta, _kind(sub, meta)
 
 
 def _kind(path: Path, meta: Any) -> str:
@@ -174,10 +184,7 @@ def _child(path: Path, key: str, suffix: str = "") -> Path:
 def _entry(path: Path, key: str, raw: dict[str, Any], batch: tuple[int, ...]) -> EntryInfo:
     if "type" in raw:
         sub = _child(path, key)
-        if sub.is_symlink():
-            raise fail(path, f"entry {key!r}: {sub} is a symbolic link (links are not followed)")
-        meta = load_json(sub, _WHAT)
-        kind = _kind(sub, meta)
+        meta, kind = _level_at(path, sub, f"entry {key!r}: {sub}")
         if kind == "non_tensor":
             return _non_tensor(sub, key, meta)
         if kind == "non_tensor_stack":
@@ -234,7 +241,7 @@ def _non_tensor_stack(
         raise fail(path, f"the stack under {key!r} names the data file {data!r}, which is not read")
     if data is None:
         raise fail(path, f"the stack under {key!r} was saved member by member, which is not read")
-    if not batch or not _has_shape(data, batch):
+    if not batch or not has_shape(data, batch):
         raise fail(
             path,
             f"the stack under {key!r} does not hold one value per batch element "
@@ -243,23 +250,12 @@ def _non_tensor_stack(
     return EntryInfo(key, "non_tensor_stack", shape=batch, value=data)
 
 
-def _has_shape(values: Any, shape: tuple[int, ...]) -> bool:
-    if not shape:
-        return True
-    if type(values) is not list or len(values) != shape[0]:
-        return False
-    return all(_has_shape(item, shape[1:]) for item in values)
-
-
 def _lazy_stack(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | None) -> MemmapInfo:
     stack_dim = meta.get("stack_dim")
     members: list[MemmapInfo] = []
     while os.path.lexists(path / str(len(members))):
         sub = path / str(len(members))
-        if sub.is_symlink():
-            raise fail(path, f"member {sub} is a symbolic link (links are not followed)")
-        member_meta = load_json(sub, _WHAT)
-        kind = _kind(sub, member_meta)
+        member_meta, kind = _level_at(path, sub, f"member {sub}")
         if kind not in ("tensordict", "tensorclass"):
             raise fail(path, f"member {sub.name} is a {kind.replace('_', ' ')}, which is not read")
         members.append(_collection(sub, member_meta, kind, None))
@@ -297,10 +293,7 @@ def _tensorclass(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | Non
         EntryInfo(key, "non_tensor", value=value) for key, value in meta.items() if key != "_type"
     )
     inner = path / "_tensordict"
-    if inner.is_symlink():
-        raise fail(path, f"{inner} is a symbolic link (links are not followed)")
-    inner_meta = load_json(inner, _WHAT)
-    kind = _kind(inner, inner_meta)
+    inner_meta, kind = _level_at(path, inner, str(inner))
     if kind not in ("tensordict", "lazy_stack"):
         raise fail(path, f"the data of a tensorclass must be a TensorDict; {inner} is a {kind}")
     level = _collection(inner, inner_meta, kind, parent)

@@ -66,7 +66,7 @@ from ...core.lazy_stacks import is_lazy_stack_class, stack_lazily
 from ...core.state import TensorCore
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
-from .tensor import MemoryMappedTensor, PathLike
+from .tensor import MemoryMappedTensor, PathLike, contiguous_strides
 
 __all__ = [
     "ClassPolicy",
@@ -276,16 +276,8 @@ def _open(
     if nbytes == 0:
         return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
     storage: Any = torch.UntypedStorage.from_file(filename, shared=False, nbytes=nbytes)
-    plain = torch.empty((0,), dtype=dtype).set_(storage, 0, shape, _strides(shape))
+    plain = torch.empty((0,), dtype=dtype).set_(storage, 0, shape, contiguous_strides(shape))
     return MemoryMappedTensor._wrap(plain, filename)
-
-
-def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _fields(cls: type[TensorCore]) -> dict[str, Any] | None:

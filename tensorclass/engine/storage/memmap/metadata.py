@@ -65,6 +65,7 @@ from typing import Any
 
 import torch
 
+from ....json_values import has_shape
 from ...core.state import fits_batch
 from .foreign import is_tensordict_meta, read_tensordict
 from .info import (
@@ -303,15 +304,6 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
             raise _fail(path, f"entry {key!r} has no value")
         return EntryInfo(key, kind, value=raw["value"], meta=raw.get("meta", False) is True)
     values = raw.get("values")
-    if not _has_shape(values, batch_size):
+    if not has_shape(values, batch_size):
         raise _fail(path, f"entry {key!r}: values are not nested lists of shape {list(batch_size)}")
     return EntryInfo(key, kind, shape=batch_size, value=values)
-
-
-def _has_shape(values: Any, shape: tuple[int, ...]) -> bool:
-    """Whether ``values`` are nested lists with the sizes of ``shape``."""
-    if not shape:
-        return True
-    if type(values) is not list or len(values) != shape[0]:
-        return False
-    return all(_has_shape(item, shape[1:]) for item in values)

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 from torch._C import DisableTorchFunctionSubclass
 
-__all__ = ["MemoryMappedTensor", "PathLike", "write_tensor_file"]
+__all__ = ["MemoryMappedTensor", "PathLike", "contiguous_strides", "write_tensor_file"]
 
 PathLike = str | os.PathLike[str]
 _CHUNK = 1 << 30  # bytes per write() call (Linux writes at most ~2 GiB at once)
@@ -111,12 +111,13 @@ def _map(filename: str, dtype: torch.dtype, shape: tuple[int, ...], shared: bool
         return torch.empty(shape, dtype=dtype)
     storage: Any = torch.UntypedStorage.from_file(filename, shared=shared, nbytes=nbytes)
     plain: Tensor = torch.empty((0,), dtype=dtype).set_(
-        storage, 0, shape, _contiguous_strides(shape)
+        storage, 0, shape, contiguous_strides(shape)
     )
     return plain
 
 
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of ``shape`` (a size 0 counts as 1)."""
     strides, step = [], 1
     for size in reversed(shape):
         strides.append(step)
@@ -413,7 +414,7 @@ class MemoryMappedTensor(Tensor):
             )
         numel = untyped.nbytes() // dtype.itemsize
         size = (numel,) if shape is None else tuple(int(s) for s in shape)
-        plain = torch.empty((0,), dtype=dtype).set_(untyped, 0, size, _contiguous_strides(size))
+        plain = torch.empty((0,), dtype=dtype).set_(untyped, 0, size, contiguous_strides(size))
         name = os.path.abspath(own) if own is not None else given
         out = cls._wrap(plain, name)
         return out if index is None else out[index]
