@@ -49,6 +49,7 @@ from ...switches import printoption
 from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
+from ..base import TensorDictBase
 from ..core.state import MISSING, TensorCore, set_state
 from ..keys.access import cloned_input, read_value
 from ..keys.listing import KeysView
@@ -62,20 +63,6 @@ from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .ragged import LazyRagged, _PaddingSide, pad_stack
 from .shape import LazyShapeOps
-
-if TYPE_CHECKING:
-    from ..base import TensorDictBase
-
-    class _LazyEngine(LazyRagged, TensorDictBase):
-        """For type checkers only: every lazy stack is an instance of its members' class,
-        so of ``TensorDictBase``, after the lazy engine (as in every variant's MRO, see
-        ``_variant``). At run time that base joins per variant: the storage modules above
-        this one build lazy stacks, so the generic class cannot derive from it."""
-
-        __slots__ = ()
-
-else:
-    _LazyEngine = LazyRagged
 
 __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 
@@ -101,7 +88,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(_LazyEngine):
+class LazyStackedTensorDict(LazyRagged, TensorDictBase):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
