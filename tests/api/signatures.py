@@ -63,6 +63,16 @@ def _members(prefix: str, cls: type) -> dict[str, str]:
             found[f"{prefix}.{name}"] = _signature(getattr(cls, name))
         elif callable(raw):
             found[f"{prefix}.{name}"] = _signature(raw)
+        elif hasattr(type(raw), "__get__") and isinstance(getattr(cls, name, None), property):
+            found[f"{prefix}.{name}"] = "<property>"  # a descriptor giving a property
+        elif hasattr(type(raw), "__get__") and callable(bound := getattr(cls, name, None)):
+            # a descriptor giving a callable (a name read from another class): its signature,
+            # a bound class method's read from its function as above
+            found[f"{prefix}.{name}"] = (
+                _signature(bound.__func__, bound=True)
+                if inspect.ismethod(bound) and inspect.isfunction(bound.__func__)
+                else _signature(bound)
+            )
         else:
             found[f"{prefix}.{name}"] = f"<{type(raw).__name__}>"
     return found

@@ -443,15 +443,17 @@ def test_unset_typed_field_in_a_lazy_stack() -> None:
             read()
 
 
-def test_tensordictbase_joins_each_variant_after_the_lazy_engine() -> None:
-    """Type checkers see ``TensorDictBase`` as a base of ``LazyStackedTensorDict``, after
-    the lazy engine; at run time it joins through each variant's members' class, in that
-    order, and the generic class keeps its one base."""
+def test_tensordictbase_is_a_base_of_lazy_stacks_after_the_lazy_engine() -> None:
+    """``LazyStackedTensorDict`` derives from ``TensorDictBase`` (for type checkers and at run
+    time alike), after the lazy engine; each variant puts its members' class between them,
+    so the lazy reads win over the members' class and the members' class over the base."""
     from tensorclass.engine.base import TensorDictBase
+    from tensorclass.engine.core.state import TensorCore
     from tensorclass.engine.ops import TensorOps
 
-    assert LazyStackedTensorDict.__bases__ == (TensorOps,)
-    assert TensorDictBase not in LazyStackedTensorDict.__mro__
+    assert LazyStackedTensorDict.__bases__ == (TensorDictBase,)
+    generic = LazyStackedTensorDict.__mro__
+    assert generic[1:4] == (TensorDictBase, TensorOps, TensorCore)
     for member in (batch(0), TensorDict(a=torch.zeros(2))):
         stack = lazy_stack([member, member])
         variant = type(stack)

@@ -1,10 +1,12 @@
 r"""Names a lazy stack reads from its members' class.
 
-The storage methods (``memmap``, ``share_memory_``, ``send``...) and the typed layer's names
-(``from_module``, ``to_tensordict``, ``fields``...) live above the lazy-stack engine, on the
+A lazy stack derives from ``TensorDictBase``, so it has every operation of the engine. Two
+kinds of names still come from the members' class: the typed layer's names (``fields``,
+``validate``, ``to_tensordict``..., defined above the engine), and the class methods that
+build instances (``from_h5``, ``load``, ``from_module``...), which a lazy stack binds to its
 members' class. An instance is also an instance of that class, so it has them; these
 descriptors make them readable on the generic ``LazyStackedTensorDict`` class too (the
-generic class's members are ``TensorDict``\ s), and bind class methods to the members' class.
+generic class's members are ``TensorDict``\ s).
 """
 
 from __future__ import annotations
@@ -43,64 +45,27 @@ class MemberAttribute:
         return raw.__get__(obj, cls)
 
 
-#: names instances get from their members' class, also readable on the generic class
+#: names read from the members' class: the class methods, which build instances of the
+#: members' class (not lazy stacks), and the typed layer's names (above the engine). The
+#: instance operations (storage, scale) a lazy stack inherits from ``TensorDictBase``.
 MEMBER_CLASS_NAMES = (
-    "all_gather",
-    "all_reduce",
-    "arecv",
-    "asend",
-    "broadcast",
-    "consolidate",
-    "dumps",
+    # the typed layer's names (tensorclass.typed.TensorClass, tensorclass.tensordict)
     "fields",
+    "json_schema",
+    "load_memmap",
+    "to_tensordict",
+    "validate",
+    # class methods: a lazy stack's builds an instance of the members' class
+    "from_arrow",
     "from_consolidated",
+    "from_csv",
     "from_h5",
+    "from_json",
     "from_module",
     "from_modules",
-    "from_safetensors",
-    "from_zarr",
-    "gather_and_stack",
-    "irecv",
-    "is_consolidated",
-    "is_memmap",
-    "is_shared",
-    "isend",
-    "json_schema",
-    "load",
-    "load_",
-    "load_memmap",
-    "load_memmap_",
-    "make_memmap",
-    "make_memmap_from_storage",
-    "make_memmap_from_tensor",
-    "map",
-    "map_iter",
-    "memmap",
-    "memmap_",
-    "memmap_like",
-    "memmap_refresh_",
-    "recv",
-    "reduce",
-    "save",
-    "saved_path",
-    "scatter",
-    "send",
-    "share_memory_",
-    "to_h5",
-    "to_lazystack",
-    "to_safetensors",
-    "to_tensordict",
-    "to_zarr",
-    "validate",
-    # tables (storage/tables/methods.py)
-    "from_arrow",
-    "from_csv",
-    "from_json",
     "from_pandas",
     "from_parquet",
-    "to_arrow",
-    "to_csv",
-    "to_json",
-    "to_pandas",
-    "to_parquet",
+    "from_safetensors",
+    "from_zarr",
+    "load",
 )

@@ -35,7 +35,7 @@ memory).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
+from typing import Any, ClassVar, Literal, TypeVar, overload
 
 import torch
 from torch import Tensor
@@ -46,6 +46,7 @@ from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class, register_lazy_stack_function
 from ...switches import printoption
+from ..base import TensorDictBase
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
@@ -55,7 +56,6 @@ from ..keys.access import cloned_input, read_value
 from ..keys.listing import KeysView
 from ..leafwise.apply import zero_tensors
 from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
-from ..ops import TensorOps
 from ..shape.batch_dims import batch_dim
 from ..shape.context import undo_lock
 from . import maths, ragged, shape
@@ -65,21 +65,6 @@ from .forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .ragged import _PaddingSide, pad_stack
-
-if TYPE_CHECKING:
-    from ..base import TensorDictBase
-
-    class _LazyEngine(TensorDictBase):
-        """For type checkers only: every lazy stack is an instance of its members' class,
-        so of ``TensorDictBase``, after the lazy-stack class and its operations (as in every
-        variant's MRO, see ``_variant``). At run time that base joins per variant (the
-        generic class derives from ``TensorOps``): the storage modules above this one build
-        lazy stacks, so the generic class cannot derive from it."""
-
-        __slots__ = ()
-
-else:
-    _LazyEngine = TensorOps
 
 __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 
@@ -106,7 +91,7 @@ class _LazyKeys(KeysView):
         return len(self._list())
 
 
-class LazyStackedTensorDict(_LazyEngine):
+class LazyStackedTensorDict(TensorDictBase):
     """A stack of tensor classes that keeps its members (see the module documentation).
 
     Build one with :func:`lazy_stack` (or ``LazyStackedTensorDict(*members, stack_dim=0)``).
