@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-from typing_extensions import Self
-
 from .core.attach import class_op, op_property
 from .ops import TensorOps
 from .storage import consolidate as consolidation
@@ -131,10 +128,4 @@ class TensorDictBase(TensorOps):
     # storage/restack.py
     to_lazystack = restack.to_lazystack
 
-    def densify(self, layout: torch.layout = torch.strided) -> Self:
-        # a method, not ``densify = restack.densify``: lazy stacks override it
-        # (``lazy/ragged.py``) and mypy checks that override (``lazy/stack.py``) before it
-        # has inferred an attached function's type in this module (an import cycle)
-        return restack.densify(self, layout)
-
-    densify.__doc__ = restack.densify.__doc__
+    densify = restack.densify

@@ -290,6 +290,9 @@ class TensorOps(
         # For type checkers an attribute: a typed class may declare a field named "data"
         # (a field overriding a property is an error to them, not to Python).
         data: Any
+        """The tensors detached from autograd, sharing their storage (as ``Tensor.data``),
+        in an instance of the same class. A typed class may declare a field named ``data``,
+        which then hides this property on that class."""
     else:
         data = op_property(tensor_state.data)
     grad = op_property(tensor_state.grad)

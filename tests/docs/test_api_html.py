@@ -145,3 +145,13 @@ def _extension() -> ModuleType:
 )
 def test_fence_doctests(text: str, expected: str) -> None:
     assert _extension().fence_doctests(text) == expected
+
+
+@pytest.mark.parametrize(
+    "member",
+    ["get", "densify", "data", "from_dict", "dtype", "memmap", "to_lazystack", "lazy_stack"],
+)
+def test_attached_operations_are_documented_members(api_html: str, member: str) -> None:
+    """Operations attached from functions (plain, ``class_op``, ``op_property``, and one
+    declared only for type checkers) are listed under ``TensorDictBase`` as its members."""
+    assert f'id="tensorclass.TensorDictBase.{member}"' in api_html
