@@ -1,10 +1,11 @@
 """``TensorDictBase``: the one engine behind ``TensorDict``, every tensor class and lazy stacks.
 
-It is :class:`~tensorclass.engine.ops.TensorOps` (the state and every operation)
-with the storage and scale methods (``memmap``, ``map``, ``share_memory_``, ``send``/``recv``
-and collectives). Those live in modules that build lazy stacks, which derive from
-``TensorOps``; so the storage methods join here, above them, and every class that users
-meet (``TensorClass``, ``TensorDict``, the lazy stack of either) derives from this class.
+It is :class:`~tensorclass.engine.ops.TensorOps` (the state and every operation) with the
+storage and scale operations attached (``memmap``, ``map``, ``share_memory_``,
+``send``/``recv`` and collectives, consolidation, file formats, tables, ``to_lazystack``):
+functions of ``storage/``, which reach lazy stacks through ``core/lazy_stacks.py``. Every
+class users meet (``TensorClass``, ``TensorDict``, ``LazyStackedTensorDict``) derives from
+this class.
 """
 
 from __future__ import annotations

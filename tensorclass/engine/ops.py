@@ -1,11 +1,11 @@
-"""``TensorOps``: every operation of the engine, joined once.
+"""``TensorOps``: every operation of the engine, attached in one place.
 
-The operations live in small mixins (keys, indexing, shape, functional, leaf-wise ops,
-arithmetic, ``to_module``, constructors and conversions, ``new_*`` factories), each written once for every tensor class and each deriving only
-from the state (``TensorCore``) or the mixin it calls; this module joins them and adds the
-protocol methods: ``__torch_function__``, ``repr``, ``len``, iteration and pickling. Lazy
-stacks build on it; :class:`~tensorclass.engine.base.TensorDictBase` adds the
-storage methods on top.
+Each operation is a function in the folder of its concept (``keys/``, ``shape/``,
+``leafwise/``, ``build/``, ``params/``), typed ``self: E``; the class body below attaches
+them, one line each, grouped by folder and module (``permute = context.permute``), and adds
+the protocol methods: ``__torch_function__``, ``repr``, ``len``, iteration and pickling. The
+leaf-op table's entries are attached last. :class:`~tensorclass.engine.base.TensorDictBase`
+attaches the storage operations on top, and lazy stacks derive from it.
 """
 
 from __future__ import annotations
