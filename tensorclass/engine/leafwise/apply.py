@@ -14,7 +14,7 @@ from torch import Tensor
 from ...errors import BatchSizeError, OperandError, StructureMismatchError
 from ..core.inplace import holds_lazy, run_through_lazy, through_lazy
 from ..core.masks import check_mask, expand_mask
-from ..core.self_types import E, Node
+from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 
 __all__ = [
@@ -711,9 +711,9 @@ def where(
         result = self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
     if out is not None:
         if update_batch_size:
-            out.update(result, update_batch_size=True)  # type: ignore[attr-defined]
+            as_op(out).update(result, update_batch_size=True)
         else:
-            out.update_(result)  # type: ignore[attr-defined]
+            as_op(out).update_(result)
         return out  # type: ignore[return-value]
     return result
 

@@ -34,7 +34,7 @@ from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData
 from ..core.inplace import through_lazy
-from ..core.self_types import E, Node
+from ..core.self_types import E, Node, as_op
 from ..core.state import TensorCore
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
@@ -360,7 +360,7 @@ def clamp(self: E, min: Any = None, max: Any = None, *, out: TensorCore | None =
     result = self._nary(leaf_functions.clamp, (min, max), {})
     if out is None:
         return result
-    out.update_(result)  # type: ignore[attr-defined]
+    as_op(out).update_(result)
     returned: E = out  # type: ignore[assignment]
     return returned
 

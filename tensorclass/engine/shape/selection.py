@@ -28,7 +28,7 @@ from ...errors import BatchSizeError, KeyNotFoundError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
-from ..core.self_types import E
+from ..core.self_types import E, as_op
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import _become, batch_dim
@@ -103,7 +103,7 @@ def gather(
         result = type(self)._new(data, new, self._device, None)
         if out is None:
             return result
-        out.update_(result)  # type: ignore[attr-defined]
+        as_op(out).update_(result)
         return out  # type: ignore[return-value]
 
     def tensor_fn(leaf: Tensor) -> Tensor:
@@ -114,7 +114,7 @@ def gather(
 
     result = _rearranged(self, tensor_fn, nested_fn, new)
     if out is not None:
-        out.update_(result)  # type: ignore[attr-defined]
+        as_op(out).update_(result)
         return out  # type: ignore[return-value]
     return result
 
