@@ -21,14 +21,18 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch import Tensor
+from typing_extensions import TypeIs
 
 from ...errors import OperandError
 from ...keys import shown_key
 from .state import TensorCore
+
+if TYPE_CHECKING:
+    from ..lazy.stack import LazyStackedTensorDict
 
 __all__ = [
     "check_nested",
@@ -43,7 +47,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def is_lazy(node: TensorCore) -> bool:
+def is_lazy(node: TensorCore) -> TypeIs[LazyStackedTensorDict]:
     """Whether ``node`` is a lazy stack (its storage is its members')."""
     return type(node._data) is not dict and hasattr(node._data, "members")
 
@@ -158,7 +162,7 @@ def _shadow(node: TensorCore) -> TensorCore:
         if isinstance(leaf, Tensor):
             data[key] = _copy(leaf)
         elif isinstance(leaf, TensorCore):
-            data[key] = _shadow(leaf.contiguous() if is_lazy(leaf) else leaf)  # type: ignore[attr-defined]
+            data[key] = _shadow(leaf.contiguous() if is_lazy(leaf) else leaf)
         else:
             data[key] = leaf
     return type(node)._new(data, node._batch_size, node._device, node._names)
@@ -194,7 +198,7 @@ def check_nested(
             continue
         if is_lazy(leaf):
             if not only_changed or _changed(part):
-                leaf._check_write_back(part, what, (*path, key))  # type: ignore[attr-defined]
+                leaf._check_write_back(part, what, (*path, key))
         else:
             check_nested(leaf, part, what, (*path, key), only_changed)
 
@@ -209,7 +213,7 @@ def _write_back(node: TensorCore, shadow: TensorCore) -> None:
             if not is_lazy(leaf):
                 _write_back(leaf, part)
             elif _changed(part):
-                leaf._write_back(part)  # type: ignore[attr-defined]
+                leaf._write_back(part)
 
 
 def run_through_lazy(node: TensorCore, what: str, run: Callable[[TensorCore], Any]) -> None:

@@ -16,6 +16,7 @@ from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from ..core.inline import Inlined
+from ..core.inplace import is_lazy
 from ..core.paths import walk
 from ..core.self_types import E
 from ..core.state import (
@@ -342,9 +343,9 @@ def update(
     # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
     # before anything is written)
     lazy_writes = {
-        i: owner._inplace_writes(key, leaf)  # type: ignore[attr-defined]
+        i: owner._inplace_writes(key, leaf)
         for i, (owner, key, leaf, write_in_place) in enumerate(plan)
-        if write_in_place and type(owner._data) is not dict
+        if write_in_place and is_lazy(owner)
     }
     for i, (owner, key, leaf, write_in_place) in enumerate(plan):
         if i in lazy_writes:

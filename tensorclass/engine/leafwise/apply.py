@@ -378,7 +378,7 @@ def _apply(
             run_through_lazy(
                 self,
                 "apply_",
-                lambda shadow: shadow._apply(  # type: ignore[attr-defined]
+                lambda shadow: as_op(shadow)._apply(
                     fn, others, batch_size, names, True, default, call_on_nested, prefix, opts
                 ),
             )

@@ -311,5 +311,5 @@ def _ints(dims: tuple[Any, ...]) -> list[int]:
 
 
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
-_set_last_op = TensorCore._last_op.__set__  # type: ignore[attr-defined]
-_set_entered = TensorCore._entered.__set__  # type: ignore[attr-defined]
+_set_last_op: Callable[[object, object], None] = vars(TensorCore)["_last_op"].__set__
+_set_entered: Callable[[object, object], None] = vars(TensorCore)["_entered"].__set__
