@@ -6,7 +6,7 @@ Tensor leaves (at every depth) are transformed; non-tensor leaves are kept as th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple, overload
+from typing import Any, Literal, NamedTuple, TypeVar, overload
 
 import torch
 from torch import Tensor
@@ -16,6 +16,8 @@ from ..core.inplace import holds_lazy, run_through_lazy, through_lazy
 from ..core.masks import check_mask, expand_mask
 from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
+
+C = TypeVar("C", bound=TensorCore)
 
 __all__ = [
     "__copy__",
@@ -162,7 +164,7 @@ def _clear_device(node: TensorCore) -> None:
             _clear_device(leaf)
 
 
-def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Any) -> BatchSizeError:
+def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Tensor) -> BatchSizeError:
     return BatchSizeError(
         f"apply: fn returned shape {list(result.shape)} for {key!r}, which does not start with "
         f"the batch size {list(batch)}; pass batch_size= to give the result's batch size",
@@ -730,7 +732,7 @@ def _canonical(tensor: Tensor) -> Tensor:
     return torch.empty_like(tensor, memory_format=torch.contiguous_format).copy_(tensor)
 
 
-def _where_padded(left: Any, condition: Tensor, right: Any, pad: Any, n: int) -> Any:
+def _where_padded(left: C, condition: Tensor, right: TensorCore, pad: Any, n: int) -> C:
     """``where`` over the union of the keys: a key one side lacks takes ``pad`` there."""
     data: dict[str, Any] = {}
     other = right._data
