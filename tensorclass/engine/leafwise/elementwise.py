@@ -38,6 +38,7 @@ from ..core.self_types import E, Node, as_op
 from ..core.state import TensorCore
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .functions import Operator
 
 C = TypeVar("C", bound=TensorCore)
 
@@ -133,9 +134,7 @@ def leafwise(
 # -- default=: keys that only one operand has ---------------------------------------------
 
 
-def with_default(
-    node: C, op: Callable[[Any, Any], Any], other: TensorCore, default: Any, reflected: bool
-) -> C:
+def with_default(node: C, op: Operator, other: TensorCore, default: Any, reflected: bool) -> C:
     """``op`` of ``node`` and the instance ``other``, paired by key, where a key only one of
     them has is dropped (``default="intersection"``) or meets ``default`` in place of the
     missing leaf (the result has the keys of both)."""
@@ -153,7 +152,7 @@ def _takes_any_key(node: TensorCore) -> bool:
 def _default_level(
     left: C,
     right: TensorCore,
-    op: Callable[[Any, Any], Any],
+    op: Operator,
     default: Any,
     reflected: bool,
     n: int,

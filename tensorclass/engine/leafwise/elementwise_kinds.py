@@ -31,6 +31,7 @@ from torch import Tensor
 from ...errors import OperandError
 from ...keys import shown_key
 from ..core.state import TensorCore
+from .functions import Operator
 from .kind import PlainKind
 
 __all__ = [
@@ -62,12 +63,12 @@ class _Engine(Protocol):
     def _map_tensors(self, fn: Callable[[Tensor], Tensor]) -> Any: ...
     def _binary(
         self,
-        op: Callable[[Any, Any], Any],
+        op: Operator,
         other: Any,
         reflected: bool = False,
         default: Any = None,
     ) -> Any: ...
-    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any: ...
+    def _inplace(self, op: Operator, other: Any) -> Any: ...
     def _reduce(self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> Any: ...
     def _own_tensors(self) -> list[Tensor]: ...
     def to(self, dtype: torch.dtype, /) -> Any: ...
@@ -144,7 +145,7 @@ def _binary(self: Any, other: Any, *, default: Default = None) -> None:
     """``x.mul(other, *, default=None)``"""
 
 
-def _build_binary(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+def _build_binary(op: Operator) -> Callable[..., Any]:
     def method(self: _Engine, other: Any, *, default: Default = None) -> Any:
         if default is None:
             return self._binary(op, other)
@@ -168,7 +169,7 @@ def _binary_inplace(self: Any, other: Any) -> None:
     """``x.mul_(other)``"""
 
 
-def _build_binary_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+def _build_binary_inplace(op: Operator) -> Callable[..., Any]:
     def method(self: _Engine, other: Any) -> Any:
         return self._inplace(op, other)
 
@@ -189,7 +190,7 @@ def _binary_alpha(
     """``x.add(other, *, alpha=None, default=None)``"""
 
 
-def _build_binary_alpha(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+def _build_binary_alpha(op: Operator) -> Callable[..., Any]:
     def method(
         self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
     ) -> Any:
@@ -201,10 +202,10 @@ def _build_binary_alpha(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     return method
 
 
-def _scaled(op: Callable[[Any, Any], Any], alpha: float) -> Callable[[Any, Any], Any]:
+def _scaled(op: Operator, alpha: float) -> Operator:
     """``op(a, alpha * b)`` (with ``default=``, where either side may be the default)."""
 
-    def scaled(a: Any, b: Any) -> Any:
+    def scaled(a: Any, b: Any) -> Tensor:
         return op(a, b * alpha)
 
     return scaled
@@ -221,7 +222,7 @@ def _binary_alpha_inplace(self: Any, other: Any, *, alpha: float | None = None) 
     """``x.add_(other, *, alpha=None)``"""
 
 
-def _build_binary_alpha_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+def _build_binary_alpha_inplace(op: Operator) -> Callable[..., Any]:
     def method(self: _Engine, other: Any, *, alpha: float | None = None) -> Any:
         return self._inplace(op, other if alpha is None else other * alpha)
 
