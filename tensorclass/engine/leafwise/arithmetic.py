@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import torch
@@ -32,6 +32,8 @@ from .reduction_kinds import single_dim
 from .reductions import reduced_level
 
 _NO_DIMS = torch.Size(())
+
+C = TypeVar("C", bound=TensorCore)
 
 __all__ = [
     "__abs__",
@@ -81,7 +83,7 @@ _SCALARS = (int, float, bool, complex)
 # torch.func transforms (vmap) have no batching rules for the fused kernels: fall back to
 # one op per tensor while one is active (a ~30 ns check).
 _transforms_active = torch._C._are_functorch_transforms_active
-_FOREACH: dict[Any, Any] = {
+_FOREACH: dict[Operator, Callable[..., Any]] = {
     operator.add: torch._foreach_add,
     operator.sub: torch._foreach_sub,
     operator.mul: torch._foreach_mul,
@@ -92,7 +94,7 @@ _FOREACH: dict[Any, Any] = {
     torch.clamp_min: torch._foreach_clamp_min,
     torch.clamp_max: torch._foreach_clamp_max,
 }
-_FOREACH_INPLACE: dict[Any, Any] = {
+_FOREACH_INPLACE: dict[Operator, Callable[..., object]] = {
     operator.add: torch._foreach_add_,
     operator.sub: torch._foreach_sub_,
     operator.mul: torch._foreach_mul_,
@@ -103,7 +105,7 @@ _FOREACH_INPLACE: dict[Any, Any] = {
     torch.clamp_min: torch._foreach_clamp_min_,
     torch.clamp_max: torch._foreach_clamp_max_,
 }
-_SYMBOLS: dict[Any, str] = {
+_SYMBOLS: dict[Operator, str] = {
     operator.add: "+",
     operator.sub: "-",
     operator.mul: "*",
@@ -115,7 +117,7 @@ _SYMBOLS: dict[Any, str] = {
     operator.or_: "|",
     operator.xor: "^",
 }
-_INPLACE_OPS: dict[Any, Any] = {
+_INPLACE_OPS: dict[Operator, Operator] = {
     operator.add: operator.iadd,
     operator.sub: operator.isub,
     operator.mul: operator.imul,
@@ -130,7 +132,9 @@ _INPLACE_OPS: dict[Any, Any] = {
 }
 
 
-def _non_tensor_equal(a: Any, b: Any, shape: torch.Size) -> Tensor:
+def _non_tensor_equal(
+    a: NonTensorData | NonTensorStack, b: NonTensorData | NonTensorStack, shape: torch.Size
+) -> Tensor:
     """Elementwise equality of two non-tensor leaves, as a bool tensor of ``shape``."""
     if type(a) is NonTensorData and type(b) is NonTensorData:
         return torch.full(shape, same_value(a.data, b.data))
@@ -720,7 +724,7 @@ def any(self: E, dim: int | None = None) -> bool | E:
     return self._reduce(single_dim(torch.any), dim, False)
 
 
-def _paired_like(node: Any, data: dict[str, Any], other: TensorCore) -> Any:
+def _paired_like(node: C, data: dict[str, Any], other: TensorCore) -> C:
     """The result of an operator between ``node`` and ``other``: their batch sizes
     broadcast (as their leaves do) when they differ but have as many dims."""
     size, others = node._batch_size, other._batch_size
