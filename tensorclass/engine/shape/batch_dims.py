@@ -8,7 +8,7 @@ batch dims first, so ``td.unsqueeze(-1)`` adds a batch dim, not a feature dim.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -112,7 +112,7 @@ def _view(
     return _resize_leaves(self, new, "view")
 
 
-def _map_leaf_tensors(self: E, fn: Any) -> E:
+def _map_leaf_tensors(self: E, fn: Callable[[Tensor], Tensor]) -> E:
     """``fn`` on every tensor leaf at every depth, the structure kept."""
     data: dict[str, Any] = {}
     for key, leaf in self._data.items():

@@ -19,7 +19,7 @@ torch.Size([3, 2])
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -64,7 +64,12 @@ def _dims(value: int | Sequence[int]) -> list[int]:
     return [value] if isinstance(value, int) else list(value)
 
 
-def _rearranged(self: E, tensor_fn: Any, nested_fn: Any, new: torch.Size) -> E:
+def _rearranged(
+    self: E,
+    tensor_fn: Callable[[Tensor], Tensor],
+    nested_fn: Callable[[TensorCore], TensorCore],
+    new: torch.Size,
+) -> E:
     """``tensor_fn`` on every tensor leaf, ``nested_fn`` on every nested instance; a
     per-element non-tensor leaf takes the values at the positions ``tensor_fn`` moves
     the batch elements to (a shared value is kept)."""
