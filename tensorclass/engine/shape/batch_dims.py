@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, LockedError
 from ...non_tensor import NonTensorData
-from ..core.self_types import E
+from ..core.self_types import E, Node
 from ..core.state import BatchSizeLike, Names, TensorCore, as_batch_size
-
-if TYPE_CHECKING:
-    from ..ops import TensorOps
 
 __all__ = [
     "batch_dim",
@@ -118,8 +115,8 @@ def _map_leaf_tensors(self: E, fn: Callable[[Tensor], Tensor]) -> E:
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = fn(leaf)
-        elif isinstance(leaf, TensorCore):
-            data[key] = _map_leaf_tensors(cast("TensorOps", leaf), fn)
+        elif isinstance(leaf, Node):
+            data[key] = _map_leaf_tensors(leaf, fn)
         else:
             data[key] = leaf
     return type(self)._new(data, self._batch_size, self._device, self._names)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -40,7 +40,6 @@ from .batch_dims import (
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
-    from ..ops import TensorOps
 
 __all__ = [
     "__enter__",
@@ -193,8 +192,8 @@ def clear_refs_for_compile_(self: E) -> E:
     """
     _set_last_op(self, None)
     for value in self._data.values():
-        if isinstance(value, TensorCore):
-            cast("TensorOps", value).clear_refs_for_compile_()
+        if isinstance(value, Node):
+            value.clear_refs_for_compile_()
     return self
 
 
