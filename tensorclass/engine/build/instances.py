@@ -31,7 +31,7 @@ KeysView(['a'])
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -468,8 +468,8 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None, **kwar
     >>> TensorDict.lazy_stack([a, b]).batch_size
     torch.Size([2, 3])
     """
-    result: T = lazy_class().lazy_stack(input, dim, out=out, **kwargs)
-    return result
+    # a lazy stack, typed as the members' class (the mypy plugin adds the lazy class)
+    return cast(T, lazy_class().lazy_stack(input, dim, out=out, **kwargs))
 
 
 def maybe_dense_stack(

@@ -144,7 +144,7 @@ def _class_named(text: str, file: object, classes: ClassPolicy) -> type[TensorCo
     """The class recorded as ``<class 'module.Qualname'>``: imported or defined, never imported
     here (``classes="import"`` acts as ``"imported"``: a file is data)."""
     if classes == "tensordict":
-        return dynamic_class()  # type: ignore[no-any-return]
+        return dynamic_class()
     if not (text.startswith("<class '") and text.endswith("'>")):
         raise _fail(file, (), f"invalid class {text!r} (expected \"<class 'module.Name'>\")")
     dotted = text[len("<class '") : -2]
