@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M")
+P = TypeVar("P")
 
 
 def is_lazy(node: TensorCore) -> TypeIs[LazyStackedTensorDict]:
@@ -79,7 +81,7 @@ def _same_tensor(a: Tensor, b: Tensor) -> bool:
     return False
 
 
-def _difference(a: Any, b: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+def _difference(a: object, b: object, path: tuple[str, ...]) -> tuple[str, ...] | None:
     """The key path where ``a`` and ``b`` differ (``path`` itself for whole values), or
     ``None`` when they are the same value."""
     if a is b:
@@ -107,15 +109,15 @@ def _difference(a: Any, b: Any, path: tuple[str, ...]) -> tuple[str, ...] | None
     return path
 
 
-def first_difference(a: Any, b: Any) -> tuple[str, ...] | None:
+def first_difference(a: object, b: object) -> tuple[str, ...] | None:
     """The key path where two values differ (``()``: the values themselves), or ``None``
     when they are the same value (NaN where both are NaN included)."""
     return _difference(a, b, ())
 
 
 def distinct_writes(
-    members: Sequence[Any], parts: Sequence[Any], what: str, key: tuple[str, ...] = ()
-) -> list[tuple[Any, Any]]:
+    members: Sequence[M], parts: Sequence[P], what: str, key: tuple[str, ...] = ()
+) -> list[tuple[M, P]]:
     """``(member, part)`` for each distinct member, once.
 
     ``parts`` holds what each position of the stack receives (an operand, a value to
@@ -126,7 +128,7 @@ def distinct_writes(
     if len(set(ids)) == len(ids):  # the common case: nothing repeated
         return list(zip(members, parts, strict=True))
     first: dict[int, int] = {}
-    out: list[tuple[Any, Any]] = []
+    out: list[tuple[M, P]] = []
     for i, (member, part) in enumerate(zip(members, parts, strict=True)):
         j = first.setdefault(id(member), i)
         if j == i:
@@ -216,7 +218,7 @@ def _write_back(node: TensorCore, shadow: TensorCore) -> None:
                 leaf._write_back(part)
 
 
-def run_through_lazy(node: TensorCore, what: str, run: Callable[[TensorCore], Any]) -> None:
+def run_through_lazy(node: TensorCore, what: str, run: Callable[[TensorCore], object]) -> None:
     """``run`` (an in-place operation) on a dense copy of ``node``, whose written tensors
     are then copied back into ``node``'s tensors and nested lazy stacks' members."""
     shadow = _shadow(node)
