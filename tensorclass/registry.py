@@ -19,7 +19,15 @@ package's ``__init__.py`` runs before any of its modules can, and registers the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine.lazy.stack import LazyStackedTensorDict
+    from .nn.params import TensorDictParams
+    from .param_swap import ParamSwap
+    from .tensor_attrs import TensorAttrs
+    from .tensordict import TensorDict
+    from .typed import TensorClass
 
 __all__ = [
     "attrs_class",
@@ -65,9 +73,10 @@ def register_dynamic_class(cls: type) -> None:
     _registered["dynamic"] = cls
 
 
-def dynamic_class() -> Any:
+def dynamic_class() -> type[TensorDict]:
     """The registered ``TensorDict`` class."""
-    return _lookup("dynamic")
+    found: type[TensorDict] = _lookup("dynamic")
+    return found
 
 
 def register_params_class(cls: type) -> None:
@@ -75,9 +84,10 @@ def register_params_class(cls: type) -> None:
     _registered["params"] = cls
 
 
-def params_class() -> Any:
+def params_class() -> type[TensorDictParams]:
     """The registered ``TensorDictParams`` class."""
-    return _lookup("params")
+    found: type[TensorDictParams] = _lookup("params")
+    return found
 
 
 def register_swap_class(cls: type) -> None:
@@ -85,9 +95,10 @@ def register_swap_class(cls: type) -> None:
     _registered["swap"] = cls
 
 
-def swap_class() -> Any:
+def swap_class() -> type[ParamSwap]:
     """The registered ``ParamSwap`` class."""
-    return _lookup("swap")
+    found: type[ParamSwap] = _lookup("swap")
+    return found
 
 
 def register_lazy_class(cls: type) -> None:
@@ -96,9 +107,10 @@ def register_lazy_class(cls: type) -> None:
     _registered["lazy"] = cls
 
 
-def lazy_class() -> Any:
+def lazy_class() -> type[LazyStackedTensorDict]:
     """The registered ``LazyStackedTensorDict`` class."""
-    return _lookup("lazy")
+    found: type[LazyStackedTensorDict] = _lookup("lazy")
+    return found
 
 
 def register_lazy_stack_function(function: Any) -> None:
@@ -118,9 +130,10 @@ def register_typed_class(cls: type) -> None:
     _registered["typed"] = cls
 
 
-def typed_class() -> Any:
+def typed_class() -> type[TensorClass]:
     """The registered ``TensorClass`` class."""
-    return _lookup("typed")
+    found: type[TensorClass] = _lookup("typed")
+    return found
 
 
 def register_attrs_class(cls: type) -> None:
@@ -128,6 +141,7 @@ def register_attrs_class(cls: type) -> None:
     _registered["attrs"] = cls
 
 
-def attrs_class() -> Any:
+def attrs_class() -> type[TensorAttrs]:
     """The registered ``TensorAttrs`` class."""
-    return _lookup("attrs")
+    found: type[TensorAttrs] = _lookup("attrs")
+    return found

@@ -395,12 +395,12 @@ class Schema:
     def nested_class(self, owner: Any, key: str) -> type[Any]:
         """The class a nested mapping under ``key`` becomes."""
         if self.extra_keys and key not in self.by_name:
-            return dynamic_class()  # type: ignore[no-any-return]
+            return dynamic_class()
         found = self.field(owner, key)
         if found.kind is FieldKind.NESTED and found.nested_class is not None:
             return found.nested_class
         if found.kind in (FieldKind.ANY, FieldKind.UNRESOLVED):
-            return dynamic_class()  # type: ignore[no-any-return]
+            return dynamic_class()
         raise KeyNotFoundError(
             f"{type(owner).__name__}.{key} holds {found.kind.value} values, not nested keys"
         )
@@ -498,7 +498,7 @@ class DynamicSchema:
 
     def nested_class(self, owner: Any, key: str) -> type[Any]:
         """Nested mappings become ``TensorDict``."""
-        return dynamic_class()  # type: ignore[no-any-return]
+        return dynamic_class()
 
 
 #: the one dynamic schema

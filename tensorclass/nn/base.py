@@ -21,7 +21,8 @@ from torch import Tensor, nn
 from typing_extensions import Self, TypeVar
 
 from ..engine.base import TensorDictBase
-from ..engine.core.state import TensorCore
+from ..engine.core.self_types import is_op
+from ..engine.ops import TensorOps
 from ..errors import BatchSizeError, KeyNotFoundError, SchemaError
 from ..tensordict import TensorDict
 from .keys import Key, as_keys, call_name, show_keys
@@ -196,7 +197,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         nested keys joined by ``_``), the outputs are returned: one tensor, or a tuple
         (and also written into ``tensordict_out`` when one is given).
         """
-        if isinstance(tensordict, TensorCore):
+        if is_op(tensordict):  # an instance (typed with its operations)
             schema = self._schema
             if schema is not None:
                 if not isinstance(tensordict, schema):
@@ -217,7 +218,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         values = args if tensordict is None else (tensordict, *args)
         return self._forward_tensors(values, kwargs, tensordict_out)
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         raise NotImplementedError
 
     def _forward_tensors(

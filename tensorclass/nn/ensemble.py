@@ -25,6 +25,7 @@ import torch
 from typing_extensions import Self
 
 from ..engine.base import TensorDictBase
+from ..engine.ops import TensorOps
 from ..errors import BatchSizeError
 from ..tensordict import TensorDict
 from .base import TensorDictModuleBase, _reset_each
@@ -133,7 +134,7 @@ class EnsembleModule(TensorDictModuleBase):
 
     # -- the forward pass ------------------------------------------------------------------
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         if not self.expand_input and (
             not tensordict.batch_dims or tensordict.batch_size[0] != self.num_copies
         ):
@@ -145,7 +146,7 @@ class EnsembleModule(TensorDictModuleBase):
         # of the ensemble back to the original.
         in_dim = None if self.expand_input else 0
         vmapped = torch.vmap(self._call_copy, (in_dim, 0), randomness="different")
-        result = vmapped(tensordict, self.params_td)
+        result: TensorOps = vmapped(tensordict, self.params_td)
         if tensordict_out is not None:
             tensordict_out.update(result)
             return tensordict_out

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from torch import Tensor
 
+from ..engine.ops import TensorOps
 from ..errors import InvalidKeyError, StructureMismatchError
 from ..keys import NestedKey, unravel_key
 from ..non_tensor import NonTensorData, NonTensorStack
@@ -186,7 +187,7 @@ class TensorDictModule(TensorDictModuleBase[T]):
 
     # -- the forward pass ------------------------------------------------------------------
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         data = tensordict._data
         args = []
         try:

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 from torch.distributions import Distribution
 
+from ..engine.ops import TensorOps
 from ..errors import InvalidKeyError
 from ..keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
@@ -256,7 +257,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         log_prob: Tensor = dist.log_prob(tensordict._leaf(self.sample_key))
         return log_prob
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         dist = self.get_dist(tensordict)
         generator, write_back = generator_from(self._generator, tensordict)
         kind = interaction_type() or self.default_interaction_type

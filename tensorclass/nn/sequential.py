@@ -21,6 +21,7 @@ from typing import Any, Literal, cast, overload
 from torch import nn
 
 from ..engine.lazy.stack import LazyStackedTensorDict
+from ..engine.ops import TensorOps
 from ..errors import KeyNotFoundError, SchemaError
 from .base import T, TensorDictModuleBase, first_missing
 from .keys import Key, KeysLike, as_keys, show_keys, structure_copy
@@ -151,13 +152,13 @@ class TensorDictSequential(TensorDictModuleBase[T]):
 
     # -- the forward pass ------------------------------------------------------------------
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         inplace = self.inplace
         if tensordict_out is None and inplace is not None and inplace is not True:
             tensordict_out = tensordict.empty()  # False / "empty"
         selected = self._selected
         if selected is None and tensordict_out is None:
-            result = self._run(tensordict)
+            result: TensorOps = self._run(tensordict)
             if inplace is None or result is tensordict:
                 return result
             for key in self.out_keys:  # inplace=True: the outputs go into the input

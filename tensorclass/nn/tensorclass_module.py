@@ -31,6 +31,7 @@ from torch import nn
 from typing_extensions import TypeVar
 
 from ..engine.core.state import TensorCore
+from ..engine.ops import TensorOps
 from ..schema import FieldKind, resolved_schema
 from .base import TensorDictModuleBase, first_missing
 from .keys import Key
@@ -136,7 +137,7 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         """The leaves of the module's output class."""
         return list(self._out_keys)
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         missing = first_missing(tensordict, self._required)
         if missing is not None:
             raise self._missing_input(tensordict, missing)

@@ -19,6 +19,7 @@ from torch import nn
 from typing_extensions import Self
 
 from ..engine.base import TensorDictBase
+from ..engine.ops import TensorOps
 from .base import T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
 from .module import TensorDictModule
@@ -80,8 +81,8 @@ class WrapModule(TensorDictModuleBase[T]):
         """The keys ``func`` writes (as declared)."""
         return list(self._out_keys)
 
-    def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
-        result = self.func(tensordict)
+    def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
+        result: TensorOps = self.func(tensordict)
         if self.inplace and result is not tensordict:
             tensordict.update(result)
             result = tensordict

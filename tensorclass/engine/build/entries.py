@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -54,7 +55,7 @@ def namedtuple_fields(value: tuple[Any, ...]) -> tuple[str, ...]:
     in ``__match_args__``)."""
     fields = getattr(value, "_fields", None)
     if fields is None:
-        fields = type(value).__match_args__  # type: ignore[attr-defined]
+        fields = inspect.getattr_static(type(value), "__match_args__")
     return tuple(fields)
 
 

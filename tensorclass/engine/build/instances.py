@@ -31,7 +31,7 @@ KeysView(['a'])
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -40,6 +40,7 @@ from ...errors import BatchSizeError, FieldTypeError
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class, lazy_class
 from ...schema import FieldKind
+from ..core.lazy_stacks import stack_lazily, stacked_leaves
 from ..core.self_types import E, is_op
 from ..core.state import BatchSizeLike, DeviceLike, TensorCore, as_batch_size, as_device
 
@@ -105,8 +106,8 @@ def _scalars_as_values(cls: type[TensorCore], mapping: Mapping[Any, Any]) -> dic
 
 def _level(node: TensorCore) -> Mapping[str, Any]:
     """The leaves that describe a level's structure (a lazy stack's first member's)."""
-    data = node._data
-    return data if type(data) is dict else data.members[0]._data  # type: ignore[attr-defined]
+    stacked = stacked_leaves(node)
+    return node._data if stacked is None else stacked.members[0]._data
 
 
 def _retype(result: TensorCore, template: TensorCore) -> None:
@@ -429,13 +430,11 @@ def from_tensordict(
     if not isinstance(tensordict, TensorCore):
         raise TypeError(f"from_tensordict expects a tensor class; got {type(tensordict).__name__}")
     target = cls._dense_class()
+    stacked = stacked_leaves(tensordict)
+    if stacked is not None:  # a lazy stack: convert the members, keep them stacked
+        members = [target.from_tensordict(m, non_tensordict, check=check) for m in stacked.members]
+        return stack_lazily(members, stacked.dim)
     data = tensordict._data
-    if type(data) is not dict:  # a lazy stack: convert the members, keep them stacked
-        members = [
-            target.from_tensordict(m, non_tensordict, check=check)
-            for m in data.members  # type: ignore[attr-defined]
-        ]
-        return lazy_class()._restack(members, data.dim)  # type: ignore[attr-defined,no-any-return]
     out = target._new({}, tensordict._batch_size, tensordict._device, tensordict._names)
     stored = out._data
     for key, leaf in data.items():
@@ -469,7 +468,8 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None, **kwar
     >>> TensorDict.lazy_stack([a, b]).batch_size
     torch.Size([2, 3])
     """
-    return lazy_class().lazy_stack(input, dim, out=out, **kwargs)  # type: ignore[no-any-return]
+    # a lazy stack, typed as the members' class (the mypy plugin adds the lazy class)
+    return cast(T, lazy_class().lazy_stack(input, dim, out=out, **kwargs))
 
 
 def maybe_dense_stack(
@@ -487,4 +487,5 @@ def maybe_dense_stack(
     >>> isinstance(TensorDict.maybe_dense_stack([a, b]), LazyStackedTensorDict)
     True
     """
-    return lazy_class().maybe_dense_stack(input, dim, out=out, **kwargs)  # type: ignore[no-any-return]
+    result: T = lazy_class().maybe_dense_stack(input, dim, out=out, **kwargs)
+    return result

@@ -119,7 +119,7 @@ def _instance(text: str) -> Any:
         if value is not None:
             entries[key] = value
     size = as_batch_size(batch_size)
-    result: Any = dynamic_class()._new({}, size, None if device is None else torch.device(device))
+    result = dynamic_class()._new({}, size, None if device is None else torch.device(device))
     result._data.update(entries)
     if names is not None:
         result.names = names

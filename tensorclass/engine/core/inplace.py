@@ -21,14 +21,18 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch import Tensor
+from typing_extensions import TypeIs
 
 from ...errors import OperandError
 from ...keys import shown_key
 from .state import TensorCore
+
+if TYPE_CHECKING:
+    from ..lazy.stack import LazyStackedTensorDict
 
 __all__ = [
     "check_nested",
@@ -41,9 +45,11 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M")
+P = TypeVar("P")
 
 
-def is_lazy(node: TensorCore) -> bool:
+def is_lazy(node: TensorCore) -> TypeIs[LazyStackedTensorDict]:
     """Whether ``node`` is a lazy stack (its storage is its members')."""
     return type(node._data) is not dict and hasattr(node._data, "members")
 
@@ -75,7 +81,7 @@ def _same_tensor(a: Tensor, b: Tensor) -> bool:
     return False
 
 
-def _difference(a: Any, b: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+def _difference(a: object, b: object, path: tuple[str, ...]) -> tuple[str, ...] | None:
     """The key path where ``a`` and ``b`` differ (``path`` itself for whole values), or
     ``None`` when they are the same value."""
     if a is b:
@@ -103,15 +109,15 @@ def _difference(a: Any, b: Any, path: tuple[str, ...]) -> tuple[str, ...] | None
     return path
 
 
-def first_difference(a: Any, b: Any) -> tuple[str, ...] | None:
+def first_difference(a: object, b: object) -> tuple[str, ...] | None:
     """The key path where two values differ (``()``: the values themselves), or ``None``
     when they are the same value (NaN where both are NaN included)."""
     return _difference(a, b, ())
 
 
 def distinct_writes(
-    members: Sequence[Any], parts: Sequence[Any], what: str, key: tuple[str, ...] = ()
-) -> list[tuple[Any, Any]]:
+    members: Sequence[M], parts: Sequence[P], what: str, key: tuple[str, ...] = ()
+) -> list[tuple[M, P]]:
     """``(member, part)`` for each distinct member, once.
 
     ``parts`` holds what each position of the stack receives (an operand, a value to
@@ -122,7 +128,7 @@ def distinct_writes(
     if len(set(ids)) == len(ids):  # the common case: nothing repeated
         return list(zip(members, parts, strict=True))
     first: dict[int, int] = {}
-    out: list[tuple[Any, Any]] = []
+    out: list[tuple[M, P]] = []
     for i, (member, part) in enumerate(zip(members, parts, strict=True)):
         j = first.setdefault(id(member), i)
         if j == i:
@@ -158,7 +164,7 @@ def _shadow(node: TensorCore) -> TensorCore:
         if isinstance(leaf, Tensor):
             data[key] = _copy(leaf)
         elif isinstance(leaf, TensorCore):
-            data[key] = _shadow(leaf.contiguous() if is_lazy(leaf) else leaf)  # type: ignore[attr-defined]
+            data[key] = _shadow(leaf.contiguous() if is_lazy(leaf) else leaf)
         else:
             data[key] = leaf
     return type(node)._new(data, node._batch_size, node._device, node._names)
@@ -194,7 +200,7 @@ def check_nested(
             continue
         if is_lazy(leaf):
             if not only_changed or _changed(part):
-                leaf._check_write_back(part, what, (*path, key))  # type: ignore[attr-defined]
+                leaf._check_write_back(part, what, (*path, key))
         else:
             check_nested(leaf, part, what, (*path, key), only_changed)
 
@@ -209,10 +215,10 @@ def _write_back(node: TensorCore, shadow: TensorCore) -> None:
             if not is_lazy(leaf):
                 _write_back(leaf, part)
             elif _changed(part):
-                leaf._write_back(part)  # type: ignore[attr-defined]
+                leaf._write_back(part)
 
 
-def run_through_lazy(node: TensorCore, what: str, run: Callable[[TensorCore], Any]) -> None:
+def run_through_lazy(node: TensorCore, what: str, run: Callable[[TensorCore], object]) -> None:
     """``run`` (an in-place operation) on a dense copy of ``node``, whose written tensors
     are then copied back into ``node``'s tensors and nested lazy stacks' members."""
     shadow = _shadow(node)

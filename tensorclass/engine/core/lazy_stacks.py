@@ -10,16 +10,18 @@ operation can run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from typing_extensions import TypeIs
 
 from ...registry import lazy_class, lazy_stack_function
+from .state import TensorCore
 
 if TYPE_CHECKING:
+    from ..lazy.leaves import LazyLeaves
     from ..lazy.stack import LazyStackedTensorDict
 
-__all__ = ["is_lazy_stack", "is_lazy_stack_class", "stack_lazily"]
+__all__ = ["is_lazy_stack", "is_lazy_stack_class", "stack_lazily", "stacked_leaves"]
 
 T = TypeVar("T")
 
@@ -38,3 +40,10 @@ def stack_lazily(members: Sequence[T], dim: int = 0) -> T:
     """``lazy_stack(members, dim)``: the members kept, stacked along the new dim ``dim``."""
     stacked: T = lazy_stack_function()(members, dim)
     return stacked
+
+
+def stacked_leaves(node: TensorCore) -> LazyLeaves | None:
+    """The ``_data`` of ``node`` if it is a lazy stack (its ``members`` and stack ``dim``), else
+    ``None``: a dense level's ``_data`` is a ``dict``, a lazy stack's a ``LazyLeaves``."""
+    data = node._data
+    return None if type(data) is dict else cast("LazyLeaves", data)

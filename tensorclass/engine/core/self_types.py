@@ -17,7 +17,7 @@ indexing) is still honoured.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from typing_extensions import TypeIs
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 else:
     Node = TensorCore
 
-__all__ = ["B", "E", "Node", "is_op"]
+__all__ = ["B", "E", "Node", "as_op", "is_op"]
 
 #: ``self`` of an operation attached to ``TensorOps``: every class, lazy stacks included.
 E = TypeVar("E", bound="TensorOps")
@@ -47,3 +47,11 @@ def is_op(value: object) -> TypeIs[TensorOps]:
     ``TensorOps`` so that its operations can be called as methods (every concrete class
     deriving from ``TensorCore`` is one)."""
     return isinstance(value, TensorCore)
+
+
+def as_op(value: TensorCore) -> TensorOps:
+    """``value`` typed as ``TensorOps``, so that its operations can be called as methods:
+    for a value typed ``TensorCore`` (a frozen public signature's ``out=``, say) that is an
+    instance, as every one is (``TensorOps`` is the one class deriving from ``TensorCore``).
+    """
+    return cast("TensorOps", value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, cast, overload
 
 import torch
 from torch import Tensor
@@ -26,6 +26,7 @@ from .paths import walk
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict  # built through the registry at run time
+    from ..ops import TensorOps
 
 __all__ = [
     "FAST_WRITE",
@@ -571,7 +572,7 @@ class TensorCore(TensorCollection):
                     f"{list(target.shape)} ({err})"
                 ) from None
         elif isinstance(target, TensorCore):
-            target.update_(value)  # type: ignore[attr-defined]
+            cast("TensorOps", target).update_(value)  # every instance is a TensorOps
         else:
             self._data[key] = self._convert(key, value, where)
 

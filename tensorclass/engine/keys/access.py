@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import countOf
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -16,8 +16,9 @@ from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from ..core.inline import Inlined
+from ..core.inplace import is_lazy
 from ..core.paths import walk
-from ..core.self_types import E
+from ..core.self_types import E, Node
 from ..core.state import (
     FAST_WRITE,
     MISSING,
@@ -342,9 +343,9 @@ def update(
     # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
     # before anything is written)
     lazy_writes = {
-        i: owner._inplace_writes(key, leaf)  # type: ignore[attr-defined]
+        i: owner._inplace_writes(key, leaf)
         for i, (owner, key, leaf, write_in_place) in enumerate(plan)
-        if write_in_place and type(owner._data) is not dict
+        if write_in_place and is_lazy(owner)
     }
     for i, (owner, key, leaf, write_in_place) in enumerate(plan):
         if i in lazy_writes:
@@ -592,7 +593,7 @@ def _emptied(
 def filter_non_tensor_data(self: E) -> E:
     """A new instance without the non-tensor entries (recursively)."""
     data = {
-        key: cast(Any, leaf).filter_non_tensor_data() if isinstance(leaf, TensorCore) else leaf
+        key: leaf.filter_non_tensor_data() if isinstance(leaf, Node) else leaf
         for key, leaf in self._data.items()
         if not isinstance(leaf, _NON_TENSOR)
     }
@@ -635,8 +636,8 @@ def unflatten_keys(self: TensorCore, separator: str = ".", inplace: bool = False
     result = self._as_dynamic()._like({})
     origin: dict[tuple[str, ...], str] = {}  # each path set, and the key it came from
     for key, leaf in self._data.items():
-        if isinstance(leaf, TensorCore):
-            leaf = cast(Any, leaf).unflatten_keys(separator)
+        if isinstance(leaf, Node):
+            leaf = leaf.unflatten_keys(separator)
         _place(result, tuple(key.split(separator)), leaf, key, origin)
     if inplace:
         return _rewrite_keys(self, result._data, "unflatten_keys")

@@ -62,7 +62,7 @@ def merge_tensordicts(
     for td in tensordicts:
         for key, leaf in _walk(td, (), True, True):
             found.setdefault((key,) if type(key) is str else key, []).append(leaf)  # type: ignore[arg-type]
-    result: Any = dynamic_class()._new({}, first._batch_size, first._device)
+    result = dynamic_class()._new({}, first._batch_size, first._device)
     for path, leaves in found.items():
         value = leaves[0]
         fn = _callback_for(callback_exist, path)

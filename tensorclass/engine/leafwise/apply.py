@@ -6,7 +6,7 @@ Tensor leaves (at every depth) are transformed; non-tensor leaves are kept as th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple, overload
+from typing import Any, Literal, NamedTuple, TypeVar, overload
 
 import torch
 from torch import Tensor
@@ -14,8 +14,10 @@ from torch import Tensor
 from ...errors import BatchSizeError, OperandError, StructureMismatchError
 from ..core.inplace import holds_lazy, run_through_lazy, through_lazy
 from ..core.masks import check_mask, expand_mask
-from ..core.self_types import E, Node
+from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
+
+C = TypeVar("C", bound=TensorCore)
 
 __all__ = [
     "__copy__",
@@ -162,7 +164,7 @@ def _clear_device(node: TensorCore) -> None:
             _clear_device(leaf)
 
 
-def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Any) -> BatchSizeError:
+def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Tensor) -> BatchSizeError:
     return BatchSizeError(
         f"apply: fn returned shape {list(result.shape)} for {key!r}, which does not start with "
         f"the batch size {list(batch)}; pass batch_size= to give the result's batch size",
@@ -378,7 +380,7 @@ def _apply(
             run_through_lazy(
                 self,
                 "apply_",
-                lambda shadow: shadow._apply(  # type: ignore[attr-defined]
+                lambda shadow: as_op(shadow)._apply(
                     fn, others, batch_size, names, True, default, call_on_nested, prefix, opts
                 ),
             )
@@ -711,9 +713,9 @@ def where(
         result = self._map_tensors(lambda t: torch.where(_expand_mask(condition, t, n), t, other))
     if out is not None:
         if update_batch_size:
-            out.update(result, update_batch_size=True)  # type: ignore[attr-defined]
+            as_op(out).update(result, update_batch_size=True)
         else:
-            out.update_(result)  # type: ignore[attr-defined]
+            as_op(out).update_(result)
         return out  # type: ignore[return-value]
     return result
 
@@ -730,7 +732,7 @@ def _canonical(tensor: Tensor) -> Tensor:
     return torch.empty_like(tensor, memory_format=torch.contiguous_format).copy_(tensor)
 
 
-def _where_padded(left: Any, condition: Tensor, right: Any, pad: Any, n: int) -> Any:
+def _where_padded(left: C, condition: Tensor, right: TensorCore, pad: Any, n: int) -> C:
     """``where`` over the union of the keys: a key one side lacks takes ``pad`` there."""
     data: dict[str, Any] = {}
     other = right._data

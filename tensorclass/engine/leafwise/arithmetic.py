@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import torch
@@ -27,10 +27,13 @@ from ..shape.batch_dims import batch_dim
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .elementwise import align, batch_aligned, with_default
+from .functions import Operator
 from .reduction_kinds import single_dim
 from .reductions import reduced_level
 
 _NO_DIMS = torch.Size(())
+
+C = TypeVar("C", bound=TensorCore)
 
 __all__ = [
     "__abs__",
@@ -80,7 +83,7 @@ _SCALARS = (int, float, bool, complex)
 # torch.func transforms (vmap) have no batching rules for the fused kernels: fall back to
 # one op per tensor while one is active (a ~30 ns check).
 _transforms_active = torch._C._are_functorch_transforms_active
-_FOREACH: dict[Any, Any] = {
+_FOREACH: dict[Operator, Callable[..., Any]] = {
     operator.add: torch._foreach_add,
     operator.sub: torch._foreach_sub,
     operator.mul: torch._foreach_mul,
@@ -91,7 +94,7 @@ _FOREACH: dict[Any, Any] = {
     torch.clamp_min: torch._foreach_clamp_min,
     torch.clamp_max: torch._foreach_clamp_max,
 }
-_FOREACH_INPLACE: dict[Any, Any] = {
+_FOREACH_INPLACE: dict[Operator, Callable[..., object]] = {
     operator.add: torch._foreach_add_,
     operator.sub: torch._foreach_sub_,
     operator.mul: torch._foreach_mul_,
@@ -102,7 +105,7 @@ _FOREACH_INPLACE: dict[Any, Any] = {
     torch.clamp_min: torch._foreach_clamp_min_,
     torch.clamp_max: torch._foreach_clamp_max_,
 }
-_SYMBOLS: dict[Any, str] = {
+_SYMBOLS: dict[Operator, str] = {
     operator.add: "+",
     operator.sub: "-",
     operator.mul: "*",
@@ -114,7 +117,7 @@ _SYMBOLS: dict[Any, str] = {
     operator.or_: "|",
     operator.xor: "^",
 }
-_INPLACE_OPS: dict[Any, Any] = {
+_INPLACE_OPS: dict[Operator, Operator] = {
     operator.add: operator.iadd,
     operator.sub: operator.isub,
     operator.mul: operator.imul,
@@ -129,7 +132,9 @@ _INPLACE_OPS: dict[Any, Any] = {
 }
 
 
-def _non_tensor_equal(a: Any, b: Any, shape: torch.Size) -> Tensor:
+def _non_tensor_equal(
+    a: NonTensorData | NonTensorStack, b: NonTensorData | NonTensorStack, shape: torch.Size
+) -> Tensor:
     """Elementwise equality of two non-tensor leaves, as a bool tensor of ``shape``."""
     if type(a) is NonTensorData and type(b) is NonTensorData:
         return torch.full(shape, same_value(a.data, b.data))
@@ -153,7 +158,7 @@ def _operand(other: Any) -> Any:
 
 
 def _inplace_refusal(
-    op: Callable[[Any, Any], Any], leaves: list[Tensor], other: Any, others: list[Tensor] | None
+    op: Operator, leaves: list[Tensor], other: Any, others: list[Tensor] | None
 ) -> tuple[int, str] | None:
     """The first leaf that ``leaf op= operand`` cannot write, with the reason, or ``None``.
 
@@ -192,7 +197,7 @@ def _inplace_refusal(
     return None
 
 
-def fused_scalar_inplace(op: Callable[[Any, Any], Any], leaves: list[Tensor], other: Any) -> bool:
+def fused_scalar_inplace(op: Operator, leaves: list[Tensor], other: Any) -> bool:
     """``leaf op= other`` for every leaf with one fused kernel, when ``other`` is a number,
     the kernel exists and no leaf would refuse it; ``False`` (nothing written) otherwise: the
     caller takes the per-leaf path, which names the key a refusal is about."""
@@ -209,9 +214,7 @@ def fused_scalar_inplace(op: Callable[[Any, Any], Any], leaves: list[Tensor], ot
     return True
 
 
-def fused_paired_inplace(
-    op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, TensorCore]]
-) -> bool:
+def fused_paired_inplace(op: Operator, pairs: list[tuple[TensorCore, TensorCore]]) -> bool:
     """``node op= other`` for every ``(node, other)`` pair (leaves paired by key) with one
     fused kernel, when the kernel exists, every node is dense (no lazy stack in it) and no
     leaf would refuse its operand; ``False`` (nothing written) otherwise: the caller takes
@@ -233,7 +236,7 @@ def fused_paired_inplace(
     return True
 
 
-def refuse_first(op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, Any]]) -> None:
+def refuse_first(op: Operator, pairs: list[tuple[TensorCore, Any]]) -> None:
     """Raise the error of the first ``(node, operand)`` pair whose ``node op= operand``
     would be refused (nothing written), so that writing node after node is every node or
     none. Nodes holding lazy stacks are left to their own checks."""
@@ -256,7 +259,7 @@ def refuse_first(op: Callable[[Any, Any], Any], pairs: list[tuple[TensorCore, An
             _refuse_inplace(node, op, position, others[position] if others else other, reason)
 
 
-def _leaf_refusal(op: Callable[[Any, Any], Any], leaf: Tensor, operand: Any) -> str | None:
+def _leaf_refusal(op: Operator, leaf: Tensor, operand: Any) -> str | None:
     """Why ``leaf op= operand`` would fail, or ``None``."""
     if torch.is_grad_enabled() and leaf.requires_grad and leaf.is_leaf:
         return "it is a leaf that requires grad (write it under torch.no_grad())"
@@ -297,7 +300,7 @@ def _probe(dtype: torch.dtype) -> Tensor:
     return probe
 
 
-def _cast_problem(op: Callable[[Any, Any], Any], dtype: torch.dtype, operand: Any) -> str | None:
+def _cast_problem(op: Operator, dtype: torch.dtype, operand: Any) -> str | None:
     """Why the result of ``leaf op operand`` cannot be written into a ``dtype`` leaf."""
     if isinstance(operand, Tensor):
         result = (
@@ -323,7 +326,7 @@ __array_ufunc__ = None
 
 def _binary(
     self: E,
-    op: Callable[[Any, Any], Any],
+    op: Operator,
     other: Any,
     reflected: bool = False,
     default: Any = None,
@@ -346,7 +349,7 @@ def _binary(
 
 
 def _binary_broadcast(
-    self: E, op: Callable[[Any, Any], Any], other: Any, reflected: bool, aligned: int = -1
+    self: E, op: Operator, other: Any, reflected: bool, aligned: int = -1
 ) -> dict[str, Any]:
     """``op`` of every tensor leaf and ``other``; ``aligned`` (the batch dims of the
     receiver the operation started from), if not -1: ``other`` lines up with the batch
@@ -378,7 +381,7 @@ def _binary_broadcast(
 
 def _binary_pairs(
     self: E,
-    op: Callable[[Any, Any], Any],
+    op: Operator,
     other: TensorCore,
     reflected: bool,
     path: tuple[str, ...],
@@ -423,7 +426,7 @@ def _binary_pairs(
 
 
 @through_lazy
-def _inplace(self: E, op: Callable[[Any, Any], Any], other: Any) -> E:
+def _inplace(self: E, op: Operator, other: Any) -> E:
     others: list[Tensor] | None
     deferred: E = NotImplemented  # the result that makes Python try the plain operator
     if isinstance(other, TensorCore):
@@ -462,9 +465,7 @@ def _inplace(self: E, op: Callable[[Any, Any], Any], other: Any) -> E:
     return self
 
 
-def _refuse_inplace(
-    self: E, op: Callable[[Any, Any], Any], position: int, other: Any, reason: str
-) -> None:
+def _refuse_inplace(self: E, op: Operator, position: int, other: Any, reason: str) -> None:
     """Raise the error of ``leaf op= other`` for the tensor leaf at ``position``, naming
     its key (no leaf has been written)."""
     key = tensor_leaf_keys(self)[position]
@@ -723,7 +724,7 @@ def any(self: E, dim: int | None = None) -> bool | E:
     return self._reduce(single_dim(torch.any), dim, False)
 
 
-def _paired_like(node: Any, data: dict[str, Any], other: TensorCore) -> Any:
+def _paired_like(node: C, data: dict[str, Any], other: TensorCore) -> C:
     """The result of an operator between ``node`` and ``other``: their batch sizes
     broadcast (as their leaves do) when they differ but have as many dims."""
     size, others = node._batch_size, other._batch_size

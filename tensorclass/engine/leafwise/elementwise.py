@@ -24,8 +24,8 @@ tensor([[1., 2., 3.],
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -34,10 +34,13 @@ from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData
 from ..core.inplace import through_lazy
-from ..core.self_types import E, Node
+from ..core.self_types import E, Node, as_op
 from ..core.state import TensorCore
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .functions import Operator
+
+C = TypeVar("C", bound=TensorCore)
 
 __all__ = [
     "align",
@@ -97,7 +100,7 @@ def _results(
     ]
 
 
-def _rebuilt(node: Any, results: Any, batch_size: torch.Size | None = None) -> Any:
+def _rebuilt(node: C, results: Iterator[Tensor], batch_size: torch.Size | None = None) -> C:
     """``node`` with its tensor leaves replaced, in :func:`tensor_leaves` order, by the
     items of the iterator ``results``; with ``batch_size``, every level gets it (results
     reduced to that shape) and per-element non-tensor leaves are dropped."""
@@ -115,12 +118,12 @@ def _rebuilt(node: Any, results: Any, batch_size: torch.Size | None = None) -> A
 
 
 def leafwise(
-    node: Any,
+    node: C,
     fn: Callable[..., Tensor],
     operands: tuple[Any, ...],
     kwargs: dict[str, Any],
     batch_size: torch.Size | None = None,
-) -> Any:
+) -> C:
     """``fn(leaf, *operands, **kwargs)`` for every tensor leaf of ``node`` (operands paired
     or aligned per leaf); see :func:`_rebuilt` for ``batch_size``."""
     leaves = tensor_leaves(node)
@@ -131,9 +134,7 @@ def leafwise(
 # -- default=: keys that only one operand has ---------------------------------------------
 
 
-def with_default(
-    node: Any, op: Callable[[Any, Any], Any], other: TensorCore, default: Any, reflected: bool
-) -> Any:
+def with_default(node: C, op: Operator, other: TensorCore, default: Any, reflected: bool) -> C:
     """``op`` of ``node`` and the instance ``other``, paired by key, where a key only one of
     them has is dropped (``default="intersection"``) or meets ``default`` in place of the
     missing leaf (the result has the keys of both)."""
@@ -142,21 +143,21 @@ def with_default(
     return _default_level(node, other, op, default, reflected, len(node._batch_size), ())
 
 
-def _takes_any_key(node: Any) -> bool:
+def _takes_any_key(node: TensorCore) -> bool:
     """Whether the class of ``node``'s results takes keys it does not declare."""
     cls = getattr(type(node), "_member_cls", type(node))  # a lazy stack makes its members'
     return cls is None or bool(cls._fast_set)
 
 
 def _default_level(
-    left: Any,
-    right: Any,
-    op: Callable[[Any, Any], Any],
+    left: C,
+    right: TensorCore,
+    op: Operator,
     default: Any,
     reflected: bool,
     n: int,
     path: tuple[str, ...],
-) -> Any:
+) -> C:
     drop = isinstance(default, str)
 
     def pair(mine: Any, theirs: Any, leaf: Tensor) -> Any:
@@ -360,7 +361,7 @@ def clamp(self: E, min: Any = None, max: Any = None, *, out: TensorCore | None =
     result = self._nary(leaf_functions.clamp, (min, max), {})
     if out is None:
         return result
-    out.update_(result)  # type: ignore[attr-defined]
+    as_op(out).update_(result)
     returned: E = out  # type: ignore[assignment]
     return returned
 

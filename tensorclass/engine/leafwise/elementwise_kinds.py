@@ -27,10 +27,12 @@ from typing import Any, Literal, Protocol
 
 import torch
 from torch import Tensor
+from typing_extensions import Self
 
 from ...errors import OperandError
 from ...keys import shown_key
 from ..core.state import TensorCore
+from .functions import Operator
 from .kind import PlainKind
 
 __all__ = [
@@ -59,30 +61,32 @@ _transforms_active = torch._C._are_functorch_transforms_active
 class _Engine(Protocol):
     """What the generated methods call on their receiver (the engine's mixins provide it)."""
 
-    def _map_tensors(self, fn: Callable[[Tensor], Tensor]) -> Any: ...
+    def _map_tensors(self, fn: Callable[[Tensor], Tensor]) -> Self: ...
     def _binary(
         self,
-        op: Callable[[Any, Any], Any],
+        op: Operator,
         other: Any,
         reflected: bool = False,
         default: Any = None,
-    ) -> Any: ...
-    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any: ...
-    def _reduce(self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> Any: ...
+    ) -> Self: ...
+    def _inplace(self, op: Operator, other: Any) -> Self: ...
+    def _reduce(
+        self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any
+    ) -> Self: ...
     def _own_tensors(self) -> list[Tensor]: ...
-    def to(self, dtype: torch.dtype, /) -> Any: ...
+    def to(self, dtype: torch.dtype, /) -> Self: ...
     def _nary(
         self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any: ...
+    ) -> Self: ...
     def _nary_inplace(
         self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any: ...
+    ) -> Self: ...
     def _cast_leaves(
         self,
         convert: Callable[[Tensor], Tensor] | None,
         dtype: torch.dtype | str,
         cast_filter: Callable[[tuple[str, ...], Tensor], bool] | None,
-    ) -> Any: ...
+    ) -> Self: ...
 
 
 #: the quantized dtypes: a cast to one is an error for a leaf not already of it (torch
@@ -97,8 +101,8 @@ def _unary(self: Any) -> None:
     """``x.exp()``"""
 
 
-def _build_unary(fn: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
-    def method(self: _Engine) -> Any:
+def _build_unary(fn: Callable[[Tensor], Tensor]) -> Callable[..., _Engine]:
+    def method(self: _Engine) -> _Engine:
         return self._map_tensors(fn)
 
     return method
@@ -111,10 +115,10 @@ def _unary_inplace(self: Any) -> None:
     """``x.exp_()``"""
 
 
-def _build_unary_inplace(fn: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
+def _build_unary_inplace(fn: Callable[[Tensor], Tensor]) -> Callable[..., _Engine]:
     fused = getattr(torch, f"_foreach_{fn.__name__}", None)
 
-    def method(self: _Engine) -> Any:
+    def method(self: _Engine) -> _Engine:
         # The stored tensors (a lazy stack's are its members'), each once.
         leaves = list({id(t): t for t in self._own_tensors()}.values())
         _check_unary_inplace(self, fn, leaves)
@@ -144,8 +148,8 @@ def _binary(self: Any, other: Any, *, default: Default = None) -> None:
     """``x.mul(other, *, default=None)``"""
 
 
-def _build_binary(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
-    def method(self: _Engine, other: Any, *, default: Default = None) -> Any:
+def _build_binary(op: Operator) -> Callable[..., _Engine]:
+    def method(self: _Engine, other: Any, *, default: Default = None) -> _Engine:
         if default is None:
             return self._binary(op, other)
         return self._binary(op, other, False, default)
@@ -168,8 +172,8 @@ def _binary_inplace(self: Any, other: Any) -> None:
     """``x.mul_(other)``"""
 
 
-def _build_binary_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
-    def method(self: _Engine, other: Any) -> Any:
+def _build_binary_inplace(op: Operator) -> Callable[..., _Engine]:
+    def method(self: _Engine, other: Any) -> _Engine:
         return self._inplace(op, other)
 
     return method
@@ -189,10 +193,10 @@ def _binary_alpha(
     """``x.add(other, *, alpha=None, default=None)``"""
 
 
-def _build_binary_alpha(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+def _build_binary_alpha(op: Operator) -> Callable[..., _Engine]:
     def method(
         self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
-    ) -> Any:
+    ) -> _Engine:
         if default is None:
             return self._binary(op, other if alpha is None else other * alpha)
         scaled = op if alpha is None else _scaled(op, alpha)
@@ -201,10 +205,10 @@ def _build_binary_alpha(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     return method
 
 
-def _scaled(op: Callable[[Any, Any], Any], alpha: float) -> Callable[[Any, Any], Any]:
+def _scaled(op: Operator, alpha: float) -> Operator:
     """``op(a, alpha * b)`` (with ``default=``, where either side may be the default)."""
 
-    def scaled(a: Any, b: Any) -> Any:
+    def scaled(a: Any, b: Any) -> Tensor:
         return op(a, b * alpha)
 
     return scaled
@@ -221,8 +225,8 @@ def _binary_alpha_inplace(self: Any, other: Any, *, alpha: float | None = None) 
     """``x.add_(other, *, alpha=None)``"""
 
 
-def _build_binary_alpha_inplace(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
-    def method(self: _Engine, other: Any, *, alpha: float | None = None) -> Any:
+def _build_binary_alpha_inplace(op: Operator) -> Callable[..., _Engine]:
+    def method(self: _Engine, other: Any, *, alpha: float | None = None) -> _Engine:
         return self._inplace(op, other if alpha is None else other * alpha)
 
     return method
@@ -241,10 +245,10 @@ def _reversed_alpha(
     """``x.rsub(other, *, alpha=None, default=None)``: ``other - alpha * x``"""
 
 
-def _build_reversed_alpha(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _build_reversed_alpha(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
     def method(
         self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
-    ) -> Any:
+    ) -> _Engine:
         op = fn if alpha is None else partial(fn, alpha=alpha)
         if default is None:
             return self._binary(op, other)
@@ -265,8 +269,8 @@ def _ternary_value(self: Any, other1: Any, other2: Any, *, value: float = 1) -> 
     """``x.addcmul(other1, other2, *, value=1)``"""
 
 
-def _build_ternary_value(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> Any:
+def _build_ternary_value(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> _Engine:
         return self._nary(fn, (other1, other2), {"value": value})
 
     return method
@@ -284,8 +288,8 @@ def _ternary_value_inplace(self: Any, other1: Any, other2: Any, *, value: float 
     """``x.addcmul_(other1, other2, *, value=1)``"""
 
 
-def _build_ternary_value_inplace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> Any:
+def _build_ternary_value_inplace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> _Engine:
         return self._nary_inplace(fn, (other1, other2), {"value": value})
 
     return method
@@ -303,8 +307,8 @@ def _ternary(self: Any, end: Any, weight: Any) -> None:
     """``x.lerp(end, weight)``"""
 
 
-def _build_ternary(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: _Engine, end: Any, weight: Any) -> Any:
+def _build_ternary(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+    def method(self: _Engine, end: Any, weight: Any) -> _Engine:
         return self._nary(fn, (end, weight), {})
 
     return method
@@ -324,10 +328,10 @@ def _nan_replace(
     """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``"""
 
 
-def _build_nan_replace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_nan_replace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
     def method(
         self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> Any:
+    ) -> _Engine:
         return self._map_tensors(lambda t: fn(t, nan, posinf, neginf))
 
     return method
@@ -347,10 +351,10 @@ def _nan_replace_inplace(
     """``x.nan_to_num_(nan=0.0, posinf=None, neginf=None)``"""
 
 
-def _build_nan_replace_inplace(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_nan_replace_inplace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
     def method(
         self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> Any:
+    ) -> _Engine:
         return self._nary_inplace(fn, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
 
     return method
@@ -371,13 +375,13 @@ def _cast(self: Any, *, cast_filter: CastFilter | None = None) -> None:
     """``x.float(*, cast_filter=None)``"""
 
 
-def _build_cast(dtype: torch.dtype) -> Callable[..., Any]:
+def _build_cast(dtype: torch.dtype) -> Callable[..., _Engine]:
     quantized = dtype in QUANTIZED
 
     def convert(t: Tensor) -> Tensor:
         return t.to(dtype)
 
-    def method(self: _Engine, *, cast_filter: CastFilter | None = None) -> Any:
+    def method(self: _Engine, *, cast_filter: CastFilter | None = None) -> _Engine:
         if quantized:
             return self._cast_leaves(None, dtype, cast_filter)
         if cast_filter is None:
@@ -401,10 +405,10 @@ def _cast_to(
     """``x.type(dst_type, *, cast_filter=None)``"""
 
 
-def _build_cast_to(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_cast_to(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
     def method(
         self: _Engine, dst_type: torch.dtype | str, *, cast_filter: CastFilter | None = None
-    ) -> Any:
+    ) -> _Engine:
         if isinstance(dst_type, torch.dtype) and dst_type in QUANTIZED:
             return self._cast_leaves(None, dst_type, cast_filter)
         return self._cast_leaves(lambda t: fn(t, dst_type), dst_type, cast_filter)

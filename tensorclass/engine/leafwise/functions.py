@@ -21,6 +21,7 @@ from torch import Tensor
 
 __all__ = [
     "INPLACE",
+    "Operator",
     "addcdiv",
     "addcmul",
     "clamp",
@@ -31,6 +32,11 @@ __all__ = [
     "maximum",
     "minimum",
 ]
+
+
+#: A binary operation on leaves (``operator.add``, ``torch.maximum``...): a tensor and an
+#: operand (a tensor or a number), in either order, to a tensor.
+Operator = Callable[[Any, Any], Tensor]
 
 
 def _tensor(value: Any) -> Tensor:

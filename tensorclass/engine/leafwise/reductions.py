@@ -32,7 +32,7 @@ tensor(0)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 import torch.utils._pytree as pytree
@@ -43,6 +43,9 @@ from ...non_tensor import NonTensorData, NonTensorStack
 from ...registry import dynamic_class
 from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
+
+if TYPE_CHECKING:
+    from ...tensordict import TensorDict
 
 __all__ = [
     "reduced_level",
@@ -55,6 +58,7 @@ __all__ = [
 ]
 
 T_co = TypeVar("T_co", covariant=True)
+C = TypeVar("C", bound=TensorCore)
 _NO_LEAD = torch.Size(())
 
 #: a leaf function: (tensor, the batch dims of its level) -> one tensor, or two (a pair)
@@ -160,11 +164,11 @@ def _walk(
 
 
 def reduced_level(
-    node: TensorCore,
+    node: C,
     leaf_fn: LeafFn,
     size_fn: Callable[[torch.Size, Names], tuple[torch.Size, Names]],
     keeps_batch: bool,
-) -> Any:
+) -> C:
     data = _walk(node, leaf_fn, size_fn, keeps_batch)
     size, names = size_fn(node._batch_size, node._names)
     return type(node)._new(data, size, node._device, names)
@@ -374,10 +378,10 @@ def reduce_all_pairs(
 # -- renaming ----------------------------------------------------------------------------------
 
 
-def rename_keys(node: TensorCore, key_transform: Callable[[str], str]) -> Any:
+def rename_keys(node: TensorCore, key_transform: Callable[[str], str]) -> TensorDict:
     """A ``TensorDict`` with every key of ``node`` renamed by ``key_transform``, level by level
     (``("a", "b")`` becomes ``(key_transform("a"), key_transform("b"))``)."""
-    cls = dynamic_class()
+    cls: type[TensorDict] = dynamic_class()
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         new = key_transform(key)

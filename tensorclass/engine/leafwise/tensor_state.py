@@ -23,6 +23,7 @@ from torch import Tensor
 
 from ...errors import StructureMismatchError
 from ...registry import dynamic_class
+from ..core.lazy_stacks import stack_lazily, stacked_leaves
 from ..core.self_types import E, Node
 from ..core.state import TensorCore
 from .apply import tensor_leaf_keys, tensor_leaves
@@ -77,10 +78,9 @@ def copy_(self: E, tensordict: Mapping[Any, Any] | TensorCore, non_blocking: boo
 def copy(self: E) -> E:
     """A shallow copy: a new instance, with new nested instances, sharing the tensors
     (adding or replacing a key in the copy leaves this instance as it is)."""
-    lazy = self._data
-    members = getattr(lazy, "members", None)
-    if members is not None:  # a lazy stack: a lazy stack of the members' copies
-        result: E = self._restack([m.copy() for m in members], lazy.dim)  # type: ignore[attr-defined]
+    stacked = stacked_leaves(self)
+    if stacked is not None:  # a lazy stack: a lazy stack of the members' copies
+        result: E = stack_lazily([m.copy() for m in stacked.members], stacked.dim)
         return result
     data = {
         key: leaf.copy() if isinstance(leaf, Node) else leaf for key, leaf in self._data.items()

@@ -8,19 +8,16 @@ batch dims first, so ``td.unsqueeze(-1)`` adds a batch dim, not a feature dim.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, LockedError
 from ...non_tensor import NonTensorData
-from ..core.self_types import E
+from ..core.self_types import E, Node
 from ..core.state import BatchSizeLike, Names, TensorCore, as_batch_size
-
-if TYPE_CHECKING:
-    from ..ops import TensorOps
 
 __all__ = [
     "batch_dim",
@@ -112,14 +109,14 @@ def _view(
     return _resize_leaves(self, new, "view")
 
 
-def _map_leaf_tensors(self: E, fn: Any) -> E:
+def _map_leaf_tensors(self: E, fn: Callable[[Tensor], Tensor]) -> E:
     """``fn`` on every tensor leaf at every depth, the structure kept."""
     data: dict[str, Any] = {}
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = fn(leaf)
-        elif isinstance(leaf, TensorCore):
-            data[key] = _map_leaf_tensors(cast("TensorOps", leaf), fn)
+        elif isinstance(leaf, Node):
+            data[key] = _map_leaf_tensors(leaf, fn)
         else:
             data[key] = leaf
     return type(self)._new(data, self._batch_size, self._device, self._names)

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch import Tensor
 
-from ..core.self_types import E
+from ..core.self_types import E, Node
 from ..core.state import TensorCore
 from ..keys import access
 from .batch_dims import (
@@ -40,7 +40,6 @@ from .batch_dims import (
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
-    from ..ops import TensorOps
 
 __all__ = [
     "__enter__",
@@ -61,7 +60,7 @@ __all__ = [
     "write_back",
 ]
 
-Undo = tuple[Callable[..., None], Any, tuple[Any, ...]]
+Undo = tuple[Callable[..., None], TensorCore | None, tuple[Any, ...]]
 R = TypeVar("R")
 
 
@@ -92,7 +91,7 @@ def write_back(origin: TensorCore, back: TensorCore) -> None:
         origin._set_str(key, leaf)
 
 
-def undo_lock(origin: Any, result: Any, was_locked: bool) -> None:
+def undo_lock(origin: Node, result: Node, was_locked: bool) -> None:
     if was_locked and not origin._locked:
         origin.lock_()
     elif not was_locked and origin._locked:
@@ -100,21 +99,21 @@ def undo_lock(origin: Any, result: Any, was_locked: bool) -> None:
     _set_last_op(origin, None)
 
 
-def _undo_flatten_keys(origin: Any, result: Any, separator: str, inplace: bool) -> None:
+def _undo_flatten_keys(origin: Node, result: Node, separator: str, inplace: bool) -> None:
     if inplace:
         origin.unflatten_keys(separator, inplace=True)
     else:
         write_back(origin, result.unflatten_keys(separator))
 
 
-def _undo_unflatten_keys(origin: Any, result: Any, separator: str, inplace: bool) -> None:
+def _undo_unflatten_keys(origin: Node, result: Node, separator: str, inplace: bool) -> None:
     if inplace:
         origin.flatten_keys(separator, inplace=True)
     else:
         write_back(origin, result.flatten_keys(separator))
 
 
-def _undo_permute(origin: Any, result: Any, dims: tuple[Any, ...]) -> None:
+def _undo_permute(origin: Node, result: Node, dims: tuple[Any, ...]) -> None:
     n = len(origin._batch_size)
     order = [batch_dim(d, n) for d in _ints(dims)]
     inverse = [0] * len(order)
@@ -123,15 +122,15 @@ def _undo_permute(origin: Any, result: Any, dims: tuple[Any, ...]) -> None:
     write_back(origin, result.permute(inverse))
 
 
-def _undo_transpose(origin: Any, result: Any, dim0: int, dim1: int) -> None:
+def _undo_transpose(origin: Node, result: Node, dim0: int, dim1: int) -> None:
     write_back(origin, result.transpose(dim0, dim1))
 
 
-def _undo_reshape(origin: Any, result: Any) -> None:
+def _undo_reshape(origin: Node, result: Node) -> None:
     write_back(origin, result.reshape(origin._batch_size))
 
 
-def remember(origin: Any, result: R, undo: Callable[..., None], args: tuple[Any, ...]) -> R:
+def remember(origin: TensorCore, result: R, undo: Callable[..., None], args: tuple[Any, ...]) -> R:
     """Let ``result`` undo itself into ``origin`` at the end of a ``with`` block.
 
     The origin is left out when the result is the origin itself (no reference cycle). An
@@ -193,8 +192,8 @@ def clear_refs_for_compile_(self: E) -> E:
     """
     _set_last_op(self, None)
     for value in self._data.values():
-        if isinstance(value, TensorCore):
-            cast("TensorOps", value).clear_refs_for_compile_()
+        if isinstance(value, Node):
+            value.clear_refs_for_compile_()
     return self
 
 
@@ -311,5 +310,5 @@ def _ints(dims: tuple[Any, ...]) -> list[int]:
 
 
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
-_set_last_op = TensorCore._last_op.__set__  # type: ignore[attr-defined]
-_set_entered = TensorCore._entered.__set__  # type: ignore[attr-defined]
+_set_last_op: Callable[[object, object], None] = vars(TensorCore)["_last_op"].__set__
+_set_entered: Callable[[object, object], None] = vars(TensorCore)["_entered"].__set__

@@ -106,7 +106,7 @@ class PackLayout:
         for key, shape, sub in self.nested:  # a nested instance with no leaf
             if key[:-1] == path and key[-1] not in data:
                 data[key[-1]] = self._build({}, key, batch + shape, sub)
-        owner: Any = dynamic_class() if cls is None else cls
+        owner: type[TensorCore] = dynamic_class() if cls is None else cls
         return owner._new(data, batch, self.device, None)
 
 

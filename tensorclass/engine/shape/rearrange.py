@@ -19,8 +19,8 @@ torch.Size([3, 2])
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,12 +28,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ...non_tensor import NonTensorStack
-from ..core.self_types import E
+from ..core.self_types import E, Node
 from ..core.state import TensorCore
 from .batch_dims import _become, _map_leaf_tensors, batch_dim
-
-if TYPE_CHECKING:
-    from ..ops import TensorOps
 
 __all__ = [
     "atleast_1d",
@@ -64,7 +61,12 @@ def _dims(value: int | Sequence[int]) -> list[int]:
     return [value] if isinstance(value, int) else list(value)
 
 
-def _rearranged(self: E, tensor_fn: Any, nested_fn: Any, new: torch.Size) -> E:
+def _rearranged(
+    self: E,
+    tensor_fn: Callable[[Tensor], Tensor],
+    nested_fn: Callable[[TensorCore], TensorCore],
+    new: torch.Size,
+) -> E:
     """``tensor_fn`` on every tensor leaf, ``nested_fn`` on every nested instance; a
     per-element non-tensor leaf takes the values at the positions ``tensor_fn`` moves
     the batch elements to (a shared value is kept)."""
@@ -234,8 +236,8 @@ def pad(self: E, pad_size: Sequence[int], value: float = 0.0, inplace: bool = Fa
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = F.pad(leaf, [0, 0] * (leaf.ndim - padded) + pairs, value=value)
-        elif isinstance(leaf, TensorCore):
-            data[key] = cast("TensorOps", leaf).pad(pads, value)
+        elif isinstance(leaf, Node):
+            data[key] = leaf.pad(pads, value)
         elif type(leaf) is NonTensorStack:
             data[key] = _pad_stack(leaf, pads, new_size)
         else:

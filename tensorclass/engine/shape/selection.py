@@ -19,7 +19,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -28,15 +28,12 @@ from ...errors import BatchSizeError, KeyNotFoundError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
-from ..core.self_types import E
+from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import _become, batch_dim
 from .indexing import _leaves, indexed_batch_size, normalize_index
 from .rearrange import _rearranged
-
-if TYPE_CHECKING:
-    from ..ops import TensorOps
 
 __all__ = [
     "copy_at_",
@@ -103,7 +100,7 @@ def gather(
         result = type(self)._new(data, new, self._device, None)
         if out is None:
             return result
-        out.update_(result)  # type: ignore[attr-defined]
+        as_op(out).update_(result)
         return out  # type: ignore[return-value]
 
     def tensor_fn(leaf: Tensor) -> Tensor:
@@ -114,7 +111,7 @@ def gather(
 
     result = _rearranged(self, tensor_fn, nested_fn, new)
     if out is not None:
-        out.update_(result)  # type: ignore[attr-defined]
+        as_op(out).update_(result)
         return out  # type: ignore[return-value]
     return result
 
@@ -225,8 +222,8 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
         if isinstance(leaf, Tensor):
             leaf[normalized] = value
             return self
-        if isinstance(leaf, TensorCore):
-            cast("TensorOps", leaf)._set_at(normalized, value)
+        if isinstance(leaf, Node):
+            leaf._set_at(normalized, value)
             return self
     leaf = self._leaf(_key(flat))  # raises for a missing key
     target = indexed_batch_size(self._batch_size, normalized)

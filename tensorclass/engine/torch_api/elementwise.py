@@ -37,6 +37,7 @@ from ..core.state import TensorCore
 from ..leafwise import table as _table  # noqa: F401  (defining the table fills TABLE, read below)
 from ..leafwise.elementwise import leafwise
 from ..leafwise.elementwise_kinds import binary, binary_alpha, cast, cast_to, reversed_alpha
+from ..leafwise.functions import Operator
 from ..leafwise.kind import TABLE, Kind
 
 __all__ = ["ELEMENTWISE_FUNCTIONS"]
@@ -98,7 +99,7 @@ def _method(name: str) -> Callable[..., Any]:
     return call
 
 
-def _binary(name: str, op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+def _binary(name: str, op: Operator) -> Callable[..., Any]:
     def call(input: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(input, TensorCore):
             return getattr(input, name)(other, *args, **kwargs)

@@ -23,6 +23,7 @@ from torch import Tensor
 from ...errors import StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
+from ..core.self_types import as_op, is_op
 from ..core.state import TensorCore
 from ..leafwise.apply import paired_tensor_leaves
 from ..shape.batch_dims import batch_dim
@@ -222,7 +223,7 @@ def stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         dim = batch_dim(dim, len(items[0]._batch_size), extra=1)
     result = _combine(items, dim, (), _STACK)
     if out is not None:
-        out.update_(result)  # type: ignore[attr-defined]
+        as_op(out).update_(result)
         return out
     return result
 
@@ -250,7 +251,7 @@ def _cat(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         dim = batch_dim(dim, ndim)
     result = _combine(items, dim, (), _CAT)
     if out is not None:
-        out.update_(result)  # type: ignore[attr-defined]
+        as_op(out).update_(result)
         return out
     return result
 
@@ -369,8 +370,8 @@ for _factory in (
 
 @implements(torch.where)
 def _where(condition: Tensor, input: Any, other: Any, *, out: Any = None) -> Any:
-    if isinstance(input, TensorCore):
-        return input.where(condition, other, out=out)  # type: ignore[attr-defined]
+    if is_op(input):
+        return input.where(condition, other, out=out)
     return other.where(~condition, input, out=out)
 
 

@@ -17,7 +17,7 @@ boolean mask per key marking the real elements, and ``unpad_sequence`` undoes it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -30,9 +30,12 @@ from ..core.state import TensorCore
 from ..shape.indexing import _leaves
 from .functions import stack
 
+if TYPE_CHECKING:
+    from ..ops import TensorOps
+
 __all__ = ["pad", "pad_sequence", "unpad_sequence"]
 
-T = TypeVar("T", bound=TensorCore)
+T = TypeVar("T", bound="TensorOps")
 
 
 def pad(tensordict: T, pad_size: Sequence[int], value: float = 0.0, inplace: bool = False) -> T:
@@ -43,7 +46,7 @@ def pad(tensordict: T, pad_size: Sequence[int], value: float = 0.0, inplace: boo
     >>> pad(TensorDict({"x": torch.ones(2)}, [2]), [0, 2])["x"].tolist()
     [1.0, 1.0, 0.0, 0.0]
     """
-    result: T = tensordict.pad(pad_size, value, inplace=inplace)  # type: ignore[attr-defined]
+    result: T = tensordict.pad(pad_size, value, inplace=inplace)
     return result
 
 
@@ -100,10 +103,12 @@ def pad_sequence(
             )
         masks_key = ("masks",) if return_mask is True else unravel_key_tuple(return_mask)
     values: dict[tuple[str, ...], float] = {}
-    default = padding_value
+    default: float
     if isinstance(padding_value, Mapping):
         values = {unravel_key_tuple(k): v for k, v in padding_value.items()}
         default = 0.0
+    else:
+        default = padding_value
     columns = [dict(_leaves(item, ())) for item in items]
     keys = list(columns[0])
     for index, column in enumerate(columns[1:], 1):
@@ -133,7 +138,7 @@ def pad_sequence(
             missing = length - item._batch_size[pos]
             sizes = [0, 0] * pos + ([missing, 0] if left else [0, missing])
             if not values or not missing:
-                padded_items.append(item.pad(sizes, default))  # type: ignore[attr-defined]
+                padded_items.append(item.pad(sizes, default))
             else:
                 padded_items.append(_pad_per_key(item, pos, length, values, default, left))
         if result is None:
@@ -168,7 +173,7 @@ def pad_sequence(
                 ]
                 result.set((*masks_key, *key), torch.stack(masks))
     if out is not None:
-        out.update_(result)  # type: ignore[attr-defined]
+        out.update_(result)
         return out
     padded_result: T = result
     return padded_result

@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import torch
 import torch.distributed as dist
@@ -39,6 +39,11 @@ from ..consolidated_buffer import buffer_of
 from ..flat_buffer import pack_bytes, split_buckets, views_into
 from ..memmap.metadata import DTYPES
 from ..memmap.save import class_path
+
+C = TypeVar("C", bound=TensorCore)
+
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
 
 __all__ = [
     "Transfer",
@@ -92,7 +97,7 @@ def _fingerprint(encoded: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little", signed=True)
 
 
-def _device(group: Any) -> torch.device:
+def _device(group: ProcessGroup | None) -> torch.device:
     """Where communication buffers live for this group's backend."""
     backend = dist.get_backend(group)
     if backend == "nccl":
@@ -148,7 +153,7 @@ def _difference(first: dict[str, Any], second: dict[str, Any], one: str, two: st
 _HEADER = 4  # description length, non-tensor payload length, reply wanted, packed bytes
 
 
-def _peer(rank: int | None, group_rank: int | None, group: Any, name: str) -> int:
+def _peer(rank: int | None, group_rank: int | None, group: ProcessGroup | None, name: str) -> int:
     """The global rank of the peer: ``rank``, or ``group_rank`` within ``group``."""
     if (rank is None) == (group_rank is None):
         raise ValueError(
@@ -173,7 +178,9 @@ def _as_bytes(data: bytes, device: torch.device) -> Tensor:
     return torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device)
 
 
-def _recv_tensor(size: int, peer: int, group: Any, tag: int, device: torch.device) -> Tensor:
+def _recv_tensor(
+    size: int, peer: int, group: ProcessGroup | None, tag: int, device: torch.device
+) -> Tensor:
     buffer = torch.empty(size, dtype=torch.uint8, device=device)
     dist.recv(buffer, peer, group=group, tag=tag)
     return buffer
@@ -195,7 +202,12 @@ def _mismatch(node: TensorCore, doing: str, peer: int, mine: bytes, theirs: byte
 
 
 def _post(
-    node: TensorCore, dst: int, group: Any, tag: int, reply: bool, consolidated: bool
+    node: TensorCore,
+    dst: int,
+    group: ProcessGroup | None,
+    tag: int,
+    reply: bool,
+    consolidated: bool,
 ) -> tuple[Transfer, bytes]:
     """Post every message of a send without waiting (see the protocol above)."""
     device = _device(group)
@@ -359,7 +371,7 @@ def _drain(
     payload_length: int,
     packed: int,
     src: int,
-    group: Any,
+    group: ProcessGroup | None,
     tag: int,
     device: torch.device,
 ) -> None:
@@ -451,7 +463,7 @@ class Transfer:
 # -- collectives ----------------------------------------------------------------------------
 
 
-def _all_gather_bytes(data: bytes, group: Any, device: torch.device) -> list[bytes]:
+def _all_gather_bytes(data: bytes, group: ProcessGroup | None, device: torch.device) -> list[bytes]:
     world = dist.get_world_size(group)
     size = torch.tensor([len(data)], dtype=torch.int64, device=device)
     sizes = [torch.zeros_like(size) for _ in range(world)]
@@ -465,7 +477,7 @@ def _all_gather_bytes(data: bytes, group: Any, device: torch.device) -> list[byt
     return [_text(g[: int(s.item())]) for g, s in zip(gathered, sizes)]
 
 
-def _check_collective(node: TensorCore, group: Any, what: str) -> None:
+def _check_collective(node: TensorCore, group: ProcessGroup | None, what: str) -> None:
     """Gather every rank's fingerprint; on any difference every rank raises the same way."""
     device = _device(group)
     description = describe(node)
@@ -586,10 +598,11 @@ def all_reduce(
     return self
 
 
-def _rebuilt(node: TensorCore, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> Any:
+def _rebuilt(node: C, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> C:
     if is_lazy_stack(node):
         members = [_rebuilt(m, tensors, non_tensors) for m in node.members]
-        return stack_lazily(members, node.stack_dim)
+        stacked: C = stack_lazily(members, node.stack_dim)
+        return stacked
     data: dict[str, Any] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):

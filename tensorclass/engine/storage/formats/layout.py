@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -41,6 +41,7 @@ from ....registry import dynamic_class
 from ....schema import FieldKind, resolved_schema
 from ....unbatched import UnbatchedTensor
 from ...core.lazy_stacks import is_lazy_stack, is_lazy_stack_class, stack_lazily
+from ...core.self_types import as_op
 from ...core.state import TensorCore, fits_batch
 from ..memmap.load import ClassPolicy, defined_classes, resolve_class
 
@@ -143,7 +144,7 @@ def _class_named(text: str, file: object, classes: ClassPolicy) -> type[TensorCo
     """The class recorded as ``<class 'module.Qualname'>``: imported or defined, never imported
     here (``classes="import"`` acts as ``"imported"``: a file is data)."""
     if classes == "tensordict":
-        return dynamic_class()  # type: ignore[no-any-return]
+        return dynamic_class()
     if not (text.startswith("<class '") and text.endswith("'>")):
         raise _fail(file, (), f"invalid class {text!r} (expected \"<class 'module.Name'>\")")
     dotted = text[len("<class '") : -2]
@@ -217,7 +218,7 @@ def build(
         data[key] = _leaf(key, entry, read, file, cls, fields, classes, tuple(batch_size), where)
     built = cls._new(data, torch.Size(batch_size), None, None if names is None else tuple(names))
     if stack_dim is not None:  # tensordict's dense save of a lazy stack
-        members: list[TensorCore] = list(cast(Any, built).unbind(stack_dim))
+        members: list[TensorCore] = list(as_op(built).unbind(stack_dim))
         return stack_lazily(members, stack_dim)
     return built
 

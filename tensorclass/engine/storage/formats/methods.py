@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ....schema import is_typed
-from ...core.self_types import B
+from ...core.self_types import B, as_op
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike
 from .persistent import PersistentTensorDict, open_persistent, write_persistent
@@ -39,7 +39,7 @@ def from_safetensors(
     metadata (a model checkpoint) loads as a nested ``TensorDict`` (names split on ``"."``).
     Errors name the file (:class:`~tensorclass.FileFormatError`)."""
     result = read_safetensors(path, cls if is_typed(cls) else None, classes)
-    return result if device is None else result.to(device)  # type: ignore[attr-defined]
+    return result if device is None else as_op(result).to(device)
 
 
 def to_h5(self: B, filename: PathLike, **kwargs: Any) -> PersistentTensorDict:

@@ -100,7 +100,7 @@ def defined_classes() -> list[type]:
 def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> type[TensorCore]:
     """The tensor class recorded as ``"module:qualname"``, by the ``classes`` rule above."""
     if recorded == TENSORDICT_PATH or classes == "tensordict":
-        return dynamic_class()  # type: ignore[no-any-return]
+        return dynamic_class()
     module_name, _, qualname = recorded.partition(":")
     prefix = f"{where}: " if where is not None else ""
     module = sys.modules.get(module_name)
@@ -161,7 +161,7 @@ def _tensordict_class(recorded: str, classes: ClassPolicy, where: object) -> typ
     of that name defined in this process (nothing is imported, whatever ``classes`` says),
     else ``TensorDict``, with a warning that says so."""
     if classes == "tensordict":
-        return dynamic_class()  # type: ignore[no-any-return]
+        return dynamic_class()
     found, why = match_class(recorded, defined_classes())
     if found is None:
         warnings.warn(
@@ -171,7 +171,7 @@ def _tensordict_class(recorded: str, classes: ClassPolicy, where: object) -> typ
             UserWarning,
             stacklevel=2,
         )
-        return dynamic_class()  # type: ignore[no-any-return]
+        return dynamic_class()
     return found
 
 

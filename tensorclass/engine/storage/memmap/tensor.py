@@ -21,6 +21,7 @@ MemoryMappedTensor([3., 4., 5.])
 
 from __future__ import annotations
 
+import inspect
 import os
 import uuid
 from collections.abc import Callable, Sequence
@@ -49,8 +50,9 @@ def _view_functions() -> frozenset[Callable[..., Any]]:
             function = getattr(owner, name, None)
             if function is not None:
                 found.add(function)
-    found.add(Tensor.T.__get__)  # type: ignore[attr-defined]
-    found.add(Tensor.mT.__get__)  # type: ignore[attr-defined]
+    # the properties' getters (``Tensor.T`` on the class is the descriptor itself)
+    found.add(inspect.getattr_static(Tensor, "T").__get__)
+    found.add(inspect.getattr_static(Tensor, "mT").__get__)
     return frozenset(found)
 
 

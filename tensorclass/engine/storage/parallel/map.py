@@ -35,7 +35,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.multiprocessing as torch_mp
@@ -44,6 +44,9 @@ from torch import Tensor
 from ...core.self_types import B
 from ...core.state import TensorCore
 from ...shape.batch_dims import batch_dim
+
+if TYPE_CHECKING:
+    from ...base import TensorDictBase
 
 __all__ = ["RemoteTraceback", "map", "map_iter"]
 
@@ -246,7 +249,7 @@ def _base_seed(generator: torch.Generator | None) -> int:
 
 
 def _chunks(
-    data: TensorCore,
+    data: TensorDictBase,
     fn: Callable[[Any], Any],
     dim: int,
     spans: Sequence[Span],
@@ -264,7 +267,7 @@ def _chunks(
 ) -> Iterator[Any]:
     """The results of ``fn`` on each span of ``data`` along ``dim`` (in span order if
     ``ordered``), computed in worker processes; the pool is closed when this ends."""
-    data.share_memory_()  # type: ignore[attr-defined]
+    data.share_memory_()
     method = mp_start_method or multiprocessing.get_start_method()
     inherit = pool is None and method == "fork"
     token = next(_TOKENS)
