@@ -38,6 +38,11 @@ def _signature(obj: Any, bound: bool = False) -> str:
         self_type = _TYPE_OF.sub(r"\1", params[0].annotation)
         params[0] = params[0].replace(annotation=inspect.Parameter.empty)
         signature = signature.replace(parameters=params)
+    elif params and params[0].name in ("self", "cls"):
+        # an annotation another library evaluated in place (torch's ``Module.__init__`` reads
+        # ``self: Module`` once something resolved its hints): the same API
+        params[0] = params[0].replace(annotation=inspect.Parameter.empty)
+        signature = signature.replace(parameters=params)
     if bound and params:
         signature = signature.replace(parameters=params[1:])
     text = str(signature)
