@@ -323,13 +323,7 @@ def update(
     if update_batch_size and isinstance(other, TensorCore):
         return _update_resized(self, other)
     if ignore_lock and self._locked:
-        self.unlock_()
-        try:
-            return self.update(
-                other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
-            )
-        finally:
-            self.lock_()
+        return update_unlocked(self, other, inplace, keys_to_update, is_leaf)
     entries = _entries(other)
     if keys_to_update is not None:
         wanted = {unravel_key_tuple(k) for k in keys_to_update}
@@ -699,6 +693,22 @@ def _entries(other: Any) -> list[tuple[Any, Any]]:
     if isinstance(other, Mapping):
         return list(other.items())
     raise TypeError(f"expected a mapping or a tensor class; got {type(other).__name__}")
+
+
+def update_unlocked(
+    self: E,
+    other: Any,
+    inplace: bool,
+    keys_to_update: Iterable[NestedKey] | None,
+    is_leaf: Callable[[type], bool] | None,
+) -> E:
+    """``self.update(other, ...)`` (``ignore_lock=True``): the lock lifted for the call,
+    set again after it, even when it fails."""
+    self.unlock_()
+    try:
+        return self.update(other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
+    finally:
+        self.lock_()
 
 
 def cloned_input(value: Any) -> Any:

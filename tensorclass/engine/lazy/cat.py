@@ -27,6 +27,7 @@ from ...errors import StructureMismatchError
 from ..core.lazy_stacks import is_lazy_stack
 from ..core.state import TensorCore
 from ..shape.batch_dims import batch_dim
+from ..torch_api.functions import LIKE_FACTORIES
 from .maths import _each_member
 from .shape import _restack
 
@@ -83,15 +84,5 @@ LAZY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     torch.cat: lazy_cat,
     torch.concat: lazy_cat,
     torch.concatenate: lazy_cat,
-    **{
-        factory: _like(factory)
-        for factory in (
-            torch.zeros_like,
-            torch.ones_like,
-            torch.empty_like,
-            torch.full_like,
-            torch.rand_like,
-            torch.randn_like,
-        )
-    },
+    **{factory: _like(factory) for factory in LIKE_FACTORIES},
 }

@@ -52,7 +52,7 @@ from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
 from ..core.state import MISSING, TensorCore, set_state
-from ..keys.access import cloned_input, read_value
+from ..keys.access import cloned_input, read_value, update_unlocked
 from ..keys.listing import KeysView
 from ..leafwise.apply import zero_tensors
 from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
@@ -404,13 +404,7 @@ class LazyStackedTensorDict(TensorDictBase):
             )
         other: Any = cloned_input(input_dict_or_td) if clone else input_dict_or_td
         if ignore_lock and self._locked:
-            self.unlock_()
-            try:
-                return self.update(
-                    other, False, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
-                )
-            finally:
-                self.lock_()
+            return update_unlocked(self, other, inplace, keys_to_update, is_leaf)
         n = len(self._batch_size)
         if not isinstance(other, TensorCore):
             other = dynamic_class()(other, batch_size=self._batch_size)

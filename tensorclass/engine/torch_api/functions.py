@@ -357,14 +357,18 @@ def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
     return like
 
 
-for _factory in (
+#: the ``torch.*_like`` factories: a new instance of the same structure, each leaf made by
+#: the factory (lazy stacks answer them too)
+LIKE_FACTORIES: tuple[Callable[..., Tensor], ...] = (
     torch.zeros_like,
     torch.ones_like,
     torch.empty_like,
     torch.full_like,
     torch.rand_like,
     torch.randn_like,
-):
+)
+
+for _factory in LIKE_FACTORIES:
     HANDLED_FUNCTIONS[_factory] = _like(_factory)
 
 
