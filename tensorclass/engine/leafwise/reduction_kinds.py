@@ -78,6 +78,23 @@ def _finish(result: Any, key_transform: KeyTransform) -> Any:
     return result if key_transform is None else rename_keys(result, key_transform)
 
 
+def _reduced(
+    self: Any,
+    fn: Callable[..., Tensor],
+    name: str,
+    dim: ReduceDims,
+    keepdim: bool,
+    kwargs: dict[str, Any],
+    reduce: bool | None,
+    key_transform: KeyTransform,
+) -> Any:
+    """What the reductions' methods return: ``fn`` (with ``kwargs``) over every leaf, all
+    leaves together into one tensor when ``reduce``."""
+    if reduce:
+        return reduce_all(self, fn, dim, keepdim, kwargs, name)
+    return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+
+
 @overload
 def _reduction(
     self: T,
@@ -144,9 +161,7 @@ def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         reduce: bool | None = None,
         key_transform: KeyTransform = None,
     ) -> Any:
-        if reduce:
-            return reduce_all(self, fn, dim, keepdim, {}, name)
-        return _finish(reduce_leaves(self, fn, dim, keepdim, {}, name), key_transform)
+        return _reduced(self, fn, name, dim, keepdim, {}, reduce, key_transform)
 
     return method
 
@@ -234,9 +249,7 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         key_transform: KeyTransform = None,
     ) -> Any:
         kwargs = {"dtype": dtype} if dtype else {}
-        if reduce:
-            return reduce_all(self, fn, dim, keepdim, kwargs, name)
-        return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+        return _reduced(self, fn, name, dim, keepdim, kwargs, reduce, key_transform)
 
     return method
 
@@ -321,9 +334,7 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
         key_transform: KeyTransform = None,
     ) -> Any:
         kwargs = {"correction": correction}
-        if reduce:
-            return reduce_all(self, fn, dim, keepdim, kwargs, name)
-        return _finish(reduce_leaves(self, fn, dim, keepdim, kwargs, name), key_transform)
+        return _reduced(self, fn, name, dim, keepdim, kwargs, reduce, key_transform)
 
     return method
 
