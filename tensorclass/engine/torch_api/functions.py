@@ -311,22 +311,23 @@ HANDLED_FUNCTIONS[torch.max] = _extremum("max", torch.maximum)
 HANDLED_FUNCTIONS[torch.min] = _extremum("min", torch.minimum)
 
 
-@implements(torch.nn.functional.softmax)
-def _functional_softmax(
-    input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-) -> Any:
-    if dim is None:
-        raise TypeError("softmax of a tensor class needs a batch dim (dim=...)")
-    return input.softmax(dim, dtype)
+def _functional_softmax(name: str) -> Callable[..., Any]:
+    """``torch.nn.functional.<name>(obj, dim)`` (``softmax``, ``log_softmax``): the
+    method ``name`` of the instance, over batch ``dim`` (required)."""
+
+    def call(
+        input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+    ) -> Any:
+        if dim is None:
+            raise TypeError(f"{name} of a tensor class needs a batch dim (dim=...)")
+        return getattr(input, name)(dim, dtype)
+
+    call.__name__ = f"_functional_{name}"
+    return call
 
 
-@implements(torch.nn.functional.log_softmax)
-def _functional_log_softmax(
-    input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-) -> Any:
-    if dim is None:
-        raise TypeError("log_softmax of a tensor class needs a batch dim (dim=...)")
-    return input.log_softmax(dim, dtype)
+HANDLED_FUNCTIONS[torch.nn.functional.softmax] = _functional_softmax("softmax")
+HANDLED_FUNCTIONS[torch.nn.functional.log_softmax] = _functional_softmax("log_softmax")
 
 
 @implements(torch.norm)
