@@ -149,6 +149,16 @@ def _takes_any_key(node: TensorCore) -> bool:
     return cls is None or bool(cls._fast_set)
 
 
+def _one_sided(value: Any, with_default: Callable[[Tensor], Any]) -> Any:
+    """An entry only one operand of a ``default=`` operation holds: each tensor of it
+    combined with the default by ``with_default``; a non-tensor value as it is."""
+    if isinstance(value, Tensor):
+        return with_default(value)
+    if isinstance(value, Node):
+        return value._map_tensors(with_default)
+    return value
+
+
 def _default_level(
     left: C,
     right: TensorCore,
@@ -207,12 +217,7 @@ def _default_level(
             else:
                 out[key] = leaf
         elif not drop or not isinstance(leaf, (Tensor, TensorCore)):
-            if isinstance(leaf, Tensor):
-                out[key] = pair(leaf, default, leaf)
-            elif isinstance(leaf, Node):
-                out[key] = leaf._map_tensors(lambda t: pair(t, default, t))
-            else:
-                out[key] = leaf
+            out[key] = _one_sided(leaf, lambda t: pair(t, default, t))
     if not drop:
         extra = [key for key in right_data if key not in left_data]
         if extra and not _takes_any_key(left):
@@ -222,13 +227,7 @@ def _default_level(
                 f"{type(left).__name__} does not declare"
             )
         for key in extra:
-            theirs = right_data[key]
-            if isinstance(theirs, Tensor):
-                out[key] = pair(default, theirs, theirs)
-            elif isinstance(theirs, Node):
-                out[key] = theirs._map_tensors(lambda t: pair(default, t, t))
-            else:
-                out[key] = theirs
+            out[key] = _one_sided(right_data[key], lambda t: pair(default, t, t))
     return left._like(out)
 
 
