@@ -43,6 +43,7 @@ from ...non_tensor import NonTensorData, NonTensorStack
 from ...registry import dynamic_class
 from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
+from .apply import tensor_leaves
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
@@ -307,16 +308,6 @@ def _pair_level(
 # -- every leaf into one tensor (reduce=True) --------------------------------------------------
 
 
-def _all_tensors(node: TensorCore) -> list[Tensor]:
-    out: list[Tensor] = []
-    for leaf in node._data.values():
-        if isinstance(leaf, Tensor):
-            out.append(leaf)
-        elif isinstance(leaf, TensorCore):
-            out.extend(_all_tensors(leaf))
-    return out
-
-
 def reduce_all(
     node: TensorCore,
     fn: Callable[..., Any],
@@ -328,7 +319,7 @@ def reduce_all(
     """``reduce=True``: ``fn`` over the tensor leaves taken together (see the module doc).
 
     ``fn`` follows ``torch.sum``'s convention (``dim`` a tuple)."""
-    leaves = _all_tensors(node)
+    leaves = tensor_leaves(node)
     if not leaves:
         raise StructureMismatchError(
             f"{what}(reduce=True) reduces the tensor leaves together, and this "
