@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import torch
 from torch import Tensor
 
+from ..core.self_types import Node
 from .kind import PlainKind, TypedKind
 from .reductions import (
     ValuesIndices,
@@ -137,7 +138,7 @@ def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     name = fn.__name__
 
     def method(
-        self: Any,
+        self: Node,
         dim: ReduceDims = None,
         keepdim: bool = False,
         *,
@@ -225,7 +226,7 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     name = fn.__name__
 
     def method(
-        self: Any,
+        self: Node,
         dim: ReduceDims = None,
         keepdim: bool = False,
         *,
@@ -312,7 +313,7 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
     name = fn.__name__
 
     def method(
-        self: Any,
+        self: Node,
         dim: ReduceDims = None,
         keepdim: bool = False,
         *,
@@ -354,7 +355,7 @@ def single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     one_dim = single_dim(fn)
 
-    def method(self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    def method(self: Node, dim: int | None = None, keepdim: bool = False) -> Any:
         return self._reduce(one_dim, dim, keepdim)
 
     return method
@@ -457,7 +458,7 @@ def _quantiles(
 
 def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     def method(
-        self: Any,
+        self: Node,
         q: float | Tensor,
         dim: int | Literal["feature"] | None = None,
         keepdim: bool = False,
@@ -566,7 +567,7 @@ def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     def method(
-        self: Any,
+        self: Node,
         dim: int | Literal["feature"] | None = None,
         keepdim: bool = False,
         *,
@@ -598,7 +599,7 @@ def _scan(self: Any, dim: int, dtype: torch.dtype | None = None) -> None:
 
 
 def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: Any, dim: int, dtype: torch.dtype | None = None) -> Any:
+    def method(self: Node, dim: int, dtype: torch.dtype | None = None) -> Any:
         d = one_dim(dim, len(self.batch_size), fn.__name__)
 
         def leaf_fn(t: Tensor, n: int) -> Tensor:
@@ -649,7 +650,7 @@ def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
     name = fn.__name__
 
     def method(
-        self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+        self: Node, dim: int, *, reduce: bool | None = None, return_indices: bool = True
     ) -> Any:
         d = one_dim(dim, len(self.batch_size), name)
         if reduce:
@@ -683,7 +684,7 @@ def _batch_reduction(
 def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     name = fn.__name__
 
-    def method(self: Any, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
+    def method(self: Node, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
         dims = every_dim(dim, len(self.batch_size))
         if not dims:  # no batch dims: nothing to reduce
             result = self._map_tensors(lambda t: t)
@@ -730,7 +731,7 @@ def _leaf_norm(
 
 def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     def method(
-        self: Any,
+        self: Node,
         *,
         out: Any = None,
         dtype: torch.dtype | None = None,
