@@ -35,7 +35,7 @@ memory).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar, overload
+from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
@@ -51,6 +51,7 @@ from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
+from ..core.self_types import as_op, is_op
 from ..core.state import MISSING, TensorCore, set_state
 from ..keys.access import cloned_input, read_value
 from ..keys.listing import KeysView
@@ -144,7 +145,7 @@ class LazyStackedTensorDict(TensorDictBase):
             return cls._dense_class()(**fields, **extra)
         members = list(tensordicts)
         if device is not None:
-            members = [member.to(device) for member in members]  # type: ignore[attr-defined]
+            members = [as_op(member).to(device) for member in members]
         result = _named(lazy_stack(members, stack_dim), stack_dim_name, names)
         if batch_size is not None and torch.Size(batch_size) != result._batch_size:
             raise BatchSizeError(
@@ -838,8 +839,8 @@ class LazyStackedTensorDict(TensorDictBase):
         >>> td.batch_size, td.names, td[1]["a"].shape
         (torch.Size([2]), ['t'], torch.Size([4]))
         """
-        if isinstance(input_dict, TensorCore):
-            items: list[Any] = list(input_dict.unbind(stack_dim))  # type: ignore[attr-defined]
+        if is_op(input_dict):  # an instance (isinstance TensorCore), typed with its operations
+            items: list[Any] = list(input_dict.unbind(stack_dim))
         elif isinstance(input_dict, Mapping):
             keys = [str(index) for index in range(len(input_dict))]
             if list(input_dict) != keys:
@@ -1177,7 +1178,7 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     ``docs/typing.md``).
     """
     if out is not None:
-        out.update_(lazy_stack(input, dim))  # type: ignore[attr-defined]
+        as_op(out).update_(lazy_stack(input, dim))
         return out
     members = list(input)
     if not members:
@@ -1207,7 +1208,7 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
     names = first._names if all(m._names == first._names for m in members) else None
-    stack: Any = object.__new__(cls)
+    stack = object.__new__(cls)
     set_state(
         stack,
         cls,
@@ -1217,7 +1218,8 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         None if names is None else (*names[:d], None, *names[d:]),
         all(m._locked for m in members),
     )
-    return stack  # type: ignore[no-any-return]
+    # an instance of the members' class too (``_variant`` derives from it)
+    return cast(T, stack)
 
 
 def _class_of(item: TensorCore) -> type[TensorCore]:
