@@ -20,6 +20,7 @@ from ..core.inplace import distinct_writes
 from ..core.state import MISSING, TensorCore
 
 if TYPE_CHECKING:
+    from .pytree import _Tree
     from .stack import LazyStackedTensorDict
 
 __all__ = ["LazyLeaves", "split_leaf", "stack_leaves"]
@@ -82,7 +83,7 @@ class LazyLeaves(MutableMapping[str, Any]):
         self._members = members
         self.dim = dim
         #: the pytree children this stack was rebuilt from (see lazy_pytree), if any
-        self.tree: Any = None
+        self.tree: _Tree | None = None
 
     @property
     def members(self) -> list[Any]:

@@ -48,13 +48,13 @@ __all__ = [
 ]
 
 
-def _scalar(other: Any) -> bool:
+def _scalar(other: object) -> bool:
     return isinstance(other, (int, float, bool, complex)) or (
         isinstance(other, Tensor) and other.ndim == 0
     )
 
 
-def _parts(self: S, other: Any) -> list[Any] | None:
+def _parts(self: S, other: object) -> list[Any] | None:
     """One part of ``other`` per member, or None when it cannot be split."""
     members = self._lazy.members
     if isinstance(other, np.generic):

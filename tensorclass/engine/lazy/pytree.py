@@ -39,6 +39,7 @@ from torch import Tensor
 from ...errors import StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ..core.state import TensorCore
+from .leaves import LazyLeaves
 from .ragged import pad_stack
 
 __all__ = ["StackContext", "flatten_stack", "flatten_stack_with_keys", "unflatten_stack"]
@@ -184,7 +185,7 @@ class _Tree(NamedTuple):
         self.marked[:] = marks
 
 
-def _cached(leaves: Any) -> tuple[list[Any], StackContext] | None:
+def _cached(leaves: LazyLeaves) -> tuple[list[Any], StackContext] | None:
     """The children a stack was rebuilt from, while its members still hold what was cut
     out of them. A transform flattens its input again after rebuilding it (grad: to mark
     the children as requiring grad, then to differentiate with respect to them): stacking

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-def _whole(part: Any) -> bool:
+def _whole(part: object) -> bool:
     return type(part) is slice and part == slice(None)
 
 
@@ -145,7 +145,7 @@ def _index(self: S, index: Any) -> S:
     return _restack([take(m) for m in chosen], before, self)
 
 
-def _pick_members(self: S, normalized: tuple[Any, ...]) -> Any:
+def _pick_members(self: S, normalized: tuple[Any, ...]) -> S | None:
     """A single integer or boolean index on the stack dim: pick members (else None)."""
     leaves = self._lazy
     tensors = [p for p in normalized if isinstance(p, Tensor)]
@@ -179,7 +179,7 @@ def _pick_members(self: S, normalized: tuple[Any, ...]) -> Any:
                 f"{count} (batch_size={list(self._batch_size)})"
             )
     if index.ndim == 0:
-        return leaves.members[positions]
+        return _member(leaves.members[positions], self)
     if not positions:
         return None
     return _restack([leaves.members[i] for i in positions], leaves.dim, self)
