@@ -34,7 +34,7 @@ memory).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
@@ -51,7 +51,7 @@ from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
-from ..core.self_types import as_op, is_op
+from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, TensorCore, set_state
 from ..keys.access import cloned_input, read_value
 from ..keys.listing import KeysView
@@ -79,13 +79,13 @@ class _LazyKeys(KeysView):
 
     __slots__ = ()
 
-    def _list(self) -> list[Any]:
+    def _list(self) -> list[str | tuple[str, ...]]:
         leaves: Any = self._owner._data
         members = leaves.members
         first, *others = [m.keys(self._include_nested, self._leaves_only) for m in members]
         return [key for key in first if all(key in view for view in others)]
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
         return iter(self._list())
 
     def __len__(self) -> int:
@@ -1115,12 +1115,12 @@ for _name in MEMBER_CLASS_NAMES:
     setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
 
 
-def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
-    parts: tuple[Any, ...] = node.unbind(dim)
+def _unbind(node: TensorCore, dim: int) -> tuple[Node, ...]:
+    parts: tuple[Node, ...] = as_op(node).unbind(dim)
     return parts
 
 
-def _rebuild(members: list[Any], dim: int, locked: bool) -> Any:
+def _rebuild(members: list[Node], dim: int, locked: bool) -> Node:
     result = lazy_stack(members, dim)
     return result.lock_() if locked else result
 
@@ -1265,7 +1265,7 @@ def _stack_tensors(
     return torch.stack(tensors, dim)
 
 
-def _dense_level(members: Sequence[Any]) -> bool:
+def _dense_level(members: Sequence[TensorCore]) -> bool:
     """Whether ``members`` stack densely at this level: one class (no lazy stack), one
     batch size, the same keys, and, key by key, tensors of one shape, instances (their
     level decides for itself) or non-tensor values."""
@@ -1293,7 +1293,7 @@ def _dense_level(members: Sequence[Any]) -> bool:
     return True
 
 
-def _maybe_dense(members: list[Any], dim: int) -> Any:
+def _maybe_dense(members: list[T], dim: int) -> T:
     if not _dense_level(members):
         return lazy_stack(members, dim)
     first = members[0]
