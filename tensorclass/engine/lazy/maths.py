@@ -28,7 +28,7 @@ import numpy as np
 from torch import Tensor
 
 from ..core.masks import check_mask
-from ..core.self_types import is_op
+from ..core.self_types import Node, is_op
 from ..core.state import TensorCore
 from ..leafwise import apply as applying
 from ..leafwise import arithmetic, elementwise
@@ -70,7 +70,7 @@ def _parts(self: S, other: object) -> list[Any] | None:
     return None
 
 
-def _each_member(self: S, fn: Callable[[Any], Any]) -> S:
+def _each_member(self: S, fn: Callable[[Node], object]) -> S:
     """A lazy stack of ``fn`` of each member."""
     return _restack([fn(m) for m in self._lazy.members], self._lazy.dim, self)
 
