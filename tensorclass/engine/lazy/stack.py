@@ -343,7 +343,7 @@ class LazyStackedTensorDict(TensorDictBase):
         for member in self._lazy.members:
             member._check_unlocked(key, action)
 
-    def _split_value(self, value: Any, where: object) -> tuple[Any, ...]:
+    def _split_value(self, value: object, where: object) -> tuple[Any, ...]:
         """One part of a user value per member (checked against the stack's batch size)."""
         leaves = self._lazy
         count = len(leaves.members)
@@ -358,7 +358,7 @@ class LazyStackedTensorDict(TensorDictBase):
         for member, part in self._inplace_writes(key, value, where):
             member._write_inplace(key, part, where)
 
-    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[Any]:
+    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[tuple[Any, Any]]:
         """The (member, part) writes of ``_write_inplace(key, value)``, checked (nothing
         written): a member held twice must receive the same part at both positions."""
         leaves = self._lazy
@@ -447,7 +447,7 @@ class LazyStackedTensorDict(TensorDictBase):
             check_nested(member, part, what, path)
         return writes
 
-    def _split_other(self, other: Any) -> list[Any] | None:
+    def _split_other(self, other: object) -> list[Any] | None:
         """The parts of another operand, one per member, or None if it cannot be split."""
         count = len(self._lazy.members)
         if isinstance(other, TensorCore):
