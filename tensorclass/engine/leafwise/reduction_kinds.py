@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 
 from ..core.self_types import Node
+from ..core.state import TensorCore
 from .kind import PlainKind, TypedKind
 from .reductions import (
     ValuesIndices,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from ...tensordict import TensorDict
 
 T = TypeVar("T")
+_N = TypeVar("_N", bound=TensorCore)
 
 _Dims = int | Sequence[int] | None
 #: the dims of a reduction: every element (None), batch dims, or each leaf's feature dims
@@ -74,7 +76,7 @@ OneDim = int | Literal["feature"] | None
 KeyTransform = Callable[[str], str] | None
 
 
-def _finish(result: Any, key_transform: KeyTransform) -> Any:
+def _finish(result: _N, key_transform: KeyTransform) -> _N | TensorDict:
     """``result``, its keys renamed by ``key_transform`` if given."""
     return result if key_transform is None else rename_keys(result, key_transform)
 
