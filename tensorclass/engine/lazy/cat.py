@@ -29,6 +29,7 @@ from ..core.state import TensorCore
 from ..shape.batch_dims import batch_dim
 from ..torch_api.functions import LIKE_FACTORIES
 from .maths import _each_member
+from .self_type import S
 from .shape import _restack
 
 __all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
@@ -73,7 +74,7 @@ def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
 
 
 def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
-    def like(stack: Any, *args: Any, **kwargs: Any) -> Any:
+    def like(stack: S, *args: Any, **kwargs: Any) -> S:
         return _each_member(stack, lambda m: factory(m, *args, **kwargs))
 
     return like

@@ -24,8 +24,9 @@ from torch.utils.data import default_collate
 from torch.utils.data._utils.collate import default_collate_fn_map
 
 from ...errors import KeyNotFoundError, TensorClassError
-from ...keys import shown_key, unravel_key_tuple
+from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...registry import dynamic_class
+from ..core.self_types import Node
 from ..core.state import TensorCore
 from ..torch_api.functions import stack
 from .stack import maybe_dense_stack
@@ -93,8 +94,11 @@ def collate(
 
 
 def _collate_instances(
-    batch: list[Any], pad_keys: Mapping[Any, float] | None, nested_keys: Any, mask_key: Any
-) -> Any:
+    batch: list[Node],
+    pad_keys: Mapping[NestedKey, float] | None,
+    nested_keys: Sequence[NestedKey] | None,
+    mask_key: NestedKey | None,
+) -> Node:
     pads = {unravel_key_tuple(key): value for key, value in (pad_keys or {}).items()}
     nested = [unravel_key_tuple(key) for key in (nested_keys or ())]
     if mask_key is not None and not pads:

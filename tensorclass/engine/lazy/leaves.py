@@ -9,7 +9,7 @@ stack dim and stores one part in each member.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -18,6 +18,10 @@ from ...errors import KeyNotFoundError, StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ..core.inplace import distinct_writes
 from ..core.state import MISSING, TensorCore
+
+if TYPE_CHECKING:
+    from .pytree import _Tree
+    from .stack import LazyStackedTensorDict
 
 __all__ = ["LazyLeaves", "split_leaf", "stack_leaves"]
 
@@ -74,12 +78,12 @@ class LazyLeaves(MutableMapping[str, Any]):
 
     __slots__ = ("_members", "dim", "owner", "tree")
 
-    def __init__(self, owner: TensorCore, members: list[Any], dim: int) -> None:
+    def __init__(self, owner: LazyStackedTensorDict, members: list[Any], dim: int) -> None:
         self.owner = owner
         self._members = members
         self.dim = dim
         #: the pytree children this stack was rebuilt from (see lazy_pytree), if any
-        self.tree: Any = None
+        self.tree: _Tree | None = None
 
     @property
     def members(self) -> list[Any]:
@@ -109,7 +113,7 @@ class LazyLeaves(MutableMapping[str, Any]):
             if leaf is MISSING:
                 raise self.owner._missing(key)
             leaves.append(leaf)
-        return stack_leaves(leaves, self.dim, self.member_batch(), key, self.owner._restack)  # type: ignore[attr-defined]
+        return stack_leaves(leaves, self.dim, self.member_batch(), key, self.owner._restack)
 
     def __setitem__(self, key: str, leaf: Any) -> None:
         parts = split_leaf(leaf, self.dim, len(self.members))

@@ -28,7 +28,7 @@ import numpy as np
 from torch import Tensor
 
 from ..core.masks import check_mask
-from ..core.self_types import is_op
+from ..core.self_types import Node, is_op
 from ..core.state import TensorCore
 from ..leafwise import apply as applying
 from ..leafwise import arithmetic, elementwise
@@ -48,13 +48,13 @@ __all__ = [
 ]
 
 
-def _scalar(other: Any) -> bool:
+def _scalar(other: object) -> bool:
     return isinstance(other, (int, float, bool, complex)) or (
         isinstance(other, Tensor) and other.ndim == 0
     )
 
 
-def _parts(self: S, other: Any) -> list[Any] | None:
+def _parts(self: S, other: object) -> list[Any] | None:
     """One part of ``other`` per member, or None when it cannot be split."""
     members = self._lazy.members
     if isinstance(other, np.generic):
@@ -70,7 +70,7 @@ def _parts(self: S, other: Any) -> list[Any] | None:
     return None
 
 
-def _each_member(self: S, fn: Callable[[Any], Any]) -> S:
+def _each_member(self: S, fn: Callable[[Node], object]) -> S:
     """A lazy stack of ``fn`` of each member."""
     return _restack([fn(m) for m in self._lazy.members], self._lazy.dim, self)
 

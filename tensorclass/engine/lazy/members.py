@@ -50,7 +50,7 @@ def valid_keys(
     return keys
 
 
-def _check_new_member(self: S, item: Any, position: str) -> None:
+def _check_new_member(self: S, item: object, position: str) -> None:
     leaves = self._lazy
     first = leaves.members[0]
     if not isinstance(item, TensorCore) or type(item) is not type(first):

@@ -29,7 +29,7 @@ members lack them. Members that are lazy stacks themselves come back dense.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -38,7 +38,8 @@ from torch import Tensor
 
 from ...errors import StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
-from ..core.state import TensorCore
+from ..core.state import Names, TensorCore
+from .leaves import LazyLeaves
 from .ragged import pad_stack
 
 __all__ = ["StackContext", "flatten_stack", "flatten_stack_with_keys", "unflatten_stack"]
@@ -58,7 +59,7 @@ class StackContext(NamedTuple):
     """The stack dim."""
     member_batch: torch.Size
     """The members' batch size."""
-    members: tuple[tuple[type[TensorCore], Any, Any, bool], ...]
+    members: tuple[tuple[type[TensorCore], torch.device | None, Names, bool], ...]
     """Per member: its class (dense), device, names and lock."""
     entries: tuple[tuple[Any, ...], ...]
     """Per common key: ``("tensor", key, shape, ragged)`` (``shape``: the child's;
@@ -69,7 +70,7 @@ class StackContext(NamedTuple):
 
 
 @contextlib.contextmanager
-def _at_members_level(members: list[Any]) -> Iterator[None]:
+def _at_members_level(members: list[TensorCore]) -> Iterator[None]:
     """Run the stacking at the level of the members' tensors: the transforms above it are
     left for the time. Stacking under them would wrap the result at their level, and the
     transform being entered would then wrap it a second time (``hessian``: "wrapped->level()
@@ -184,7 +185,7 @@ class _Tree(NamedTuple):
         self.marked[:] = marks
 
 
-def _cached(leaves: Any) -> tuple[list[Any], StackContext] | None:
+def _cached(leaves: LazyLeaves) -> tuple[list[Any], StackContext] | None:
     """The children a stack was rebuilt from, while its members still hold what was cut
     out of them. A transform flattens its input again after rebuilding it (grad: to mark
     the children as requiring grad, then to differentiate with respect to them): stacking
@@ -252,7 +253,7 @@ class _Layout(NamedTuple):
 _SAME = _Layout(0, (), None)
 
 
-def _shape_of(value: Any, entry: tuple[Any, ...]) -> tuple[torch.Size, torch.Size] | None:
+def _shape_of(value: object, entry: tuple[Any, ...]) -> tuple[torch.Size, torch.Size] | None:
     """The shape a child has now and had at flatten time (``None``: nothing to read)."""
     if entry[0] == "value":
         return None
@@ -267,7 +268,7 @@ def _shape_of(value: Any, entry: tuple[Any, ...]) -> tuple[torch.Size, torch.Siz
     return None
 
 
-def _hidden_dims(value: Any, got: torch.Size, want: torch.Size) -> set[int]:
+def _hidden_dims(value: object, got: torch.Size, want: torch.Size) -> set[int]:
     """The dims of ``want`` vmap may have mapped to leave ``got``."""
     if isinstance(value, Tensor) and _functorch.is_batchedtensor(value):
         bdim = _functorch.maybe_get_bdim(value)
@@ -312,7 +313,9 @@ def _layout(children: list[Any], context: StackContext) -> _Layout:
     )
 
 
-def _ragged_error(key: object, shapes: Any, what: str) -> StructureMismatchError:
+def _ragged_error(
+    key: object, shapes: Iterable[Sequence[int]], what: str
+) -> StructureMismatchError:
     listed = [list(s) for s in shapes]
     return StructureMismatchError(
         f"cannot map {what} of the lazy stack's key {key!r}: its members' values have shapes "

@@ -84,7 +84,7 @@ def get(
     return _nested(self, key, tensors, torch.jagged if layout is None else layout)
 
 
-def _member_values(self: S, key: Any, default: Any) -> list[Any] | None:
+def _member_values(self: S, key: NestedKey, default: object) -> list[Any] | None:
     """Each member's value under ``key``; None if a member lacks it and a default is
     given (as ``get``); else the usual missing-key error, naming the members."""
     members = self._lazy.members
@@ -96,7 +96,7 @@ def _member_values(self: S, key: Any, default: Any) -> list[Any] | None:
     return values
 
 
-def _tensors(key: Any, values: list[Any]) -> list[Tensor]:
+def _tensors(key: NestedKey, values: list[Any]) -> list[Tensor]:
     if not all(isinstance(v, Tensor) for v in values):
         kinds = sorted({type(v).__name__ for v in values})
         raise TypeError(
@@ -106,7 +106,7 @@ def _tensors(key: Any, values: list[Any]) -> list[Tensor]:
     return values
 
 
-def _nested(self: S, key: Any, tensors: list[Tensor], layout: torch.layout) -> Tensor:
+def _nested(self: S, key: NestedKey, tensors: list[Tensor], layout: torch.layout) -> Tensor:
     if self._lazy.dim != 0:
         raise ValueError(
             f"cannot read key {key!r} as a nested tensor: the stack dim is "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -44,11 +44,12 @@ __all__ = [
 ]
 
 
-def _whole(part: Any) -> bool:
+def _whole(part: object) -> bool:
     return type(part) is slice and part == slice(None)
 
 
 _S = TypeVar("_S")
+_C = TypeVar("_C", bound=TensorCore)
 
 
 def _restack(members: Sequence[Any], dim: int, like: S) -> S:
@@ -63,7 +64,7 @@ def _member(member: Any, like: _S) -> _S:
     return result
 
 
-def _at_target(value: TensorCore, target: torch.Size, like: Any) -> Any:
+def _at_target(value: _C, target: torch.Size, like: Any) -> _C:
     """``value`` with batch size ``target``, each tensor broadcast as a dense write at an
     index broadcasts it: to ``target`` and the feature dims of the leaf it writes (those of
     ``like``, a member), or its own dims after its batch dims for a key ``like`` lacks."""
@@ -95,9 +96,7 @@ def _at_target(value: TensorCore, target: torch.Size, like: Any) -> Any:
 
 def _lazy(self: S) -> LazyLeaves:
     """The storage of a lazy stack: its members (a ``LazyLeaves`` mapping)."""
-    data: Any = self._data
-    leaves: LazyLeaves = data
-    return leaves
+    return cast(LazyLeaves, self._data)  # a lazy stack's ``_data`` is its ``LazyLeaves``
 
 
 # -- reading at an index -------------------------------------------------------------
@@ -145,7 +144,7 @@ def _index(self: S, index: Any) -> S:
     return _restack([take(m) for m in chosen], before, self)
 
 
-def _pick_members(self: S, normalized: tuple[Any, ...]) -> Any:
+def _pick_members(self: S, normalized: tuple[Any, ...]) -> S | None:
     """A single integer or boolean index on the stack dim: pick members (else None)."""
     leaves = self._lazy
     tensors = [p for p in normalized if isinstance(p, Tensor)]
@@ -179,7 +178,7 @@ def _pick_members(self: S, normalized: tuple[Any, ...]) -> Any:
                 f"{count} (batch_size={list(self._batch_size)})"
             )
     if index.ndim == 0:
-        return leaves.members[positions]
+        return _member(leaves.members[positions], self)
     if not positions:
         return None
     return _restack([leaves.members[i] for i in positions], leaves.dim, self)

@@ -34,8 +34,8 @@ memory).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
@@ -51,6 +51,7 @@ from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
+from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, TensorCore, set_state
 from ..keys.access import cloned_input, read_value, update_unlocked
 from ..keys.listing import KeysView
@@ -78,13 +79,13 @@ class _LazyKeys(KeysView):
 
     __slots__ = ()
 
-    def _list(self) -> list[Any]:
+    def _list(self) -> list[str | tuple[str, ...]]:
         leaves: Any = self._owner._data
         members = leaves.members
         first, *others = [m.keys(self._include_nested, self._leaves_only) for m in members]
         return [key for key in first if all(key in view for view in others)]
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
         return iter(self._list())
 
     def __len__(self) -> int:
@@ -144,7 +145,7 @@ class LazyStackedTensorDict(TensorDictBase):
             return cls._dense_class()(**fields, **extra)
         members = list(tensordicts)
         if device is not None:
-            members = [member.to(device) for member in members]  # type: ignore[attr-defined]
+            members = [as_op(member).to(device) for member in members]
         result = _named(lazy_stack(members, stack_dim), stack_dim_name, names)
         if batch_size is not None and torch.Size(batch_size) != result._batch_size:
             raise BatchSizeError(
@@ -342,7 +343,7 @@ class LazyStackedTensorDict(TensorDictBase):
         for member in self._lazy.members:
             member._check_unlocked(key, action)
 
-    def _split_value(self, value: Any, where: object) -> tuple[Any, ...]:
+    def _split_value(self, value: object, where: object) -> tuple[Any, ...]:
         """One part of a user value per member (checked against the stack's batch size)."""
         leaves = self._lazy
         count = len(leaves.members)
@@ -357,7 +358,7 @@ class LazyStackedTensorDict(TensorDictBase):
         for member, part in self._inplace_writes(key, value, where):
             member._write_inplace(key, part, where)
 
-    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[Any]:
+    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[tuple[Any, Any]]:
         """The (member, part) writes of ``_write_inplace(key, value)``, checked (nothing
         written): a member held twice must receive the same part at both positions."""
         leaves = self._lazy
@@ -440,7 +441,7 @@ class LazyStackedTensorDict(TensorDictBase):
             check_nested(member, part, what, path)
         return writes
 
-    def _split_other(self, other: Any) -> list[Any] | None:
+    def _split_other(self, other: object) -> list[Any] | None:
         """The parts of another operand, one per member, or None if it cannot be split."""
         count = len(self._lazy.members)
         if isinstance(other, TensorCore):
@@ -832,8 +833,8 @@ class LazyStackedTensorDict(TensorDictBase):
         >>> td.batch_size, td.names, td[1]["a"].shape
         (torch.Size([2]), ['t'], torch.Size([4]))
         """
-        if isinstance(input_dict, TensorCore):
-            items: list[Any] = list(input_dict.unbind(stack_dim))  # type: ignore[attr-defined]
+        if is_op(input_dict):  # an instance (isinstance TensorCore), typed with its operations
+            items: list[Any] = list(input_dict.unbind(stack_dim))
         elif isinstance(input_dict, Mapping):
             keys = [str(index) for index in range(len(input_dict))]
             if list(input_dict) != keys:
@@ -1108,12 +1109,12 @@ for _name in MEMBER_CLASS_NAMES:
     setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
 
 
-def _unbind(node: Any, dim: int) -> tuple[Any, ...]:
-    parts: tuple[Any, ...] = node.unbind(dim)
+def _unbind(node: TensorCore, dim: int) -> tuple[Node, ...]:
+    parts: tuple[Node, ...] = as_op(node).unbind(dim)
     return parts
 
 
-def _rebuild(members: list[Any], dim: int, locked: bool) -> Any:
+def _rebuild(members: list[Node], dim: int, locked: bool) -> Node:
     result = lazy_stack(members, dim)
     return result.lock_() if locked else result
 
@@ -1171,7 +1172,7 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     ``docs/typing.md``).
     """
     if out is not None:
-        out.update_(lazy_stack(input, dim))  # type: ignore[attr-defined]
+        as_op(out).update_(lazy_stack(input, dim))
         return out
     members = list(input)
     if not members:
@@ -1201,7 +1202,7 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
     names = first._names if all(m._names == first._names for m in members) else None
-    stack: Any = object.__new__(cls)
+    stack = object.__new__(cls)
     set_state(
         stack,
         cls,
@@ -1211,7 +1212,8 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         None if names is None else (*names[:d], None, *names[d:]),
         all(m._locked for m in members),
     )
-    return stack  # type: ignore[no-any-return]
+    # an instance of the members' class too (``_variant`` derives from it)
+    return cast(T, stack)
 
 
 def _class_of(item: TensorCore) -> type[TensorCore]:
@@ -1257,7 +1259,7 @@ def _stack_tensors(
     return torch.stack(tensors, dim)
 
 
-def _dense_level(members: Sequence[Any]) -> bool:
+def _dense_level(members: Sequence[TensorCore]) -> bool:
     """Whether ``members`` stack densely at this level: one class (no lazy stack), one
     batch size, the same keys, and, key by key, tensors of one shape, instances (their
     level decides for itself) or non-tensor values."""
@@ -1285,7 +1287,7 @@ def _dense_level(members: Sequence[Any]) -> bool:
     return True
 
 
-def _maybe_dense(members: list[Any], dim: int) -> Any:
+def _maybe_dense(members: list[T], dim: int) -> T:
     if not _dense_level(members):
         return lazy_stack(members, dim)
     first = members[0]

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import torch
 from torch import Tensor
 
+from ..core.self_types import Node
+from ..core.state import TensorCore
 from .kind import PlainKind, TypedKind
 from .reductions import (
     ValuesIndices,
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
     from ...tensordict import TensorDict
 
 T = TypeVar("T")
+_N = TypeVar("_N", bound=TensorCore)
 
 _Dims = int | Sequence[int] | None
 #: the dims of a reduction: every element (None), batch dims, or each leaf's feature dims
@@ -73,7 +76,7 @@ OneDim = int | Literal["feature"] | None
 KeyTransform = Callable[[str], str] | None
 
 
-def _finish(result: Any, key_transform: KeyTransform) -> Any:
+def _finish(result: _N, key_transform: KeyTransform) -> _N | TensorDict:
     """``result``, its keys renamed by ``key_transform`` if given."""
     return result if key_transform is None else rename_keys(result, key_transform)
 
@@ -154,7 +157,7 @@ def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     name = fn.__name__
 
     def method(
-        self: Any,
+        self: Node,
         dim: ReduceDims = None,
         keepdim: bool = False,
         *,
@@ -240,7 +243,7 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     name = fn.__name__
 
     def method(
-        self: Any,
+        self: Node,
         dim: ReduceDims = None,
         keepdim: bool = False,
         *,
@@ -325,7 +328,7 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
     name = fn.__name__
 
     def method(
-        self: Any,
+        self: Node,
         dim: ReduceDims = None,
         keepdim: bool = False,
         *,
@@ -365,7 +368,7 @@ def single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     one_dim = single_dim(fn)
 
-    def method(self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    def method(self: Node, dim: int | None = None, keepdim: bool = False) -> Any:
         return self._reduce(one_dim, dim, keepdim)
 
     return method
@@ -468,7 +471,7 @@ def _quantiles(
 
 def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     def method(
-        self: Any,
+        self: Node,
         q: float | Tensor,
         dim: int | Literal["feature"] | None = None,
         keepdim: bool = False,
@@ -577,7 +580,7 @@ def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     def method(
-        self: Any,
+        self: Node,
         dim: int | Literal["feature"] | None = None,
         keepdim: bool = False,
         *,
@@ -609,7 +612,7 @@ def _scan(self: Any, dim: int, dtype: torch.dtype | None = None) -> None:
 
 
 def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: Any, dim: int, dtype: torch.dtype | None = None) -> Any:
+    def method(self: Node, dim: int, dtype: torch.dtype | None = None) -> Any:
         d = one_dim(dim, len(self.batch_size), fn.__name__)
 
         def leaf_fn(t: Tensor, n: int) -> Tensor:
@@ -660,7 +663,7 @@ def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
     name = fn.__name__
 
     def method(
-        self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+        self: Node, dim: int, *, reduce: bool | None = None, return_indices: bool = True
     ) -> Any:
         d = one_dim(dim, len(self.batch_size), name)
         if reduce:
@@ -694,7 +697,7 @@ def _batch_reduction(
 def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     name = fn.__name__
 
-    def method(self: Any, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
+    def method(self: Node, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
         dims = every_dim(dim, len(self.batch_size))
         if not dims:  # no batch dims: nothing to reduce
             result = self._map_tensors(lambda t: t)
@@ -741,7 +744,7 @@ def _leaf_norm(
 
 def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     def method(
-        self: Any,
+        self: Node,
         *,
         out: Any = None,
         dtype: torch.dtype | None = None,
