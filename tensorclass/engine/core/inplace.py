@@ -25,21 +25,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch import Tensor
-from typing_extensions import TypeIs
 
 from ...errors import OperandError
 from ...keys import shown_key
+from .lazy_stacks import is_lazy
 from .state import TensorCore
 
 if TYPE_CHECKING:
-    from ..lazy.stack import LazyStackedTensorDict
+    pass
 
 __all__ = [
     "check_nested",
     "distinct_writes",
     "first_difference",
     "holds_lazy",
-    "is_lazy",
     "run_through_lazy",
     "through_lazy",
 ]
@@ -47,11 +46,6 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M")
 P = TypeVar("P")
-
-
-def is_lazy(node: TensorCore) -> TypeIs[LazyStackedTensorDict]:
-    """Whether ``node`` is a lazy stack (its storage is its members')."""
-    return type(node._data) is not dict and hasattr(node._data, "members")
 
 
 def holds_lazy(node: TensorCore) -> bool:

@@ -21,14 +21,20 @@ if TYPE_CHECKING:
     from ..lazy.leaves import LazyLeaves
     from ..lazy.stack import LazyStackedTensorDict
 
-__all__ = ["is_lazy_stack", "is_lazy_stack_class", "stack_lazily", "stacked_leaves"]
+__all__ = ["is_lazy", "is_lazy_stack", "is_lazy_stack_class", "stack_lazily", "stacked_leaves"]
 
 T = TypeVar("T")
 
 
+def is_lazy(node: TensorCore) -> TypeIs[LazyStackedTensorDict]:
+    """Whether ``node`` is a lazy stack: its storage is its members' (a ``LazyLeaves``, where
+    a dense level's ``_data`` is a ``dict``), the one test of the engine."""
+    return type(node._data) is not dict and hasattr(node._data, "members")
+
+
 def is_lazy_stack(value: object) -> TypeIs[LazyStackedTensorDict]:
-    """Whether ``value`` is a lazy stack (an instance of ``LazyStackedTensorDict``)."""
-    return isinstance(value, lazy_class())
+    """Whether ``value`` (anything) is a lazy stack (see :func:`is_lazy`)."""
+    return isinstance(value, TensorCore) and is_lazy(value)
 
 
 def is_lazy_stack_class(cls: Any) -> TypeIs[type[LazyStackedTensorDict]]:
@@ -45,5 +51,4 @@ def stack_lazily(members: Sequence[T], dim: int = 0) -> T:
 def stacked_leaves(node: TensorCore) -> LazyLeaves | None:
     """The ``_data`` of ``node`` if it is a lazy stack (its ``members`` and stack ``dim``), else
     ``None``: a dense level's ``_data`` is a ``dict``, a lazy stack's a ``LazyLeaves``."""
-    data = node._data
-    return None if type(data) is dict else cast("LazyLeaves", data)
+    return cast("LazyLeaves", node._data) if is_lazy(node) else None

@@ -16,7 +16,7 @@ from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from ..core.inline import Inlined
-from ..core.inplace import is_lazy
+from ..core.lazy_stacks import is_lazy
 from ..core.paths import walk
 from ..core.self_types import E, Node
 from ..core.state import (
