@@ -54,7 +54,8 @@ class OneHotCategorical(D.OneHotCategorical):
     - :attr:`mode` (the first most likely category) and :attr:`deterministic_sample`.
 
     Args:
-        logits, probs: as for torch (one of the two).
+        logits: the unnormalised log-probabilities, as for torch (give this or ``probs``).
+        probs: the probabilities, as for torch (give this or ``logits``).
         grad_method: ``"relaxed_one_hot"`` (default) or ``"pass_through"``.
         temperature: the relaxation's temperature (default ``1.0``).
         **kwargs: passed to torch (``validate_args``).
