@@ -35,13 +35,13 @@ __all__ = ["TABLE", "Entry", "Kind", "LeafOp", "PlainKind", "Table", "TypedKind"
 P = ParamSpec("P")
 F = TypeVar("F")
 T = TypeVar("T")
-S = TypeVar("S", bound=Callable[..., Any])
+S = TypeVar("S", bound=Callable[..., object])
 
 #: every entry, by method name (tests/core/test_leaf_ops.py checks each one)
 TABLE: dict[str, Entry] = {}
 
 
-def _shown(fn: Any) -> str:
+def _shown(fn: object) -> str:
     """How a docstring names ``fn``: ``torch.exp``, ``Tensor.exp_``, ``torch.float32``."""
     if isinstance(fn, torch.dtype):
         return str(fn)
@@ -68,7 +68,7 @@ class Kind(Generic[S, F]):
 
     __slots__ = ("build", "doc", "signature")
 
-    def __init__(self, signature: S, build: Callable[[F], Callable[..., Any]], doc: str) -> None:
+    def __init__(self, signature: S, build: Callable[[F], Callable[..., object]], doc: str) -> None:
         self.signature = signature
         self.build = build
         self.doc = doc
@@ -86,7 +86,7 @@ class Kind(Generic[S, F]):
         return f"<leaf-op kind {self.name}>"
 
 
-class PlainKind(Kind[Callable[Concatenate[Any, P], None], F], Generic[P, F]):
+class PlainKind(Kind[Callable[Concatenate[object, P], None], F], Generic[P, F]):
     """A kind whose methods return the receiver's class whatever their arguments: its stub
     returns ``None`` and its parameters after ``self`` are the call signature ``P`` of its
     methods. Calling the kind makes a table entry: ``exp = unary(torch.exp)``.
@@ -96,8 +96,8 @@ class PlainKind(Kind[Callable[Concatenate[Any, P], None], F], Generic[P, F]):
 
     def __init__(
         self,
-        signature: Callable[Concatenate[Any, P], None],
-        build: Callable[[F], Callable[..., Any]],
+        signature: Callable[Concatenate[object, P], None],
+        build: Callable[[F], Callable[..., object]],
         doc: str,
     ) -> None:
         super().__init__(signature, build, doc)
@@ -114,7 +114,7 @@ class Entry:
 
     __slots__ = ("doc", "fn", "function", "kind", "owner")
 
-    def __init__(self, kind: Kind[Any, Any], fn: Any, function: Callable[..., Any], doc: str):
+    def __init__(self, kind: Kind[Any, Any], fn: Any, function: Callable[..., object], doc: str):
         self.kind = kind
         self.fn = fn
         self.function = function
@@ -140,7 +140,7 @@ class Entry:
         TABLE[name] = self
         setattr(owner, name, function)  # a plain function: no descriptor left on each call
 
-    def bind(self, obj: Any, owner: type[Any] | None = None) -> Any:
+    def bind(self, obj: object, owner: type | None = None) -> object:
         """What ``__get__`` gives: only reached for an entry set on a class after its creation
         (no ``__set_name__``)."""
         if obj is None:
@@ -169,9 +169,9 @@ class LeafOp(Entry, Generic[P]):
     def __get__(self, obj: None, owner: type[T]) -> Callable[Concatenate[T, P], T]: ...
 
     @overload
-    def __get__(self, obj: T, owner: type[Any] | None = None) -> Callable[P, T]: ...
+    def __get__(self, obj: T, owner: type | None = None) -> Callable[P, T]: ...
 
-    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> object:
         return self.bind(obj, owner)
 
 
