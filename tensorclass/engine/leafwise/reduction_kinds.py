@@ -756,7 +756,7 @@ def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., object]:
         dtype: torch.dtype | None = None,
         key_transform: KeyTransform = None,
     ) -> object:
-        kwargs = {} if dtype is None else {"dtype": dtype}
+        kwargs: dict[str, object] = {} if dtype is None else {"dtype": dtype}
         result = reduce_leaves(self, fn, None, False, kwargs, "norm")
         if out is not None:
             return as_op(out).update_(result)

@@ -134,7 +134,7 @@ def _build(
     ``jacrev`` of an instance with respect to an instance, ``hessian``), the stored batch
     size is kept if it is still a prefix of every child, else the children's longest common
     prefix: the result is always a valid instance."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     batch_size: torch.Size | None = None
     agree = True
     others: list[torch.Size] | None = None  # shapes of children a tree_map put there
