@@ -15,15 +15,7 @@ from ...errors import BatchSizeError, OperandError, StructureMismatchError
 from ..core.inplace import holds_lazy, run_through_lazy, through_lazy
 from ..core.masks import check_mask, expand_mask
 from ..core.self_types import E, Node, as_op
-from ..core.state import (
-    MISSING,
-    BatchSizeLike,
-    DeviceLike,
-    TensorCore,
-    as_batch_size,
-    as_device,
-    check_names,
-)
+from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
 
 C = TypeVar("C", bound=TensorCore)
 
@@ -368,7 +360,7 @@ def _apply(
     self: E,
     fn: Callable[..., Any],
     others: tuple[TensorCore, ...],
-    batch_size: BatchSizeLike | None,
+    batch_size: int | Sequence[int] | None,
     names: Sequence[str | None] | None,
     inplace: bool,
     default: object,

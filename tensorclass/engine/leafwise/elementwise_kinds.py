@@ -155,8 +155,6 @@ def _binary(self: object, other: object, *, default: Default = None) -> None:
 
 def _build_binary(op: Operator) -> Callable[..., _Engine]:
     def method(self: _Engine, other: object, *, default: Default = None) -> _Engine:
-        if default is None:
-            return self._binary(op, other)
         return self._binary(op, other, False, default)
 
     return method
@@ -254,10 +252,9 @@ def _build_reversed_alpha(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
     def method(
         self: _Engine, other: object, *, alpha: float | None = None, default: Default = None
     ) -> _Engine:
-        op = fn if alpha is None else partial(fn, alpha=alpha)
-        if default is None:
-            return self._binary(op, other)
-        return self._binary(op, other, False, default)
+        return self._binary(
+            fn if alpha is None else partial(fn, alpha=alpha), other, False, default
+        )
 
     return method
 
@@ -271,42 +268,37 @@ reversed_alpha = PlainKind(
 
 
 def _ternary_value(self: object, other1: object, other2: object, *, value: float = 1) -> None:
-    """``x.addcmul(other1, other2, *, value=1)``"""
+    """``x.addcmul(other1, other2, *, value=1)``, and in place ``x.addcmul_(...)``"""
 
 
-def _build_ternary_value(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(self: _Engine, other1: object, other2: object, *, value: float = 1) -> _Engine:
-        return self._nary(fn, (other1, other2), {"value": value})
+def _ternary_value_builder(
+    inplace: bool,
+) -> Callable[[Callable[..., Tensor]], Callable[..., _Engine]]:
+    """The builder of :data:`ternary_value` (``inplace``: of its in-place form)."""
 
-    return method
+    def build(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+        def method(self: _Engine, other1: object, other2: object, *, value: float = 1) -> _Engine:
+            nary = self._nary_inplace if inplace else self._nary
+            return nary(fn, (other1, other2), {"value": value})
+
+        return method
+
+    return build
 
 
 ternary_value = PlainKind(
     _ternary_value,
-    _build_ternary_value,
+    _ternary_value_builder(False),
     "``{fn}(leaf, other1, other2, value=value)`` for every tensor leaf; each operand is a "
     "number, a tensor or an instance (paired by key), as ``other`` of :meth:`mul`.",
 )
 
-
-def _ternary_value_inplace(
-    self: object, other1: object, other2: object, *, value: float = 1
-) -> None:
-    """``x.addcmul_(other1, other2, *, value=1)``"""
-
-
-def _build_ternary_value_inplace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(self: _Engine, other1: object, other2: object, *, value: float = 1) -> _Engine:
-        return self._nary_inplace(fn, (other1, other2), {"value": value})
-
-    return method
-
-
 ternary_value_inplace = PlainKind(
-    _ternary_value_inplace,
-    _build_ternary_value_inplace,
+    _ternary_value,
+    _ternary_value_builder(True),
     "``{fn}(leaf, other1, other2, value=value)`` written into every tensor leaf; returns "
     "``self``. Every leaf is checked first: every leaf is written or none.",
+    "ternary_value_inplace",
 )
 
 
@@ -332,45 +324,42 @@ ternary = PlainKind(
 def _nan_replace(
     self: object, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> None:
-    """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``"""
+    """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``, and in place ``x.nan_to_num_(...)``"""
 
 
-def _build_nan_replace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(
-        self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> _Engine:
-        return self._map_tensors(lambda t: fn(t, nan, posinf, neginf))
+def _nan_replace_builder(
+    inplace: bool,
+) -> Callable[[Callable[..., Tensor]], Callable[..., _Engine]]:
+    """The builder of :data:`nan_replace` (``inplace``: of its in-place form)."""
 
-    return method
+    def build(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+        def method(
+            self: _Engine,
+            nan: float = 0.0,
+            posinf: float | None = None,
+            neginf: float | None = None,
+        ) -> _Engine:
+            if inplace:
+                return self._nary_inplace(fn, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
+            return self._map_tensors(lambda t: fn(t, nan, posinf, neginf))
+
+        return method
+
+    return build
 
 
 nan_replace = PlainKind(
     _nan_replace,
-    _build_nan_replace,
+    _nan_replace_builder(False),
     "``{fn}`` of every tensor leaf: NaN, +inf and -inf replaced by ``nan``, ``posinf`` and "
     "``neginf`` (``None``: the largest and lowest finite values of the leaf's dtype).",
 )
 
-
-def _nan_replace_inplace(
-    self: object, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-) -> None:
-    """``x.nan_to_num_(nan=0.0, posinf=None, neginf=None)``"""
-
-
-def _build_nan_replace_inplace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(
-        self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> _Engine:
-        return self._nary_inplace(fn, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
-
-    return method
-
-
 nan_replace_inplace = PlainKind(
-    _nan_replace_inplace,
-    _build_nan_replace_inplace,
+    _nan_replace,
+    _nan_replace_builder(True),
     "``{fn}`` written into every tensor leaf (see :meth:`nan_to_num`); returns ``self``.",
+    "nan_replace_inplace",
 )
 
 

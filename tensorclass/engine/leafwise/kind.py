@@ -64,19 +64,22 @@ class Kind(Generic[S, F]):
     """A kind of leaf-wise method (:class:`PlainKind` or :class:`TypedKind`): its stub
     ``signature`` (of type ``S``), whose parameters after ``self`` are the method's; ``build``, which makes the method (a function with the same
     parameters) from the function an entry names; ``doc``, the default docstring (``{fn}``
-    is replaced by the function's name)."""
+    is replaced by the function's name); ``name``, the kind's name (by default its stub's,
+    without the leading underscore: a plain kind and its in-place form may share a stub)."""
 
-    __slots__ = ("build", "doc", "signature")
+    __slots__ = ("build", "doc", "name", "signature")
 
-    def __init__(self, signature: S, build: Callable[[F], Callable[..., object]], doc: str) -> None:
+    def __init__(
+        self,
+        signature: S,
+        build: Callable[[F], Callable[..., object]],
+        doc: str,
+        name: str | None = None,
+    ) -> None:
         self.signature = signature
         self.build = build
         self.doc = doc
-
-    @property
-    def name(self) -> str:
-        """The kind's name (its stub's, without the leading underscore)."""
-        return self.signature.__name__.lstrip("_")
+        self.name = name or signature.__name__.lstrip("_")
 
     def docstring(self, fn: F, doc: str | None) -> str:
         """An entry's docstring: ``doc``, or the default naming ``fn``."""
@@ -99,8 +102,9 @@ class PlainKind(Kind[Callable[Concatenate[object, P], None], F], Generic[P, F]):
         signature: Callable[Concatenate[object, P], None],
         build: Callable[[F], Callable[..., object]],
         doc: str,
+        name: str | None = None,
     ) -> None:
-        super().__init__(signature, build, doc)
+        super().__init__(signature, build, doc, name)
 
     def __call__(self, fn: F, doc: str | None = None) -> LeafOp[P]:
         """A table entry running ``fn`` over the leaves; ``doc`` replaces the default."""

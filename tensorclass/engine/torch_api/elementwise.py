@@ -41,7 +41,7 @@ from ..leafwise.elementwise_kinds import binary, binary_alpha, cast, cast_to, re
 from ..leafwise.functions import Operator
 from ..leafwise.kind import TABLE, Kind
 
-__all__ = ["ELEMENTWISE_FUNCTIONS"]
+__all__ = ["ELEMENTWISE_FUNCTIONS", "method_caller"]
 
 #: torch function -> implementation (torch_functions.py merges it into its table)
 ELEMENTWISE_FUNCTIONS: dict[Callable[..., object], Callable[..., object]] = {}
@@ -92,7 +92,10 @@ _ACTIVATIONS: tuple[Callable[..., Tensor], ...] = (
 _LOSSES: tuple[Callable[..., Tensor], ...] = (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss)
 
 
-def _method(name: str) -> Callable[..., object]:
+def method_caller(name: str) -> Callable[..., object]:
+    """The implementation of a torch function that calls the method ``name`` of its first
+    argument with the other arguments (``torch.exp(td)`` is ``td.exp()``)."""
+
     def call(obj: object, *args: object, **kwargs: object) -> object:
         return getattr(obj, name)(*args, **kwargs)
 
@@ -183,7 +186,7 @@ def _table_function(torch_name: str, method: str) -> Callable[..., object] | Non
         return None
     if entry is not None and entry.kind in _BINARY_KINDS:
         return _binary(method, entry.fn)
-    return _method(method)
+    return method_caller(method)
 
 
 # Every entry of the leaf-op table named after a torch function (element-wise, in place,
