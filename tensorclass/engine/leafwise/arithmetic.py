@@ -81,6 +81,8 @@ __all__ = [
 ]
 
 _SCALARS = (int, float, bool, complex)
+#: what a fused in-place kernel takes: one number for every leaf, or one tensor per leaf
+_FUSED_OPERANDS = (list, *_SCALARS)
 # torch.func transforms (vmap) have no batching rules for the fused kernels: fall back to
 # one op per tensor while one is active (a ~30 ns check).
 _transforms_active = torch._C._are_functorch_transforms_active
@@ -465,7 +467,7 @@ def _inplace(self: E, op: Operator, other: object) -> E:
     if (
         fused is not None
         and leaves
-        and isinstance(operands, (list, *_SCALARS))
+        and isinstance(operands, _FUSED_OPERANDS)
         and not _transforms_active()
     ):
         fused(leaves, operands)
