@@ -18,7 +18,6 @@ Parquet files are read with ``pyarrow.parquet``, which never runs code from the 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,8 +27,17 @@ from torch import Tensor
 
 from ....errors import TableFormatError
 from ...core.self_types import B
-from .columns import Column, build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
-from .optional import require
+from ..formats.extras import require
+from .columns import (
+    Column,
+    Layout,
+    build,
+    column_name,
+    non_tensor_leaf,
+    rows_of,
+    tensor_numpy,
+    to_columns,
+)
 
 __all__ = ["from_table", "read_parquet", "to_parquet", "to_table"]
 
@@ -178,19 +186,13 @@ class _Reader:
 
 
 def from_table(
-    cls: Any,
+    cls: type[B],
     table: Any,
-    *,
-    separator: str | None = None,
+    layout: Layout,
     nulls: Nulls = "raise",
     mask_key: Any = None,
-    batch_size: Sequence[int] | None = None,
-    device: Any = None,
-    dtype: torch.dtype | None = None,
-    auto_batch_size: bool = False,
-    batch_dims: int | None = None,
     what: str = "from_arrow",
-) -> Any:
+) -> B:
     """An instance of ``cls`` from an Arrow table (or record batch, or anything
     ``pyarrow.table`` accepts): one entry per column."""
     pa = require("pyarrow", what)
@@ -202,6 +204,7 @@ def from_table(
         table = pa.table(table)
     key = "_mask" if mask_key is None else mask_key
     reader = _Reader(pa, nulls, (key,) if isinstance(key, str) else tuple(key), what)
+    separator = layout.separator
     for name, column in zip(table.column_names, table.columns, strict=True):
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
@@ -211,16 +214,7 @@ def from_table(
         (path, leaf.to(torch.bfloat16) if path in bfloat16 and isinstance(leaf, Tensor) else leaf)
         for path, leaf in reader.leaves
     ]
-    return build(
-        cls,
-        leaves,
-        table.num_rows,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-    )
+    return build(cls, leaves, table.num_rows, layout)
 
 
 def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:

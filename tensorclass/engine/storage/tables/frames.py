@@ -9,7 +9,6 @@ given). Reading uses ``pandas.read_csv`` and ``pandas.read_json``, which never r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,8 @@ from torch import Tensor
 
 from ....errors import TableFormatError
 from ...core.self_types import B
-from .columns import build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
-from .optional import require
+from ..formats.extras import require
+from .columns import Layout, build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
 
 __all__ = ["from_dataframe", "read_csv", "read_json", "to_csv", "to_dataframe", "to_json"]
 
@@ -64,34 +63,15 @@ def _leaf(pd: Any, series: Any) -> Any:
     return non_tensor_leaf(series.tolist())
 
 
-def from_dataframe(
-    cls: Any,
-    dataframe: Any,
-    *,
-    separator: str | None,
-    batch_size: Sequence[int] | None,
-    device: Any,
-    dtype: torch.dtype | None,
-    auto_batch_size: bool,
-    batch_dims: int | None,
-) -> Any:
-    """An instance of ``cls`` from a data frame: its columns split at ``separator``."""
+def from_dataframe(cls: type[B], dataframe: Any, layout: Layout) -> B:
+    """An instance of ``cls`` from a data frame: its columns split at ``layout.separator``."""
     pd = require("pandas", "from_pandas")
     columns = []
     for name in dataframe.columns:
         text = str(name)
-        path = tuple(text.split(separator)) if separator else (text,)
+        path = tuple(text.split(layout.separator)) if layout.separator else (text,)
         columns.append((path, _leaf(pd, dataframe[name])))
-    return build(
-        cls,
-        columns,
-        len(dataframe),
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-    )
+    return build(cls, columns, len(dataframe), layout)
 
 
 def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
