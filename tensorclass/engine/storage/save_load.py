@@ -37,6 +37,7 @@ __all__ = [
     "make_memmap_from_tensor",
     "memmap_refresh_",
     "save",
+    "save_to",
     "saved_path",
     "saved_root",
 ]
@@ -152,10 +153,36 @@ def save(
     True
     """
     del atomic
+    return save_to(
+        self,
+        prefix,
+        copy_existing,
+        num_threads,
+        return_early,
+        share_non_tensor,
+        robust_key,
+        archive,
+        compression,
+    )
+
+
+def save_to(
+    self: B,
+    prefix: PathLike | None,
+    copy_existing: bool,
+    num_threads: int,
+    return_early: bool,
+    share_non_tensor: bool,
+    robust_key: bool | None,
+    archive: bool | None,
+    compression: str | int | None,
+) -> B | Future[B]:
+    """What :func:`save` does, the method and ``tensorclass.save`` alike: :meth:`memmap`
+    with ``existsok=True`` (and, for ``prefix=None``, into :attr:`saved_path`)."""
     if prefix is None:
         prefix = _saved_or_raise(self, "save(prefix=None)")
         copy_existing = True
-    result: B | Future[B] = write_memmap(
+    return write_memmap(
         self,
         prefix,
         copy_existing or None,
@@ -169,7 +196,6 @@ def save(
         like=False,
         inplace=False,
     )
-    return result
 
 
 def load(cls: type[B], /, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
