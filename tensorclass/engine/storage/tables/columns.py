@@ -21,7 +21,7 @@ from torch import Tensor
 
 from ....errors import TableFormatError
 from ....non_tensor import NonTensorData, NonTensorStack, same_value
-from ...core.self_types import B
+from ...core.self_types import B, Node
 from ...core.state import TensorCore
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: a tensor whose first dim is the rows, or one value per row
-Column = Tensor | list[Any]
+Column = Tensor | list[object]
 
 #: where a table is built (the ``device`` keyword of the ``from_*`` readers)
 Device = torch.device | str | int | None
@@ -68,7 +68,7 @@ def rows_of(obj: TensorCore, what: str) -> int:
     return int(size[0])
 
 
-def to_columns(obj: Any, what: str) -> list[tuple[tuple[str, ...], Column]]:
+def to_columns(obj: Node, what: str) -> list[tuple[tuple[str, ...], Column]]:
     """Every leaf of ``obj`` (1-D batch) as ``(key path, column)``, in key order."""
     n = rows_of(obj, what)
     out: list[tuple[tuple[str, ...], Column]] = []
@@ -81,9 +81,9 @@ def to_columns(obj: Any, what: str) -> list[tuple[tuple[str, ...], Column]]:
     return out
 
 
-def _cells(obj: Any, path: tuple[str, ...], value: Any, n: int) -> list[Any]:
+def _cells(obj: Node, path: tuple[str, ...], value: Any, n: int) -> list[object]:
     """The rows of a non-tensor leaf: a stack's values, or a shared value ``n`` times."""
-    node = obj
+    node: object = obj
     for part in path:  # the stored leaf, when the storage is a dict (not a lazy stack)
         data = getattr(node, "_data", None)
         if type(data) is not dict or part not in data:
@@ -126,7 +126,7 @@ def tensor_numpy(tensor: Tensor) -> np.ndarray:
     return array
 
 
-def non_tensor_leaf(values: Sequence[Any]) -> Any:
+def non_tensor_leaf(values: Sequence[object]) -> NonTensorData | NonTensorStack:
     """The leaf for a non-tensor column: one shared value when every row is equal, else a
     :class:`NonTensorStack` of the rows."""
     if values and all(same_value(v, values[0]) for v in values[1:]):

@@ -36,11 +36,11 @@ def to_arrow(td: Any) -> Any:
 
 
 def from_arrow(
-    table: Any,
+    table: object,
     *,
     copy: bool | None = None,
     nulls: Nulls = "raise",
-    mask_key: Any = None,
+    mask_key: object = None,
     device: Device = None,
 ) -> Any:
     """A ``TensorDict`` from a ``pyarrow.Table`` (see ``TensorDict.from_arrow``)."""
@@ -73,7 +73,7 @@ def from_parquet(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     columns: list[str] | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A ``TensorDict`` from a Parquet file (see ``TensorDict.from_parquet``)."""
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
@@ -90,7 +90,7 @@ def from_csv(
     batch_size: Sequence[int] | None = None,
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A ``TensorDict`` from a CSV file (see ``TensorDict.from_csv``)."""
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
@@ -107,7 +107,7 @@ def from_json(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     lines: bool = False,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A ``TensorDict`` from a JSON file of row objects (see ``TensorDict.from_json``)."""
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)

@@ -92,11 +92,11 @@ def to_arrow(self: B, *, separator: str | None = None) -> Any:
 
 def from_arrow(
     cls: type[B],
-    table: Any,
+    table: object,
     *,
     copy: bool | None = None,
     nulls: Nulls = "raise",
-    mask_key: Any = None,
+    mask_key: object = None,
     device: torch.device | str | int | None = None,
     separator: str | None = None,
 ) -> B:
@@ -128,7 +128,7 @@ def from_parquet(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     columns: list[str] | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> B:
     """Read a Parquet file (only ``columns``, if given): one entry per column, as
     :meth:`from_arrow` reads them, names split at ``separator``. A file that is not
@@ -149,7 +149,7 @@ def from_csv(
     batch_size: Sequence[int] | None = None,
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> B:
     """Read a CSV file as :meth:`from_pandas` reads a data frame (``kwargs`` go to
     ``pandas.read_csv``). A file that is not CSV raises
@@ -178,7 +178,7 @@ def from_json(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     lines: bool = False,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> B:
     """Read a JSON file of row objects (``lines=True``: one per line) as
     :meth:`from_pandas` reads a data frame (``kwargs`` go to ``pandas.read_json``). A
