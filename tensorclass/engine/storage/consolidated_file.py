@@ -32,7 +32,7 @@ from .flat_buffer import byte_layout
 from .memmap.load import _fields, resolve_class
 from .memmap.metadata import DTYPES, dtype_name
 from .memmap.save import class_path
-from .memmap.tensor import PathLike
+from .memmap.tensor import PathLike, map_file
 
 __all__ = ["read_file", "tensors_of", "write_file"]
 
@@ -163,7 +163,7 @@ def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore
     root: Any = description.get("root")
     reader.check(root, None)  # every problem is found before anything is built
     if data_bytes:
-        storage: Any = torch.UntypedStorage.from_file(path, shared=False, nbytes=data_bytes)
+        storage = map_file(os.fspath(path), False, data_bytes)
         buffer = torch.empty((0,), dtype=torch.uint8).set_(storage)
     else:
         buffer = torch.empty(0, dtype=torch.uint8)

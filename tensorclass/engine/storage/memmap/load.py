@@ -66,7 +66,7 @@ from ...core.lazy_stacks import is_lazy_stack_class, stack_lazily
 from ...core.state import TensorCore
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
-from .tensor import MemoryMappedTensor, PathLike, contiguous_strides
+from .tensor import MemoryMappedTensor, PathLike, contiguous_strides, map_file
 
 __all__ = [
     "ClassPolicy",
@@ -275,7 +275,7 @@ def _open(
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes == 0:
         return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
-    storage: Any = torch.UntypedStorage.from_file(filename, shared=False, nbytes=nbytes)
+    storage = map_file(filename, False, nbytes)
     plain = torch.empty((0,), dtype=dtype).set_(storage, 0, shape, contiguous_strides(shape))
     return MemoryMappedTensor._wrap(plain, filename)
 
