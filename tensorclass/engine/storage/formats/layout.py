@@ -32,7 +32,6 @@ from collections.abc import Callable, Mapping
 
 import torch
 from torch import Tensor
-from typing_extensions import TypeIs
 
 from ....errors import FileFormatError, RecordedClassError
 from ....json_values import has_shape, non_tensor_from_json, non_tensor_to_json, rebuilder_in
@@ -43,6 +42,7 @@ from ....unbatched import UnbatchedTensor
 from ...core.lazy_stacks import is_lazy_stack, is_lazy_stack_class, stack_lazily
 from ...core.self_types import as_op
 from ...core.state import TensorCore, fits_batch
+from ..memmap.info import is_sizes
 from ..memmap.load import ClassPolicy, defined_classes, resolve_class
 
 __all__ = [
@@ -163,10 +163,6 @@ def _class_named(text: str, file: object, classes: ClassPolicy) -> type[TensorCo
     )
 
 
-def _ints(value: object) -> TypeIs[list[int]]:
-    return type(value) is list and all(type(v) is int and v >= 0 for v in value)
-
-
 def build(
     level: object,
     read: TensorReader,
@@ -181,7 +177,7 @@ def build(
         raise _fail(file, where, f"a level of the layout must be an object, not {level!r:.60}")
     batch_size = level.get("batch_size")
     names = level.get("names")
-    if not _ints(batch_size):
+    if not is_sizes(batch_size):
         raise _fail(file, where, f"invalid batch_size {batch_size!r:.60}")
     if tuple(batch_size[: len(parent)]) != parent:
         raise _fail(file, where, f"batch_size {batch_size} does not start with {list(parent)}")
