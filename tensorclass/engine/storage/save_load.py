@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -198,7 +199,7 @@ def save_to(
     )
 
 
-def load(cls: type[B], /, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
+def load(cls: type[B], /, prefix: PathLike, *args: object, **kwargs: object) -> B:
     """Load a save made by :meth:`save` or :meth:`memmap`: ``cls.load_memmap(prefix,
     *args, **kwargs)`` (see :func:`tensorclass.load_memmap` for the arguments).
 
@@ -209,7 +210,7 @@ def load(cls: type[B], /, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
     ...     TensorDict.load(path)["a"].tolist()
     [0, 1, 2]
     """
-    loader: Any = getattr(cls, "load_memmap")  # noqa: B009  (defined by the typed layer)
+    loader: Callable[..., B] = getattr(cls, "load_memmap")  # noqa: B009  (the typed layer's)
     result: B = loader(prefix, *args, **kwargs)
     return result
 
@@ -236,7 +237,7 @@ def load_memmap_(
     ...     out is td, list(td.keys()), td["a"].tolist()
     (True, ['a'], [1.0, 1.0, 1.0])
     """
-    loader: Any = getattr(type(self), "load_memmap")  # noqa: B009  (typed layer)
+    loader: Callable[..., B] = getattr(type(self), "load_memmap")  # noqa: B009  (typed layer)
     result: B = loader(
         prefix,
         out=self,
@@ -433,7 +434,7 @@ def _add_memmap(
     return mapped
 
 
-def _numel(shape: Any) -> int:
+def _numel(shape: Iterable[int]) -> int:
     count = 1
     for size in shape:
         count *= int(size)

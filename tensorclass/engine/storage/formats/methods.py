@@ -44,7 +44,7 @@ def from_safetensors(
     return result if device is None else as_op(result).to(device)
 
 
-def to_h5(self: B, filename: PathLike, **kwargs: Any) -> PersistentTensorDict:
+def to_h5(self: B, filename: PathLike, **kwargs: object) -> PersistentTensorDict:
     """Write to a new HDF5 file (needs ``h5py``; an existing file is replaced) and return
     the :class:`~tensorclass.PersistentTensorDict` reading it (``mode="r+"``). Each tensor
     is a dataset at its key path; ``kwargs`` go to ``h5py.Group.create_dataset``
@@ -71,7 +71,7 @@ def from_h5(
 
 
 def to_zarr(
-    self: B, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any
+    self: B, filename: object, *, allow_pickle: bool | None = None, **kwargs: object
 ) -> PersistentTensorDict:
     """Write to a new Zarr store (needs ``zarr`` 3; an existing store is replaced) and
     return the :class:`~tensorclass.PersistentTensorDict` reading it. Each tensor is one
@@ -83,7 +83,7 @@ def to_zarr(
 
 def from_zarr(
     cls: type[TensorDictBase],
-    filename: Any,
+    filename: object,
     *,
     mode: str = "r",
     auto_batch_size: bool = False,

@@ -45,7 +45,7 @@ _Key = str | tuple[str, ...]
 
 
 def write_persistent(
-    node: TensorCore, filename: Any, name: str, options: dict[str, Any]
+    node: TensorCore, filename: object, name: str, options: dict[str, object]
 ) -> PersistentTensorDict:
     """Write ``node`` to a new file or store (``name``: ``"h5"``/``"zarr"``), opened ``r+``."""
     store = make_backend(name)
@@ -62,7 +62,7 @@ def write_persistent(
 
 
 def open_persistent(
-    filename: Any,
+    filename: object,
     name: str,
     mode: str = "r",
     auto_batch_size: bool = False,
@@ -144,7 +144,7 @@ class PersistentTensorDict:
         self,
         *,
         batch_size: Any = None,
-        filename: Any = None,
+        filename: object = None,
         group: Any = None,
         mode: str = "r",
         backend: str = "h5",

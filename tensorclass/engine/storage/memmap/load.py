@@ -249,7 +249,7 @@ def _build(
         else:
             cls = _tensordict_class(recorded, classes, info.path)
     fields = _fields(cls)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for entry in info.entries:
         data[entry.key] = _leaf(info, entry, cls, fields, classes, mode)
     device = None if info.device is None else torch.device("cpu")

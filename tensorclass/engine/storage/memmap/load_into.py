@@ -37,7 +37,7 @@ def load_into(out: Any, loaded: TensorCore, where: tuple[str, ...] = ()) -> Any:
         for index, (mine, theirs) in enumerate(zip(out.members, loaded.members)):
             load_into(mine, theirs, (*where, f"<member {index}>"))
         return out
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in loaded._data.items():
         current = out._data.get(key)
         if isinstance(leaf, TensorCore) and isinstance(current, TensorCore):

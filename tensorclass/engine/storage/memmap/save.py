@@ -290,7 +290,7 @@ def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) ->
         if inplace:
             return node.lock_()
         return stack_lazily(members, node.stack_dim).lock_()
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             mapped = MemoryMappedTensor._open(root + next(files), leaf.dtype, tuple(leaf.shape))
