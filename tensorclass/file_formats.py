@@ -63,7 +63,7 @@ def from_h5(
 
 
 def from_zarr(
-    zarr_file: Any,
+    zarr_file: object,
     *,
     mode: str = "r",
     auto_batch_size: bool = False,
