@@ -58,7 +58,7 @@ def from_h5(
 ) -> PersistentTensorDict:
     """Open an HDF5 file as a :class:`~tensorclass.PersistentTensorDict` (needs ``h5py``)."""
     return open_persistent(
-        h5_file, "h5", mode, auto_batch_size, batch_dims, batch_size, non_tensor_as_stack
+        h5_file, "h5", mode, batch_size, auto_batch_size, batch_dims, non_tensor_as_stack
     )
 
 
@@ -78,9 +78,9 @@ def from_zarr(
         zarr_file,
         "zarr",
         mode,
+        batch_size,
         auto_batch_size,
         batch_dims,
-        batch_size,
         non_tensor_as_stack,
         allow_pickle,
     )

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Transfer",
     "as_group",
+    "reducing",
     "all_gather",
     "all_reduce",
     "broadcast",
@@ -541,6 +542,29 @@ def _flat_collective(
     return Transfer(node, [w for w in works if w is not None], copies, flats)
 
 
+def reducing(
+    node: TensorCore,
+    op: object,
+    group: object,
+    what: str,
+    bucket_bytes: int | None,
+    start: Callable[..., dist.Work | None],
+    *args: int,
+) -> Transfer:
+    """Check that every rank holds ``node``'s structure, then start ``start(flat, *args,
+    op, group=..., async_op=True)`` (``dist.all_reduce``, ``dist.reduce`` with the ``dst``
+    in ``args``) on each flat buffer; ``op`` defaults to ``ReduceOp.SUM``."""
+    reduce_op = dist.ReduceOp.SUM if op is None else op
+    pg = as_group(group)
+    _check_collective(node, pg, what)
+    return _flat_collective(
+        node,
+        _device(pg),
+        lambda flat: start(flat, *args, reduce_op, group=pg, async_op=True),
+        bucket_bytes,
+    )
+
+
 def broadcast(
     self: B, src: int, *, group: object = None, device: torch.device | str | None = None
 ) -> B:
@@ -597,15 +621,7 @@ def all_reduce(
     given. ``async_op=True`` returns a :class:`~tensorclass.engine.storage.distributed.point_to_point.Transfer`
     at once; ``wait()`` on it writes the results into the leaves.
     """
-    reduce_op = dist.ReduceOp.SUM if op is None else op
-    pg = as_group(group)
-    _check_collective(self, pg, "all_reduce")
-    transfer = _flat_collective(
-        self,
-        _device(pg),
-        lambda flat: dist.all_reduce(flat, reduce_op, group=pg, async_op=True),
-        bucket_bytes,
-    )
+    transfer = reducing(self, op, group, "all_reduce", bucket_bytes, dist.all_reduce)
     if async_op:
         return transfer
     transfer.wait()

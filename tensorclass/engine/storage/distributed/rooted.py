@@ -27,11 +27,10 @@ from ...torch_api.functions import stack
 from .point_to_point import (
     Transfer,
     _as_bytes,
-    _check_collective,
     _device,
-    _flat_collective,
     _text,
     as_group,
+    reducing,
 )
 from .wire_tree import decode_tree, pack_tree
 
@@ -59,15 +58,7 @@ def reduce(
     ``async_op=True, return_premature=True`` the handle returns at once (``wait()``
     on it writes the result); otherwise this waits and returns ``None``.
     """
-    reduce_op = dist.ReduceOp.SUM if op is None else op
-    pg = as_group(group)
-    _check_collective(self, pg, "reduce")
-    transfer = _flat_collective(
-        self,
-        _device(pg),
-        lambda flat: dist.reduce(flat, dst, reduce_op, group=pg, async_op=True),
-        bucket_bytes,
-    )
+    transfer = reducing(self, op, group, "reduce", bucket_bytes, dist.reduce, dst)
     if dist.get_rank() != dst:
         transfer.copies = []  # only dst's buffers hold the result
     if async_op and return_premature:

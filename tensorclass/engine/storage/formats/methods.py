@@ -66,7 +66,7 @@ def from_h5(
     ``to_tensordict()`` reads it all). See that class for the keywords."""
     del cls  # a file holds its own structure
     return open_persistent(
-        filename, "h5", mode, auto_batch_size, batch_dims, batch_size, non_tensor_as_stack
+        filename, "h5", mode, batch_size, auto_batch_size, batch_dims, non_tensor_as_stack
     )
 
 
@@ -99,9 +99,9 @@ def from_zarr(
         filename,
         "zarr",
         mode,
+        batch_size,
         auto_batch_size,
         batch_dims,
-        batch_size,
         non_tensor_as_stack,
         allow_pickle,
     )

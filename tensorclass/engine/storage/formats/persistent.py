@@ -65,9 +65,9 @@ def open_persistent(
     filename: object,
     name: str,
     mode: str = "r",
+    batch_size: Any = None,
     auto_batch_size: bool = False,
     batch_dims: int | None = None,
-    batch_size: Any = None,
     non_tensor_as_stack: bool = False,
     allow_pickle: bool | None = None,
 ) -> PersistentTensorDict:
