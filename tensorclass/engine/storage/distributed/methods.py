@@ -23,12 +23,10 @@ __all__ = ["TensorPipe", "arecv", "asend"]
 class TensorPipe(Protocol):
     """What :func:`asend` and :func:`arecv` need: any object with these two coroutine methods (tensordict's UCXX ``TensorDictPipe`` is one)."""
 
-    async def asend(self, data: TensorCore, /) -> object:
+    async def asend(self, data: Any, /) -> object:
         """Send ``data`` through the pipe."""
 
-    async def arecv(
-        self, data: TensorCore, /, *, device: torch.device | str | None = None
-    ) -> TensorCore:
+    async def arecv(self, data: Any, /, *, device: torch.device | str | None = None) -> TensorCore:
         """Receive into ``data`` if it can, else return a new instance."""
 
 
