@@ -26,6 +26,7 @@ from torch import Tensor
 from ...errors import MemmapFormatError, RecordedClassError
 from ...json_values import non_tensor_from_json, non_tensor_to_json
 from ...non_tensor import NonTensorData, NonTensorStack
+from ...schema import Field
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.state import TensorCore, fits_batch
 from .flat_buffer import byte_layout
@@ -230,7 +231,7 @@ class _Reader:
             self.check_entry(entry, tuple(size), cls, fields)
 
     def check_entry(
-        self, entry: object, batch: tuple[int, ...], cls: type, fields: Mapping[str, object] | None
+        self, entry: object, batch: tuple[int, ...], cls: type, fields: Mapping[str, Field] | None
     ) -> None:
         if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
             raise self.fail(f"bad entry {entry!r}")

@@ -157,10 +157,13 @@ def _entries(
     return found
 
 
-def _view(storage: Any, dtype: torch.dtype, shape: tuple[int, ...], offset: int) -> Tensor:
+def _view(
+    storage: torch.UntypedStorage | None, dtype: torch.dtype, shape: tuple[int, ...], offset: int
+) -> Tensor:
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype)
+    assert storage is not None  # a file holding tensor bytes is mapped
     if offset % dtype.itemsize:  # unaligned: one copy
         raw = torch.empty((0,), dtype=torch.uint8).set_(storage, offset, (nbytes,), (1,))
         return raw.clone().view(dtype).reshape(shape)
