@@ -72,7 +72,7 @@ def from_dict(
 
 
 def from_any(
-    obj: Any,
+    obj: object,
     *,
     auto_batch_size: bool | None = None,
     batch_dims: int | None = None,
@@ -147,7 +147,7 @@ def from_tuple(
 
 
 def from_dataclass(
-    obj: Any,
+    obj: object,
     *,
     dest_cls: type | None = None,
     auto_batch_size: bool | None = None,
@@ -187,7 +187,7 @@ def from_dataclass(
     )
 
 
-def fromkeys(keys: Sequence[Any], value: Any = 0) -> TensorDict:
+def fromkeys(keys: Sequence[Any], value: object = 0) -> TensorDict:
     """A ``TensorDict`` with ``value`` under every key (see :meth:`TensorDict.fromkeys`).
 
     >>> from tensorclass import fromkeys
@@ -247,7 +247,7 @@ def from_module(
 
 
 def from_pytree(
-    pytree: Any,
+    pytree: object,
     *,
     batch_size: BatchSizeLike = None,
     auto_batch_size: bool | None = None,
@@ -296,7 +296,7 @@ def make_tensordict(
     batch_size: BatchSizeLike = None,
     device: DeviceLike = None,
     auto_batch_size: bool | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> TensorDict:
     """A ``TensorDict`` from a mapping and/or keyword entries (the mapping's win on a
     shared key); ``auto_batch_size=True`` computes the batch size when none is given.
