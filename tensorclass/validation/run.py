@@ -342,7 +342,9 @@ def _unwrap(leaf: object) -> object:
     return leaf.value() if type(leaf) is NonTensorData or type(leaf) is NonTensorStack else leaf
 
 
-def _leaf(check: FieldCheck, raw: object, owner: TensorCore, loc: Loc, problems: Problems) -> object:
+def _leaf(
+    check: FieldCheck, raw: object, owner: TensorCore, loc: Loc, problems: Problems
+) -> object:
     """The checked leaf for one field, or None after recording why it cannot be stored."""
     batch: torch.Size = owner._batch_size
     kind = check.kind
@@ -376,7 +378,9 @@ def _leaf(check: FieldCheck, raw: object, owner: TensorCore, loc: Loc, problems:
     return check_leaf(check, raw, batch, loc, problems)
 
 
-def _prefix_ok(leaf: Tensor | NonTensorStack | TensorCore, batch: torch.Size, loc: Loc, problems: Problems) -> bool:
+def _prefix_ok(
+    leaf: Tensor | NonTensorStack | TensorCore, batch: torch.Size, loc: Loc, problems: Problems
+) -> bool:
     shape = list(leaf.shape)
     if shape[: len(batch)] == list(batch):
         return True
