@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ __all__ = [
     "EXIT_USAGE",
     "Problem",
     "UsageError",
+    "add_command",
     "count_tensors",
     "file_problems",
     "problem",
@@ -37,6 +40,27 @@ Problem = dict[str, Any]
 
 class UsageError(Exception):
     """A mistake in how a command was called; ``main`` prints it and exits with 2."""
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    summary: str,
+    description: str,
+    *,
+    reads_save: bool = False,
+) -> argparse.ArgumentParser:
+    """Declare the command ``name`` on the ``main`` parser's sub-commands: ``summary`` in
+    the list of commands, ``description`` in its help, ``run`` what it runs; ``reads_save``:
+    it takes the ``PATH`` of a save. Returns its parser, for its own options."""
+    parser = commands.add_parser(name, help=summary, description=description)
+    if reads_save:
+        parser.add_argument(
+            "path", metavar="PATH", help="a directory written by memmap/memmap_like"
+        )
+    parser.set_defaults(run=run)
+    return parser
 
 
 def save_path(path: str) -> Path:

@@ -17,6 +17,7 @@ from ..errors import MemmapFormatError
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
+    add_command,
     count_tensors,
     file_problems,
     problem,
@@ -30,18 +31,19 @@ __all__ = ["add_parser", "render", "run", "short_class"]
 _INDENT = "  "
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Declare the ``inspect`` command on the ``main`` parser's sub-commands."""
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
         "inspect",
-        help="show what a save holds (reads metadata only)",
-        description="Show the tree of a saved tensor class: class, batch size, each key "
-        "with its dtype, shape and size on disk, and the totals. Reads metadata only. "
+        run,
+        "show what a save holds (reads metadata only)",
+        "Show the tree of a saved tensor class: class, batch size, each key with its dtype, "
+        "shape and size on disk, and the totals. Reads metadata only. "
         "Exit status: 0 readable, 1 damaged save, 2 usage error.",
+        reads_save=True,
     )
-    parser.add_argument("path", metavar="PATH", help="a directory written by memmap/memmap_like")
     parser.add_argument("--json", action="store_true", help="print the tree as JSON")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
