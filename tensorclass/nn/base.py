@@ -29,7 +29,7 @@ from .keys import Key, as_keys, call_name, show_keys
 from .skip import ACTIVE as _SKIP_BLOCKS
 from .skip import current_mode, should_skip
 
-__all__ = ["TensorDictModuleBase"]
+__all__ = ["FixedKeysModule", "HeldKeysModule", "TensorDictModuleBase"]
 
 T = TypeVar("T", bound=TensorDictBase, default=TensorDictBase)
 S = TypeVar("S", bound=TensorDictBase)
@@ -278,6 +278,56 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
             fields.append(("schema", self._schema.__name__))
         body = ",\n".join(f"    {name}={indent(text, 4)}" for name, text in fields)
         return f"{type(self).__name__}(\n{body})"
+
+
+class FixedKeysModule(TensorDictModuleBase[T]):
+    """A module whose keys are fixed when it is built (``_in_keys``, ``_out_keys``)."""
+
+    _in_keys: list[Key]
+    _out_keys: list[Key]
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The keys read, as fixed when the module was built."""
+        return list(self._in_keys)
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """The keys written, as fixed when the module was built."""
+        return list(self._out_keys)
+
+
+class HeldKeysModule(TensorDictModuleBase[T]):
+    """A module whose keys are those of a key-reading module it holds (``_held()``): its
+    in and out keys, and the selection of out keys, which is made on the held module."""
+
+    def _held(self) -> TensorDictModuleBase[Any]:
+        raise NotImplementedError
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The held module's in keys."""
+        return list(self._held().in_keys)
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """The held module's ``out_keys_source``."""
+        return list(self._held().out_keys_source)
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The held module's out keys (its selection included)."""
+        return list(self._held().out_keys)
+
+    def select_out_keys(self, *out_keys: object) -> Self:
+        """Select the out keys of the held module; returns this module."""
+        self._held().select_out_keys(*out_keys)
+        return self
+
+    def reset_out_keys(self) -> Self:
+        """Undo :meth:`select_out_keys` on the held module; returns this module."""
+        self._held().reset_out_keys()
+        return self
 
 
 def _reset_each(module: nn.Module) -> bool:
