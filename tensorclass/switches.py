@@ -62,7 +62,8 @@ class ExitRestores:
     whether the block ended normally or by an exception (which propagates).
 
     The base of the scoped settings: the switches here, ``set_interaction_type`` and
-    ``set_skip_existing`` (``tensorclass.nn``).
+    ``set_skip_existing`` (``tensorclass.nn``), and ``ParamSwap`` (``to_module``; listed
+    first among its bases, before the engine whose ``__exit__`` ends shape contexts).
     """
 
     __slots__ = ()
