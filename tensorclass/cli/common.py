@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "EXIT_PROBLEMS",
     "EXIT_USAGE",
     "Problem",
+    "Command",
     "UsageError",
     "add_command",
     "count_tensors",
@@ -42,25 +44,34 @@ class UsageError(Exception):
     """A mistake in how a command was called; ``main`` prints it and exits with 2."""
 
 
+@dataclass(frozen=True)
+class Command:
+    """A command of ``python -m tensorclass``: its name, its line in the list of commands
+    (``summary``), its help text, and whether it takes the ``PATH`` of a save."""
+
+    name: str
+    summary: str
+    description: str
+    reads_save: bool = False
+
+
 def add_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
+    command: Command,
     run: Callable[[argparse.Namespace], int],
-    summary: str,
-    description: str,
-    *,
-    reads_save: bool = False,
-) -> argparse.ArgumentParser:
-    """Declare the command ``name`` on the ``main`` parser's sub-commands: ``summary`` in
-    the list of commands, ``description`` in its help, ``run`` what it runs; ``reads_save``:
-    it takes the ``PATH`` of a save. Returns its parser, for its own options."""
-    parser = commands.add_parser(name, help=summary, description=description)
-    if reads_save:
+    add_options: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Declare ``command`` on the ``main`` parser's sub-commands: its ``PATH`` (if it reads
+    a save), the options ``add_options`` adds, and ``run``, what it runs."""
+    parser = commands.add_parser(
+        command.name, help=command.summary, description=command.description
+    )
+    if command.reads_save:
         parser.add_argument(
             "path", metavar="PATH", help="a directory written by memmap/memmap_like"
         )
+    add_options(parser)
     parser.set_defaults(run=run)
-    return parser
 
 
 def save_path(path: str) -> Path:

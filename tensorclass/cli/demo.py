@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from ..engine.storage.memmap.metadata import read_metadata
 from ..loading import load_memmap
 from ..validation import validate
-from .common import EXIT_OK, UsageError, add_command
+from .common import EXIT_OK, Command, UsageError
 from .demo_data import CLASSES, ImageBatch, make_dataset
 from .demo_train import (
     Plan,
@@ -43,7 +43,7 @@ from .demo_train import (
 from .format import format_bytes, format_shape
 from .progress import Stages, seconds_since_process_start
 
-__all__ = ["DemoReport", "add_parser", "format_report", "run", "run_demo"]
+__all__ = ["DemoReport", "COMMAND", "add_options", "format_report", "run", "run_demo"]
 
 SCHEMA_PATH = f"{ImageBatch.__module__}:{ImageBatch.__qualname__}"
 
@@ -90,17 +90,17 @@ class DemoReport:
         return sum(tail) / len(tail)
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare the ``demo`` command on the ``main`` parser's sub-commands."""
-    parser = add_command(
-        commands,
-        "demo",
-        run,
-        "build, validate and train on a memory-mapped dataset",
-        "Write a synthetic image dataset to disk as a memory-mapped tensor class, validate "
-        "it, train a small model and an ensemble on it, and report. "
-        "The data is removed at the end unless --keep is given.",
-    )
+COMMAND = Command(
+    "demo",
+    "build, validate and train on a memory-mapped dataset",
+    "Write a synthetic image dataset to disk as a memory-mapped tensor class, validate "
+    "it, train a small model and an ensemble on it, and report. "
+    "The data is removed at the end unless --keep is given.",
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ``demo`` command."""
     parser.add_argument(
         "--out",
         type=Path,

@@ -17,7 +17,7 @@ from ..errors import MemmapFormatError
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
-    add_command,
+    Command,
     count_tensors,
     file_problems,
     problem,
@@ -26,23 +26,23 @@ from .common import (
 )
 from .format import brief, format_bytes, format_shape, plural, table
 
-__all__ = ["add_parser", "render", "run", "short_class"]
+__all__ = ["COMMAND", "add_options", "render", "run", "short_class"]
 
 _INDENT = "  "
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare the ``inspect`` command on the ``main`` parser's sub-commands."""
-    parser = add_command(
-        commands,
-        "inspect",
-        run,
-        "show what a save holds (reads metadata only)",
-        "Show the tree of a saved tensor class: class, batch size, each key with its dtype, "
-        "shape and size on disk, and the totals. Reads metadata only. "
-        "Exit status: 0 readable, 1 damaged save, 2 usage error.",
-        reads_save=True,
-    )
+COMMAND = Command(
+    "inspect",
+    "show what a save holds (reads metadata only)",
+    "Show the tree of a saved tensor class: class, batch size, each key with its dtype, "
+    "shape and size on disk, and the totals. Reads metadata only. "
+    "Exit status: 0 readable, 1 damaged save, 2 usage error.",
+    reads_save=True,
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ``inspect`` command."""
     parser.add_argument("--json", action="store_true", help="print the tree as JSON")
 
 

@@ -31,8 +31,8 @@ from ..validation.tensors import device_ok
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
+    Command,
     Problem,
-    add_command,
     count_tensors,
     file_problems,
     problem,
@@ -42,21 +42,21 @@ from .common import (
 from .format import format_bytes, format_shape, plural
 from .schema_import import import_schema
 
-__all__ = ["Result", "add_parser", "check", "parse_batch_size", "run"]
+__all__ = ["Result", "COMMAND", "add_options", "check", "parse_batch_size", "run"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare the ``validate`` command on the ``main`` parser's sub-commands."""
-    parser = add_command(
-        commands,
-        "validate",
-        run,
-        "check a save against a tensor class",
-        "Check that the save at PATH conforms to a tensor class: every key, dtype, shape, "
-        "symbolic dim and non-tensor value. Lists every problem at once. "
-        "Exit status: 0 conforms, 1 problems (or a damaged save), 2 usage error.",
-        reads_save=True,
-    )
+COMMAND = Command(
+    "validate",
+    "check a save against a tensor class",
+    "Check that the save at PATH conforms to a tensor class: every key, dtype, shape, "
+    "symbolic dim and non-tensor value. Lists every problem at once. "
+    "Exit status: 0 conforms, 1 problems (or a damaged save), 2 usage error.",
+    reads_save=True,
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ``validate`` command."""
     parser.add_argument(
         "--schema",
         required=True,
