@@ -150,5 +150,5 @@ def _flat(values: Any, depth: int) -> list[Any]:
     return [item for value in values for item in _flat(value, depth - 1)]
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     return "null" if value is None else type(value).__name__
