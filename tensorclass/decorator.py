@@ -23,7 +23,7 @@ __all__ = ["is_tensorclass", "tensorclass"]
 C = TypeVar("C", bound=type)
 
 
-def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> None:
+def _retarget_class_cells(namespace: dict[str, object], old: type, new: type) -> None:
     """Point the ``__class__`` cells of methods (zero-argument ``super()``) at ``new``."""
     for value in namespace.values():
         functions: list[Any] = [value]
@@ -40,7 +40,7 @@ def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> No
                 cell.cell_contents = new
 
 
-def _generated(key: str, value: Any) -> bool:
+def _generated(key: str, value: object) -> bool:
     """Whether a class attribute was made for the old class (schema, caches, ``__init__``)."""
     if key.startswith("__tensorclass_"):
         return True

@@ -13,7 +13,7 @@ one tensor for one out key, else a tuple.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 import torch
@@ -29,7 +29,7 @@ from .keys import Key, as_keys, call_name, show_keys
 from .skip import ACTIVE as _SKIP_BLOCKS
 from .skip import current_mode, should_skip
 
-__all__ = ["TensorDictModuleBase"]
+__all__ = ["FixedKeysModule", "HeldKeysModule", "TensorDictModuleBase"]
 
 T = TypeVar("T", bound=TensorDictBase, default=TensorDictBase)
 S = TypeVar("S", bound=TensorDictBase)
@@ -79,7 +79,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         """The tensor class this module reads and writes, if it was given one."""
         return self._schema
 
-    def select_out_keys(self, *out_keys: Any) -> Self:
+    def select_out_keys(self, *out_keys: object) -> Self:
         """Write only ``out_keys`` (a subset of ``out_keys_source``); returns this module.
 
         Undo with :meth:`reset_out_keys`.
@@ -104,7 +104,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         return self
 
     @staticmethod
-    def is_tdmodule_compatible(module: Any) -> bool:
+    def is_tdmodule_compatible(module: object) -> bool:
         """Whether ``module`` reads and writes by key: it has ``in_keys`` and ``out_keys``.
 
         >>> from torch import nn
@@ -182,14 +182,14 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         @overload
         def __call__(self, *tensors: Tensor, **named: Tensor) -> Any: ...
 
-        def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+        def __call__(self, *args: object, **kwargs: object) -> object: ...
 
     def forward(
         self,
-        tensordict: Any = None,
-        *args: Any,
+        tensordict: object = None,
+        *args: object,
         tensordict_out: Any = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> Any:
         """Run on a tensor class (returned, with the outputs written), or on tensors.
 
@@ -222,15 +222,18 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         raise NotImplementedError
 
     def _forward_tensors(
-        self, values: tuple[Any, ...], named: dict[str, Any], tensordict_out: Any = None
-    ) -> Any:
+        self,
+        values: tuple[object, ...],
+        named: dict[str, object],
+        tensordict_out: TensorOps | None = None,
+    ) -> object:
         in_keys = self.in_keys
         if len(values) > len(in_keys):
             raise TypeError(
                 f"{type(self).__name__} takes {len(in_keys)} input(s) {show_keys(in_keys)}; "
                 f"got {len(values)}"
             )
-        data: dict[Any, Any] = dict(zip(in_keys, values))
+        data: dict[Key, object] = dict(zip(in_keys, values))
         if named:
             names = self._call_names()
             for name, value in named.items():
@@ -247,7 +250,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         outputs = tuple(result.get(key) for key in self.out_keys)
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _wrong_class(self, tensordict: Any, role: str) -> SchemaError:
+    def _wrong_class(self, tensordict: object, role: str) -> SchemaError:
         name = self._schema.__name__ if self._schema is not None else "?"
         return SchemaError(
             f"{type(self).__name__}(schema={name}) was called with a "
@@ -255,7 +258,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
             f"pass a {name} (or build the module without schema=)"
         )
 
-    def _missing_input(self, tensordict: Any, key: Key) -> KeyNotFoundError:
+    def _missing_input(self, tensordict: TensorOps, key: Key) -> KeyNotFoundError:
         held = [k for k in tensordict.keys(include_nested=True, leaves_only=True)]
         return KeyNotFoundError(
             f"{type(self).__name__} reads {key!r}, which the input {type(tensordict).__name__} "
@@ -277,6 +280,56 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         return f"{type(self).__name__}(\n{body})"
 
 
+class FixedKeysModule(TensorDictModuleBase[T]):
+    """A module whose keys are fixed when it is built (``_in_keys``, ``_out_keys``)."""
+
+    _in_keys: list[Key]
+    _out_keys: list[Key]
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The keys read, as fixed when the module was built."""
+        return list(self._in_keys)
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """The keys written, as fixed when the module was built."""
+        return list(self._out_keys)
+
+
+class HeldKeysModule(TensorDictModuleBase[T]):
+    """A module whose keys are those of a key-reading module it holds (``_held()``): its
+    in and out keys, and the selection of out keys, which is made on the held module."""
+
+    def _held(self) -> TensorDictModuleBase[Any]:
+        raise NotImplementedError
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The held module's in keys."""
+        return list(self._held().in_keys)
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """The held module's ``out_keys_source``."""
+        return list(self._held().out_keys_source)
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The held module's out keys (its selection included)."""
+        return list(self._held().out_keys)
+
+    def select_out_keys(self, *out_keys: object) -> Self:
+        """Select the out keys of the held module; returns this module."""
+        self._held().select_out_keys(*out_keys)
+        return self
+
+    def reset_out_keys(self) -> Self:
+        """Undo :meth:`select_out_keys` on the held module; returns this module."""
+        self._held().reset_out_keys()
+        return self
+
+
 def _reset_each(module: nn.Module) -> bool:
     """Call ``reset_parameters`` on every submodule that has one; whether any had."""
     found = False
@@ -289,7 +342,7 @@ def _reset_each(module: nn.Module) -> bool:
     return found
 
 
-def first_missing(tensordict: Any, keys: Iterable[Key]) -> Key | None:
+def first_missing(tensordict: Container[Key], keys: Iterable[Key]) -> Key | None:
     """The first of ``keys`` that ``tensordict`` does not hold, or ``None``."""
     for key in keys:
         if key not in tensordict:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
-from types import TracebackType
 from typing import Any
 
 import torch
 from torch import Tensor
 from torch.distributions import Distribution
+
+from ..switches import ExitRestores
 
 __all__ = ["InteractionType", "interaction_type", "sample", "set_interaction_type"]
 
@@ -76,7 +77,7 @@ def interaction_type() -> InteractionType | None:
     return current.type if current.depth else _Process.type
 
 
-class set_interaction_type(contextlib.ContextDecorator):
+class set_interaction_type(contextlib.ContextDecorator, ExitRestores):
     """Set the interaction type of probabilistic modules inside a block (or a function).
 
     ``thread_local=True`` (the default here) sets it for the calling thread only;
@@ -105,12 +106,7 @@ class set_interaction_type(contextlib.ContextDecorator):
             self._previous.append((False, _Process.type))
             _Process.type = self.type
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         local, previous = self._previous.pop()
         if local:
             _CURRENT.type = previous

@@ -55,7 +55,7 @@ def _flipped(in_keys: Mapping[Any, Any]) -> dict[NestedKey, str]:
     return flipped
 
 
-def _describe_output(result: Any) -> str:
+def _describe_output(result: object) -> str:
     if isinstance(result, (tuple, list)):
         return f"a {type(result).__name__} of {len(result)}"
     return f"one {type(result).__name__}"
@@ -276,7 +276,7 @@ class TensorDictModule(TensorDictModuleBase[T]):
         for _, key in self._writes:
             target.set(key, result)  # one value of another kind (a tensor class, a number...)
 
-    def _count_error(self, result: Any) -> StructureMismatchError:
+    def _count_error(self, result: object) -> StructureMismatchError:
         return StructureMismatchError(
             f"TensorDictModule with out_keys={self._out_source!r} expects {len(self._out_source)} "
             f"output(s) from its module; it returned {_describe_output(result)}"

@@ -193,7 +193,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     def __getitem__(self, index: int | slice) -> Any:
         """A module of the chain (``seq[i]``) or a new sequential of a slice (``seq[1:]``)."""
         if isinstance(index, slice):
-            return self._with_modules(list(self._list)[index])
+            return self._with_modules(self._chain()[index])
         return self._list[index]
 
     def __len__(self) -> int:
@@ -211,7 +211,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         """
         return iter(self._chain())
 
-    def _with_modules(self, modules: list[Any]) -> TensorDictSequential[T]:
+    def _with_modules(self, modules: list[TensorDictModuleBase[Any]]) -> TensorDictSequential[T]:
         """A sequential of ``modules`` with this one's settings (keys already checked)."""
         new: TensorDictSequential[T] = self._class_for(modules)(
             *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
@@ -222,7 +222,9 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             new._selected = kept
         return new
 
-    def _class_for(self, modules: list[Any]) -> type[TensorDictSequential[Any]]:
+    def _class_for(
+        self, modules: list[TensorDictModuleBase[Any]]
+    ) -> type[TensorDictSequential[Any]]:
         """The class of a sequential of ``modules`` cut from this one."""
         return TensorDictSequential
 
@@ -236,7 +238,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         it writes one of them or an input of a later kept module. Nested sequentials are
         pruned the same way. The modules themselves are shared, not copied.
         """
-        modules: list[Any] = list(self._list)
+        modules: list[TensorDictModuleBase[Any]] = list(self._chain())
         if in_keys is not None:
             modules = _keep_dependents(modules, set(as_keys(in_keys, "in_keys")))
         if out_keys is not None:
@@ -260,27 +262,37 @@ def _run_where_possible(module: TensorDictModuleBase[Any], tensordict: Any) -> A
     return tensordict
 
 
-def _keep_dependents(modules: list[Any], affected: set[Key]) -> list[Any]:
-    kept: list[Any] = []
-    for module in modules:
-        if isinstance(module, TensorDictSequential):
-            inner = _keep_dependents(list(module.module), affected)
-            if inner:
-                kept.append(module._with_modules(inner))
-        elif affected.intersection(module.in_keys):
-            kept.append(module)
-            affected.update(module.out_keys)
-    return kept
+def _keep_dependents(
+    modules: list[TensorDictModuleBase[Any]], affected: set[Key]
+) -> list[TensorDictModuleBase[Any]]:
+    """The modules that read ``affected`` or an output of an earlier kept module."""
+    return _keep_linked(modules, affected, downstream=True)
 
 
-def _keep_dependencies(modules: list[Any], needed: set[Key]) -> list[Any]:
-    kept: list[Any] = []
-    for module in reversed(modules):
+def _keep_dependencies(
+    modules: list[TensorDictModuleBase[Any]], needed: set[Key]
+) -> list[TensorDictModuleBase[Any]]:
+    """The modules that write ``needed`` or an input of a later kept module."""
+    return _keep_linked(modules, needed, downstream=False)
+
+
+def _keep_linked(
+    modules: list[TensorDictModuleBase[Any]], keys: set[Key], downstream: bool
+) -> list[TensorDictModuleBase[Any]]:
+    """The modules linked to ``keys`` (which grows as modules are kept): walking forward,
+    those that read one of them (their outputs join); walking backward, those that write
+    one (their inputs join). Nested sequentials are pruned the same way."""
+    kept: list[TensorDictModuleBase[Any]] = []
+    for module in modules if downstream else reversed(modules):
         if isinstance(module, TensorDictSequential):
-            inner = _keep_dependencies(list(module.module), needed)
+            inner = _keep_linked(module._chain(), keys, downstream)
             if inner:
                 kept.append(module._with_modules(inner))
-        elif needed.intersection(module.out_keys):
+            continue
+        linked, joined = (
+            (module.in_keys, module.out_keys) if downstream else (module.out_keys, module.in_keys)
+        )
+        if keys.intersection(linked):
             kept.append(module)
-            needed.update(module.in_keys)
-    return kept[::-1]
+            keys.update(joined)
+    return kept if downstream else kept[::-1]

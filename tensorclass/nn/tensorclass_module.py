@@ -33,7 +33,7 @@ from typing_extensions import TypeVar
 from ..engine.core.state import TensorCore
 from ..engine.ops import TensorOps
 from ..schema import FieldKind, resolved_schema
-from .base import TensorDictModuleBase, first_missing
+from .base import FixedKeysModule, first_missing
 from .keys import Key
 
 __all__ = ["TensorClassModuleBase", "TensorClassModuleWrapper", "leaf_keys"]
@@ -102,7 +102,7 @@ class TensorClassModuleBase(nn.Module, Generic[In, Out]):
         return TensorClassModuleWrapper(self)
 
 
-class TensorClassModuleWrapper(TensorDictModuleBase):
+class TensorClassModuleWrapper(FixedKeysModule):
     """A :class:`TensorClassModuleBase` as a module reading and writing by key.
 
     The in keys are the leaves of the input class, the out keys those of the output
@@ -126,16 +126,6 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         self._in_keys = leaf_keys(cast(type, in_type))
         self._required = leaf_keys(cast(type, in_type), required=True)
         self._out_keys = leaf_keys(cast(type, out_type))
-
-    @property
-    def in_keys(self) -> list[Key]:
-        """The leaves of the module's input class."""
-        return list(self._in_keys)
-
-    @property
-    def out_keys_source(self) -> list[Key]:
-        """The leaves of the module's output class."""
-        return list(self._out_keys)
 
     def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         missing = first_missing(tensordict, self._required)
