@@ -29,7 +29,7 @@ from .field_access import SLOT_NAMES
 from .fields import field
 from .loading import load_memmap
 from .registry import register_typed_class
-from .schema import Field, Schema
+from .schema import Field, Schema, is_typed
 
 if TYPE_CHECKING:
     from ._typing import InitAttr, ReadOnlyAfterInit
@@ -40,6 +40,7 @@ __all__ = [
     "TensorClass",
     "TensorClassMeta",
     "install_schema",
+    "is_tensorclass",
     "regenerate_init",
     "resolve_annotations",
     "tensor_class_of",
@@ -394,3 +395,10 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
     name = f"{dataclass.__name__}_tc"
     made[frozen] = TensorClassMeta(name, (TensorClass,), namespace, frozen=frozen)
     return made[frozen]
+
+
+def is_tensorclass(obj: object) -> bool:
+    """Whether ``obj`` is a tensor class with declared fields (not ``TensorDict``) or an
+    instance of one."""
+    klass = obj if isinstance(obj, type) else type(obj)
+    return is_typed(klass) and klass is not TensorClass

@@ -30,7 +30,7 @@ from ..engine.ops import TensorOps
 from ..errors import InvalidKeyError
 from ..keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
-from .composite import CompositeDistribution, suffixed
+from .distributions.composite import CompositeDistribution, suffixed
 from .generators import as_generator_spec, drawing_from, generator_from
 from .interaction import InteractionType, interaction_type, sample, set_interaction_type
 from .keys import Key, KeysLike, as_keys, read_input, structure_copy
@@ -38,7 +38,14 @@ from .lp_aggregate import composite_lp_aggregate
 from .schema_check import check_module_keys
 from .sequential import TensorDictSequential
 
-__all__ = ["ProbabilisticTensorDictModule", "ProbabilisticTensorDictSequential"]
+# tensordict.nn.probabilistic's names, importable from here too
+__all__ = [
+    "InteractionType",
+    "ProbabilisticTensorDictModule",
+    "ProbabilisticTensorDictSequential",
+    "interaction_type",
+    "set_interaction_type",
+]
 
 
 class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):

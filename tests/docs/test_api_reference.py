@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import types
 
 import pytest
 
@@ -22,7 +23,7 @@ PUBLIC = [
 
 
 DOCUMENTED_MODULES = {
-    d for d in DIRECTIVES if isinstance(pkgutil.resolve_name(d), type(tensorclass))
+    d for d in DIRECTIVES if isinstance(pkgutil.resolve_name(d), types.ModuleType)
 }
 
 
