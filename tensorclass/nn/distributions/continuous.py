@@ -125,8 +125,8 @@ class Delta(Distribution):
     A value equals ``param`` where ``|value - param| < atol + rtol * |param|`` at every
     element of an event. Without ``batch_shape`` and ``event_shape``, the last dim of
     ``param`` is the event and the dims before it the batch; given, they are taken as they
-    are. ``mean``, ``mode`` and ``deterministic_sample`` are ``param``; ``rsample`` keeps the
-    gradient to ``param`` and ``sample`` does not.
+    are. ``mean``, ``mode`` and ``deterministic_sample`` are ``param``; ``sample`` and
+    ``rsample`` give ``param`` expanded to the sample shape (a view of it).
 
     Args:
         param: the point the mass sits on.
@@ -177,7 +177,7 @@ class Delta(Distribution):
         return torch.where(equal, inf, -inf)
 
     def sample(self, sample_shape: torch.Size | Sequence[int] | None = None) -> Tensor:
-        """``param`` expanded to ``sample_shape + param.shape``, without a gradient."""
+        """``param`` expanded to ``sample_shape + param.shape`` (computed under ``no_grad``)."""
         with torch.no_grad():
             return self.rsample(sample_shape)
 
