@@ -29,7 +29,7 @@ from ..engine.ops import TensorOps
 from ..errors import BatchSizeError
 from ..tensordict import TensorDict
 from .base import TensorDictModuleBase, _reset_each
-from .keys import Key, structure_copy
+from .keys import Key, KeysLike, as_keys, structure_copy
 from .params import TensorDictParams
 
 __all__ = ["EnsembleModule"]
@@ -90,8 +90,12 @@ class EnsembleModule(TensorDictModuleBase):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The copied module's in keys."""
+        """The copied module's in keys (assigning sets the copied module's)."""
         return list(self.module.in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: KeysLike) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
@@ -100,8 +104,19 @@ class EnsembleModule(TensorDictModuleBase):
 
     @property
     def out_keys(self) -> list[Key]:
-        """The copied module's out keys (its selection included)."""
+        """The copied module's out keys (its selection included; assigning sets the copied
+        module's)."""
         return list(self.module.out_keys)
+
+    @out_keys.setter
+    def out_keys(self, keys: KeysLike) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self.module.in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self.module.out_keys = keys
 
     def select_out_keys(self, *out_keys: Any) -> Self:
         """Select the out keys of the copied module; returns this ensemble."""

@@ -161,6 +161,26 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         values)."""
         return list(self._in_keys)
 
+    @in_keys.setter
+    def in_keys(self, keys: KeysLike) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys written (the sample keys, and the log-probability keys when
+        ``return_log_prob``, unless selected); assigning them is an error, as in tensordict."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: KeysLike) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("in_keys", "they name the distribution's parameters; build a new module")
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("out_keys", "they are the sample and log-probability keys")
+
     def _set_log_prob_keys(
         self, log_prob_key: NestedKey | None, log_prob_keys: KeysLike | None
     ) -> None:

@@ -116,6 +116,10 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             written.update(module.out_keys)
         return keys
 
+    @in_keys.setter
+    def in_keys(self, keys: KeysLike) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
     @property
     def out_keys_source(self) -> list[Key]:
         """Every key some module writes, in order."""
@@ -123,6 +127,24 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         for module in self._chain():
             keys.extend(k for k in module.out_keys if k not in keys)
         return keys
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys written (every module's, unless selected; derived from the modules:
+        assigning them is an error, set the keys of the modules)."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: KeysLike) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("in_keys", "they are derived from its modules; set theirs")
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys(
+            "out_keys", "they are derived from its modules; set theirs, or select_out_keys"
+        )
 
     def _check_schema(self, schema: type) -> None:
         owner = f"TensorDictSequential(schema={schema.__name__})"

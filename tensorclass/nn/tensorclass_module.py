@@ -34,7 +34,7 @@ from ..engine.core.state import TensorCore
 from ..engine.ops import TensorOps
 from ..schema import FieldKind, resolved_schema
 from .base import TensorDictModuleBase, first_missing
-from .keys import Key
+from .keys import Key, KeysLike, as_keys
 
 __all__ = ["TensorClassModuleBase", "TensorClassModuleWrapper", "leaf_keys"]
 
@@ -129,8 +129,28 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The leaves of the module's input class."""
+        """The leaves of the module's input class (derived: assigning them is an error)."""
         return list(self._in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: KeysLike) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The leaves of the module's output class (unless selected; derived: assigning
+        them is an error)."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: KeysLike) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("in_keys", "they are the leaves of the module's input class")
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("out_keys", "they are the leaves of the module's output class")
 
     @property
     def out_keys_source(self) -> list[Key]:

@@ -73,8 +73,29 @@ class WrapModule(TensorDictModuleBase[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The keys ``func`` reads (as declared)."""
+        """The keys ``func`` reads (as declared; assignable)."""
         return list(self._in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: KeysLike) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys ``func`` writes (as declared, unless selected; assignable)."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: KeysLike) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._out_keys = keys
+        self._selected = None
+        self._out_keys_changed()
 
     @property
     def out_keys_source(self) -> list[Key]:
@@ -135,8 +156,12 @@ class TensorDictModuleWrapper(TensorDictModuleBase[T], Generic[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The wrapped module's in keys."""
+        """The wrapped module's in keys (assigning sets the wrapped module's)."""
         return list(self.td_module.in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: KeysLike) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
@@ -145,8 +170,19 @@ class TensorDictModuleWrapper(TensorDictModuleBase[T], Generic[T]):
 
     @property
     def out_keys(self) -> list[Key]:
-        """The wrapped module's out keys (its selection included)."""
+        """The wrapped module's out keys (its selection included; assigning sets the
+        wrapped module's)."""
         return list(self.td_module.out_keys)
+
+    @out_keys.setter
+    def out_keys(self, keys: KeysLike) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self.td_module.in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self.td_module.out_keys = keys
 
     def select_out_keys(self, *out_keys: Any) -> Self:
         """Select the out keys of the wrapped module; returns this wrapper."""
