@@ -25,7 +25,7 @@ from ..engine.core.self_types import is_op
 from ..engine.ops import TensorOps
 from ..errors import BatchSizeError, KeyNotFoundError, SchemaError
 from ..tensordict import TensorDict
-from .keys import Key, KeysLike, as_keys, call_name, show_keys
+from .keys import Key, as_keys, call_name, show_keys
 from .skip import ACTIVE as _SKIP_BLOCKS
 from .skip import current_mode, should_skip
 
@@ -66,7 +66,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         return list(self._assigned("_in_keys_set", "in_keys"))
 
     @in_keys.setter
-    def in_keys(self, keys: KeysLike) -> None:
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
         self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
@@ -81,7 +81,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         return self._current_out_keys()
 
     @out_keys.setter
-    def out_keys(self, keys: KeysLike) -> None:
+    def out_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
         self._set_out_keys(as_keys(keys, "out_keys"))
 
     def _current_out_keys(self) -> list[Key]:

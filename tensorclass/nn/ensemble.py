@@ -29,7 +29,7 @@ from ..engine.ops import TensorOps
 from ..errors import BatchSizeError
 from ..tensordict import TensorDict
 from .base import TensorDictModuleBase, _reset_each
-from .keys import Key, KeysLike, as_keys, structure_copy
+from .keys import Key, as_keys, structure_copy
 from .params import TensorDictParams
 
 __all__ = ["EnsembleModule"]
@@ -94,7 +94,7 @@ class EnsembleModule(TensorDictModuleBase):
         return list(self.module.in_keys)
 
     @in_keys.setter
-    def in_keys(self, keys: KeysLike) -> None:
+    def in_keys(self, keys: Any) -> None:
         self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
@@ -109,7 +109,7 @@ class EnsembleModule(TensorDictModuleBase):
         return list(self.module.out_keys)
 
     @out_keys.setter
-    def out_keys(self, keys: KeysLike) -> None:
+    def out_keys(self, keys: Any) -> None:
         self._set_out_keys(as_keys(keys, "out_keys"))
 
     def _set_in_keys(self, keys: list[Key]) -> None:

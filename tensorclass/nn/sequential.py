@@ -112,8 +112,9 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name == "module":
-            # a plain attribute, fast to reach: the modules (a live view of a ModuleDict's)
-            steps = value.values() if isinstance(value, nn.ModuleDict) else value
+            # a plain attribute, fast to reach: the ModuleList, or the modules of a
+            # ModuleDict (the chain given as a dict; assign `module` to change it)
+            steps = list(value.values()) if isinstance(value, nn.ModuleDict) else value
             object.__setattr__(self, "_list", steps)
 
     def _chain(self) -> list[TensorDictModuleBase[Any]]:
@@ -132,7 +133,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         return keys
 
     @in_keys.setter
-    def in_keys(self, keys: KeysLike) -> None:
+    def in_keys(self, keys: Any) -> None:
         self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
@@ -150,7 +151,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         return self._current_out_keys()
 
     @out_keys.setter
-    def out_keys(self, keys: KeysLike) -> None:
+    def out_keys(self, keys: Any) -> None:
         self._set_out_keys(as_keys(keys, "out_keys"))
 
     def _set_in_keys(self, keys: list[Key]) -> None:

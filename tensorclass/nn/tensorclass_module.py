@@ -34,7 +34,7 @@ from ..engine.core.state import TensorCore
 from ..engine.ops import TensorOps
 from ..schema import FieldKind, resolved_schema
 from .base import TensorDictModuleBase, first_missing
-from .keys import Key, KeysLike, as_keys
+from .keys import Key, as_keys
 
 __all__ = ["TensorClassModuleBase", "TensorClassModuleWrapper", "leaf_keys"]
 
@@ -133,7 +133,7 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         return list(self._in_keys)
 
     @in_keys.setter
-    def in_keys(self, keys: KeysLike) -> None:
+    def in_keys(self, keys: Any) -> None:
         self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
@@ -143,7 +143,7 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         return self._current_out_keys()
 
     @out_keys.setter
-    def out_keys(self, keys: KeysLike) -> None:
+    def out_keys(self, keys: Any) -> None:
         self._set_out_keys(as_keys(keys, "out_keys"))
 
     def _set_in_keys(self, keys: list[Key]) -> None:

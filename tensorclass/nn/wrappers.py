@@ -77,7 +77,7 @@ class WrapModule(TensorDictModuleBase[T]):
         return list(self._in_keys)
 
     @in_keys.setter
-    def in_keys(self, keys: KeysLike) -> None:
+    def in_keys(self, keys: Any) -> None:
         self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
@@ -86,7 +86,7 @@ class WrapModule(TensorDictModuleBase[T]):
         return self._current_out_keys()
 
     @out_keys.setter
-    def out_keys(self, keys: KeysLike) -> None:
+    def out_keys(self, keys: Any) -> None:
         self._set_out_keys(as_keys(keys, "out_keys"))
 
     def _set_in_keys(self, keys: list[Key]) -> None:
@@ -160,7 +160,7 @@ class TensorDictModuleWrapper(TensorDictModuleBase[T], Generic[T]):
         return list(self.td_module.in_keys)
 
     @in_keys.setter
-    def in_keys(self, keys: KeysLike) -> None:
+    def in_keys(self, keys: Any) -> None:
         self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
@@ -175,7 +175,7 @@ class TensorDictModuleWrapper(TensorDictModuleBase[T], Generic[T]):
         return list(self.td_module.out_keys)
 
     @out_keys.setter
-    def out_keys(self, keys: KeysLike) -> None:
+    def out_keys(self, keys: Any) -> None:
         self._set_out_keys(as_keys(keys, "out_keys"))
 
     def _set_in_keys(self, keys: list[Key]) -> None:
