@@ -15,10 +15,9 @@ from typing_extensions import dataclass_transform
 from .annotations import skip_frames_of
 from .errors import SchemaError
 from .fields import FieldSpec, field
-from .schema import is_typed
 from .typed import TensorClass, TensorClassMeta
 
-__all__ = ["is_tensorclass", "tensorclass"]
+__all__ = ["tensorclass"]
 
 C = TypeVar("C", bound=type)
 
@@ -124,13 +123,6 @@ def tensorclass(
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
     return _rebuild(cls, frozen, validate, kw_only)
-
-
-def is_tensorclass(obj: object) -> bool:
-    """Whether ``obj`` is a tensor class with declared fields (not ``TensorDict``) or an
-    instance of one."""
-    klass = obj if isinstance(obj, type) else type(obj)
-    return is_typed(klass) and klass is not TensorClass
 
 
 skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

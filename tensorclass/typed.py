@@ -29,7 +29,7 @@ from .field_access import SLOT_NAMES
 from .fields import field
 from .loading import load_memmap
 from .registry import register_typed_class
-from .schema import Field, Schema
+from .schema import Field, Schema, is_typed
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -44,6 +44,7 @@ __all__ = [
     "TensorClass",
     "TensorClassMeta",
     "install_schema",
+    "is_tensorclass",
     "regenerate_init",
     "resolve_annotations",
     "tensor_class_of",
@@ -402,3 +403,10 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
     name = f"{dataclass.__name__}_tc"
     made[frozen] = TensorClassMeta(name, (TensorClass,), namespace, frozen=frozen)
     return made[frozen]
+
+
+def is_tensorclass(obj: object) -> bool:
+    """Whether ``obj`` is a tensor class with declared fields (not ``TensorDict``) or an
+    instance of one."""
+    klass = obj if isinstance(obj, type) else type(obj)
+    return is_typed(klass) and klass is not TensorClass

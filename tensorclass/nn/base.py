@@ -43,7 +43,8 @@ def indent(text: str, by: int) -> str:
 class TensorDictModuleBase(nn.Module, Generic[T]):
     """Base class of the modules that read ``in_keys`` and write ``out_keys``.
 
-    Subclasses implement ``in_keys``, ``out_keys_source`` and ``_forward_td``. With a
+    Subclasses implement ``in_keys``, ``out_keys_source`` and ``_forward_td`` (or
+    ``forward``), or assign ``self.in_keys`` and ``self.out_keys`` in ``__init__``. With a
     schema (``schema=X``), calling the module with an instance of another class is an
     error.
     """
@@ -60,19 +61,56 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The keys read from the input."""
-        raise NotImplementedError
+        """The keys read from the input; a subclass may assign them (``self.in_keys =
+        ["obs"]``), as in tensordict."""
+        return list(self._assigned("_in_keys_set", "in_keys"))
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
         """Every key this module can write (``select_out_keys`` does not change it)."""
-        raise NotImplementedError
+        return list(self._assigned("_out_keys_set", "out_keys"))
 
     @property
     def out_keys(self) -> list[Key]:
-        """The keys written to the output (all of ``out_keys_source`` unless selected)."""
+        """The keys written to the output (all of ``out_keys_source`` unless selected); a
+        subclass may assign them (``self.out_keys = ["action"]``), which ends a selection."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _current_out_keys(self) -> list[Key]:
+        """The selected out keys, or every key of ``out_keys_source``."""
         selected = self._selected
         return list(selected) if selected is not None else self.out_keys_source
+
+    def _assigned(self, slot: str, what: str) -> list[Key]:
+        keys: list[Key] | None = self.__dict__.get(slot)
+        if keys is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no {what}: assign them (self.{what} = [...]) or "
+                f"define the {what} property"
+            )
+        return keys
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        """Assign the keys read (a subclass whose keys are derived refuses)."""
+        object.__setattr__(self, "_in_keys_set", keys)
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        """Assign every key written; a selection of out keys ends."""
+        object.__setattr__(self, "_out_keys_set", keys)
+        self._selected = None
+        self._out_keys_changed()
+
+    def _refuse_keys(self, what: str, why: str) -> None:
+        """For subclasses whose keys cannot be assigned: the error says why."""
+        raise AttributeError(f"{type(self).__name__}.{what} cannot be assigned: {why}")
 
     @property
     def schema(self) -> type[T] | None:
@@ -288,13 +326,25 @@ class FixedKeysModule(TensorDictModuleBase[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The keys read, as fixed when the module was built."""
+        """The keys read, as fixed when the module was built (assignable)."""
         return list(self._in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
         """The keys written, as fixed when the module was built."""
         return list(self._out_keys)
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._out_keys = keys
+        self._selected = None
+        self._out_keys_changed()
 
 
 class HeldKeysModule(TensorDictModuleBase[T]):
@@ -306,8 +356,12 @@ class HeldKeysModule(TensorDictModuleBase[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The held module's in keys."""
+        """The held module's in keys (assigning sets the held module's)."""
         return list(self._held().in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
@@ -316,8 +370,19 @@ class HeldKeysModule(TensorDictModuleBase[T]):
 
     @property
     def out_keys(self) -> list[Key]:
-        """The held module's out keys (its selection included)."""
+        """The held module's out keys (its selection included; assigning sets the held
+        module's)."""
         return list(self._held().out_keys)
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._held().in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._held().out_keys = keys
 
     def select_out_keys(self, *out_keys: object) -> Self:
         """Select the out keys of the held module; returns this module."""

@@ -29,10 +29,16 @@ __all__ = ["InteractionType", "interaction_type", "sample", "set_interaction_typ
 
 
 class InteractionType(enum.Enum):
-    """Which value a distribution gives: its mode, its mean, a random sample, or the
-    deterministic value (the mean, or the mode where the mean is not defined)."""
+    """Which value a distribution gives: its mode, its median, its mean, a random sample, or
+    the deterministic value (the mean, or the mode where the mean is not defined).
+
+    ``MODE`` and ``MEDIAN`` read the distribution's attribute of that name; one it does not
+    have is a ``NotImplementedError`` (``torch.distributions`` define no ``median``: a
+    distribution class of your own can).
+    """
 
     MODE = "mode"
+    MEDIAN = "median"
     MEAN = "mean"
     RANDOM = "random"
     DETERMINISTIC = "deterministic"
@@ -139,6 +145,14 @@ def sample(
         return dist.rsample(size) if dist.has_rsample else dist.sample(size)
     if kind is InteractionType.MODE:
         value = dist.mode
+    elif kind is InteractionType.MEDIAN:
+        median: Tensor | None = getattr(dist, "median", None)
+        if median is None:
+            raise NotImplementedError(
+                f"InteractionType.MEDIAN: {type(dist).__name__} has no median; use another "
+                f"interaction type or a distribution class with a median property"
+            )
+        value = median
     elif kind is InteractionType.MEAN:
         try:
             value = dist.mean

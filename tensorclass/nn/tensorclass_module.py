@@ -127,6 +127,12 @@ class TensorClassModuleWrapper(FixedKeysModule):
         self._required = leaf_keys(cast(type, in_type), required=True)
         self._out_keys = leaf_keys(cast(type, out_type))
 
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("in_keys", "they are the leaves of the module's input class")
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("out_keys", "they are the leaves of the module's output class")
+
     def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         missing = first_missing(tensordict, self._required)
         if missing is not None:

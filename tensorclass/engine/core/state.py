@@ -56,6 +56,10 @@ class _Missing(enum.Enum):
 
 MISSING: Any = _Missing.MISSING
 
+NO_DEFAULT: Any = MISSING
+"""tensordict's ``NO_DEFAULT``: passed as ``default=`` to ``get``, a missing key raises
+``KeyNotFoundError`` (a ``KeyError``) instead of giving a default back."""
+
 BatchSizeLike = int | Sequence[int] | torch.Size | None
 DeviceLike = torch.device | str | int | None
 Names = tuple[str | None, ...] | None

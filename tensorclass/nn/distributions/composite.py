@@ -28,11 +28,11 @@ import torch
 from torch import Tensor
 from torch.distributions import Distribution
 
-from ..errors import KeyNotFoundError
-from ..keys import NestedKey, unravel_key
-from ..tensordict import TensorDict
-from .keys import Key
-from .lp_aggregate import composite_lp_aggregate
+from ...errors import KeyNotFoundError
+from ...keys import NestedKey, unravel_key
+from ...tensordict import TensorDict
+from ..keys import Key
+from ..lp_aggregate import composite_lp_aggregate
 
 _Shape = torch.Size | list[int] | tuple[int, ...]
 _EMPTY = torch.Size()
