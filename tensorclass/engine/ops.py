@@ -45,7 +45,7 @@ __all__ = ["TensorOps"]
 
 def _rebuild(
     cls: type[TensorOps],
-    data: dict[str, Any],
+    data: dict[str, object],
     batch_size: torch.Size,
     device: torch.device | None,
     names: Names,
@@ -353,7 +353,7 @@ class TensorOps(
     @classmethod
     def from_dataclass(
         cls,
-        dataclass: Any,
+        dataclass: object,
         *,
         dest_cls: type | None = ...,
         auto_batch_size: bool | None = ...,
@@ -367,7 +367,7 @@ class TensorOps(
     @classmethod
     def from_dataclass(
         cls,
-        dataclass: Any,
+        dataclass: object,
         *,
         dest_cls: type | None = ...,
         auto_batch_size: bool | None = ...,
@@ -380,7 +380,7 @@ class TensorOps(
     @classmethod
     def from_dataclass(
         cls,
-        dataclass: Any,
+        dataclass: object,
         *,
         dest_cls: type | None = None,
         auto_batch_size: bool | None = None,
@@ -459,7 +459,7 @@ class TensorOps(
     @classmethod
     def from_any(
         cls,
-        obj: Any,
+        obj: object,
         *,
         auto_batch_size: bool | None = None,
         batch_dims: int | None = None,
@@ -632,7 +632,7 @@ class TensorOps(
 
     # The protocol methods.
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
         if not cls.__name__.startswith("_"):  # internal layouts (_Blank) stay unloadable
@@ -645,7 +645,7 @@ class TensorOps(
         types: tuple[type, ...],
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+    ) -> object:
         impl = HANDLED_FUNCTIONS.get(func)
         if impl is None:
             return NotImplemented
@@ -671,12 +671,12 @@ class TensorOps(
             f"on a comparison, or .is_empty() to test for leaves"
         )
 
-    def _consolidated_reduce(self) -> tuple[Any, ...] | None:
+    def _consolidated_reduce(self) -> tuple[object, ...] | None:
         """The one-buffer pickle of a consolidated instance (``None``: pickle the leaves);
         see :mod:`.consolidate`."""
         return None
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         packed = self._consolidated_reduce()
         if packed is not None:
             return packed

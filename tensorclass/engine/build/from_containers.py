@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-def _typed_nodes(cls: type[TensorCore], found: dict[str, Any]) -> dict[str, Any]:
+def _typed_nodes(cls: type[TensorCore], found: dict[str, object]) -> dict[str, object]:
     """Pytree entries for ``cls``: a typed level is its own node type (no
     ``"_pytree_type"`` entry), down its declared nested classes."""
     schema = cls.__tensorclass_schema__
@@ -124,7 +124,7 @@ def from_namedtuple(
 
 def from_pytree(
     cls: type[E],
-    pytree: Any,
+    pytree: object,
     *,
     batch_size: BatchSizeLike = None,
     auto_batch_size: bool | None = None,
@@ -233,7 +233,7 @@ def to_namedtuple(self: E, dest_cls: type | None = None) -> Any:
 
 def from_dataclass(
     cls: type[E],
-    dataclass: Any,
+    dataclass: object,
     *,
     dest_cls: type | None = None,
     auto_batch_size: bool | None = None,
@@ -263,7 +263,7 @@ def from_dataclass(
 
 def from_any(
     cls: type[E],
-    obj: Any,
+    obj: object,
     *,
     auto_batch_size: bool | None = None,
     batch_dims: int | None = None,

@@ -29,7 +29,7 @@ class MemberAttribute:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
         cls: Any = owner if owner is not None else type(obj)
         member = cls._member_cls or dynamic_class()
         for klass in member.__mro__:

@@ -40,8 +40,8 @@ __all__ = ["from_module", "from_modules"]
 _NO_BATCH = torch.Size(())
 
 
-def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
-    data: dict[str, Any] = {}
+def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, object]:
+    data: dict[str, object] = {}
     for name, param in module._parameters.items():
         if param is not None:
             data[name] = param
@@ -56,7 +56,7 @@ def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
     return data
 
 
-def _as_module(params: Any) -> Any:
+def _as_module(params: TensorCore) -> object:
     # TensorDictParams is defined in nn, above this layer: asked of the registry
     return params_class()(params, no_convert=True, lock=params.is_locked)
 
@@ -131,7 +131,7 @@ def _stack_level(items: list[TensorCore], expand_identical: bool, path: tuple[st
                 f"lazy_stack=True"
             )
     n = len(items)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key in keys:
         leaves = [item._data[key] for item in items]
         first = leaves[0]
