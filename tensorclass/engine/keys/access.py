@@ -185,6 +185,32 @@ def keys(
     return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
 
 
+def _one_level(
+    data: Mapping[str, object],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+    sort: bool,
+) -> bool:
+    """Whether :func:`values` and :func:`items` read one level: no option, or a plain dict
+    with nothing nested (then the dict's own values are the answer)."""
+    return (
+        is_leaf is None
+        and not sort
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    )
+
+
+def _plain_level(self: TensorCore, data: Mapping[str, object]) -> bool:
+    """Whether the values of one level are read as stored (no non-tensor wrapper to unwrap)."""
+    return (
+        self._no_wrappers
+        or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+        or countOf(map(type, data.values()), Tensor) == len(data)
+    )
+
+
 def values(
     self: E,
     include_nested: bool = False,
@@ -195,17 +221,8 @@ def values(
 ) -> Iterator[Any]:
     """The values, in the order of :meth:`keys` (same arguments)."""
     data = self._data
-    if (
-        is_leaf is None
-        and not sort
-        and type(data) is dict
-        and (not (include_nested or leaves_only) or not _nests(data))
-    ):  # one level (no option, or nothing nested): the dict's values
-        if (
-            self._no_wrappers
-            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-            or countOf(map(type, data.values()), Tensor) == len(data)
-        ):
+    if _one_level(data, include_nested, leaves_only, is_leaf, sort):
+        if _plain_level(self, data):
             return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
         return map(read_value, list(data.values()))
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
@@ -224,17 +241,8 @@ def items(
 ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
     """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
     data = self._data
-    if (
-        is_leaf is None
-        and not sort
-        and type(data) is dict
-        and (not (include_nested or leaves_only) or not _nests(data))
-    ):  # one level (no option, or nothing nested): the dict's items
-        if (
-            self._no_wrappers
-            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-            or countOf(map(type, data.values()), Tensor) == len(data)
-        ):
+    if _one_level(data, include_nested, leaves_only, is_leaf, sort):
+        if _plain_level(self, data):
             return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
         return iter([(key, read_value(leaf)) for key, leaf in data.items()])
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)

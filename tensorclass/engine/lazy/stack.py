@@ -35,11 +35,11 @@ memory).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Literal, TypedDict, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
@@ -72,6 +72,24 @@ __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 T = TypeVar("T", bound=TensorCore)
 _Out = TypeVar("_Out", bound=TensorCore)
 _D = TypeVar("_D")
+
+
+class _TensorsOptions(TypedDict, total=False):
+    """How ``LazyStackedTensorDict.lazy_stack`` stacks tensors of different shapes."""
+
+    as_padded_tensor: bool
+    as_nested_tensor: bool
+    padding_side: _PaddingSide
+    layout: torch.layout | None
+    padding_value: float
+
+
+class _MembersOptions(TypedDict, total=False):
+    """``LazyStackedTensorDict.lazy_stack``'s keywords for instances (``out`` aside)."""
+
+    device: object
+    stack_dim_name: str | None
+    strict_shape: bool
 
 
 class _LazyKeys(KeysView):
@@ -659,11 +677,7 @@ class LazyStackedTensorDict(TensorDictBase):
     @overload  # type: ignore[override]
     @classmethod
     def lazy_stack(
-        cls,
-        items: Sequence[Tensor],
-        dim: int = 0,
-        *,
-        as_list: Literal[True],
+        cls, items: Sequence[Tensor], dim: int = 0, *, as_list: Literal[True]
     ) -> list[Tensor]: ...
 
     @overload
@@ -674,11 +688,7 @@ class LazyStackedTensorDict(TensorDictBase):
         dim: int = 0,
         *,
         as_list: Literal[False] = False,
-        as_padded_tensor: bool = False,
-        as_nested_tensor: bool = False,
-        padding_side: _PaddingSide = "right",
-        layout: torch.layout | None = None,
-        padding_value: float = 0.0,
+        **options: Unpack[_TensorsOptions],
     ) -> Tensor: ...
 
     @overload
@@ -689,11 +699,7 @@ class LazyStackedTensorDict(TensorDictBase):
         dim: int = 0,
         *,
         as_list: bool = False,
-        as_padded_tensor: bool = False,
-        as_nested_tensor: bool = False,
-        padding_side: _PaddingSide = "right",
-        layout: torch.layout | None = None,
-        padding_value: float = 0.0,
+        **options: Unpack[_TensorsOptions],
     ) -> Tensor | list[Tensor]: ...
 
     @overload
@@ -703,23 +709,14 @@ class LazyStackedTensorDict(TensorDictBase):
         items: Sequence[T],
         dim: int = 0,
         *,
-        device: object = None,
         out: None = None,
-        stack_dim_name: str | None = None,
-        strict_shape: bool = False,
+        **options: Unpack[_MembersOptions],
     ) -> LazyStackedTensorDict: ...
 
     @overload
     @classmethod
     def lazy_stack(
-        cls,
-        items: Sequence[T],
-        dim: int = 0,
-        *,
-        device: object = None,
-        out: _Out,
-        stack_dim_name: str | None = None,
-        strict_shape: bool = False,
+        cls, items: Sequence[T], dim: int = 0, *, out: _Out, **options: Unpack[_MembersOptions]
     ) -> _Out: ...
 
     @classmethod
