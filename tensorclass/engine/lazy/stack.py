@@ -1245,7 +1245,7 @@ def _stack_tensors(
     padding_side: str,
     layout: torch.layout | None,
     padding_value: float | int | bool,
-) -> object:
+) -> Tensor | list[Tensor]:
     """``LazyStackedTensorDict.lazy_stack`` of plain tensors."""
     if as_list + as_padded_tensor + as_nested_tensor > 1:
         raise ValueError("pass one of as_list, as_padded_tensor and as_nested_tensor")

@@ -155,7 +155,7 @@ def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, object]:
     return data
 
 
-def _as_module(params: TensorCore) -> object:
+def _as_module(params: TensorCore) -> TensorDictParams:
     # TensorDictParams is defined in nn, above this layer: asked of the registry
     return params_class()(params, no_convert=True, lock=params.is_locked)
 

@@ -49,7 +49,7 @@ def _no_entry(module: nn.Module, key: str, path: tuple[str, ...]) -> KeyNotFound
     )
 
 
-def _as_parameter(leaf: Tensor, current: object) -> object:
+def _as_parameter(leaf: Tensor, current: object) -> Tensor:
     """``preserve_module_state``: a plain tensor taking a parameter's place becomes a
     parameter (same storage) with the original ``requires_grad``; tensors with a graph,
     tensor subclasses and functorch-wrapped (vmap/grad) tensors stay as they are."""

@@ -9,7 +9,7 @@ zeros).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import EllipsisType
 from typing import Any, TypeAlias, overload
 
@@ -43,6 +43,9 @@ IndexPart: TypeAlias = (
 
 BatchIndex: TypeAlias = IndexPart | tuple[IndexPart, ...]
 """A batch index: one part or a tuple of parts (``td[0]``, ``td[:, None, mask]``)."""
+
+#: a planned write of ``td[index] = value``, run at the normalised index once all are planned
+_Write: TypeAlias = Callable[[tuple[Any, ...]], None]
 
 
 def _all_strings(key: tuple[object, ...]) -> bool:
@@ -334,7 +337,7 @@ def _set_at(self: E, index: object, value: object) -> None:
         write(normalized)
 
 
-def _plan_broadcast_write(self: E, value: object, target_size: torch.Size) -> list[object]:
+def _plan_broadcast_write(self: E, value: object, target_size: torch.Size) -> list[_Write]:
     """Write one tensor or scalar into every tensor leaf (checked before writing)."""
     source = value if isinstance(value, Tensor) else torch.as_tensor(value)
     n = len(self._batch_size)
@@ -354,7 +357,7 @@ def _plan_broadcast_write(self: E, value: object, target_size: torch.Size) -> li
     return writes
 
 
-def _plan_structured_write(self: E, value: TensorCore, target_size: torch.Size) -> list[Any]:
+def _plan_structured_write(self: E, value: TensorCore, target_size: torch.Size) -> list[_Write]:
     """Write every leaf of ``value`` to the same key here, allocating missing keys."""
     skip = len(value._batch_size)
     if not _fits(value._batch_size, target_size):
@@ -382,7 +385,7 @@ def _plan_leaf_write(
     target_size: torch.Size,
     skip: int,
     attach: list[tuple[TensorCore, str, object]],
-) -> object:
+) -> _Write:
     owner, target = _target_for(self, root, path, source, skip, attach)
     if isinstance(source, Tensor):
         if not isinstance(target, Tensor):
@@ -507,15 +510,15 @@ def _tensor_leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[Any,
     return [(path, leaf) for path, leaf in _leaves(node, prefix) if isinstance(leaf, Tensor)]
 
 
-def _tensor_write(target: Tensor, source: Tensor) -> object:
+def _tensor_write(target: Tensor, source: Tensor) -> _Write:
     def write(index: tuple[Any, ...]) -> None:
         target[index] = source
 
     return write
 
 
-def _non_tensor_write(owner: TensorCore, key: str, source: object) -> object:
-    def write(index: tuple[object, ...]) -> None:
+def _non_tensor_write(owner: TensorCore, key: str, source: object) -> _Write:
+    def write(index: tuple[Any, ...]) -> None:
         current = owner._data[key]
         if type(current) is NonTensorData:
             if type(source) is NonTensorData and same_value(current.data, source.data):
