@@ -71,7 +71,7 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 #: read first (its guard would recompile compiled code whenever the wrapper count changes)
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 
-_WRAPPED: frozenset[Any] = frozenset((NonTensorData, NonTensorStack))
+_WRAPPED: frozenset[object] = frozenset((NonTensorData, NonTensorStack))
 
 
 def read_value(leaf: Any) -> Any:
@@ -126,7 +126,7 @@ READ_KEY = Inlined(read_str, read_path)
 
 
 @READ_KEY
-def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+def get(self: E, key: NestedKey, default: object = MISSING) -> Any:
     """The value under ``key`` (a string or nested tuple), or ``default`` if given.
 
     Non-tensor values come back as themselves (a string, a number, an object).
@@ -149,7 +149,7 @@ def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
     return _absent_path(self, flat, key)
 
 
-def _absent_path(self: E, flat: tuple[str, ...], where: object) -> Any:
+def _absent_path(self: E, flat: tuple[str, ...], where: object) -> object:
     """Reading a missing (nested) key: ``None`` for a declared field of a typed class
     that is not set, else a ``KeyError`` that names the level where the path breaks."""
     owner = _owner(self, flat)
@@ -185,6 +185,32 @@ def keys(
     return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
 
 
+def _one_level(
+    data: Mapping[str, object],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+    sort: bool,
+) -> bool:
+    """Whether :func:`values` and :func:`items` read one level: no option, or a plain dict
+    with nothing nested (then the dict's own values are the answer)."""
+    return (
+        is_leaf is None
+        and not sort
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    )
+
+
+def _plain_level(self: TensorCore, data: Mapping[str, object]) -> bool:
+    """Whether the values of one level are read as stored (no non-tensor wrapper to unwrap)."""
+    return (
+        self._no_wrappers
+        or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+        or countOf(map(type, data.values()), Tensor) == len(data)
+    )
+
+
 def values(
     self: E,
     include_nested: bool = False,
@@ -195,17 +221,8 @@ def values(
 ) -> Iterator[Any]:
     """The values, in the order of :meth:`keys` (same arguments)."""
     data = self._data
-    if (
-        is_leaf is None
-        and not sort
-        and type(data) is dict
-        and (not (include_nested or leaves_only) or not _nests(data))
-    ):  # one level (no option, or nothing nested): the dict's values
-        if (
-            self._no_wrappers
-            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-            or countOf(map(type, data.values()), Tensor) == len(data)
-        ):
+    if _one_level(data, include_nested, leaves_only, is_leaf, sort):
+        if _plain_level(self, data):
             return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
         return map(read_value, list(data.values()))
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
@@ -224,17 +241,8 @@ def items(
 ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
     """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
     data = self._data
-    if (
-        is_leaf is None
-        and not sort
-        and type(data) is dict
-        and (not (include_nested or leaves_only) or not _nests(data))
-    ):  # one level (no option, or nothing nested): the dict's items
-        if (
-            self._no_wrappers
-            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-            or countOf(map(type, data.values()), Tensor) == len(data)
-        ):
+    if _one_level(data, include_nested, leaves_only, is_leaf, sort):
+        if _plain_level(self, data):
             return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
         return iter([(key, read_value(leaf)) for key, leaf in data.items()])
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
@@ -253,7 +261,7 @@ def is_empty(self: E) -> bool:
 
 @FAST_WRITE
 def set(
-    self: E, key: NestedKey, item: Any, inplace: bool = False, *, non_blocking: bool = False
+    self: E, key: NestedKey, item: object, inplace: bool = False, *, non_blocking: bool = False
 ) -> E:
     """Write ``item`` under ``key``; checks its batch size and moves it to the device.
 
@@ -273,7 +281,7 @@ def set(
     return self
 
 
-def set_(self: E, key: NestedKey, item: Any, *, non_blocking: bool = False) -> E:
+def set_(self: E, key: NestedKey, item: object, *, non_blocking: bool = False) -> E:
     """Write ``item`` into the existing entry ``key``, in place (``non_blocking`` is
     accepted for ``tensordict`` compatibility)."""
     flat = unravel_key_tuple(key)
@@ -284,7 +292,7 @@ def set_(self: E, key: NestedKey, item: Any, *, non_blocking: bool = False) -> E
     return self
 
 
-def setdefault(self: E, key: NestedKey, default: Any, inplace: bool = False) -> Any:
+def setdefault(self: E, key: NestedKey, default: object, inplace: bool = False) -> Any:
     """The value under ``key``; if missing, ``default`` is set first (with ``inplace``
     as :meth:`set` takes it) and returned."""
     flat = unravel_key_tuple(key)
@@ -332,7 +340,7 @@ def update(
             for k, v in _flat_entries(entries)
             if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
         ]
-    plan: list[tuple[TensorCore, str, Any, bool]] = []
+    plan: list[tuple[TensorCore, str, object, bool]] = []
     _plan_update(self, entries, (), inplace, plan, is_leaf)
     # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
     # before anything is written)
@@ -376,10 +384,10 @@ def _update_resized(self: E, other: TensorCore) -> E:
 @FAST_WRITE
 def _plan_update(
     self: TensorCore,
-    entries: Iterable[tuple[Any, Any]],
+    entries: Iterable[tuple[object, object]],
     prefix: tuple[str, ...],
     inplace: bool,
-    plan: list[tuple[TensorCore, str, Any, bool]],
+    plan: list[tuple[TensorCore, str, object, bool]],
     is_leaf: Callable[[type], bool] | None = None,
 ) -> None:
     for raw_key, value in entries:
@@ -446,7 +454,7 @@ def update_(
 # -- removing and renaming -----------------------------------------------------------
 
 
-def pop(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+def pop(self: E, key: NestedKey, default: object = MISSING) -> Any:
     """Remove ``key`` and return its value (or ``default`` if given and missing)."""
     flat = unravel_key_tuple(key)
     owner = _owner(self, flat)
@@ -567,7 +575,7 @@ def _emptied(
     names: Sequence[str | None] | None,
 ) -> C:
     old = len(self._batch_size)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if recurse:
         for key, leaf in self._data.items():
             if isinstance(leaf, TensorCore):
@@ -606,7 +614,7 @@ def flatten_keys(
     keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
     whole.
     """
-    flat: dict[str, Any] = {}
+    flat: dict[str, object] = {}
     if is_leaf is not None:  # values that are not tensor classes stay leaves
         given = is_leaf
         is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
@@ -638,7 +646,7 @@ def unflatten_keys(self: TensorCore, separator: str = ".", inplace: bool = False
     return result
 
 
-def _rewrite_keys(self: TensorCore, data: dict[str, Any], what: str) -> TensorDict:
+def _rewrite_keys(self: TensorCore, data: dict[str, object], what: str) -> TensorDict:
     """Replace every entry with ``data`` (the in-place key rewrites)."""
     if not type(self).__tensorclass_schema__.dynamic:
         raise SchemaError(
@@ -653,7 +661,11 @@ def _rewrite_keys(self: TensorCore, data: dict[str, Any], what: str) -> TensorDi
 
 
 def _place(
-    result: Any, path: tuple[str, ...], leaf: Any, key: str, origin: dict[tuple[str, ...], str]
+    result: TensorCore,
+    path: tuple[str, ...],
+    leaf: object,
+    key: str,
+    origin: dict[tuple[str, ...], str],
 ) -> None:
     """Set ``path`` of ``result`` for ``unflatten_keys``, refusing a path another key already
     gave a value (``"a.b"`` and ``"a"`` holding a tensor): one of them would be lost. Two
@@ -671,7 +683,7 @@ def _place(
             f"(rename one of them)",
             key=key,
         )
-    if depth == len(path):  # two nested instances: merge
+    if depth == len(path) and isinstance(leaf, TensorCore):  # two nested instances: merge
         for inner, value in leaf._data.items():
             _place(result, (*path, inner), value, key, origin)
         return
@@ -687,7 +699,7 @@ def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:
     return owner if depth == len(flat) - 1 and isinstance(owner, TensorCore) else None
 
 
-def _entries(other: Any) -> list[tuple[Any, Any]]:
+def _entries(other: object) -> list[tuple[object, object]]:
     if isinstance(other, TensorCore):
         return list(other._data.items())
     if isinstance(other, Mapping):
@@ -697,7 +709,7 @@ def _entries(other: Any) -> list[tuple[Any, Any]]:
 
 def update_unlocked(
     self: E,
-    other: Any,
+    other: Mapping[NestedKey, object] | TensorCore,
     inplace: bool,
     keys_to_update: Iterable[NestedKey] | None,
     is_leaf: Callable[[type], bool] | None,
@@ -711,7 +723,7 @@ def update_unlocked(
         self.lock_()
 
 
-def cloned_input(value: Any) -> Any:
+def cloned_input(value: object) -> Any:
     """A copy of an update's input: tensors and tensor classes cloned, mappings rebuilt."""
     if isinstance(value, (Tensor, TensorCore)):
         copy: Any = value
@@ -721,7 +733,9 @@ def cloned_input(value: Any) -> Any:
     return value
 
 
-def _flat_entries(entries: Iterable[tuple[Any, Any]]) -> Iterator[tuple[tuple[str, ...], Any]]:
+def _flat_entries(
+    entries: Iterable[tuple[object, object]],
+) -> Iterator[tuple[tuple[str, ...], object]]:
     for raw_key, value in entries:
         key = unravel_key_tuple(raw_key)
         if isinstance(value, (Mapping, TensorCore)):
@@ -731,10 +745,10 @@ def _flat_entries(entries: Iterable[tuple[Any, Any]]) -> Iterator[tuple[tuple[st
             yield key, value
 
 
-_WHOLE: dict[str, Any] = {}
+_WHOLE: dict[str, object] = {}
 
 
-def _key_tree(keys: Iterable[NestedKey]) -> dict[str, Any]:
+def _key_tree(keys: Iterable[NestedKey]) -> dict[str, object]:
     """``["a", ("b", "c")]`` as ``{"a": WHOLE, "b": {"c": WHOLE}}``."""
     tree: dict[str, Any] = {}
     for key in keys:
@@ -752,8 +766,8 @@ def _key_tree(keys: Iterable[NestedKey]) -> dict[str, Any]:
 
 def _select(
     owner: TensorCore, tree: dict[str, Any], strict: bool, prefix: tuple[str, ...]
-) -> dict[str, Any]:
-    data: dict[str, Any] = {}
+) -> dict[str, object]:
+    data: dict[str, object] = {}
     for key, sub in tree.items():
         leaf = owner._data.get(key, MISSING)
         if leaf is MISSING:
@@ -771,8 +785,8 @@ def _select(
     return data
 
 
-def _exclude(owner: TensorCore, tree: dict[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
+def _exclude(owner: TensorCore, tree: dict[str, Any]) -> dict[str, object]:
+    data: dict[str, object] = {}
     for key, leaf in owner._data.items():
         sub = tree.get(key)
         if sub is None:

@@ -117,7 +117,7 @@ def filter_empty_(self: E) -> E:
 def separates(
     self: E,
     *keys: NestedKey,
-    default: Any = MISSING,
+    default: object = MISSING,
     strict: bool = True,
     filter_empty: bool = True,
 ) -> E:
@@ -159,7 +159,7 @@ def split_keys(
     self: E,
     *key_sets: Iterable[NestedKey],
     inplace: bool = False,
-    default: Any = MISSING,
+    default: object = MISSING,
     strict: bool = True,
     reproduce_struct: bool = False,
 ) -> tuple[E, ...]:
@@ -232,7 +232,7 @@ def rename_keys(self: E, mapping: Mapping[NestedKey, NestedKey], *, strict: bool
     return result
 
 
-def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> Any:
+def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> object:
     """Remove and return the stored leaf at ``flat`` (non-tensor wrappers kept)."""
     owner = _owner(self, flat)
     assert owner is not None
@@ -240,7 +240,7 @@ def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> Any:
     return owner._data.pop(flat[-1])
 
 
-def replace(self: E, *args: Mapping[NestedKey, Any], **kwargs: Any) -> E:
+def replace(self: E, *args: Mapping[NestedKey, Any], **kwargs: object) -> E:
     """A shallow copy with some entries replaced (as ``dataclasses.replace``).
 
     Entries come from mappings (positional) and keyword arguments; this instance is
@@ -318,12 +318,12 @@ def non_tensor_items(self: E, include_nested: bool = False) -> tuple[tuple[Any, 
     )
 
 
-def get_non_tensor(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+def get_non_tensor(self: E, key: NestedKey, default: object = MISSING) -> Any:
     """The value stored at ``key`` (a non-tensor value comes back as itself)."""
     return self.get(key, default)
 
 
-def set_non_tensor(self: E, key: NestedKey, value: Any) -> E:
+def set_non_tensor(self: E, key: NestedKey, value: object) -> E:
     """Store ``value`` at ``key`` as a non-tensor value shared by the batch (a tensor too)."""
     return self.set(key, NonTensorData(value))
 

@@ -58,7 +58,7 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
 def get(
     self: S,
     key: NestedKey,
-    default: Any = MISSING,
+    default: object = MISSING,
     *,
     as_list: bool = False,
     as_padded_tensor: bool = False,
@@ -84,7 +84,7 @@ def get(
     return _nested(self, key, tensors, torch.jagged if layout is None else layout)
 
 
-def _member_values(self: S, key: NestedKey, default: object) -> list[Any] | None:
+def _member_values(self: S, key: NestedKey, default: object) -> list[object] | None:
     """Each member's value under ``key``; None if a member lacks it and a default is
     given (as ``get``); else the usual missing-key error, naming the members."""
     members = self._lazy.members
@@ -126,7 +126,7 @@ def get_nestedtensor(
 
 
 def get_nestedtensor(
-    self: S, key: NestedKey, default: Any = MISSING, *, layout: torch.layout | None = None
+    self: S, key: NestedKey, default: object = MISSING, *, layout: torch.layout | None = None
 ) -> Any:
     """The members' tensors under ``key`` as one ``torch.nested`` tensor (``layout``:
     ``torch.strided`` by default, or ``torch.jagged``); needs stack dim 0.
@@ -155,7 +155,7 @@ def densify(self: S, layout: torch.layout = torch.strided) -> Any:
             f"cannot densify a lazy stack along dim {leaves.dim}: nested tensors hold "
             f"their ragged values along dim 0 (permute the stack dim first)"
         )
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key in leaves:
         values = [m._data[key] for m in leaves.members]
         first = values[0]

@@ -85,8 +85,8 @@ def gather(
         )
 
     new = torch.Size(index.shape)
-    data: dict[str, Any] = {}
-    last: Any = None  # leaves often share a shape: reuse the last expanded index
+    data: dict[str, object] = {}
+    last: object = None  # leaves often share a shape: reuse the last expanded index
     found = index
     gather = torch.gather
     for key, leaf in self._data.items():
@@ -106,7 +106,7 @@ def gather(
     def tensor_fn(leaf: Tensor) -> Tensor:
         return gather(leaf, d, _expand_index(index, leaf.shape, n))
 
-    def nested_fn(leaf: Any) -> Any:
+    def nested_fn(leaf: Node) -> Node:
         return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
 
     result = _rearranged(self, tensor_fn, nested_fn, new)
@@ -195,7 +195,7 @@ def tensor_split(
 # -- one key at an index -------------------------------------------------------------
 
 
-def get_at(self: E, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
+def get_at(self: E, key: NestedKey, index: object, default: object = MISSING) -> Any:
     """``self[key][index]`` without building the intermediate result; ``default`` is
     returned for a missing key (else a ``KeyError``)."""
     flat = unravel_key_tuple(key)
@@ -210,7 +210,7 @@ def get_at(self: E, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
     return read_value(leaf[normalize_index(index, self._batch_size)])
 
 
-def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bool = False) -> E:
+def set_at_(self: E, key: NestedKey, value: Any, index: object, *, non_blocking: bool = False) -> E:
     """Write ``value`` into the existing ``key`` at batch ``index``, in place (the
     value broadcasts to the selected elements, as ``tensor[index] = value``;
     ``non_blocking`` is accepted for compatibility: the write is an indexed copy)."""
@@ -238,7 +238,7 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
 def update_at_(
     self: E,
     input_dict_or_td: Mapping[Any, Any] | TensorCore,
-    idx: Any,
+    idx: object,
     clone: bool = False,
     *,
     non_blocking: bool = False,
@@ -270,7 +270,7 @@ def update_at_(
 
 
 def copy_at_(
-    self: E, tensordict: Mapping[Any, Any] | TensorCore, idx: Any, non_blocking: bool = False
+    self: E, tensordict: Mapping[Any, Any] | TensorCore, idx: object, non_blocking: bool = False
 ) -> E:
     """Copy ``tensordict`` into this instance at batch ``idx``, in place (see
     :meth:`update_at_`)."""
