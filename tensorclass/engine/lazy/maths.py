@@ -32,7 +32,7 @@ from ..core.self_types import Node, is_op
 from ..core.state import TensorCore
 from ..leafwise import apply as applying
 from ..leafwise import arithmetic, elementwise
-from ..leafwise.elementwise_kinds import nan_replace, unary
+from ..leafwise.elementwise_kinds import Default, nan_replace, unary
 from ..leafwise.kind import TABLE
 from .self_type import S
 from .shape import _restack
@@ -80,7 +80,7 @@ def _binary(
     op: Callable[[Any, Any], Any],
     other: object,
     reflected: bool = False,
-    default: object = None,
+    default: Default = None,
 ) -> Any:
     parts = None if default is not None else _parts(self, other)
     if parts is None:
