@@ -176,10 +176,25 @@ def _indexed_names(names: Names, index: tuple[Any, ...]) -> Names:
 
 
 def _fits(source: torch.Size, target: torch.Size) -> bool:
-    """Whether a value of shape ``source`` broadcasts to ``target``."""
-    if len(source) > len(target):
-        return False
+    """Whether a value of shape ``source`` broadcasts to ``target`` as torch's indexed
+    write broadcasts it: leading dims of size 1 beyond ``target``'s are dropped (a
+    ``[1, 28, 28]`` value fits ``[28, 28]``), then dims of size 1 stretch."""
+    extra = len(source) - len(target)
+    if extra > 0:
+        for size in source[:extra]:
+            if size != 1:
+                return False
+        source = source[extra:]
     return all(s in (1, t) for s, t in zip(reversed(source), reversed(target)))
+
+
+def _broadcast_to(source: Tensor, target: torch.Size) -> Tensor:
+    """``source`` expanded to ``target`` (a view), its extra leading dims of size 1 dropped
+    first; ``_fits(source.shape, target)`` must hold."""
+    extra = source.ndim - len(target)
+    if extra > 0:
+        source = source.reshape(source.shape[extra:])
+    return source.expand(target)
 
 
 @overload

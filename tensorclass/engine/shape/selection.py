@@ -25,14 +25,14 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, KeyNotFoundError
-from ...keys import NestedKey, unravel_key_tuple
+from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
 from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import _become, batch_dim
-from .indexing import _leaves, indexed_batch_size, normalize_index
+from .indexing import _broadcast_to, _fits, _leaves, indexed_batch_size, normalize_index
 from .rearrange import _rearranged
 
 __all__ = [
@@ -220,7 +220,11 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
     if owner is not None and type(owner._data) is dict and _dense_path(self, flat):
         leaf = owner._data.get(flat[-1], MISSING)
         if isinstance(leaf, Tensor):
-            leaf[normalized] = value
+            try:
+                leaf[normalized] = value
+            except RuntimeError:  # torch checks before writing: say which key and shapes
+                _check_fits(self, flat, leaf.shape, value, normalized)
+                raise
             return self
         if isinstance(leaf, Node):
             leaf._set_at(normalized, value)
@@ -229,10 +233,27 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
     target = indexed_batch_size(self._batch_size, normalized)
     if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
         features = leaf.shape[len(self._batch_size) :]
-        value = torch.as_tensor(value, dtype=leaf.dtype).expand((*target, *features))
+        value = torch.as_tensor(value, dtype=leaf.dtype)
+        _check_fits(self, flat, leaf.shape, value, normalized)
+        value = _broadcast_to(value, torch.Size((*target, *features)))
     part = dynamic_class()({flat: value}, batch_size=target)
     self._set_at(normalized, part)
     return self
+
+
+def _check_fits(
+    self: E, flat: tuple[str, ...], shape: torch.Size, value: Any, normalized: tuple[Any, ...]
+) -> None:
+    """Raise, naming the key and both shapes, unless ``value`` broadcasts to the elements
+    that ``normalized`` selects in the leaf of ``shape`` under ``flat``."""
+    source = value.shape if isinstance(value, Tensor) else torch.as_tensor(value).shape
+    n = len(self._batch_size)
+    expected = torch.Size((*indexed_batch_size(self._batch_size, normalized), *shape[n:]))
+    if not _fits(source, expected):
+        raise BatchSizeError(
+            f"cannot write key {shown_key(flat)!r} at the index: value shape {list(source)} "
+            f"does not fit the selected shape {list(expected)}; nothing was written"
+        )
 
 
 def update_at_(
@@ -263,6 +284,11 @@ def update_at_(
     if whole and keys_to_update is None and not clone and entries:
         self._set_at(index, input)
         return self
+    normalized = normalize_index(index, self._batch_size)
+    for flat, value in entries:  # checked first: a refusal writes nothing
+        value = read_value(value)
+        if isinstance(value, Tensor):
+            _check_fits(self, flat, self.get_item_shape(flat), value, normalized)
     for flat, value in entries:
         value = read_value(value)
         self.set_at_(flat, value.clone() if clone and isinstance(value, Tensor) else value, index)
