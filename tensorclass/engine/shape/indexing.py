@@ -9,7 +9,7 @@ zeros).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import EllipsisType
 from typing import Any, TypeAlias, overload
 
@@ -30,6 +30,7 @@ __all__ = [
     "BatchIndex",
     "IndexPart",
     "__getitem__",
+    "__getitems__",
     "__setitem__",
     "indexed_batch_size",
     "normalize_index",
@@ -227,6 +228,17 @@ def __getitem__(self: E, index: Any) -> Any:
             return self.get(index)
         _check_no_key_parts(index)
     return self._index(index)
+
+
+def __getitems__(self: E, indices: Sequence[int] | Tensor) -> E:
+    """The batch elements at ``indices`` (along the first batch dim) as one instance, read
+    with one indexing per leaf: ``torch.utils.data.DataLoader`` calls it with the list of a
+    batch's sample indices, so ``DataLoader(td, batch_size=4, collate_fn=lambda x: x)``
+    yields instances of batch size ``[4]``."""
+    if type(indices) is list:
+        # one long tensor (an empty list would make a float one); booleans stay a mask
+        indices = torch.tensor(indices) if indices else torch.empty(0, dtype=torch.long)
+    return self._index(indices)
 
 
 @FAST_WRITE
