@@ -425,6 +425,6 @@ def test_memmap_to_an_archive(tmp_path: Path, kind: str) -> None:
     assert same(saved, data)
     assert [p.name for p in tmp_path.iterdir()] == ["x.tdz"]  # the scratch directory is gone
     with pytest.raises(FileExistsError):
-        data.memmap(tmp_path / "x.tdz")
+        data.memmap(tmp_path / "x.tdz", existsok=False)
     again = data.memmap(tmp_path / "x.tdz", existsok=True, compression="bzip2")
     assert same(again, data)
