@@ -115,3 +115,12 @@ def test_same_as_tensordict() -> None:
         td.set_at_("y", torch.ones(1, 3), 1)
         td[2] = torch.ones(1, 1)
     assert torch.equal(ours["x"], theirs["x"]) and torch.equal(ours["y"], theirs["y"])
+
+
+def test_update_at_casts_to_each_leaf_dtype_at_an_advanced_index() -> None:
+    td = TensorDict(i=torch.zeros(4, dtype=torch.long), x=torch.zeros(4, 2), batch_size=[4])
+    td.update_at_({"i": torch.tensor([2.0, 3.0]), "x": torch.ones(2, 2)}, torch.tensor([0, 3]))
+    assert td["i"].tolist() == [2, 0, 0, 3] and td["i"].dtype == torch.long
+    assert td["x"].sum().item() == 4
+    with pytest.raises(BatchSizeError, match=r"'x'.*\[3, 2\].*\[2, 2\]"):  # one key alone
+        td.update_at_({"x": torch.ones(3, 2)}, torch.tensor([0, 3]))

@@ -130,6 +130,15 @@ def _probe(batch_size: torch.Size) -> Tensor:
 
 def indexed_batch_size(batch_size: torch.Size, index: tuple[Any, ...]) -> torch.Size:
     """The batch size after indexing with a normalised ``index``."""
+    if len(index) <= len(batch_size):  # ints and unit-step slices: counted, no probe
+        sizes = []
+        for part, size in zip(index, batch_size):
+            if part.__class__ is slice and part.step in (None, 1):
+                sizes.append(len(range(*part.indices(size))))
+            elif part.__class__ is not int or not -size <= part < size:
+                break
+        else:
+            return torch.Size((*sizes, *batch_size[len(index) :]))
     try:
         return _probe(batch_size)[index].shape
     except IndexError as err:

@@ -223,7 +223,8 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
             try:
                 leaf[normalized] = value
             except RuntimeError:  # torch checks before writing: say which key and shapes
-                _check_fits(self, flat, leaf.shape, value, normalized)
+                target = indexed_batch_size(self._batch_size, normalized)
+                _check_fits(self, flat, leaf.shape, value, target)
                 raise
             return self
         if isinstance(leaf, Node):
@@ -234,7 +235,7 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
     if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
         features = leaf.shape[len(self._batch_size) :]
         value = torch.as_tensor(value, dtype=leaf.dtype)
-        _check_fits(self, flat, leaf.shape, value, normalized)
+        _check_fits(self, flat, leaf.shape, value, target)
         value = _broadcast_to(value, torch.Size((*target, *features)))
     part = dynamic_class()({flat: value}, batch_size=target)
     self._set_at(normalized, part)
@@ -242,14 +243,13 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
 
 
 def _check_fits(
-    self: E, flat: tuple[str, ...], shape: torch.Size, value: Any, normalized: tuple[Any, ...]
+    self: E, flat: tuple[str, ...], shape: torch.Size, value: Any, target: torch.Size
 ) -> None:
     """Raise, naming the key and both shapes, unless ``value`` broadcasts to the elements
-    that ``normalized`` selects in the leaf of ``shape`` under ``flat``."""
+    of batch shape ``target`` selected in the leaf of ``shape`` under ``flat``."""
     source = value.shape if isinstance(value, Tensor) else torch.as_tensor(value).shape
-    n = len(self._batch_size)
-    expected = torch.Size((*indexed_batch_size(self._batch_size, normalized), *shape[n:]))
-    if not _fits(source, expected):
+    expected = (*target, *shape[len(self._batch_size) :])
+    if source != expected and not _fits(source, torch.Size(expected)):
         raise BatchSizeError(
             f"cannot write key {shown_key(flat)!r} at the index: value shape {list(source)} "
             f"does not fit the selected shape {list(expected)}; nothing was written"
@@ -284,14 +284,41 @@ def update_at_(
     if whole and keys_to_update is None and not clone and entries:
         self._set_at(index, input)
         return self
+    # Every shape is checked before anything is written (a refusal writes nothing);
+    # tensors stored here (no lazy stack on the way) are then written directly.
     normalized = normalize_index(index, self._batch_size)
-    for flat, value in entries:  # checked first: a refusal writes nothing
-        value = read_value(value)
-        if isinstance(value, Tensor):
-            _check_fits(self, flat, self.get_item_shape(flat), value, normalized)
+    target: torch.Size | None = None
+    direct: list[tuple[Tensor, Tensor]] = []
+    others: list[tuple[tuple[str, ...], Any]] = []
     for flat, value in entries:
         value = read_value(value)
-        self.set_at_(flat, value.clone() if clone and isinstance(value, Tensor) else value, index)
+        if not isinstance(value, Tensor):
+            others.append((flat, value))
+            continue
+        if clone:
+            value = value.clone()
+        owner = _owner(self, flat)
+        leaf = owner._data.get(flat[-1]) if owner is not None and _dense_path(self, flat) else None
+        if len(entries) > 1:  # one write alone is checked by torch before it writes
+            if target is None:
+                target = indexed_batch_size(self._batch_size, normalized)
+            shape = leaf.shape if isinstance(leaf, Tensor) else self.get_item_shape(flat)
+            _check_fits(self, flat, shape, value, target)
+        if isinstance(leaf, Tensor):
+            # an advanced index refuses another dtype: cast now, not half way through
+            direct.append((leaf, value if value.dtype == leaf.dtype else value.to(leaf.dtype)))
+        else:
+            others.append((flat, value))
+    for leaf, value in direct:
+        try:
+            leaf[normalized] = value
+        except RuntimeError:  # torch checks before writing: say which key and shapes
+            if len(entries) == 1:  # (several were checked above)
+                target = indexed_batch_size(self._batch_size, normalized)
+                _check_fits(self, entries[0][0], leaf.shape, value, target)
+            raise
+    for flat, value in others:
+        self.set_at_(flat, value, index)
     return self
 
 
