@@ -33,7 +33,13 @@ from .fields import MISSING, FieldSpec, field
 from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 
-__all__ = ["TensorClassMeta", "install_schema", "regenerate_init", "resolve_annotations"]
+__all__ = [
+    "TENSOR_ONLY",
+    "TensorClassMeta",
+    "install_schema",
+    "regenerate_init",
+    "resolve_annotations",
+]
 
 _object_new = object.__new__
 _MUTABLE_DEFAULTS = (list, dict, set, Tensor, TensorCore)
@@ -266,6 +272,24 @@ def _build_class(
     type.__setattr__(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
 
 
+#: the class attribute that marks a tensor class (and its subclasses) as ``tensor_only``
+TENSOR_ONLY = "__tensorclass_tensor_only__"
+
+
+def _check_tensor_only(cls: type) -> None:
+    """tensordict's ``tensor_only``: every field holds tensors or nested tensor classes
+    (``None`` allowed); a field of another type is a ``TypeError`` at definition."""
+    schema: Schema = vars(cls)["__tensorclass_schema__"]
+    allowed = (FieldKind.TENSOR, FieldKind.NESTED, FieldKind.UNRESOLVED)
+    others = [f.name for f in schema.fields if f.kind not in allowed]
+    if others:
+        raise TypeError(
+            f"{cls.__name__} is tensor_only: every field must be a tensor (or a nested tensor "
+            f"class, or None); {', '.join(repr(n) for n in others)} "
+            f"{'is' if len(others) == 1 else 'are'} not"
+        )
+
+
 # eq_default=False: ``==`` is the engine's elementwise comparison, not a synthesized one
 @dataclass_transform(eq_default=False, field_specifiers=(field,))
 class TensorClassMeta(type):
@@ -282,11 +306,16 @@ class TensorClassMeta(type):
         dynamic: bool = False,
         extra_keys: bool | None = None,
         kw_only: bool | None = None,
+        tensor_only: bool | None = None,
         **kwargs: object,
     ) -> TensorClassMeta:
+        if tensor_only is not None:
+            namespace = {**namespace, TENSOR_ONLY: tensor_only}
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
             _build_class(cls, frozen, validate, defining_scope(), dynamic, extra_keys, kw_only)
+            if getattr(cls, TENSOR_ONLY, False):
+                _check_tensor_only(cls)
         return cls
 
     def __init__(

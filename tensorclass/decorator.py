@@ -13,6 +13,7 @@ from typing import Any, TypeVar, overload
 from typing_extensions import dataclass_transform
 
 from .annotations import skip_frames_of
+from .compiler import TENSOR_ONLY
 from .errors import SchemaError
 from .fields import FieldSpec, field
 from .typed import TensorClass, TensorClassMeta
@@ -47,7 +48,11 @@ def _generated(key: str, value: object) -> bool:
 
 
 def _rebuild(
-    cls: type, frozen: bool | None, validate: bool | None = None, kw_only: bool | None = None
+    cls: type,
+    frozen: bool | None,
+    validate: bool | None = None,
+    kw_only: bool | None = None,
+    tensor_only: bool | None = None,
 ) -> type:
     if isinstance(cls, TensorClassMeta):
         schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
@@ -55,6 +60,7 @@ def _rebuild(
             (frozen is None or frozen == schema.frozen)
             and (validate is None or validate == schema.validate)
             and kw_only is None
+            and (tensor_only is None or tensor_only == getattr(cls, TENSOR_ONLY, False))
         ):
             return cls
     if "__slots__" in cls.__dict__:
@@ -72,7 +78,9 @@ def _rebuild(
     bases = tuple(base for base in cls.__bases__ if base is not object)
     if not any(issubclass(base, TensorClass) for base in bases):
         bases = (*bases, TensorClass)
-    options = {} if kw_only is None else {"kw_only": kw_only}
+    options: dict[str, bool] = {} if kw_only is None else {"kw_only": kw_only}
+    if tensor_only is not None:
+        options["tensor_only"] = tensor_only
     new = TensorClassMeta(
         cls.__name__, bases, namespace, frozen=frozen, validate=validate, **options
     )
@@ -87,7 +95,11 @@ def tensorclass(cls: C, /) -> C: ...
 
 @overload
 def tensorclass(
-    *, frozen: bool = False, validate: bool = False, kw_only: bool = False
+    *,
+    frozen: bool = False,
+    validate: bool = False,
+    kw_only: bool = False,
+    tensor_only: bool = False,
 ) -> Callable[[C], C]: ...
 
 
@@ -100,6 +112,7 @@ def tensorclass(
     frozen: bool | None = None,
     validate: bool | None = None,
     kw_only: bool | None = None,
+    tensor_only: bool | None = None,
 ) -> Any:
     """Turn a class with annotated fields into a tensor class.
 
@@ -115,14 +128,16 @@ def tensorclass(
 
     ``@tensorclass(frozen=True)`` forbids reassigning fields; ``@tensorclass(validate=True)``
     checks specs and annotations on construction; ``@tensorclass(kw_only=True)`` makes
-    every field keyword-only in ``__init__``. Applied to a class that already derives
+    every field keyword-only in ``__init__``; ``@tensorclass(tensor_only=True)`` (as
+    ``TensorClass["tensor_only"]``) requires every field to be a tensor or a nested tensor
+    class (a ``TypeError`` at definition otherwise). Applied to a class that already derives
     from :class:`TensorClass`, the decorator changes nothing unless an option differs.
     """
     if cls is None:
-        return lambda klass: _rebuild(klass, frozen, validate, kw_only)
+        return lambda klass: _rebuild(klass, frozen, validate, kw_only, tensor_only)
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
-    return _rebuild(cls, frozen, validate, kw_only)
+    return _rebuild(cls, frozen, validate, kw_only, tensor_only)
 
 
 skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

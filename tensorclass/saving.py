@@ -21,20 +21,21 @@ __all__ = ["memmap", "save"]
 
 def memmap(
     data: TensorDictBase,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: bool = False,
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     archive: bool | None = None,
     compression: str | int | None = None,
     atomic: bool = True,
     fsync: bool = False,
 ) -> Any:
-    """Save ``data`` to the directory ``prefix``; the same as ``data.memmap(prefix, ...)``
+    """Save ``data`` to the directory ``prefix`` (without one: into anonymous shared
+    memory); the same as ``data.memmap(prefix, ...)``
     (see :meth:`tensorclass.TensorDict.memmap` for every argument).
 
     >>> import tempfile, torch

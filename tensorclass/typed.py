@@ -75,6 +75,17 @@ class _PydanticSerializer:
         return kept_as_is()
 
 
+#: the options of ``TensorClass[...]`` (see ``TensorClass.__class_getitem__``)
+_CLASS_OPTIONS = ("frozen", "tensor_only")
+_LEFT_OUT = {
+    "autocast": "a field's annotation decides how its values are converted",
+    "nocast": "a field's annotation decides how its values are converted",
+    "shadow": "a field may not hide a tensor-class method; rename the field",
+}
+#: the base class made for each set of options, made once
+_OPTION_BASES: dict[frozenset[str], type] = {}
+
+
 class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     """Base class of typed tensor classes: declared fields, one batch shape.
 
@@ -111,6 +122,41 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         names: InitAttr[list[str | None], Sequence[str | None] | None] = field(  # type: ignore[override]
             default=_NO_DEFAULT, kw_only=True
         )
+
+    def __class_getitem__(cls, options: str | tuple[str, ...]) -> type[TensorClass]:
+        """``class X(TensorClass["frozen"])``: tensordict's spelling of class options, a base
+        class to derive from. ``"frozen"`` is ``frozen=True``; ``"tensor_only"`` makes
+        every field a tensor or a nested tensor class (checked when a subclass is
+        defined); several options combine (``TensorClass["frozen", "tensor_only"]``). The
+        options that change how values are cast (``"autocast"``, ``"nocast"``) and
+        ``"shadow"`` are refused: the annotation decides conversion, and a field may not
+        hide a method."""
+        if cls is not TensorClass:
+            raise TypeError(f"{cls.__name__}[...]: only TensorClass takes options")
+        chosen = frozenset((options,) if isinstance(options, str) else options)
+        if chosen not in _OPTION_BASES:
+            for option in sorted(chosen, key=str):
+                if option not in _CLASS_OPTIONS:
+                    raise TypeError(
+                        f"TensorClass[{option!r}]: tensorclass takes the options "
+                        f"{', '.join(repr(o) for o in _CLASS_OPTIONS)}"
+                        + (
+                            f"; {option!r} is left out on purpose: {_LEFT_OUT[option]}"
+                            if option in _LEFT_OUT
+                            else ""
+                        )
+                    )
+            name = "_".join(("TensorClass", *(o for o in _CLASS_OPTIONS if o in chosen)))
+            namespace: dict[str, object] = {"__module__": __name__, "__qualname__": name}
+            _OPTION_BASES[chosen] = TensorClassMeta(
+                name,
+                (TensorClass,),
+                namespace,
+                frozen=True if "frozen" in chosen else None,
+                tensor_only=True if "tensor_only" in chosen else None,
+            )
+        base: type[TensorClass] = _OPTION_BASES[chosen]
+        return base
 
     @classmethod
     def _from_mapping(

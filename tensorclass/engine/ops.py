@@ -145,6 +145,7 @@ class TensorOps(
     unflatten = context.unflatten
     # indexing.py
     __getitem__ = indexing.__getitem__
+    __getitems__ = indexing.__getitems__
     __setitem__ = indexing.__setitem__
     _index = indexing._index
     _set_at = indexing._set_at

@@ -389,9 +389,11 @@ def test_a_one_element_tensor_broadcasts_as_torch() -> None:
     members = two([])
     lazy_stack(members, 0)[:] = torch.tensor([4.0])  # [1] broadcasts to [2], [2, 2], [2, 3]
     assert all(bool((leaf == 4).all()) for m in members for leaf in leaves(m).values())
-    with pytest.raises(BatchSizeError):  # [1, 1] has more dims than "a" at [2]
-        lazy_stack(members, 0)[:] = torch.ones(1, 1)
+    with pytest.raises(BatchSizeError):  # [3, 1]: its extra leading dim is not 1
+        lazy_stack(members, 0)[:] = torch.ones(3, 1)
     assert all(bool((leaf == 4).all()) for m in members for leaf in leaves(m).values())
+    lazy_stack(members, 0)[:] = torch.ones(1, 1)  # as torch: the extra leading 1 is dropped
+    assert all(bool((leaf == 1).all()) for m in members for leaf in leaves(m).values())
 
 
 def test_each_leaf_receives_the_value_in_its_dtype() -> None:

@@ -129,6 +129,28 @@ def test_compressed_archives(tmp_path: Path, compression: Any) -> None:
     assert same(load_memmap(unpack_memmap(archive, tmp_path / "c")), data)
 
 
+@pytest.mark.parametrize("compression", ["deflate", "bzip2"])
+def test_compresslevel_is_honoured(tmp_path: Path, compression: str) -> None:
+    # compressible but not trivial data: the levels give different sizes on every Python
+    generator = torch.Generator().manual_seed(0)
+    data = TensorDict(a=torch.randint(0, 4, (200_000,), generator=generator))
+    data.memmap(tmp_path / "saved")
+    sizes = {}
+    for level in (1, 9):
+        archive = pack_memmap(
+            tmp_path / "saved",
+            tmp_path / f"l{level}.tdz",
+            compression=compression,
+            compresslevel=level,
+        )
+        with zipfile.ZipFile(archive) as zf:
+            sizes[level] = zf.getinfo("a.memmap").compress_size
+        assert torch.equal(
+            load_memmap(unpack_memmap(archive, tmp_path / f"l{level}"))["a"], data["a"]
+        )
+    assert sizes[9] < sizes[1]
+
+
 def test_pack_refuses_bad_input(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match=r"meta\.json"):
@@ -403,6 +425,6 @@ def test_memmap_to_an_archive(tmp_path: Path, kind: str) -> None:
     assert same(saved, data)
     assert [p.name for p in tmp_path.iterdir()] == ["x.tdz"]  # the scratch directory is gone
     with pytest.raises(FileExistsError):
-        data.memmap(tmp_path / "x.tdz")
+        data.memmap(tmp_path / "x.tdz", existsok=False)
     again = data.memmap(tmp_path / "x.tdz", existsok=True, compression="bzip2")
     assert same(again, data)

@@ -108,7 +108,7 @@ def test_return_early_gives_a_future(kind: str, threads: int, tmp_path: Path) ->
 
 def test_return_early_reports_errors_through_the_future(tmp_path: Path) -> None:
     plain().memmap(tmp_path / "x")
-    future = plain().memmap(tmp_path / "x", return_early=True)  # exists, existsok=False
+    future = plain().memmap(tmp_path / "x", return_early=True, existsok=False)  # exists
     with pytest.raises(FileExistsError):
         future.result(timeout=60)
 

@@ -262,11 +262,11 @@ def assert_reads_only_the_rows(path: Path) -> None:
 # -- overwriting and crash safety ---------------------------------------------------------
 
 
-def test_overwriting_needs_existsok(tmp_path: Path) -> None:
+def test_a_save_replaces_the_previous_one(tmp_path: Path) -> None:
     first = TensorDict({"x": torch.zeros(3)}, [3]).memmap(tmp_path / "s")
     with pytest.raises(FileExistsError, match="existsok=True"):
-        TensorDict({"x": torch.ones(3)}, [3]).memmap(tmp_path / "s")
-    TensorDict({"y": torch.ones(2)}, [2]).memmap(tmp_path / "s", existsok=True)
+        TensorDict({"x": torch.ones(3)}, [3]).memmap(tmp_path / "s", existsok=False)
+    TensorDict({"y": torch.ones(2)}, [2]).memmap(tmp_path / "s")  # existsok=True: tensordict's
     loaded = TensorDict.load_memmap(tmp_path / "s")
     assert list(loaded.keys()) == ["y"]
     assert first["x"].tolist() == [0.0] * 3  # an instance of the old save keeps its data
@@ -288,7 +288,7 @@ def test_an_empty_directory_takes_a_save_without_existsok(tmp_path: Path) -> Non
     TensorDict({"x": torch.arange(3)}, [3]).memmap(tmp_path / "fresh")
     assert TensorDict.load_memmap(tmp_path / "fresh")["x"].tolist() == [0, 1, 2]
     with pytest.raises(FileExistsError, match="existsok=True"):  # now it holds a save
-        TensorDict({"x": torch.zeros(3)}, [3]).memmap(tmp_path / "fresh")
+        TensorDict({"x": torch.zeros(3)}, [3]).memmap(tmp_path / "fresh", existsok=False)
 
 
 def test_failure_mid_save_leaves_the_previous_save_intact(

@@ -39,7 +39,10 @@ def collate_tensor_classes(
     *,
     collate_fn_map: dict[type | tuple[type, ...], Callable[..., Any]] | None = None,
 ) -> Any:
-    """Stack a batch of instances of one tensor class along a new first batch dim."""
+    """Stack a batch of instances of one tensor class along a new first batch dim; a batch
+    already read as one instance (``__getitems__``) is returned as it is."""
+    if isinstance(batch, TensorCore):
+        return batch
     return stack(batch)
 
 

@@ -27,7 +27,13 @@ from ..core.self_types import Node
 from ..core.state import TensorCore
 from ..shape import batch_dims, context, indexing
 from ..shape.batch_dims import _infer_shape, _sizes, batch_dim, squeeze_dims
-from ..shape.indexing import _fits, _plan_structured_write, _tensor_leaves, normalize_index
+from ..shape.indexing import (
+    _broadcast_to,
+    _fits,
+    _plan_structured_write,
+    _tensor_leaves,
+    normalize_index,
+)
 from .leaves import LazyLeaves
 from .self_type import S
 
@@ -86,7 +92,7 @@ def _at_target(value: _C, target: torch.Size, like: object) -> _C:
                     f"cannot write key {key!r} at the index: value shape {list(leaf.shape)} "
                     f"does not fit the selected shape {list(shape)}"
                 )
-            data[key] = leaf.expand(shape)
+            data[key] = _broadcast_to(leaf, shape)
         elif isinstance(leaf, TensorCore):
             if isinstance(own, TensorCore):
                 extra = own._batch_size[like_dims:]
@@ -286,7 +292,7 @@ def _write_tensor(
     chunks: dict[str, Any] = {}
     for key, leaf in _tensor_leaves(member, ()):
         features = leaf.shape[len(member._batch_size) :]
-        chunk = source.expand(target + features).reshape(-1, *features)[mask]
+        chunk = _broadcast_to(source, target + features).reshape(-1, *features)[mask]
         chunk = chunk if has_rest else chunk[-1]
         if source.dtype != leaf.dtype:  # as the dense write: each leaf in its dtype
             chunk = chunk.to(leaf.dtype)

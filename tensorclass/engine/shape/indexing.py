@@ -9,7 +9,7 @@ zeros).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import EllipsisType
 from typing import Any, TypeAlias, overload
 
@@ -30,6 +30,7 @@ __all__ = [
     "BatchIndex",
     "IndexPart",
     "__getitem__",
+    "__getitems__",
     "__setitem__",
     "indexed_batch_size",
     "normalize_index",
@@ -132,6 +133,15 @@ def _probe(batch_size: torch.Size) -> Tensor:
 
 def indexed_batch_size(batch_size: torch.Size, index: tuple[Any, ...]) -> torch.Size:
     """The batch size after indexing with a normalised ``index``."""
+    if len(index) <= len(batch_size):  # ints and unit-step slices: counted, no probe
+        sizes = []
+        for part, size in zip(index, batch_size):
+            if part.__class__ is slice and part.step in (None, 1):
+                sizes.append(len(range(*part.indices(size))))
+            elif part.__class__ is not int or not -size <= part < size:
+                break
+        else:
+            return torch.Size((*sizes, *batch_size[len(index) :]))
     try:
         return _probe(batch_size)[index].shape
     except IndexError as err:
@@ -179,10 +189,25 @@ def _indexed_names(names: Names, index: tuple[Any, ...]) -> Names:
 
 
 def _fits(source: torch.Size, target: torch.Size) -> bool:
-    """Whether a value of shape ``source`` broadcasts to ``target``."""
-    if len(source) > len(target):
-        return False
+    """Whether a value of shape ``source`` broadcasts to ``target`` as torch's indexed
+    write broadcasts it: leading dims of size 1 beyond ``target``'s are dropped (a
+    ``[1, 28, 28]`` value fits ``[28, 28]``), then dims of size 1 stretch."""
+    extra = len(source) - len(target)
+    if extra > 0:
+        for size in source[:extra]:
+            if size != 1:
+                return False
+        source = source[extra:]
     return all(s in (1, t) for s, t in zip(reversed(source), reversed(target)))
+
+
+def _broadcast_to(source: Tensor, target: torch.Size) -> Tensor:
+    """``source`` expanded to ``target`` (a view), its extra leading dims of size 1 dropped
+    first; ``_fits(source.shape, target)`` must hold."""
+    extra = source.ndim - len(target)
+    if extra > 0:
+        source = source.reshape(source.shape[extra:])
+    return source.expand(target)
 
 
 @overload
@@ -215,6 +240,17 @@ def __getitem__(self: E, index: Any) -> Any:
             return self.get(index)
         _check_no_key_parts(index)
     return self._index(index)
+
+
+def __getitems__(self: E, indices: Sequence[int] | Tensor) -> E:
+    """The batch elements at ``indices`` (along the first batch dim) as one instance, read
+    with one indexing per leaf: ``torch.utils.data.DataLoader`` calls it with the list of a
+    batch's sample indices, so ``DataLoader(td, batch_size=4, collate_fn=lambda x: x)``
+    yields instances of batch size ``[4]``."""
+    if type(indices) is list:
+        # one long tensor (an empty list would make a float one); booleans stay a mask
+        indices = torch.tensor(indices) if indices else torch.empty(0, dtype=torch.long)
+    return self._index(indices)
 
 
 @FAST_WRITE

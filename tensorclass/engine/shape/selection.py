@@ -25,14 +25,14 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, KeyNotFoundError
-from ...keys import NestedKey, unravel_key_tuple
+from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
 from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import _become, batch_dim
-from .indexing import _leaves, indexed_batch_size, normalize_index
+from .indexing import _broadcast_to, _fits, _leaves, indexed_batch_size, normalize_index
 from .rearrange import _rearranged
 
 __all__ = [
@@ -220,7 +220,12 @@ def set_at_(self: E, key: NestedKey, value: Any, index: object, *, non_blocking:
     if owner is not None and type(owner._data) is dict and _dense_path(self, flat):
         leaf = owner._data.get(flat[-1], MISSING)
         if isinstance(leaf, Tensor):
-            leaf[normalized] = value
+            try:
+                leaf[normalized] = value
+            except RuntimeError:  # torch checks before writing: say which key and shapes
+                target = indexed_batch_size(self._batch_size, normalized)
+                _check_fits(self, flat, leaf.shape, value, target)
+                raise
             return self
         if isinstance(leaf, Node):
             leaf._set_at(normalized, value)
@@ -229,10 +234,26 @@ def set_at_(self: E, key: NestedKey, value: Any, index: object, *, non_blocking:
     target = indexed_batch_size(self._batch_size, normalized)
     if isinstance(leaf, Tensor) and not isinstance(value, TensorCore):
         features = leaf.shape[len(self._batch_size) :]
-        value = torch.as_tensor(value, dtype=leaf.dtype).expand((*target, *features))
+        value = torch.as_tensor(value, dtype=leaf.dtype)
+        _check_fits(self, flat, leaf.shape, value, target)
+        value = _broadcast_to(value, torch.Size((*target, *features)))
     part = dynamic_class()({flat: value}, batch_size=target)
     self._set_at(normalized, part)
     return self
+
+
+def _check_fits(
+    self: E, flat: tuple[str, ...], shape: torch.Size, value: Any, target: torch.Size
+) -> None:
+    """Raise, naming the key and both shapes, unless ``value`` broadcasts to the elements
+    of batch shape ``target`` selected in the leaf of ``shape`` under ``flat``."""
+    source = value.shape if isinstance(value, Tensor) else torch.as_tensor(value).shape
+    expected = (*target, *shape[len(self._batch_size) :])
+    if source != expected and not _fits(source, torch.Size(expected)):
+        raise BatchSizeError(
+            f"cannot write key {shown_key(flat)!r} at the index: value shape {list(source)} "
+            f"does not fit the selected shape {list(expected)}; nothing was written"
+        )
 
 
 def update_at_(
@@ -263,9 +284,41 @@ def update_at_(
     if whole and keys_to_update is None and not clone and entries:
         self._set_at(index, input)
         return self
+    # Every shape is checked before anything is written (a refusal writes nothing);
+    # tensors stored here (no lazy stack on the way) are then written directly.
+    normalized = normalize_index(index, self._batch_size)
+    target: torch.Size | None = None
+    direct: list[tuple[Tensor, Tensor]] = []
+    others: list[tuple[tuple[str, ...], Any]] = []
     for flat, value in entries:
         value = read_value(value)
-        self.set_at_(flat, value.clone() if clone and isinstance(value, Tensor) else value, index)
+        if not isinstance(value, Tensor):
+            others.append((flat, value))
+            continue
+        if clone:
+            value = value.clone()
+        owner = _owner(self, flat)
+        leaf = owner._data.get(flat[-1]) if owner is not None and _dense_path(self, flat) else None
+        if len(entries) > 1:  # one write alone is checked by torch before it writes
+            if target is None:
+                target = indexed_batch_size(self._batch_size, normalized)
+            shape = leaf.shape if isinstance(leaf, Tensor) else self.get_item_shape(flat)
+            _check_fits(self, flat, shape, value, target)
+        if isinstance(leaf, Tensor):
+            # an advanced index refuses another dtype: cast now, not half way through
+            direct.append((leaf, value if value.dtype == leaf.dtype else value.to(leaf.dtype)))
+        else:
+            others.append((flat, value))
+    for leaf, value in direct:
+        try:
+            leaf[normalized] = value
+        except RuntimeError:  # torch checks before writing: say which key and shapes
+            if len(entries) == 1:  # (several were checked above)
+                target = indexed_batch_size(self._batch_size, normalized)
+                _check_fits(self, entries[0][0], leaf.shape, value, target)
+            raise
+    for flat, value in others:
+        self.set_at_(flat, value, index)
     return self
 
 

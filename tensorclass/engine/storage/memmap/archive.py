@@ -32,6 +32,7 @@ import os
 import shutil
 import stat
 import struct
+import sys
 import tempfile
 import zipfile
 import zlib
@@ -68,6 +69,10 @@ _COMPRESSIONS = {
     "lzma": zipfile.ZIP_LZMA,
 }
 _CHUNK = 1 << 22
+# The compression level a ZipInfo gives its entry's compressor: a public attribute from
+# Python 3.13, a private one before (which ZipFile.writestr sets); the class has slots, so
+# the wrong name raises instead of being ignored.
+_LEVEL_ATTRIBUTE = "compress_level" if sys.version_info >= (3, 13) else "_compresslevel"
 
 
 def is_memmap_archive(path: PathLike) -> bool:
@@ -192,7 +197,7 @@ def _add(
     payload = not name.endswith(".json")
     info.compress_type = method if payload else zipfile.ZIP_STORED
     if level is not None and payload:
-        info.compress_level = level  # type: ignore[attr-defined]
+        setattr(info, _LEVEL_ATTRIBUTE, level)
     if info.compress_type == zipfile.ZIP_STORED:  # pad the header: the data starts aligned
         start = archive.fp.tell()  # type: ignore[union-attr]
         zip64 = size * 1.05 > zipfile.ZIP64_LIMIT

@@ -16,6 +16,7 @@ from ...core.self_types import B
 from ...core.state import TensorCore
 from .archive import save_archive
 from .options import check_save_options, in_background, wants_archive
+from .save import map_anonymously
 from .save import memmap as save_tree
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -25,13 +26,13 @@ __all__ = ["is_memmap", "memmap", "memmap_", "memmap_like", "write_memmap"]
 @overload
 def memmap(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: Literal[False] = False,
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     archive: bool | None = None,
     compression: str | int | None = None,
@@ -43,13 +44,13 @@ def memmap(
 @overload
 def memmap(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: Literal[True],
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     archive: bool | None = None,
     compression: str | int | None = None,
@@ -60,13 +61,13 @@ def memmap(
 
 def memmap(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: bool = False,
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     archive: bool | None = None,
     compression: str | int | None = None,
@@ -77,7 +78,11 @@ def memmap(
 
     One raw file per tensor and a ``meta.json`` per nested level; the save is always
     atomic (written aside, then renamed into place; ``atomic`` is accepted for
-    compatibility). Replacing an existing save needs ``existsok=True``. ``num_threads``
+    compatibility). A previous save at ``prefix`` is replaced as a whole (its files
+    are gone); ``existsok=False`` refuses to replace it, and a non-empty directory that
+    holds no save is always refused (nothing of it is overwritten or deleted). Without
+    ``prefix`` the tensors are copied into anonymous shared memory
+    (:class:`MemoryMappedTensor` without a file; nothing is written). ``num_threads``
     writes files in parallel; ``return_early=True`` saves in a background thread and
     returns a :class:`concurrent.futures.Future` of the result. A leaf already mapped
     from a file elsewhere is copied (``copy_existing=False`` refuses that instead, as
@@ -111,13 +116,13 @@ def memmap(
 @overload
 def memmap_(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: Literal[False] = False,
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     atomic: bool = True,
     fsync: bool = False,
@@ -127,13 +132,13 @@ def memmap_(
 @overload
 def memmap_(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: Literal[True],
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     atomic: bool = True,
     fsync: bool = False,
@@ -142,19 +147,20 @@ def memmap_(
 
 def memmap_(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
     num_threads: int = 0,
     return_early: bool = False,
     share_non_tensor: bool = False,
-    existsok: bool = False,
+    existsok: bool = True,
     robust_key: bool | None = None,
     atomic: bool = True,
     fsync: bool = False,
 ) -> B | Future[B]:
     """Like :meth:`memmap` (``fsync`` too), but this instance's tensors are replaced by
-    the file-backed ones (and it is locked); returns this instance (or a future of it)."""
+    the file-backed ones (or, without ``prefix``, by copies in anonymous shared memory)
+    and it is locked; returns this instance (or a future of it)."""
     return write_memmap(
         self,
         prefix,
@@ -175,10 +181,10 @@ def memmap_(
 @overload
 def memmap_like(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
-    existsok: bool = False,
+    existsok: bool = True,
     num_threads: int = 0,
     return_early: Literal[False] = False,
     share_non_tensor: bool = False,
@@ -190,10 +196,10 @@ def memmap_like(
 @overload
 def memmap_like(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
-    existsok: bool = False,
+    existsok: bool = True,
     num_threads: int = 0,
     return_early: Literal[True],
     share_non_tensor: bool = False,
@@ -204,18 +210,19 @@ def memmap_like(
 
 def memmap_like(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None = None,
     copy_existing: bool | None = None,
     *,
-    existsok: bool = False,
+    existsok: bool = True,
     num_threads: int = 0,
     return_early: bool = False,
     share_non_tensor: bool = False,
     robust_key: bool | None = None,
     archive: bool | None = None,
 ) -> B | Future[B]:
-    """Like :meth:`memmap`, without writing the data: new files of the right sizes,
-    reading as zeros. An expanded template is never materialised in memory.
+    """Like :meth:`memmap`, without writing the data: new files of the right sizes
+    (or, without ``prefix``, anonymous shared memory), reading as zeros. An expanded
+    template is never materialised in memory.
     ``copy_existing`` has no effect (no value is copied); the other keywords are
     those of :meth:`memmap`."""
     return write_memmap(
@@ -236,7 +243,7 @@ def memmap_like(
 
 def write_memmap(
     self: B,
-    prefix: PathLike,
+    prefix: PathLike | None,
     copy_existing: bool | None,
     num_threads: int,
     return_early: bool,
@@ -253,6 +260,24 @@ def write_memmap(
     """Save ``self`` as :func:`memmap` (``like``: :func:`memmap_like`, ``inplace``:
     :func:`memmap_`) and ``tensorclass.memmap`` do: check the options, then write the tree
     (or one archive), in a background thread with ``return_early``."""
+    if prefix is None:
+        if archive:
+            raise ValueError("memmap(archive=True) needs a prefix: the archive file's path")
+        check_save_options(
+            self,
+            None,
+            copy_existing=copy_existing,
+            share_non_tensor=share_non_tensor,
+            robust_key=robust_key,
+            archive=archive,
+            compression=compression,
+            like=like,
+        )
+
+        def anonymous() -> TensorCore:
+            return map_anonymously(self, like=like, inplace=inplace)
+
+        return cast("B | Future[B]", in_background(anonymous) if return_early else anonymous())
     to_archive = not inplace and wants_archive(prefix, archive)
     check_save_options(
         self,

@@ -74,25 +74,30 @@ def _inside(filename: str, target: str) -> bool:
     return os.path.commonpath([os.path.abspath(filename), target]) == target
 
 
-def _check_existing(node: TensorCore, target: str) -> None:
+def _check_existing(node: TensorCore, target: str | None) -> None:
     for where, level in _levels(node, ()):
         for key, leaf in level._data.items():
-            if isinstance(leaf, MemoryMappedTensor) and not _inside(leaf.filename, target):
+            if not isinstance(leaf, MemoryMappedTensor) or leaf._filename is None:
+                continue  # not mapped from a file
+            if target is None or not _inside(leaf.filename, target):
                 path = (*where, key)
                 raise RuntimeError(
                     f"memmap: {path[0] if len(path) == 1 else path!r} is already mapped from "
-                    f"{leaf.filename}; pass copy_existing=True to copy it to {target}"
+                    f"{leaf.filename}; pass copy_existing=True to copy it to "
+                    f"{target or 'anonymous shared memory'}"
                 )
 
 
-def wants_archive(prefix: PathLike, archive: bool | None) -> bool:
+def wants_archive(prefix: PathLike | None, archive: bool | None) -> bool:
     """Whether a save asks for an archive: ``archive=True``, or a ``.tdz`` path."""
-    return bool(archive) or (archive is None and os.fspath(prefix).endswith(".tdz"))
+    if archive is not None or prefix is None:
+        return bool(archive)
+    return os.fspath(prefix).endswith(".tdz")
 
 
 def check_save_options(
     node: TensorCore,
-    prefix: PathLike,
+    prefix: PathLike | None,
     *,
     copy_existing: bool | None,
     share_non_tensor: bool,
@@ -102,7 +107,7 @@ def check_save_options(
     like: bool,
 ) -> None:
     """Raise for options tensorclass cannot honour (see the module documentation)."""
-    path = os.fspath(prefix)
+    path = None if prefix is None else os.fspath(prefix)
     if wants_archive(path, archive):
         raise NotImplementedError(
             f"memmap_: an instance cannot be swapped in place onto an archive ({path!r}); "
@@ -121,7 +126,7 @@ def check_save_options(
     if robust_key is False:
         _check_plain_keys(node)
     if copy_existing is False and not like:
-        _check_existing(node, os.path.abspath(path))
+        _check_existing(node, None if path is None else os.path.abspath(path))
 
 
 def in_background(run: Callable[[], T]) -> Future[T]:

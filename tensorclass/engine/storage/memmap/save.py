@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +45,7 @@ from .metadata import (
 )
 from .tensor import MemoryMappedTensor, PathLike, write_tensor_file
 
-__all__ = ["class_path", "memmap"]
+__all__ = ["class_path", "map_anonymously", "memmap"]
 
 
 def class_path(cls: type) -> str:
@@ -282,22 +282,25 @@ def save(
     return f"{target}/", [rel for rel, _ in plan.files]
 
 
-def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) -> TensorCore:
-    """``node`` with its tensors replaced by mappings of the saved files (same walk order)."""
+def _attach(
+    node: TensorCore, mapped: Callable[[Tensor], MemoryMappedTensor], inplace: bool
+) -> TensorCore:
+    """``node`` with each tensor replaced by ``mapped(tensor)`` (in the order of the save's
+    walk), locked; ``inplace`` swaps the leaves of ``node`` itself."""
     if is_lazy_stack(node):
-        members = [_attach(member, root, files, inplace) for member in node.members]
+        members = [_attach(member, mapped, inplace) for member in node.members]
         if inplace:
             return node.lock_()
         return stack_lazily(members, node.stack_dim).lock_()
     data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
-            mapped = MemoryMappedTensor._open(root + next(files), leaf.dtype, tuple(leaf.shape))
+            out = mapped(leaf)
             if isinstance(leaf, Parameter):
-                mapped.mark_parameter()
-            data[key] = mapped
+                out.mark_parameter()
+            data[key] = out
         elif isinstance(leaf, TensorCore):
-            data[key] = _attach(leaf, root, files, inplace)
+            data[key] = _attach(leaf, mapped, inplace)
         else:
             data[key] = leaf
     device = None if node._device is None else torch.device("cpu")
@@ -306,6 +309,26 @@ def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) ->
         node._device = device
         return node.lock_()
     return type(node)._new(data, node._batch_size, device, node._names).lock_()
+
+
+def map_anonymously(node: TensorCore, *, like: bool = False, inplace: bool = False) -> TensorCore:
+    """``node`` with every tensor in anonymous shared memory: a :class:`MemoryMappedTensor`
+    without a file (tensordict's ``memmap()`` without a prefix), locked.
+
+    ``like=True`` gives zeros of the same shapes; ``inplace=True`` swaps the leaves of
+    ``node`` itself (a leaf already in anonymous memory is kept as it is).
+    """
+
+    def mapped(leaf: Tensor) -> MemoryMappedTensor:
+        if inplace and isinstance(leaf, MemoryMappedTensor) and leaf._filename is None:
+            return leaf
+        out = MemoryMappedTensor.empty(leaf.shape, dtype=leaf.dtype)  # zeros, shared
+        if not like:
+            source = leaf.as_tensor() if isinstance(leaf, MemoryMappedTensor) else leaf
+            out.as_tensor().copy_(source.detach())
+        return out
+
+    return _attach(node, mapped, inplace)
 
 
 def memmap(
@@ -327,4 +350,9 @@ def memmap(
     root, files = save(
         node, prefix, existsok=existsok, num_threads=num_threads, like=like, fsync=fsync
     )
-    return _attach(node, root, iter(files), inplace)
+    names = iter(files)
+
+    def mapped(leaf: Tensor) -> MemoryMappedTensor:
+        return MemoryMappedTensor._open(root + next(names), leaf.dtype, tuple(leaf.shape))
+
+    return _attach(node, mapped, inplace)
