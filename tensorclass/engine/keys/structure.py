@@ -319,8 +319,12 @@ def non_tensor_items(self: E, include_nested: bool = False) -> tuple[tuple[Any, 
 
 
 def get_non_tensor(self: E, key: NestedKey, default: Any = MISSING) -> Any:
-    """The value stored at ``key`` (a non-tensor value comes back as itself)."""
-    return self.get(key, default)
+    """The value stored at ``key``, as ``td[key]`` reads it (a non-tensor value comes back
+    as itself, one value per element as a list); ``default`` for a missing key if given,
+    else a ``KeyError``."""
+    if default is MISSING:
+        return self[key]
+    return read_value(self.get(key, default))
 
 
 def set_non_tensor(self: E, key: NestedKey, value: Any) -> E:
