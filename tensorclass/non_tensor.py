@@ -316,7 +316,7 @@ class NonTensorStack(_Counted):
         >>> b = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); b["name"] = "b"
         >>> both = torch.stack([a, b])
         >>> both["name"], both[0]["name"], both[:, 0]["name"]
-        ([['a', 'a'], ['b', 'b']], 'a', ['a', 'b'])
+        ([['a', 'a'], ['b', 'b']], ['a', 'a'], ['a', 'b'])
         >>> tags = NonTensorStack.from_list(["x", "y", "z"])
         >>> tags.batch_size, tags[1:].tolist()
         (torch.Size([3]), ['y', 'z'])

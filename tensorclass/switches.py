@@ -276,7 +276,7 @@ class set_lazy_legacy(_Switch):
     ...     def stacked():
     ...         return torch.stack([TensorDict(), TensorDict()])
     >>> type(stacked()).__name__, type(torch.stack([TensorDict(), TensorDict()])).__name__
-    ('LazyStackedTensorDict', 'TensorDict')
+    ('LazyStackedTensorDict[TensorDict]', 'TensorDict')
     """
 
     _attr = "lazy_legacy"
