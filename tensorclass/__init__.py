@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -65,13 +66,42 @@ else:
     __all__ = _NAMES
 
 
+#: tensordict's public modules that are attributes of its package (``tensordict.utils``):
+#: imported here on first use, as the public names are
+_MODULES = ("base", "functional", "persistent", "tensordict", "typedtensordict", "utils")
+
+
 def __getattr__(name: str) -> Any:
     if name in _NAMES or name == "nn":
         api = _load_library()
         globals().update({export: getattr(api, export) for export in _NAMES})
         return importlib.import_module("tensorclass.nn") if name == "nn" else globals()[name]
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'tensorclass' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_NAMES})
+
+
+class _Package(ModuleType):
+    """The package's module type: a public name stays itself when a submodule shares it.
+
+    Two modules of tensordict's paths share their name with a public function:
+    ``tensorclass.tensorclass`` (``from tensorclass.tensorclass import NonTensorData``) and
+    the decorator ``tensorclass``, ``tensorclass.memmap`` and the function ``memmap``.
+    Importing a submodule binds it on its package once it has loaded, which would replace the
+    function; this type declines those bindings, so the attribute keeps reading the function
+    (loaded on first use, as every public name) and the import system reaches the module
+    through ``sys.modules``: what tensordict does (``tensordict.tensorclass`` is its
+    decorator, ``tensordict.memmap`` its function).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _NAMES and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

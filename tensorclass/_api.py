@@ -16,7 +16,6 @@ Importing this module builds the whole library and fills :mod:`tensorclass.regis
 from . import param_swap as _param_swap  # registers what to_module returns
 from .collection import TensorCollection as TensorCollection
 from .collection import is_tensor_collection as is_tensor_collection
-from .constructors import dense_stack_tds as dense_stack_tds
 from .constructors import from_any as from_any
 from .constructors import from_dataclass as from_dataclass
 from .constructors import from_dict as from_dict
@@ -26,9 +25,7 @@ from .constructors import from_pytree as from_pytree
 from .constructors import from_struct_array as from_struct_array
 from .constructors import from_tuple as from_tuple
 from .constructors import fromkeys as fromkeys
-from .constructors import make_tensordict as make_tensordict
 from .constructors import maybe_dense_stack as maybe_dense_stack
-from .decorator import is_tensorclass as is_tensorclass
 from .decorator import tensorclass as tensorclass
 from .engine import TensorDictBase as TensorDictBase
 from .engine import cat as cat
@@ -122,7 +119,10 @@ from .switches import set_list_to_stack as set_list_to_stack
 from .switches import set_printoptions as set_printoptions
 from .tensor_attrs import TensorAttrs as TensorAttrs
 from .tensordict import TensorDict as TensorDict
+from .tensordict import dense_stack_tds as dense_stack_tds
+from .tensordict import make_tensordict as make_tensordict
 from .typed import TensorClass as TensorClass
+from .typed import is_tensorclass as is_tensorclass
 from .typed_tensordict import TypedTensorDict as TypedTensorDict
 from .unbatched import UnbatchedTensor as UnbatchedTensor
 

@@ -10,7 +10,7 @@ constructor accepts ``batch_size=[8]``" and "``x.batch_size`` is a ``torch.Size`
 
 from __future__ import annotations
 
-from typing import Any, Generic, NoReturn, TypeVar, overload
+from typing import Generic, NoReturn, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -24,12 +24,12 @@ class InitAttr(Generic[Get, Set]):
     """An attribute read as ``Get`` and assigned (or passed to ``__init__``) as ``Set``."""
 
     @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    def __get__(self, obj: None, owner: type | None = None) -> Self: ...
 
     @overload
-    def __get__(self, obj: object, owner: type[Any] | None = None) -> Get: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Get: ...
 
-    def __get__(self, obj: object, owner: type[Any] | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> Self | Get:
         raise NotImplementedError  # never instantiated: type checkers read the signature
 
     def __set__(self, obj: object, value: Set) -> None:
@@ -43,12 +43,12 @@ class ReadOnlyAfterInit(Generic[Get, Set]):
     """
 
     @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    def __get__(self, obj: None, owner: type | None = None) -> Self: ...
 
     @overload
-    def __get__(self, obj: object, owner: type[Any] | None = None) -> Get: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Get: ...
 
-    def __get__(self, obj: object, owner: type[Any] | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> Self | Get:
         raise NotImplementedError
 
     def __set__(self, obj: NoReturn, value: Set) -> None:

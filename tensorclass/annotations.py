@@ -11,7 +11,7 @@ import sys
 import types
 import typing
 import weakref
-from typing import Any, ClassVar
+from typing import ClassVar
 
 __all__ = [
     "await_names",
@@ -35,7 +35,7 @@ def skip_frames_of(path: str) -> None:
     _OWN_FILES.add(path)
 
 
-def is_classvar(annotation: Any) -> bool:
+def is_classvar(annotation: object) -> bool:
     """Whether an annotation (or its string) declares a ``ClassVar`` (not a field)."""
     if isinstance(annotation, str):
         stripped = annotation.replace(" ", "")
@@ -43,7 +43,7 @@ def is_classvar(annotation: Any) -> bool:
     return annotation is ClassVar or typing.get_origin(annotation) is ClassVar
 
 
-def evaluate(annotation: Any, globalns: dict[str, Any], localns: dict[str, Any]) -> Any:
+def evaluate(annotation: object, globalns: dict[str, object], localns: dict[str, object]) -> object:
     """Evaluate an annotation (a string or a type with forward references) in a scope.
 
     A quoted annotation under ``from __future__ import annotations`` is a string of a
@@ -58,18 +58,18 @@ def evaluate(annotation: Any, globalns: dict[str, Any], localns: dict[str, Any])
         return annotation
 
 
-def own_annotations(klass: type) -> dict[str, Any]:
+def own_annotations(klass: type) -> dict[str, object]:
     """The annotations a class declares itself (not inherited)."""
     return dict(inspect.get_annotations(klass))
 
 
-def resolve_annotations(cls: type, strict: bool) -> dict[str, Any]:
+def resolve_annotations(cls: type, strict: bool) -> dict[str, object]:
     """The resolved field annotations of ``cls`` and its tensor-class bases.
 
     Unresolvable forward references raise ``NameError`` when ``strict``, else they are
     left as the string.
     """
-    hints: dict[str, Any] = {}
+    hints: dict[str, object] = {}
     for klass in reversed(cls.__mro__):
         if "__tensorclass_schema__" not in vars(klass):  # not a class with its own schema
             continue
@@ -96,13 +96,13 @@ def resolve_annotations(cls: type, strict: bool) -> dict[str, Any]:
     return hints
 
 
-def module_namespace(cls: type) -> dict[str, Any]:
+def module_namespace(cls: type) -> dict[str, object]:
     """The globals of the module that defines ``cls``."""
     module = sys.modules.get(cls.__module__)
     return dict(vars(module)) if module is not None else {}
 
 
-def defining_namespace() -> dict[str, Any]:
+def defining_namespace() -> dict[str, object]:
     """The names visible where the class statement runs (outside this package's frames).
 
     String annotations (``from __future__ import annotations``) of classes defined inside
@@ -111,7 +111,7 @@ def defining_namespace() -> dict[str, Any]:
     return defining_scope()[0]
 
 
-def defining_scope() -> tuple[dict[str, Any], int]:
+def defining_scope() -> tuple[dict[str, object], int]:
     """The names visible where the class statement runs, and a token of that scope (the
     id of its frame: the classes a function defines share it)."""
     frame: types.FrameType | None = sys._getframe(1)

@@ -74,10 +74,10 @@ def _check_field_name(cls: type, name: str, inherited: Mapping[str, Field]) -> N
             raise SchemaError(f"{cls.__name__}.{name}: the field would hide {base.__name__}.{name}")
 
 
-def _make_field(cls: type, name: str, annotation: Any, kw_only: bool = False) -> Field:
+def _make_field(cls: type, name: str, annotation: object, kw_only: bool = False) -> Field:
     default = cls.__dict__.get(name, MISSING)
-    factory: Any = MISSING
-    metadata: Mapping[str, Any] = {}
+    factory: object = MISSING
+    metadata: Mapping[str, object] = {}
     if isinstance(default, dataclasses.Field):  # dataclasses.field(...): the same options
         default = _from_dataclass_field(cls, name, default)
     if isinstance(default, FieldSpec):
@@ -112,7 +112,7 @@ def _from_dataclass_field(cls: type, name: str, spec: dataclasses.Field[Any]) ->
             f"default instead"
         )
 
-    def given(value: Any) -> Any:
+    def given(value: object) -> object:
         return MISSING if value is dataclasses.MISSING else value
 
     kw_only = spec.kw_only is True  # dataclasses.MISSING when not given
@@ -193,7 +193,7 @@ def _build_class(
     cls: type,
     frozen: bool | None,
     validate: bool | None,
-    scope: tuple[dict[str, Any], int],
+    scope: tuple[dict[str, object], int],
     dynamic: bool = False,
     extra_keys: bool | None = None,
     kw_only: bool | None = None,
@@ -275,14 +275,14 @@ class TensorClassMeta(type):
         mcls,
         name: str,
         bases: tuple[type, ...],
-        namespace: dict[str, Any],
+        namespace: dict[str, object],
         *,
         frozen: bool | None = None,
         validate: bool | None = None,
         dynamic: bool = False,
         extra_keys: bool | None = None,
         kw_only: bool | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> TensorClassMeta:
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
@@ -290,7 +290,7 @@ class TensorClassMeta(type):
         return cls
 
     def __init__(
-        cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+        cls, name: str, bases: tuple[type, ...], namespace: dict[str, object], **kwargs: object
     ) -> None:
         super().__init__(name, bases, namespace)
 
@@ -330,7 +330,7 @@ def _blank_for(cls: type) -> type | None:
     ``cls`` (else ``None``: a base with slots of its own changes the layout)."""
     root = [klass for klass in cls.__mro__ if isinstance(klass, TensorClassMeta)][-1]
     blank = _blank_of(root)
-    probe: Any = _object_new(blank)
+    probe: object = _object_new(blank)
     try:
         probe.__class__ = cls
     except TypeError:

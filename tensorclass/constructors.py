@@ -19,8 +19,6 @@ from torch import nn
 
 from .engine.build.instances import maybe_dense_stack
 from .engine.core.state import BatchSizeLike, DeviceLike, TensorCore
-from .engine.lazy.stack import LazyStackedTensorDict
-from .engine.lazy.stack import maybe_dense_stack as _maybe_dense_stack
 from .tensordict import TensorDict
 from .typed import TensorClass
 
@@ -28,7 +26,6 @@ if TYPE_CHECKING:
     from .nn.params import TensorDictParams
 
 __all__ = [
-    "dense_stack_tds",
     "from_any",
     "from_dataclass",
     "from_dict",
@@ -38,7 +35,6 @@ __all__ = [
     "from_struct_array",
     "from_tuple",
     "fromkeys",
-    "make_tensordict",
     "maybe_dense_stack",
 ]
 
@@ -72,7 +68,7 @@ def from_dict(
 
 
 def from_any(
-    obj: Any,
+    obj: object,
     *,
     auto_batch_size: bool | None = None,
     batch_dims: int | None = None,
@@ -147,7 +143,7 @@ def from_tuple(
 
 
 def from_dataclass(
-    obj: Any,
+    obj: object,
     *,
     dest_cls: type | None = None,
     auto_batch_size: bool | None = None,
@@ -187,7 +183,7 @@ def from_dataclass(
     )
 
 
-def fromkeys(keys: Sequence[Any], value: Any = 0) -> TensorDict:
+def fromkeys(keys: Sequence[Any], value: object = 0) -> TensorDict:
     """A ``TensorDict`` with ``value`` under every key (see :meth:`TensorDict.fromkeys`).
 
     >>> from tensorclass import fromkeys
@@ -247,7 +243,7 @@ def from_module(
 
 
 def from_pytree(
-    pytree: Any,
+    pytree: object,
     *,
     batch_size: BatchSizeLike = None,
     auto_batch_size: bool | None = None,
@@ -289,57 +285,3 @@ def from_struct_array(
         device=device,
         batch_size=batch_size,
     )
-
-
-def make_tensordict(
-    input_dict: Mapping[Any, Any] | TensorCore | None = None,
-    batch_size: BatchSizeLike = None,
-    device: DeviceLike = None,
-    auto_batch_size: bool | None = None,
-    **kwargs: Any,
-) -> TensorDict:
-    """A ``TensorDict`` from a mapping and/or keyword entries (the mapping's win on a
-    shared key); ``auto_batch_size=True`` computes the batch size when none is given.
-
-    >>> import torch
-    >>> from tensorclass import make_tensordict
-    >>> make_tensordict(a=torch.zeros(3, 4), b=torch.zeros(3)).batch_size
-    torch.Size([])
-    >>> make_tensordict({"a": torch.zeros(3)}, auto_batch_size=True).batch_size
-    torch.Size([3])
-    """
-    entries: dict[Any, Any] = dict(kwargs)
-    if isinstance(input_dict, TensorCore):
-        if batch_size is None and not auto_batch_size:
-            batch_size = input_dict.batch_size
-        entries.update(input_dict._data)
-    elif input_dict is not None:
-        entries.update(input_dict)
-    return TensorDict.from_dict(
-        entries,
-        auto_batch_size=bool(auto_batch_size) and batch_size is None,
-        batch_size=batch_size,
-        device=device,
-    )
-
-
-def dense_stack_tds(td_list: Sequence[T] | LazyStackedTensorDict, dim: int | None = None) -> T:
-    """Stack a list of instances, or the members of a lazy stack (along its stack dim),
-    densely where their keys and shapes allow: nested levels that differ stay lazy stacks
-    (see :func:`maybe_dense_stack`). A ``TensorDict`` is returned as it is.
-
-    >>> import torch
-    >>> from tensorclass import TensorDict, dense_stack_tds, lazy_stack
-    >>> inner = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4))])
-    >>> outer = lazy_stack([TensorDict(lazy=inner), TensorDict(lazy=inner.clone())])
-    >>> dense = dense_stack_tds(outer)
-    >>> type(dense).__name__, dense.batch_size, dense["lazy"][:, 1]["a"].shape
-    ('TensorDict', torch.Size([2]), torch.Size([2, 4]))
-    """
-    if isinstance(td_list, LazyStackedTensorDict):
-        return _maybe_dense_stack(list(td_list.members), td_list.stack_dim)  # type: ignore[no-any-return]
-    if isinstance(td_list, TensorCore):
-        return td_list  # type: ignore[return-value]
-    if dim is None:
-        raise ValueError("dense_stack_tds: pass dim= to stack a list")
-    return _maybe_dense_stack(td_list, dim)

@@ -15,15 +15,14 @@ from typing_extensions import dataclass_transform
 from .annotations import skip_frames_of
 from .errors import SchemaError
 from .fields import FieldSpec, field
-from .schema import is_typed
 from .typed import TensorClass, TensorClassMeta
 
-__all__ = ["is_tensorclass", "tensorclass"]
+__all__ = ["tensorclass"]
 
 C = TypeVar("C", bound=type)
 
 
-def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> None:
+def _retarget_class_cells(namespace: dict[str, object], old: type, new: type) -> None:
     """Point the ``__class__`` cells of methods (zero-argument ``super()``) at ``new``."""
     for value in namespace.values():
         functions: list[Any] = [value]
@@ -40,7 +39,7 @@ def _retarget_class_cells(namespace: dict[str, Any], old: type, new: type) -> No
                 cell.cell_contents = new
 
 
-def _generated(key: str, value: Any) -> bool:
+def _generated(key: str, value: object) -> bool:
     """Whether a class attribute was made for the old class (schema, caches, ``__init__``)."""
     if key.startswith("__tensorclass_"):
         return True
@@ -124,13 +123,6 @@ def tensorclass(
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
     return _rebuild(cls, frozen, validate, kw_only)
-
-
-def is_tensorclass(obj: object) -> bool:
-    """Whether ``obj`` is a tensor class with declared fields (not ``TensorDict``) or an
-    instance of one."""
-    klass = obj if isinstance(obj, type) else type(obj)
-    return is_typed(klass) and klass is not TensorClass
 
 
 skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

@@ -28,10 +28,10 @@ class FieldSpec:
 
     def __init__(
         self,
-        default: Any,
-        default_factory: Callable[[], Any] | Any,
+        default: object,
+        default_factory: Callable[[], object] | object,
         kw_only: bool,
-        metadata: Mapping[str, Any] | None,
+        metadata: Mapping[str, object] | None,
     ) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("a field cannot have both a default and a default_factory")
@@ -42,7 +42,9 @@ class FieldSpec:
 
 
 @overload
-def field(*, default: T, kw_only: bool = False, metadata: Mapping[str, Any] | None = None) -> T: ...
+def field(
+    *, default: T, kw_only: bool = False, metadata: Mapping[str, object] | None = None
+) -> T: ...
 
 
 @overload
@@ -50,20 +52,20 @@ def field(
     *,
     default_factory: Callable[[], T],
     kw_only: bool = False,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, object] | None = None,
 ) -> T: ...
 
 
 @overload
-def field(*, kw_only: bool = False, metadata: Mapping[str, Any] | None = None) -> Any: ...
+def field(*, kw_only: bool = False, metadata: Mapping[str, object] | None = None) -> Any: ...
 
 
 def field(
     *,
-    default: Any = MISSING,
-    default_factory: Callable[[], Any] | Any = MISSING,
+    default: object = MISSING,
+    default_factory: Callable[[], object] | object = MISSING,
     kw_only: bool = False,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, object] | None = None,
 ) -> Any:
     """Options for one field of a tensor class, like ``dataclasses.field``.
 

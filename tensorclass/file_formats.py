@@ -1,5 +1,10 @@
 """tensordict's function forms of the file formats: ``to_safetensors``, ``from_safetensors``,
-``from_h5``, ``from_zarr`` (the methods are on every tensor class)."""
+``from_h5``, ``from_zarr`` (the methods are on every tensor class).
+
+Their signatures are tensordict's (``data``, ``h5_file``, ``zarr_file``), so they are
+functions of their own; each runs the code the method runs (``safetensors_file``'s
+``to_safetensors``, ``formats/methods.py``'s ``from_safetensors``, ``open_persistent``).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,9 @@ from typing import Any
 import torch
 
 from .engine.base import TensorDictBase
+from .engine.storage.formats import methods as formats
 from .engine.storage.formats import safetensors_file
 from .engine.storage.formats.persistent import PersistentTensorDict, open_persistent
-from .engine.storage.formats.safetensors_file import read_safetensors
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
 
@@ -39,8 +44,7 @@ def from_safetensors(
     """Load a safetensors file as the class it was saved from (tensors memory-mapped, no
     code run: the class must be imported or defined already); see
     :meth:`tensorclass.TensorDict.from_safetensors`."""
-    result = read_safetensors(path, None, classes)
-    return result if device is None else result.to(device)  # type: ignore[attr-defined]
+    return formats.from_safetensors(TensorDictBase, path, device=device, classes=classes)
 
 
 def from_h5(
@@ -54,18 +58,12 @@ def from_h5(
 ) -> PersistentTensorDict:
     """Open an HDF5 file as a :class:`~tensorclass.PersistentTensorDict` (needs ``h5py``)."""
     return open_persistent(
-        h5_file,
-        "h5",
-        mode=mode,
-        batch_size=batch_size,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        non_tensor_as_stack=non_tensor_as_stack,
+        h5_file, "h5", mode, batch_size, auto_batch_size, batch_dims, non_tensor_as_stack
     )
 
 
 def from_zarr(
-    zarr_file: Any,
+    zarr_file: object,
     *,
     mode: str = "r",
     auto_batch_size: bool = False,
@@ -76,12 +74,13 @@ def from_zarr(
 ) -> PersistentTensorDict:
     """Open a Zarr store as a :class:`~tensorclass.PersistentTensorDict` (needs ``zarr``);
     nothing is unpickled (``allow_pickle=True`` is refused)."""
-    return TensorDictBase.from_zarr(
+    return open_persistent(
         zarr_file,
-        mode=mode,
-        batch_size=batch_size,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        non_tensor_as_stack=non_tensor_as_stack,
-        allow_pickle=allow_pickle,
+        "zarr",
+        mode,
+        batch_size,
+        auto_batch_size,
+        batch_dims,
+        non_tensor_as_stack,
+        allow_pickle,
     )

@@ -35,16 +35,16 @@ __all__ = [
 ]
 
 
-def json_exact(value: Any, where: object) -> Any:
+def json_exact(value: object, where: object) -> object:
     """``value`` as JSON stores it exactly (enum members as their values, pydantic models as
     their JSON dumps); raises
     :class:`NotSerializableError` naming ``where`` for anything JSON would change."""
     cls = type(value)
     if value is None or cls in (bool, int, float, str):
         return value
-    if cls is list:
+    if type(value) is list:
         return [json_exact(item, where) for item in value]
-    if cls is dict and all(type(key) is str for key in value):
+    if type(value) is dict and all(type(key) is str for key in value):
         return {key: json_exact(item, where) for key, item in value.items()}
     if isinstance(value, Enum):
         try:
@@ -70,7 +70,7 @@ def _not_serializable(value: Any, where: object, whose: str) -> NotSerializableE
     )
 
 
-def rebuilder_in(annotation: Any) -> Callable[[Any], Any] | None:
+def rebuilder_in(annotation: object) -> Callable[[object], object] | None:
     """What turns a JSON value back into the enum member or pydantic model a field
     annotation declares (``E``, ``E | None``), or ``None`` for any other annotation."""
     if isinstance(annotation, type):
@@ -87,7 +87,7 @@ def rebuilder_in(annotation: Any) -> Callable[[Any], Any] | None:
     return None
 
 
-def rebuilder_of(owner: type[Any], key: str) -> Callable[[Any], Any] | None:
+def rebuilder_of(owner: type, key: str) -> Callable[[object], object] | None:
     """:func:`rebuilder_in` for the field ``key`` of the tensor class ``owner`` (``None``
     for no such field, or a class without declared fields)."""
     schema = getattr(owner, "__tensorclass_schema__", None)  # every tensor class has one
@@ -95,7 +95,7 @@ def rebuilder_of(owner: type[Any], key: str) -> Callable[[Any], Any] | None:
     return None if found is None else rebuilder_in(found.annotation)
 
 
-def _rebuilt(value: Any, rebuild: Callable[[Any], Any] | None) -> Any:
+def _rebuilt(value: object, rebuild: Callable[[object], object] | None) -> object:
     if rebuild is None or value is None:
         return value
     try:
@@ -113,10 +113,10 @@ def non_tensor_to_json(leaf: NonTensorData | NonTensorStack, where: object) -> t
 
 def non_tensor_from_json(
     kind: str,
-    payload: Any,
+    payload: object,
     shape: tuple[int, ...],
-    rebuild: Callable[[Any], Any] | None = None,
-) -> Any:
+    rebuild: Callable[[object], object] | None = None,
+) -> NonTensorData | NonTensorStack:
     """The leaf for a JSON payload made by :func:`non_tensor_to_json`; ``rebuild`` (from
     :func:`rebuilder_in`) turns each value back into what the receiving field declares."""
     if kind == "non_tensor":
@@ -130,7 +130,7 @@ def non_tensor_from_json(
     return NonTensorStack(array)
 
 
-def has_shape(values: Any, shape: tuple[int, ...]) -> bool:
+def has_shape(values: object, shape: tuple[int, ...]) -> bool:
     """Whether ``values`` are nested lists with the sizes of ``shape`` (the payload of a
     per-element ``NonTensorStack``)."""
     if not shape:

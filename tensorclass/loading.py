@@ -197,10 +197,11 @@ def load(
     )
 
 
-def _out_device(out: Any, device: Any) -> Any:
+def _out_device(out: object, device: _Device | None) -> _Device | None:
     own = getattr(out, "device", None)
     if own is None:
         return device
+    assert isinstance(own, torch.device)  # the device of an instance
     if device is not None and torch.device(device) != own:
         raise ValueError(f"load_memmap: out is on {own}, but device={device!r} was given")
     return own

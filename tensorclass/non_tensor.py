@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from typing_extensions import Self
 
 __all__ = [
     "LIVE_WRAPPERS",
@@ -49,7 +50,7 @@ class _Counted:
 
     __slots__ = ()
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __new__(cls, *args: object, **kwargs: object) -> Self:
         LIVE_WRAPPERS.append(None)
         return object.__new__(cls)
 
@@ -98,7 +99,7 @@ def _payload_op(name: str) -> Callable[..., NonTensorData]:
     """A tensor method that reaches a tensor payload (an ``UnbatchedTensor``); Python
     values are unchanged by device moves and casts."""
 
-    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+    def op(self: NonTensorData, *args: object, **kwargs: object) -> NonTensorData:
         if not isinstance(self.data, torch.Tensor):
             return self
         moved = getattr(self.data, name)(*args, **kwargs)
@@ -113,7 +114,7 @@ def _batch_op(name: str) -> Callable[..., NonTensorData]:
     """A shape operation of :class:`NonTensorData`: unchanged without dims, else the batch
     size the operation gives a tensor of that shape."""
 
-    def op(self: NonTensorData, *args: Any, **kwargs: Any) -> NonTensorData:
+    def op(self: NonTensorData, *args: object, **kwargs: object) -> NonTensorData:
         if not self.shape:
             return self
         probe = getattr(torch.empty(self.shape, device="meta"), name)(*args, **kwargs)
@@ -154,7 +155,7 @@ class NonTensorData(_Counted):
 
     def __init__(
         self,
-        data: Any,
+        data: object,
         *,
         batch_size: Sequence[int] | None = None,
         device: torch.device | str | int | None = None,
@@ -281,7 +282,7 @@ class MetaData(NonTensorDataBase, metaclass=_MetaDataMeta):
 
     def __new__(  # type: ignore[misc]  # builds a marked NonTensorData
         cls,
-        data: Any,
+        data: object,
         *,
         batch_size: Sequence[int] | None = None,
         device: torch.device | str | int | None = None,
@@ -324,7 +325,7 @@ class NonTensorStack(_Counted):
 
     __slots__ = ("array",)
 
-    def __init__(self, *values: Any) -> None:
+    def __init__(self, *values: object) -> None:
         """``NonTensorStack(array)`` from an object array shaped like the batch, or
         ``NonTensorStack(v0, v1, ...)``: the values (or leaves) stacked along a new dim."""
         if len(values) == 1 and type(values[0]) is np.ndarray:
@@ -339,7 +340,7 @@ class NonTensorStack(_Counted):
         self.array = np.stack(parts) if parts else np.empty((0,), dtype=object)
 
     @classmethod
-    def from_list(cls, values: Sequence[Any]) -> NonTensorStack:
+    def from_list(cls, values: Sequence[object]) -> NonTensorStack:
         """A stack from (nested) lists: each list level is a batch dim, so the nesting
         must be rectangular; anything that is not a list is a value."""
         shape = _list_shape(values)
@@ -398,7 +399,7 @@ class NonTensorStack(_Counted):
 
     def value(self) -> list[Any]:
         """The values as a nested list (what a read returns)."""
-        result: list[Any] = self.array.tolist()
+        result: list[object] = self.array.tolist()
         return result
 
     tolist = value
@@ -416,17 +417,17 @@ class NonTensorStack(_Counted):
         return f"NonTensorStack({values}, batch_size={list(self.array.shape)})"
 
     @staticmethod
-    def _wrap(result: Any) -> NonTensorData | NonTensorStack:
+    def _wrap(result: object) -> NonTensorData | NonTensorStack:
         if isinstance(result, np.ndarray):
             if not result.ndim:
                 return NonTensorData(result.item())
             return NonTensorStack(result)
         return NonTensorData(result)
 
-    def __getitem__(self, index: Any) -> NonTensorData | NonTensorStack:
+    def __getitem__(self, index: object) -> NonTensorData | NonTensorStack:
         return self._wrap(self.array[_numpy_index(index)])
 
-    def __setitem__(self, index: Any, value: Any) -> None:
+    def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, NonTensorStack):
             self.array[_numpy_index(index)] = value.array
             return
@@ -438,7 +439,7 @@ class NonTensorStack(_Counted):
         else:
             self.array[_numpy_index(index)] = value
 
-    def set_all(self, value: Any) -> None:
+    def set_all(self, value: object) -> None:
         """Write ``value`` to every element."""
         self.array.fill(value)
 
@@ -514,7 +515,7 @@ class NonTensorStack(_Counted):
         """A new stack with its own array (the values themselves are not copied)."""
         return NonTensorStack(self.array.copy())
 
-    def _same(self, *args: Any, **kwargs: Any) -> NonTensorStack:
+    def _same(self, *args: object, **kwargs: object) -> NonTensorStack:
         """This leaf, unchanged: device moves and casts do not apply to Python values."""
         return self
 
@@ -585,7 +586,7 @@ def _one_shared_value(leaves: Sequence[NonTensorData | NonTensorStack]) -> bool:
     )
 
 
-def _leaf_array(value: Any) -> np.ndarray:
+def _leaf_array(value: object) -> np.ndarray:
     """One value (or leaf) as an object array of its batch shape."""
     if type(value) is NonTensorStack:
         return value.array
@@ -594,7 +595,7 @@ def _leaf_array(value: Any) -> np.ndarray:
     return object_array((), value)
 
 
-def _list_shape(values: Any) -> tuple[int, ...]:
+def _list_shape(values: object) -> tuple[int, ...]:
     if not isinstance(values, list):
         return ()
     inner = [_list_shape(item) for item in values]
@@ -633,13 +634,13 @@ def _sizes(args: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(args)
 
 
-def _numpy_index(index: Any) -> Any:
+def _numpy_index(index: object) -> Any:
     if isinstance(index, tuple):
         return tuple(_numpy_index_part(part) for part in index)
     return _numpy_index_part(index)
 
 
-def _numpy_index_part(part: Any) -> Any:
+def _numpy_index_part(part: object) -> Any:
     if isinstance(part, torch.Tensor):
         return part.cpu().numpy()
     return part

@@ -6,7 +6,6 @@ defined above the engine, and the engine finds it through :mod:`tensorclass.regi
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 import torch
@@ -15,6 +14,7 @@ from typing_extensions import Self
 
 from .engine.params.to_module import swap_into
 from .registry import register_swap_class
+from .switches import ExitRestores
 from .tensordict import TensorDict
 
 __all__ = ["ParamSwap"]
@@ -22,7 +22,7 @@ __all__ = ["ParamSwap"]
 _NO_BATCH = torch.Size(())
 
 
-class ParamSwap(TensorDict):
+class ParamSwap(ExitRestores, TensorDict):  # its __exit__, not the shape contexts'
     """The values ``to_module`` replaced; as a context manager, it puts them back on exit.
 
     >>> import torch
@@ -56,12 +56,7 @@ class ParamSwap(TensorDict):
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         target = getattr(self, "_swap_target", None)
         if target is None:
             raise RuntimeError(

@@ -19,7 +19,7 @@ package's ``__init__.py`` runs before any of its modules can, and registers the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from .engine.lazy.stack import LazyStackedTensorDict
@@ -47,8 +47,37 @@ __all__ = [
     "typed_class",
 ]
 
-_registered: dict[str, Any] = {}
+R = TypeVar("R")
+
 _loaders: list[Callable[[], object]] = []
+
+
+class _Role(Generic[R]):
+    """One role: the value its layer registers, read back by the layers below it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.value: R | None = None
+
+    def register(self, value: R) -> None:
+        self.value = value
+
+    def get(self) -> R:
+        if self.value is None:
+            for load in _loaders:
+                load()  # imports the library: its modules register their classes
+            if self.value is None:
+                raise LookupError(f"no class is registered for the role {self.name!r} (yet)")
+        return self.value
+
+
+_dynamic: _Role[type[TensorDict]] = _Role("dynamic")
+_params: _Role[type[TensorDictParams]] = _Role("params")
+_swap: _Role[type[ParamSwap]] = _Role("swap")
+_lazy: _Role[type[LazyStackedTensorDict]] = _Role("lazy")
+_lazy_stack: _Role[Callable[..., Any]] = _Role("lazy_stack")
+_typed: _Role[type[TensorClass]] = _Role("typed")
+_attrs: _Role[type[TensorAttrs]] = _Role("attrs")
 
 
 def register_loader(load: Callable[[], object]) -> None:
@@ -57,91 +86,74 @@ def register_loader(load: Callable[[], object]) -> None:
     _loaders.append(load)
 
 
-def _lookup(role: str) -> Any:
-    found = _registered.get(role)
-    if found is None:
-        for load in _loaders:
-            load()  # imports the library: its modules register their classes
-        found = _registered.get(role)
-        if found is None:
-            raise LookupError(f"no class is registered for the role {role!r} (yet)")
-    return found
-
-
-def register_dynamic_class(cls: type) -> None:
+def register_dynamic_class(cls: type[TensorDict]) -> None:
     """Register the class with the dynamic schema (``TensorDict``): what mappings become."""
-    _registered["dynamic"] = cls
+    _dynamic.register(cls)
 
 
 def dynamic_class() -> type[TensorDict]:
     """The registered ``TensorDict`` class."""
-    found: type[TensorDict] = _lookup("dynamic")
-    return found
+    return _dynamic.get()
 
 
-def register_params_class(cls: type) -> None:
+def register_params_class(cls: type[TensorDictParams]) -> None:
     """Register the parameter wrapper (``TensorDictParams``) that ``as_module=True`` returns."""
-    _registered["params"] = cls
+    _params.register(cls)
 
 
 def params_class() -> type[TensorDictParams]:
     """The registered ``TensorDictParams`` class."""
-    found: type[TensorDictParams] = _lookup("params")
-    return found
+    return _params.get()
 
 
-def register_swap_class(cls: type) -> None:
+def register_swap_class(cls: type[ParamSwap]) -> None:
     """Register the class of what ``to_module`` returns (``ParamSwap``)."""
-    _registered["swap"] = cls
+    _swap.register(cls)
 
 
 def swap_class() -> type[ParamSwap]:
     """The registered ``ParamSwap`` class."""
-    found: type[ParamSwap] = _lookup("swap")
-    return found
+    return _swap.get()
 
 
-def register_lazy_class(cls: type) -> None:
+def register_lazy_class(cls: type[LazyStackedTensorDict]) -> None:
     """Register the lazy-stack class (``LazyStackedTensorDict``), which the constructors of
     every class use (``lazy_stack``, ``from_list``, ``maybe_dense_stack``)."""
-    _registered["lazy"] = cls
+    _lazy.register(cls)
 
 
 def lazy_class() -> type[LazyStackedTensorDict]:
     """The registered ``LazyStackedTensorDict`` class."""
-    found: type[LazyStackedTensorDict] = _lookup("lazy")
-    return found
+    return _lazy.get()
 
 
-def register_lazy_stack_function(function: Any) -> None:
+def register_lazy_stack_function(function: Callable[..., Any]) -> None:
     """Register ``lazy_stack`` (the function of ``engine/lazy/stack.py``), which the
     operations below lazy stacks call to build one."""
-    _registered["lazy_stack"] = function
+    _lazy_stack.register(function)
 
 
-def lazy_stack_function() -> Any:
+def lazy_stack_function() -> Callable[..., Any]:
     """The registered ``lazy_stack`` function."""
-    return _lookup("lazy_stack")
+    return _lazy_stack.get()
 
 
-def register_typed_class(cls: type) -> None:
+def register_typed_class(cls: type[TensorClass]) -> None:
     """Register the root of typed classes (``TensorClass``): it makes tensor classes from
     dataclasses."""
-    _registered["typed"] = cls
+    _typed.register(cls)
 
 
 def typed_class() -> type[TensorClass]:
     """The registered ``TensorClass`` class."""
-    found: type[TensorClass] = _lookup("typed")
-    return found
+    return _typed.get()
 
 
-def register_attrs_class(cls: type) -> None:
+def register_attrs_class(cls: type[TensorAttrs]) -> None:
     """Register ``TensorAttrs``, the leaf descriptor ``attrs()`` builds."""
-    _registered["attrs"] = cls
+    _attrs.register(cls)
 
 
 def attrs_class() -> type[TensorAttrs]:
     """The registered ``TensorAttrs`` class."""
-    found: type[TensorAttrs] = _lookup("attrs")
-    return found
+    return _attrs.get()

@@ -1,11 +1,20 @@
-"""``tensorclass.memmap(data, prefix)``: tensordict's function form of ``data.memmap``."""
+"""``tensorclass.memmap(data, prefix)`` and ``tensorclass.save``: tensordict's function forms
+of ``data.memmap`` and ``data.save``.
+
+Their signatures are tensordict's (``data``, an ``Any`` result), not the methods', so they are
+functions of their own; each runs the one implementation the method runs
+(:func:`~tensorclass.engine.storage.memmap.methods.write_memmap`,
+:func:`~tensorclass.engine.storage.save_load.save_to`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .engine.base import TensorDictBase
+from .engine.storage.memmap.methods import write_memmap
 from .engine.storage.memmap.tensor import PathLike
+from .engine.storage.save_load import save_to
 
 __all__ = ["memmap", "save"]
 
@@ -35,18 +44,20 @@ def memmap(
     ...     load_memmap(path)["a"].shape
     torch.Size([3])
     """
-    saver: Any = data.memmap  # return_early chooses the result's type at run time
-    return saver(
+    del atomic  # every save is atomic
+    return write_memmap(
+        data,
         prefix,
         copy_existing,
-        num_threads=num_threads,
-        return_early=return_early,
-        share_non_tensor=share_non_tensor,
-        existsok=existsok,
-        robust_key=robust_key,
-        archive=archive,
-        compression=compression,
-        atomic=atomic,
+        num_threads,
+        return_early,
+        share_non_tensor,
+        existsok,
+        robust_key,
+        archive,
+        compression,
+        like=False,
+        inplace=False,
         fsync=fsync,
     )
 
@@ -75,15 +86,15 @@ def save(
     ...     load(path)["a"].tolist()
     [1.0, 1.0]
     """
-    saver: Any = data.save  # return_early chooses the result's type at run time
-    return saver(
+    del atomic  # every save is atomic
+    return save_to(
+        data,
         prefix,
         copy_existing,
-        num_threads=num_threads,
-        return_early=return_early,
-        share_non_tensor=share_non_tensor,
-        robust_key=robust_key,
-        archive=archive,
-        compression=compression,
-        atomic=atomic,
+        num_threads,
+        return_early,
+        share_non_tensor,
+        robust_key,
+        archive,
+        compression,
     )

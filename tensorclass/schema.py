@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from functools import partial
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Protocol, Union
 
 import numpy as np
 import torch
@@ -59,6 +59,29 @@ __all__ = [
 ]
 
 _NUMERIC = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+
+
+class _Parent(Protocol):
+    """What building a nested instance reads of the instance it goes under."""
+
+    @property
+    def _batch_size(self) -> torch.Size: ...
+
+    @property
+    def _device(self) -> torch.device | None: ...
+
+
+class _Owner(_Parent, Protocol):
+    """What converting a value reads of the instance it is written into (the engine's
+    state): the batch-prefix check, the nested build and the class's schema."""
+
+    __tensorclass_schema__: ClassVar[Schema | DynamicSchema]
+
+    def _check_leaf(self, key: str, leaf: object, where: object = None) -> object:
+        """The leaf checked against the batch size and moved to the device."""
+
+    def _nested_from_mapping(self, key: str, value: Mapping[str, object], where: object) -> object:
+        """The nested instance under ``key`` built from a mapping."""
 
 
 class FieldKind(enum.Enum):
@@ -119,7 +142,7 @@ class Field:
         """Whether the constructor needs a value for this field."""
         return self.default is MISSING and self.default_factory is MISSING
 
-    def convert(self, owner: Any, value: Any, where: object = None) -> Any:
+    def convert(self, owner: Any, value: object, where: object = None) -> Any:
         """Turn ``value`` into a checked leaf of ``owner`` for this field.
 
         (Replaced per instance by the converter of the field's kind, bound once.)
@@ -127,7 +150,7 @@ class Field:
         return _CONVERTERS[self.kind](self, owner, value, where)
 
 
-def _strip_optional(annotation: Any) -> tuple[Any, bool]:
+def _strip_optional(annotation: object) -> tuple[object, bool]:
     """``X | None`` as ``(X, True)``; other annotations unchanged."""
     origin = typing.get_origin(annotation)
     if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
@@ -139,11 +162,13 @@ def _strip_optional(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
-def _is_tensor_type(annotation: Any) -> bool:
+def _is_tensor_type(annotation: object) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, Tensor)
 
 
-def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[Any] | None]:
+def classify_annotation(
+    annotation: object,
+) -> tuple[FieldKind, bool, type[TensorCollection] | None]:
     """The kind of a resolved annotation, whether it is optional, and its nested class."""
     if annotation is typing.Annotated or typing.get_origin(annotation) is typing.Annotated:
         return classify_annotation(typing.get_args(annotation)[0])
@@ -168,7 +193,7 @@ def classify_annotation(annotation: Any) -> tuple[FieldKind, bool, type[Any] | N
     return FieldKind.NON_TENSOR, optional, None
 
 
-def _is_tensor_like_annotation(annotation: Any) -> bool:
+def _is_tensor_like_annotation(annotation: object) -> bool:
     """jaxtyping-style array annotations (``Float[Tensor, "b 3"]``) wrap a tensor type."""
     dtype_holder = getattr(annotation, "array_type", None)
     return dtype_holder is not None and _is_tensor_type(dtype_holder)
@@ -186,7 +211,7 @@ def nested_from_mapping(cls: type[Any], key: str, mapping: Mapping[Any, Any], pa
         raise err.under(key) from None
 
 
-def convert_dynamic(owner: Any, key: str, value: Any, where: object = None) -> Any:
+def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None) -> object:
     """Turn a user value into a checked leaf of ``owner`` under ``key``, decided by the value
     (the conversion of a dynamic schema, and of ``Any`` fields).
 
@@ -201,10 +226,9 @@ def convert_dynamic(owner: Any, key: str, value: Any, where: object = None) -> A
         return owner._check_leaf(key, value, where)
     if isinstance(value, Mapping):
         return owner._nested_from_mapping(key, value, where)
-    cls = type(value)
-    if cls is NonTensorData:
+    if type(value) is NonTensorData:
         return value.shared()
-    if cls is NonTensorStack:
+    if type(value) is NonTensorStack:
         return owner._check_leaf(key, value, where)
     if isinstance(value, _TENSORABLE):
         try:
@@ -241,12 +265,12 @@ def per_element(owner: Any, key: str, values: list[Any], where: object = None) -
     return stack
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
-def _convert_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+def _convert_tensor(field: Field, owner: _Owner, value: object, where: object = None) -> object:
     if isinstance(value, Tensor):
         if value.__class__ is UnbatchedTensor:
             raise FieldTypeError(
@@ -268,7 +292,7 @@ def _convert_tensor(field: Field, owner: Any, value: Any, where: object = None) 
     )
 
 
-def _convert_nested(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+def _convert_nested(field: Field, owner: _Owner, value: object, where: object = None) -> object:
     cls = field.nested_class
     assert cls is not None
     if isinstance(value, cls):
@@ -285,13 +309,17 @@ def _convert_nested(field: Field, owner: Any, value: Any, where: object = None) 
     )
 
 
-def _convert_non_tensor(field: Field, owner: Any, value: Any, where: object = None) -> Any:
-    cls = type(value)
-    if cls is NonTensorData:
+def _convert_non_tensor(field: Field, owner: _Owner, value: object, where: object = None) -> object:
+    if type(value) is NonTensorData:
         return value.shared()
-    if cls is NonTensorStack:
+    if type(value) is NonTensorStack:
         return owner._check_leaf(field.name, value, where)
-    if cls is list and value and lists_per_element() and _list_per_element(field, value):
+    if (
+        isinstance(value, list)
+        and value
+        and lists_per_element()
+        and _list_per_element(field, value)
+    ):
         return per_element(owner, field.name, value, where)
     return NonTensorData(value)
 
@@ -327,10 +355,11 @@ def _list_per_element(field: Field, value: list[Any]) -> bool:
 _TEXT = (str, bytes)  # fields whose values are never converted from another type
 
 
-def _convert_text(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+def _convert_text(field: Field, owner: _Owner, value: object, where: object = None) -> object:
     """A ``str`` (or ``bytes``) field: another type (an ``int``...) is refused, as
     pydantic refuses it on validation, rather than stored and found wrong later."""
     expected, optional = _strip_optional(field.annotation)
+    assert isinstance(expected, type)  # a str or bytes field (see Field.__post_init__)
     inner = value.data if type(value) is NonTensorData else value
     if type(inner) is list and inner and lists_per_element():
         for item in inner:  # one value per element: each one is checked
@@ -352,17 +381,17 @@ def _convert_text(field: Field, owner: Any, value: Any, where: object = None) ->
     return _convert_non_tensor(field, owner, value, where)
 
 
-def _convert_any(field: Field, owner: Any, value: Any, where: object = None) -> Any:
+def _convert_any(field: Field, owner: _Owner, value: object, where: object = None) -> object:
     return convert_dynamic(owner, field.name, value, where)
 
 
-def _convert_unresolved(field: Field, owner: Any, value: Any, where: object = None) -> Any:
-    schema: Schema = type(owner).__tensorclass_schema__
+def _convert_unresolved(field: Field, owner: _Owner, value: object, where: object = None) -> object:
+    schema = type(owner).__tensorclass_schema__
     resolved = schema.resolve()
     return resolved.by_name[field.name].convert(owner, value, where)
 
 
-_CONVERTERS: dict[FieldKind, Callable[[Field, Any, Any, object], Any]] = {
+_CONVERTERS: dict[FieldKind, Callable[[Field, _Owner, object, object], object]] = {
     FieldKind.TENSOR: _convert_tensor,
     FieldKind.NESTED: _convert_nested,
     FieldKind.NON_TENSOR: _convert_non_tensor,
@@ -422,7 +451,7 @@ class Schema:
         """The field names for messages: ``'a', 'b'`` (or ``(none)``)."""
         return ", ".join(repr(n) for n in self.names) or "(none)"
 
-    def field(self, owner: Any, key: str) -> Field:
+    def field(self, owner: object, key: str) -> Field:
         """The field ``key``; a ``KeyNotFoundError`` listing the fields if there is none."""
         found = self.by_name.get(key)
         if found is None:
@@ -432,7 +461,7 @@ class Schema:
             )
         return found
 
-    def unknown_key(self, owner: Any, key: object, where: object) -> KeyNotFoundError | None:
+    def unknown_key(self, owner: object, key: object, where: object) -> KeyNotFoundError | None:
         """The error for reading ``key`` when it is not a field (``None`` if it is one, or if
         the schema takes extra keys)."""
         if type(key) is not str or key in self.by_name or self.extra_keys:
@@ -444,7 +473,7 @@ class Schema:
             key=key,
         )
 
-    def convert(self, owner: Any, key: str, value: Any, where: object = None) -> Any:
+    def convert(self, owner: Any, key: str, value: object, where: object = None) -> Any:
         """Turn a user value into a checked leaf of ``owner`` for the field ``key``."""
         found = self.by_name.get(key)
         if found is None:
@@ -467,7 +496,7 @@ class Schema:
             raise owner._missing(key, where if where != key else None)
         return True
 
-    def nested_class(self, owner: Any, key: str) -> type[Any]:
+    def nested_class(self, owner: object, key: str) -> type[Any]:
         """The class a nested mapping under ``key`` becomes."""
         if self.extra_keys and key not in self.by_name:
             return dynamic_class()
@@ -540,7 +569,7 @@ class DynamicSchema:
     extra_keys = True
     kw_only = False
     resolved = True
-    owner: Any = None
+    owner: None = None
     #: every key takes the fast path
     fast_keys: frozenset[str] | None = None
 
@@ -555,11 +584,11 @@ class DynamicSchema:
         """No declared fields."""
         return "(none)"
 
-    def unknown_key(self, owner: Any, key: object, where: object) -> KeyNotFoundError | None:
-        """Any key may be written: no key is unknown to the schema."""
+    def unknown_key(self, owner: object, key: object, where: object) -> KeyNotFoundError | None:
+        """Every key may be written: no key is unknown to the schema."""
         return None
 
-    def convert(self, owner: Any, key: str, value: Any, where: object = None) -> Any:
+    def convert(self, owner: _Owner, key: str, value: object, where: object = None) -> object:
         """Turn a user value into a checked leaf (see :func:`convert_dynamic`)."""
         return convert_dynamic(owner, key, value, where)
 
@@ -567,11 +596,11 @@ class DynamicSchema:
         """A key that is not stored is an error that lists the stored keys."""
         raise owner._missing(key, where)
 
-    def none_unsets(self, owner: Any, key: str, where: object = None) -> bool:
+    def none_unsets(self, owner: object, key: str, where: object = None) -> bool:
         """``None`` is stored as a value."""
         return False
 
-    def nested_class(self, owner: Any, key: str) -> type[Any]:
+    def nested_class(self, owner: object, key: str) -> type[Any]:
         """Nested mappings become ``TensorDict``."""
         return dynamic_class()
 

@@ -220,7 +220,7 @@ class Spec:
             self._layout = Layout.of(self.dims) if self.dims is not None else None
             return self._layout
 
-    def _key(self) -> tuple[Any, ...]:
+    def _key(self) -> tuple[object, ...]:
         return (self.shape, self.dtype, self.device)
 
     def __eq__(self, other: object) -> bool:
@@ -254,7 +254,7 @@ class Spec:
 
     def to_json(self) -> dict[str, Any]:
         """The spec as JSON (shape string, dtype name(s), device), for JSON Schema."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         if self.shape is not None:
             out["shape"] = self.shape
         if self.dtype is not None:
@@ -265,12 +265,12 @@ class Spec:
         return out
 
 
-def _is_union(annotation: Any) -> bool:
+def _is_union(annotation: object) -> bool:
     origin = typing.get_origin(annotation)
     return origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType)
 
 
-def _from_jaxtyping(annotation: Any) -> Spec:
+def _from_jaxtyping(annotation: object) -> Spec:
     names = getattr(annotation, "dtypes", None)
     dtypes = None
     if isinstance(names, (list, tuple)):
@@ -287,7 +287,7 @@ def _from_jaxtyping(annotation: Any) -> Spec:
     return spec
 
 
-def is_jaxtyping(annotation: Any) -> bool:
+def is_jaxtyping(annotation: object) -> bool:
     """Whether ``annotation`` is a jaxtyping array type over torch tensors."""
     array_type = getattr(annotation, "array_type", None)
     return (
@@ -297,7 +297,7 @@ def is_jaxtyping(annotation: Any) -> bool:
     )
 
 
-def _collect(annotation: Any, found: list[Spec]) -> None:
+def _collect(annotation: object, found: list[Spec]) -> None:
     if typing.get_origin(annotation) is typing.Annotated:
         base, *metadata = typing.get_args(annotation)
         _collect(base, found)
@@ -318,7 +318,7 @@ def _collect(annotation: Any, found: list[Spec]) -> None:
         found.append(_from_jaxtyping(annotation))
 
 
-def spec_from_annotation(annotation: Any) -> Spec | None:
+def spec_from_annotation(annotation: object) -> Spec | None:
     """The spec a tensor field's annotation carries (merged when it has several), or None.
 
     Reads ``Annotated[Tensor, Spec(...)]``, ``Annotated[Tensor, "shape"]``, jaxtyping types
@@ -334,7 +334,7 @@ def spec_from_annotation(annotation: Any) -> Spec | None:
     return spec
 
 
-def has_spec_metadata(annotation: Any) -> bool:
+def has_spec_metadata(annotation: object) -> bool:
     """Whether ``Spec`` objects appear in the ``Annotated`` metadata of ``annotation``."""
     if typing.get_origin(annotation) is typing.Annotated:
         base, *metadata = typing.get_args(annotation)

@@ -52,6 +52,7 @@ from typing_extensions import Self
 from .errors import ModeError
 
 __all__ = [
+    "ExitRestores",
     "ModeError",
     "capture_non_tensor_stack",
     "get_defaults_to_none",
@@ -69,7 +70,30 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Scoped(ContextDecorator):
+class ExitRestores:
+    """A context manager whose exit undoes what its ``__enter__`` did (``_restore``),
+    whether the block ended normally or by an exception (which propagates).
+
+    The base of the scoped settings: the switches here, ``set_interaction_type`` and
+    ``set_skip_existing`` (``tensorclass.nn``), and ``ParamSwap`` (``to_module``; listed
+    first among its bases, before the engine whose ``__exit__`` ends shape contexts).
+    """
+
+    __slots__ = ()
+
+    def _restore(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._restore()
+
+
+class _Scoped(ContextDecorator, ExitRestores):
     """A context manager (and decorator) that sets a context variable for its block."""
 
     _var: contextvars.ContextVar[Any]
@@ -91,12 +115,7 @@ class _Scoped(ContextDecorator):
     def __enter__(self) -> None:
         self._tokens.append(self._var.set(self._value()))
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         self._var.reset(self._tokens.pop())
 
     def set(self) -> None:

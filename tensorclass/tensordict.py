@@ -9,13 +9,16 @@ engine's, shared by every class).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from typing_extensions import Self
 
+from .collection import is_tensor_collection
+from .engine.base import TensorDictBase
 from .engine.core.state import (
     FAST_WRITE,
+    NO_DEFAULT,
     BatchSizeLike,
     DeviceLike,
     TensorCore,
@@ -24,14 +27,41 @@ from .engine.core.state import (
     check_names,
     fast_write,
 )
+from .engine.keys.merging import merge_tensordicts
+from .engine.lazy.stack import LazyStackedTensorDict
+from .engine.lazy.stack import maybe_dense_stack as _maybe_dense_stack
+from .engine.leafwise.comparing import assert_allclose_td
+from .engine.shape.expand_right import expand_as_right, expand_right
+from .engine.storage.memmap import MemoryMappedTensor
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
+from .engine.torch_api.padding import pad, pad_sequence
 from .errors import TensorClassError
-from .keys import unravel_key_tuple
+from .keys import NestedKey, unravel_key_tuple
 from .registry import register_dynamic_class
-from .typed import TensorClass
+from .typed import TensorClass, is_tensorclass
 
-__all__ = ["TensorDict"]
+# tensordict.tensordict's names, importable from here too
+__all__ = [
+    "NO_DEFAULT",
+    "LazyStackedTensorDict",
+    "MemoryMappedTensor",
+    "NestedKey",
+    "TensorDict",
+    "TensorDictBase",
+    "assert_allclose_td",
+    "dense_stack_tds",
+    "expand_as_right",
+    "expand_right",
+    "is_tensor_collection",
+    "is_tensorclass",
+    "make_tensordict",
+    "merge_tensordicts",
+    "pad",
+    "pad_sequence",
+]
+
+T = TypeVar("T", bound=TensorCore)
 
 _object_new = object.__new__
 
@@ -202,3 +232,57 @@ class TensorDict(TensorClass, dynamic=True):
 
 register_dynamic_class(TensorDict)  # what the engine builds for nested mappings
 _default_nested_class = TensorCore._nested_class
+
+
+def make_tensordict(
+    input_dict: Mapping[Any, Any] | TensorCore | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    auto_batch_size: bool | None = None,
+    **kwargs: Any,
+) -> TensorDict:
+    """A ``TensorDict`` from a mapping and/or keyword entries (the mapping's win on a
+    shared key); ``auto_batch_size=True`` computes the batch size when none is given.
+
+    >>> import torch
+    >>> from tensorclass import make_tensordict
+    >>> make_tensordict(a=torch.zeros(3, 4), b=torch.zeros(3)).batch_size
+    torch.Size([])
+    >>> make_tensordict({"a": torch.zeros(3)}, auto_batch_size=True).batch_size
+    torch.Size([3])
+    """
+    entries: dict[Any, Any] = dict(kwargs)
+    if isinstance(input_dict, TensorCore):
+        if batch_size is None and not auto_batch_size:
+            batch_size = input_dict.batch_size
+        entries.update(input_dict._data)
+    elif input_dict is not None:
+        entries.update(input_dict)
+    return TensorDict.from_dict(
+        entries,
+        auto_batch_size=bool(auto_batch_size) and batch_size is None,
+        batch_size=batch_size,
+        device=device,
+    )
+
+
+def dense_stack_tds(td_list: Sequence[T] | LazyStackedTensorDict, dim: int | None = None) -> T:
+    """Stack a list of instances, or the members of a lazy stack (along its stack dim),
+    densely where their keys and shapes allow: nested levels that differ stay lazy stacks
+    (see :func:`maybe_dense_stack`). A ``TensorDict`` is returned as it is.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict, dense_stack_tds, lazy_stack
+    >>> inner = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4))])
+    >>> outer = lazy_stack([TensorDict(lazy=inner), TensorDict(lazy=inner.clone())])
+    >>> dense = dense_stack_tds(outer)
+    >>> type(dense).__name__, dense.batch_size, dense["lazy"][:, 1]["a"].shape
+    ('TensorDict', torch.Size([2]), torch.Size([2, 4]))
+    """
+    if isinstance(td_list, LazyStackedTensorDict):
+        return _maybe_dense_stack(list(td_list.members), td_list.stack_dim)  # type: ignore[no-any-return]
+    if isinstance(td_list, TensorCore):
+        return td_list  # type: ignore[return-value]
+    if dim is None:
+        raise ValueError("dense_stack_tds: pass dim= to stack a list")
+    return _maybe_dense_stack(td_list, dim)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -29,9 +29,13 @@ from .field_access import SLOT_NAMES
 from .fields import field
 from .loading import load_memmap
 from .registry import register_typed_class
-from .schema import Field, Schema
+from .schema import Field, Schema, is_typed
 
 if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema, SchemaSerializer
+
     from ._typing import InitAttr, ReadOnlyAfterInit
     from .engine.core.state import BatchSizeLike, DeviceLike
     from .tensordict import TensorDict
@@ -40,6 +44,7 @@ __all__ = [
     "TensorClass",
     "TensorClassMeta",
     "install_schema",
+    "is_tensorclass",
     "regenerate_init",
     "resolve_annotations",
     "tensor_class_of",
@@ -64,7 +69,7 @@ class _PydanticSerializer:
     """``__pydantic_serializer__``: pydantic's Python dumps keep tensor-class instances
     (built on first use: pydantic is imported by the programs that use it only)."""
 
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> SchemaSerializer:
         from .validation.pydantic_schema import kept_as_is  # pydantic, on first use only
 
         return kept_as_is()
@@ -90,7 +95,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     __slots__ = ()  # TensorDict has no instance __dict__; typed subclasses get one
     __tensorclass_schema__: ClassVar[Schema]
-    __pydantic_serializer__: ClassVar[Any] = _PydanticSerializer()
+    __pydantic_serializer__: ClassVar[_PydanticSerializer] = _PydanticSerializer()
 
     if TYPE_CHECKING:
         # For type checkers only (dataclass_transform): keyword-only ``__init__`` arguments
@@ -140,15 +145,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     @classmethod
     def _from_dataclass(
         cls,
-        obj: Any,
+        obj: object,
         *,
         dest_cls: type | None = None,
         auto_batch_size: bool | None = None,
         batch_dims: int | None = None,
-        batch_size: Any = None,
-        device: Any = None,
+        batch_size: object = None,
+        device: object = None,
         frozen: bool = False,
-    ) -> Any:
+    ) -> object:
         """A dataclass type as a tensor class, or a dataclass instance as an instance of one
         (``dest_cls``, or the class made for its type): see ``tensorclass.from_dataclass``."""
         if isinstance(obj, type):
@@ -175,7 +180,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """The declared fields, in constructor order."""
         return cls.__tensorclass_schema__.fields
 
-    def _set_field(self, name: str, value: Any) -> None:
+    def _set_field(self, name: str, value: object) -> None:
         if type(self)._frozen:
             raise FrozenInstanceError(
                 f"cannot assign field {name!r}: {type(self).__name__} is frozen"
@@ -190,7 +195,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         # attribute of a tensor class type-check (as Any). Fields are declared instead.
 
         @FAST_WRITE
-        def __setattr__(self, name: str, value: Any) -> None:
+        def __setattr__(self, name: str, value: object) -> None:
             # Fast path: a plain tensor into a tensor field of an unlocked instance with no
             # device; the only check left is the batch-size prefix (state.fast_write, inlined).
             if fast_write(self, name, value):
@@ -286,7 +291,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     # -- validation (tensorclass.validation) -------------------------------------------------
 
     @classmethod
-    def validate(cls, data: Any, *, batch_size: Any = None) -> Self:
+    def validate(cls, data: object, *, batch_size: Any = None) -> Self:
         """Check ``data`` against this class and return it as an instance (tensors shared).
 
         ``data`` is an instance of any tensor class, a ``TensorDict`` or a nested mapping;
@@ -305,14 +310,18 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return json_schema(cls)
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+    def __get_pydantic_core_schema__(
+        cls, source: object, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         """As a pydantic field: validated with :meth:`validate`; JSON dumps are refused."""
         from .validation.pydantic_schema import class_core_schema  # on first use only
 
         return class_core_schema(cls, handler)
 
     @classmethod
-    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> Any:
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         """The class's JSON Schema inside pydantic models (see :meth:`json_schema`)."""
         from .validation.pydantic_schema import class_json_schema  # on first use only
 
@@ -327,7 +336,7 @@ register_typed_class(TensorClass)  # the engine makes tensor classes of dataclas
 _of_dataclass: weakref.WeakKeyDictionary[type, dict[bool, type]] = weakref.WeakKeyDictionary()
 
 
-def _as_field_type(annotation: Any, frozen: bool) -> Any:
+def _as_field_type(annotation: object, frozen: bool) -> object:
     """A dataclass annotation for the tensor class: a dataclass type (alone or in
     ``X | None``) becomes its tensor class, so nested dataclasses become nested levels."""
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
@@ -340,7 +349,7 @@ def _as_field_type(annotation: Any, frozen: bool) -> Any:
     return annotation
 
 
-def _returning(value: Any) -> Any:
+def _returning(value: object) -> Callable[[], object]:
     """A default factory that gives ``value`` itself."""
     return lambda: value
 
@@ -371,8 +380,8 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
         hints = typing.get_type_hints(dataclass)
     except (NameError, TypeError):
         hints = {}
-    annotations: dict[str, Any] = {}
-    namespace: dict[str, Any] = {
+    annotations: dict[str, object] = {}
+    namespace: dict[str, object] = {
         "__module__": dataclass.__module__,
         "__qualname__": f"{dataclass.__qualname__}_tc",
         "__doc__": dataclass.__doc__,
@@ -394,3 +403,10 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
     name = f"{dataclass.__name__}_tc"
     made[frozen] = TensorClassMeta(name, (TensorClass,), namespace, frozen=frozen)
     return made[frozen]
+
+
+def is_tensorclass(obj: object) -> bool:
+    """Whether ``obj`` is a tensor class with declared fields (not ``TensorDict``) or an
+    instance of one."""
+    klass = obj if isinstance(obj, type) else type(obj)
+    return is_typed(klass) and klass is not TensorClass

@@ -9,7 +9,7 @@ unsqueezing... the instance return it unchanged, and reading the key returns it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import SupportsIndex
 
 import torch
 from torch import Tensor
@@ -42,18 +42,18 @@ class UnbatchedTensor(Tensor):
     """
 
     @staticmethod
-    def __new__(cls, data: Any, batch_size: Any = None) -> UnbatchedTensor:
+    def __new__(cls, data: object, batch_size: object = None) -> UnbatchedTensor:
         tensor = data if isinstance(data, Tensor) else torch.as_tensor(data)
         if isinstance(tensor, UnbatchedTensor):
             return tensor
         result: UnbatchedTensor = tensor.as_subclass(cls)
         return result
 
-    def __init__(self, data: Any, batch_size: Any = None) -> None:
+    def __init__(self, data: object, batch_size: object = None) -> None:
         pass  # everything happens in __new__ (torch.Tensor has no __init__ to call)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> UnbatchedTensor:
+    def __deepcopy__(self, memo: dict[int, object]) -> UnbatchedTensor:
         return UnbatchedTensor(self.as_subclass(Tensor).clone())
 
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[object, ...]:
         return (UnbatchedTensor, (self.as_subclass(Tensor),))

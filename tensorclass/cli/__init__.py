@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import __version__
 from . import demo, inspect, validate
-from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError
+from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError, add_command
 
 __all__ = ["build_parser", "entry", "main"]
 
@@ -41,9 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tensorclass {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    inspect.add_parser(commands)
-    validate.add_parser(commands)
-    demo.add_parser(commands)
+    add_command(commands, inspect.COMMAND, inspect.run, inspect.add_options)
+    add_command(commands, validate.COMMAND, validate.run, validate.add_options)
+    add_command(commands, demo.COMMAND, demo.run, demo.add_options)
     return parser
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,9 @@ __all__ = [
     "EXIT_PROBLEMS",
     "EXIT_USAGE",
     "Problem",
+    "Command",
     "UsageError",
+    "add_command",
     "count_tensors",
     "file_problems",
     "problem",
@@ -37,6 +42,36 @@ Problem = dict[str, Any]
 
 class UsageError(Exception):
     """A mistake in how a command was called; ``main`` prints it and exits with 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command of ``python -m tensorclass``: its name, its line in the list of commands
+    (``summary``), its help text, and whether it takes the ``PATH`` of a save."""
+
+    name: str
+    summary: str
+    description: str
+    reads_save: bool = False
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    command: Command,
+    run: Callable[[argparse.Namespace], int],
+    add_options: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Declare ``command`` on the ``main`` parser's sub-commands: its ``PATH`` (if it reads
+    a save), the options ``add_options`` adds, and ``run``, what it runs."""
+    parser = commands.add_parser(
+        command.name, help=command.summary, description=command.description
+    )
+    if command.reads_save:
+        parser.add_argument(
+            "path", metavar="PATH", help="a directory written by memmap/memmap_like"
+        )
+    add_options(parser)
+    parser.set_defaults(run=run)
 
 
 def save_path(path: str) -> Path:

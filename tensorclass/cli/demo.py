@@ -22,7 +22,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from pydantic import ValidationError
@@ -30,9 +29,10 @@ from pydantic import ValidationError
 from ..engine.storage.memmap.metadata import read_metadata
 from ..loading import load_memmap
 from ..validation import validate
-from .common import EXIT_OK, UsageError
+from .common import EXIT_OK, Command, UsageError
 from .demo_data import CLASSES, ImageBatch, make_dataset
 from .demo_train import (
+    Plan,
     accuracy,
     ensemble_logits,
     logits_of,
@@ -43,7 +43,7 @@ from .demo_train import (
 from .format import format_bytes, format_shape
 from .progress import Stages, seconds_since_process_start
 
-__all__ = ["DemoReport", "add_parser", "format_report", "run", "run_demo"]
+__all__ = ["DemoReport", "COMMAND", "add_options", "format_report", "run", "run_demo"]
 
 SCHEMA_PATH = f"{ImageBatch.__module__}:{ImageBatch.__qualname__}"
 
@@ -90,15 +90,17 @@ class DemoReport:
         return sum(tail) / len(tail)
 
 
-def add_parser(commands: Any) -> None:
-    """Declare the ``demo`` command on the ``main`` parser's sub-commands."""
-    parser = commands.add_parser(
-        "demo",
-        help="build, validate and train on a memory-mapped dataset",
-        description="Write a synthetic image dataset to disk as a memory-mapped tensor "
-        "class, validate it, train a small model and an ensemble on it, and report. "
-        "The data is removed at the end unless --keep is given.",
-    )
+COMMAND = Command(
+    "demo",
+    "build, validate and train on a memory-mapped dataset",
+    "Write a synthetic image dataset to disk as a memory-mapped tensor class, validate "
+    "it, train a small model and an ensemble on it, and report. "
+    "The data is removed at the end unless --keep is given.",
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ``demo`` command."""
     parser.add_argument(
         "--out",
         type=Path,
@@ -106,13 +108,16 @@ def add_parser(commands: Any) -> None:
         metavar="DIR",
         help="write the dataset to DIR/dataset (default: a temporary directory)",
     )
-    counts = {"type": _positive, "metavar": "N"}
-    parser.add_argument("--rows", default=32_768, help="images (default 32768)", **counts)
-    parser.add_argument("--steps", default=300, help="training steps (default 300)", **counts)
-    parser.add_argument("--members", default=4, help="models in the ensemble (default 4)", **counts)
+    for option, default, what in (
+        ("--rows", 32_768, "images"),
+        ("--steps", 300, "training steps"),
+        ("--members", 4, "models in the ensemble"),
+    ):
+        parser.add_argument(
+            option, type=_positive, metavar="N", default=default, help=f"{what} (default {default})"
+        )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument("--keep", action="store_true", help="keep the dataset on disk")
-    parser.set_defaults(run=run)
 
 
 def _positive(text: str) -> int:
@@ -219,29 +224,14 @@ def _steps(
     train_rows = rows - test_rows
     test = data[torch.arange(train_rows, rows)]  # rows read from the files into memory
     model = make_model(size)
+    plan = Plan(data, train_rows, steps, batch_size, generator)
     with stages.stage("training", steps, "steps") as bar:
-        trained = train(
-            model,
-            data,
-            train_rows,
-            steps=steps,
-            batch_size=batch_size,
-            generator=generator,
-            progress=bar,
-        )
+        trained = train(model, plan, progress=bar)
         with torch.no_grad():
             single = accuracy(logits_of(model(test)), test.label)
     with stages.stage(f"training an ensemble of {members}", steps, "steps") as bar:
         ensemble_start = time.perf_counter()
-        params, base = train_ensemble(
-            members,
-            data,
-            train_rows,
-            steps=steps,
-            batch_size=batch_size,
-            generator=generator,
-            progress=bar,
-        )
+        params, base = train_ensemble(members, plan, progress=bar)
         ensemble_seconds = time.perf_counter() - ensemble_start
         logits = ensemble_logits(params, base, test)
         ensemble = accuracy(logits.softmax(-1).mean(0), test.label)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypedDict
 
 import torch
 from torch import Tensor, nn
@@ -22,6 +24,8 @@ from .progress import Progress
 
 __all__ = [
     "Pixels",
+    "Plan",
+    "TrainResult",
     "accuracy",
     "ensemble_logits",
     "logits_of",
@@ -53,17 +57,34 @@ def make_model(size: int = 16, hidden: int = 64) -> TensorDictSequential:
     )
 
 
-def train(
-    model: TensorDictSequential,
-    data: ImageBatch,
-    train_rows: int,
-    *,
-    steps: int,
-    batch_size: int,
-    generator: torch.Generator,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Train ``model`` on minibatches of the first ``train_rows`` rows of ``data``.
+@dataclass(frozen=True)
+class Plan:
+    """What the demo's training runs share: minibatches of ``batch_size`` rows drawn by
+    ``generator`` from the first ``train_rows`` rows of ``data``, ``steps`` times."""
+
+    data: ImageBatch
+    train_rows: int
+    steps: int
+    batch_size: int
+    generator: torch.Generator
+
+    def minibatch(self, *leading: int) -> ImageBatch:
+        """Random training rows, shaped ``[*leading, batch_size]`` (read from the files)."""
+        rows = torch.randint(self.train_rows, (*leading, self.batch_size), generator=self.generator)
+        return self.data[rows]
+
+
+class TrainResult(TypedDict):
+    """The losses and timings of :func:`train`."""
+
+    losses: list[float]
+    seconds: float
+    rows_per_second: float
+    setup_seconds: float
+
+
+def train(model: TensorDictSequential, plan: Plan, progress: Progress | None = None) -> TrainResult:
+    """Train ``model`` on the minibatches of ``plan``.
 
     Returns the losses and timings (``losses``, ``seconds``, ``rows_per_second`` of the
     steps, and ``setup_seconds``: building the optimizer, which the first time in a process
@@ -75,9 +96,8 @@ def train(
     setup_seconds = time.perf_counter() - start
     losses = []
     start = time.perf_counter()
-    for _ in range(steps):
-        batch = data[torch.randint(train_rows, (batch_size,), generator=generator)]
-        batch = model(batch)  # writes "hidden" and "logits"
+    for _ in range(plan.steps):
+        batch = model(plan.minibatch())  # writes "hidden" and "logits"
         loss = functional.cross_entropy(logits_of(batch), batch.label)
         optimizer.zero_grad()
         torch.autograd.backward(loss)
@@ -86,7 +106,7 @@ def train(
         if progress is not None:
             progress.update(1)
     seconds = time.perf_counter() - start
-    rate = steps * batch_size / max(seconds, 1e-9)
+    rate = plan.steps * plan.batch_size / max(seconds, 1e-9)
     return {
         "losses": losses,
         "seconds": seconds,
@@ -108,18 +128,10 @@ def accuracy(logits: Tensor, labels: Tensor) -> float:
 
 
 def train_ensemble(
-    members: int,
-    data: ImageBatch,
-    train_rows: int,
-    *,
-    steps: int,
-    batch_size: int,
-    generator: torch.Generator,
-    size: int = 16,
-    progress: Progress | None = None,
+    members: int, plan: Plan, size: int = 16, progress: Progress | None = None
 ) -> tuple[TensorDict, nn.Module]:
-    """Train ``members`` models at once: parameters stacked by ``from_modules``, one
-    ``torch.vmap`` call runs every member on its own minibatch.
+    """Train ``members`` models at once on the minibatches of ``plan``: parameters stacked
+    by ``from_modules``, one ``torch.vmap`` call runs every member on its own minibatch.
 
     Returns the stacked parameters and the stateless (``meta``) model they go into.
     """
@@ -127,8 +139,8 @@ def train_ensemble(
     params = from_modules(*models)  # new leaf parameters, stacked along dim 0
     base = copy.deepcopy(models[0]).to("meta")  # the structure only: holds no memory
     optimizer = torch.optim.Adam(list(params.values(True, True)), lr=3e-3)
-    for _ in range(steps):
-        batch = data[torch.randint(train_rows, (members, batch_size), generator=generator)]
+    for _ in range(plan.steps):
+        batch = plan.minibatch(members)
         logits = torch.vmap(_call(base))(params, batch.image, batch.label)
         loss = functional.cross_entropy(logits.flatten(0, 1), batch.label.flatten())
         optimizer.zero_grad()
@@ -146,7 +158,7 @@ def ensemble_logits(params: TensorDict, base: nn.Module, data: ImageBatch) -> Te
         return logits
 
 
-def _call(base: nn.Module) -> Any:
+def _call(base: nn.Module) -> Callable[[TensorDict, Tensor, Tensor], Tensor]:
     """The function ``vmap`` maps: one member's parameters and a batch to logits."""
 
     def call(member: TensorDict, image: Tensor, label: Tensor) -> Tensor:

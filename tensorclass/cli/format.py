@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 __all__ = ["brief", "format_bytes", "format_shape", "plural", "table"]
 
@@ -35,7 +34,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' * (count != 1)}"
 
 
-def brief(value: Any, width: int = 40) -> str:
+def brief(value: object, width: int = 40) -> str:
     """A JSON value as JSON text of at most ``width`` characters (long ones cut)."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= width else text[: width - 3] + "..."

@@ -17,6 +17,7 @@ from ..errors import MemmapFormatError
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
+    Command,
     count_tensors,
     file_problems,
     problem,
@@ -25,23 +26,24 @@ from .common import (
 )
 from .format import brief, format_bytes, format_shape, plural, table
 
-__all__ = ["add_parser", "render", "run", "short_class"]
+__all__ = ["COMMAND", "add_options", "render", "run", "short_class"]
 
 _INDENT = "  "
 
 
-def add_parser(commands: Any) -> None:
-    """Declare the ``inspect`` command on the ``main`` parser's sub-commands."""
-    parser = commands.add_parser(
-        "inspect",
-        help="show what a save holds (reads metadata only)",
-        description="Show the tree of a saved tensor class: class, batch size, each key "
-        "with its dtype, shape and size on disk, and the totals. Reads metadata only. "
-        "Exit status: 0 readable, 1 damaged save, 2 usage error.",
-    )
-    parser.add_argument("path", metavar="PATH", help="a directory written by memmap/memmap_like")
+COMMAND = Command(
+    "inspect",
+    "show what a save holds (reads metadata only)",
+    "Show the tree of a saved tensor class: class, batch size, each key with its dtype, "
+    "shape and size on disk, and the totals. Reads metadata only. "
+    "Exit status: 0 readable, 1 damaged save, 2 usage error.",
+    reads_save=True,
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ``inspect`` command."""
     parser.add_argument("--json", action="store_true", help="print the tree as JSON")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,5 +150,5 @@ def _flat(values: Any, depth: int) -> list[Any]:
     return [item for value in values for item in _flat(value, depth - 1)]
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     return "null" if value is None else type(value).__name__

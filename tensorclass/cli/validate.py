@@ -31,6 +31,7 @@ from ..validation.tensors import device_ok
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
+    Command,
     Problem,
     count_tensors,
     file_problems,
@@ -41,19 +42,21 @@ from .common import (
 from .format import format_bytes, format_shape, plural
 from .schema_import import import_schema
 
-__all__ = ["Result", "add_parser", "check", "parse_batch_size", "run"]
+__all__ = ["Result", "COMMAND", "add_options", "check", "parse_batch_size", "run"]
 
 
-def add_parser(commands: Any) -> None:
-    """Declare the ``validate`` command on the ``main`` parser's sub-commands."""
-    parser = commands.add_parser(
-        "validate",
-        help="check a save against a tensor class",
-        description="Check that the save at PATH conforms to a tensor class: every key, "
-        "dtype, shape, symbolic dim and non-tensor value. Lists every problem at once. "
-        "Exit status: 0 conforms, 1 problems (or a damaged save), 2 usage error.",
-    )
-    parser.add_argument("path", metavar="PATH", help="a directory written by memmap/memmap_like")
+COMMAND = Command(
+    "validate",
+    "check a save against a tensor class",
+    "Check that the save at PATH conforms to a tensor class: every key, dtype, shape, "
+    "symbolic dim and non-tensor value. Lists every problem at once. "
+    "Exit status: 0 conforms, 1 problems (or a damaged save), 2 usage error.",
+    reads_save=True,
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ``validate`` command."""
     parser.add_argument(
         "--schema",
         required=True,
@@ -70,7 +73,6 @@ def add_parser(commands: Any) -> None:
         "default: the saved batch size",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.set_defaults(run=run)
 
 
 def parse_batch_size(text: str) -> list[int]:

@@ -10,8 +10,6 @@ this class.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .core.attach import class_op, op_property
 from .ops import TensorOps
 from .storage import consolidate as consolidation
@@ -42,7 +40,7 @@ class TensorDictBase(TensorOps):
     # The storage and scale operations, attached by folder, one line each
     # (``name = module.function``).
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         register_defined(cls)  # loading finds saved classes among these (see memmap/load.py)
 

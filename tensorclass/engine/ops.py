@@ -11,12 +11,10 @@ attaches the storage operations on top, and lazy stacks derive from it.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 import torch
-from torch import Tensor, nn
 from typing_extensions import Self
 
 from .build import conversion, instances
@@ -24,12 +22,13 @@ from .build import from_containers as containers
 from .core.attach import class_op, op_property
 from .core.repr import format_instance
 from .core.safe_globals import allow_loading
-from .core.state import BatchSizeLike, DeviceLike, Names, TensorCore
+from .core.state import Names, TensorCore
 from .keys import access, dim_names, structure
 from .leafwise import apply as applying
 from .leafwise import arithmetic, elementwise, factories, tensor_state
 from .leafwise.table import LeafOps
 from .params import building as module_building
+from .params import extract as module_params
 from .params import state_dict as checkpoint
 from .params import to_module as functional_params
 from .shape import batch_dims, context, indexing, packing, rearrange, selection
@@ -38,14 +37,14 @@ from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
 
 if TYPE_CHECKING:
-    from ..nn.params import TensorDictParams
+    pass
 
 __all__ = ["TensorOps"]
 
 
 def _rebuild(
     cls: type[TensorOps],
-    data: dict[str, Any],
+    data: dict[str, object],
     batch_size: torch.Size,
     device: torch.device | None,
     names: Names,
@@ -348,148 +347,19 @@ class TensorOps(
     to_struct_array = containers.to_struct_array
     to_namedtuple = containers.to_namedtuple
 
-    # build/from_containers.py (overloaded class methods: declared here, built there)
-    @overload
-    @classmethod
-    def from_dataclass(
-        cls,
-        dataclass: Any,
-        *,
-        dest_cls: type | None = ...,
-        auto_batch_size: bool | None = ...,
-        batch_dims: int | None = ...,
-        as_tensorclass: Literal[False] = ...,
-        device: DeviceLike = ...,
-        batch_size: BatchSizeLike = ...,
-    ) -> Self: ...
-
-    @overload
-    @classmethod
-    def from_dataclass(
-        cls,
-        dataclass: Any,
-        *,
-        dest_cls: type | None = ...,
-        auto_batch_size: bool | None = ...,
-        batch_dims: int | None = ...,
-        as_tensorclass: Literal[True],
-        device: DeviceLike = ...,
-        batch_size: BatchSizeLike = ...,
-    ) -> Any: ...
-
-    @classmethod
-    def from_dataclass(
-        cls,
-        dataclass: Any,
-        *,
-        dest_cls: type | None = None,
-        auto_batch_size: bool | None = None,
-        batch_dims: int | None = None,
-        as_tensorclass: bool = False,
-        device: DeviceLike = None,
-        batch_size: BatchSizeLike = None,
-    ) -> Any:
-        """Build from a dataclass instance: one entry per field (nested dataclasses become
-        nested levels, see :meth:`from_tuple`).
-
-        ``as_tensorclass=True`` converts to a typed class instead, as
-        :func:`tensorclass.from_dataclass` does: ``dest_cls`` if given, else a tensor class
-        made once per dataclass (``<Name>_tc``, same fields); given a dataclass type, it
-        returns that class.
-
-        >>> import dataclasses, torch
-        >>> from tensorclass import TensorDict
-        >>> @dataclasses.dataclass
-        ... class Data:
-        ...     obs: torch.Tensor
-        ...     reward: torch.Tensor
-        >>> data = Data(obs=torch.zeros(3, 4), reward=torch.ones(3))
-        >>> TensorDict.from_dataclass(data, auto_batch_size=True).batch_size
-        torch.Size([3])
-        >>> type(TensorDict.from_dataclass(data, as_tensorclass=True, batch_size=[3])).__name__
-        'Data_tc'
-        """
-        return containers.from_dataclass(
-            cls,
-            dataclass,
-            dest_cls=dest_cls,
-            auto_batch_size=auto_batch_size,
-            batch_dims=batch_dims,
-            as_tensorclass=as_tensorclass,
-            device=device,
-            batch_size=batch_size,
-        )
-
-    @overload
-    @classmethod
-    def from_any(
-        cls,
-        obj: Mapping[Any, Any] | tuple[Any, ...] | np.ndarray,
-        *,
-        auto_batch_size: bool | None = ...,
-        batch_dims: int | None = ...,
-        device: DeviceLike = ...,
-        batch_size: BatchSizeLike = ...,
-    ) -> Self: ...
-
-    @overload
-    @classmethod
-    def from_any(
-        cls,
-        obj: Tensor,
-        *,
-        auto_batch_size: bool | None = ...,
-        batch_dims: int | None = ...,
-        device: DeviceLike = ...,
-        batch_size: BatchSizeLike = ...,
-    ) -> Tensor: ...
-
-    @overload
-    @classmethod
-    def from_any(
-        cls,
-        obj: object,
-        *,
-        auto_batch_size: bool | None = ...,
-        batch_dims: int | None = ...,
-        device: DeviceLike = ...,
-        batch_size: BatchSizeLike = ...,
-    ) -> Any: ...
-
-    @classmethod
-    def from_any(
-        cls,
-        obj: Any,
-        *,
-        auto_batch_size: bool | None = None,
-        batch_dims: int | None = None,
-        device: DeviceLike = None,
-        batch_size: BatchSizeLike = None,
-    ) -> Any:
-        """Convert ``obj`` by its type, recursively: a dict with :meth:`from_dict`, a named
-        tuple with :meth:`from_namedtuple`, a tuple with :meth:`from_tuple`, a dataclass
-        instance with :meth:`from_dataclass`, a NumPy structured array with
-        :meth:`from_struct_array`, another tensor class with :meth:`from_tensordict`.
-
-        A tensor, or an instance of this class, is returned as it is; a list becomes a
-        tensor when torch takes it; anything else is returned unchanged.
-
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> td = TensorDict.from_any({"obs": torch.zeros(3, 4), "pair": (torch.zeros(3), 1)})
-        >>> sorted(td.keys(include_nested=True, leaves_only=True), key=str)
-        [('pair', '0'), ('pair', '1'), 'obs']
-        >>> TensorDict.from_any([1, 2, 3])
-        tensor([1, 2, 3])
-        """
-        return containers.from_any(
-            cls,
-            obj,
-            auto_batch_size=auto_batch_size,
-            batch_dims=batch_dims,
-            device=device,
-            batch_size=batch_size,
-        )
+    # build/from_containers.py, params/building.py: the class methods with overloads, typed
+    # by their signature kind (a Protocol bound to the class: ``Sub.from_module(m)`` is a
+    # ``Sub``); at run time the class methods of those functions
+    if TYPE_CHECKING:
+        from_dataclass: ClassVar[containers.FromDataclass[Self]]
+        from_any: ClassVar[containers.FromAny[Self]]
+        from_module: ClassVar[module_params.FromModule[Self]]
+        from_modules: ClassVar[module_params.FromModules[Self, Self]]
+    else:
+        from_dataclass = class_op(containers.from_dataclass)
+        from_any = class_op(containers.from_any)
+        from_module = class_op(module_building.from_module)
+        from_modules = class_op(module_building.from_modules)
 
     # params/state_dict.py
     state_dict = checkpoint.state_dict
@@ -498,141 +368,9 @@ class TensorOps(
     # params/to_module.py
     to_module = functional_params.to_module
 
-    # params/building.py (overloaded class methods: declared here, built there)
-
-    @overload
-    @classmethod
-    def from_module(
-        cls,
-        module: nn.Module,
-        as_module: Literal[False] = ...,
-        lock: bool = ...,
-        use_state_dict: bool = ...,
-        filter_empty: bool = ...,
-    ) -> Self: ...
-
-    @overload
-    @classmethod
-    def from_module(
-        cls,
-        module: nn.Module,
-        as_module: Literal[True],
-        lock: bool = ...,
-        use_state_dict: bool = ...,
-        filter_empty: bool = ...,
-    ) -> TensorDictParams: ...
-
-    @overload
-    @classmethod
-    def from_module(
-        cls,
-        module: nn.Module,
-        as_module: bool,
-        lock: bool = ...,
-        use_state_dict: bool = ...,
-        filter_empty: bool = ...,
-    ) -> Self | TensorDictParams: ...
-
-    @classmethod
-    def from_module(
-        cls,
-        module: nn.Module,
-        as_module: bool = False,
-        lock: bool = True,
-        use_state_dict: bool = False,
-        filter_empty: bool = True,
-    ) -> Any:
-        """The parameters and buffers of ``module``, nested by submodule name (the module's
-        own tensors, not copies).
-
-        A ``TensorDict`` class gives a ``TensorDict``; a typed class takes them as its
-        fields. ``as_module=True`` gives a :class:`~tensorclass.nn.TensorDictParams`;
-        ``filter_empty=False`` keeps submodules without parameters as empty levels. See
-        :mod:`tensorclass.engine.params.extract`.
-
-        >>> import torch
-        >>> from tensorclass import TensorClass
-        >>> class LinearParams(TensorClass):
-        ...     weight: torch.Tensor
-        ...     bias: torch.Tensor
-        >>> params = LinearParams.from_module(torch.nn.Linear(3, 2))
-        >>> params.weight.shape, params.is_locked
-        (torch.Size([2, 3]), True)
-        """
-        return module_building.from_module(
-            cls, module, as_module, lock, use_state_dict, filter_empty
-        )
-
-    @overload
-    @classmethod
-    def from_modules(
-        cls,
-        *modules: nn.Module,
-        as_module: Literal[False] = ...,
-        lock: bool = ...,
-        use_state_dict: bool = ...,
-        lazy_stack: bool = ...,
-        expand_identical: bool = ...,
-    ) -> Self: ...
-
-    @overload
-    @classmethod
-    def from_modules(
-        cls,
-        *modules: nn.Module,
-        as_module: Literal[True],
-        lock: bool = ...,
-        use_state_dict: bool = ...,
-        lazy_stack: Literal[False] = ...,
-        expand_identical: bool = ...,
-    ) -> TensorDictParams: ...
-
-    @overload
-    @classmethod
-    def from_modules(
-        cls,
-        *modules: nn.Module,
-        as_module: bool,
-        lock: bool = ...,
-        use_state_dict: bool = ...,
-        lazy_stack: bool = ...,
-        expand_identical: bool = ...,
-    ) -> Self | TensorDictParams: ...
-
-    @classmethod
-    def from_modules(
-        cls,
-        *modules: nn.Module,
-        as_module: bool = False,
-        lock: bool = True,
-        use_state_dict: bool = False,
-        lazy_stack: bool = False,
-        expand_identical: bool = False,
-    ) -> Any:
-        """The parameters of several modules of one structure, stacked along a new batch
-        dim (for ensembles with ``torch.vmap``); see :func:`tensorclass.from_modules`. A
-        typed class takes them as its fields. The result is this class (a lazy stack of it
-        with ``lazy_stack=True``, typed as the class, as :meth:`lazy_stack` is), or a
-        :class:`~tensorclass.nn.TensorDictParams` with ``as_module=True``.
-
-        >>> import torch
-        >>> from tensorclass import TensorDict
-        >>> TensorDict.from_modules(torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)).batch_size
-        torch.Size([2])
-        """
-        return module_building.from_modules(
-            cls,
-            *modules,
-            as_module=as_module,
-            lock=lock,
-            use_state_dict=use_state_dict,
-            lazy_stack=lazy_stack,
-            expand_identical=expand_identical,
-        )
-
     # The protocol methods.
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
         if not cls.__name__.startswith("_"):  # internal layouts (_Blank) stay unloadable
@@ -645,7 +383,7 @@ class TensorOps(
         types: tuple[type, ...],
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+    ) -> object:
         impl = HANDLED_FUNCTIONS.get(func)
         if impl is None:
             return NotImplemented
@@ -671,12 +409,12 @@ class TensorOps(
             f"on a comparison, or .is_empty() to test for leaves"
         )
 
-    def _consolidated_reduce(self) -> tuple[Any, ...] | None:
+    def _consolidated_reduce(self) -> tuple[object, ...] | None:
         """The one-buffer pickle of a consolidated instance (``None``: pickle the leaves);
         see :mod:`.consolidate`."""
         return None
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         packed = self._consolidated_reduce()
         if packed is not None:
             return packed

@@ -6,25 +6,28 @@ probabilistic modules sample from distributions built from keys; ``TensorDictPar
 registers the leaves of a tensor class as the parameters of a module.
 """
 
-from ..constructors import make_tensordict
+from ..tensordict import make_tensordict
 from .base import TensorDictModuleBase
-from .composite import CompositeDistribution
 from .cudagraphs import CudaGraphModule
 from .dispatch import dispatch
-from .distributions import NormalParamExtractor
+from .distributions import (
+    AddStateIndependentNormalScale,
+    CompositeDistribution,
+    NormalParamExtractor,
+    OneHotCategorical,
+    TruncatedNormal,
+    rand_one_hot,
+)
 from .ensemble import EnsembleModule
 from .interaction import InteractionType, interaction_type, set_interaction_type
 from .lp_aggregate import composite_lp_aggregate, set_composite_lp_aggregate
 from .mappings import add_custom_mapping, biased_softplus, inv_softplus, mappings
 from .module import TensorDictModule
-from .normal_scale import AddStateIndependentNormalScale
-from .one_hot import OneHotCategorical, rand_one_hot
 from .params import TensorDictParams
 from .probabilistic import ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential
 from .sequential import TensorDictSequential
 from .skip import set_skip_existing, skip_existing
 from .tensorclass_module import TensorClassModuleBase, TensorClassModuleWrapper
-from .truncated_normal import TruncatedNormal
 from .wrappers import TensorDictModuleWrapper, WrapModule, as_tensordict_module
 
 __all__ = [

@@ -13,7 +13,7 @@ one tensor for one out key, else a tuple.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 import torch
@@ -29,7 +29,7 @@ from .keys import Key, as_keys, call_name, show_keys
 from .skip import ACTIVE as _SKIP_BLOCKS
 from .skip import current_mode, should_skip
 
-__all__ = ["TensorDictModuleBase"]
+__all__ = ["FixedKeysModule", "HeldKeysModule", "TensorDictModuleBase"]
 
 T = TypeVar("T", bound=TensorDictBase, default=TensorDictBase)
 S = TypeVar("S", bound=TensorDictBase)
@@ -43,7 +43,8 @@ def indent(text: str, by: int) -> str:
 class TensorDictModuleBase(nn.Module, Generic[T]):
     """Base class of the modules that read ``in_keys`` and write ``out_keys``.
 
-    Subclasses implement ``in_keys``, ``out_keys_source`` and ``_forward_td``. With a
+    Subclasses implement ``in_keys``, ``out_keys_source`` and ``_forward_td`` (or
+    ``forward``), or assign ``self.in_keys`` and ``self.out_keys`` in ``__init__``. With a
     schema (``schema=X``), calling the module with an instance of another class is an
     error.
     """
@@ -60,26 +61,63 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The keys read from the input."""
-        raise NotImplementedError
+        """The keys read from the input; a subclass may assign them (``self.in_keys =
+        ["obs"]``), as in tensordict."""
+        return list(self._assigned("_in_keys_set", "in_keys"))
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_in_keys(as_keys(keys, "in_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
         """Every key this module can write (``select_out_keys`` does not change it)."""
-        raise NotImplementedError
+        return list(self._assigned("_out_keys_set", "out_keys"))
 
     @property
     def out_keys(self) -> list[Key]:
-        """The keys written to the output (all of ``out_keys_source`` unless selected)."""
+        """The keys written to the output (all of ``out_keys_source`` unless selected); a
+        subclass may assign them (``self.out_keys = ["action"]``), which ends a selection."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _current_out_keys(self) -> list[Key]:
+        """The selected out keys, or every key of ``out_keys_source``."""
         selected = self._selected
         return list(selected) if selected is not None else self.out_keys_source
+
+    def _assigned(self, slot: str, what: str) -> list[Key]:
+        keys: list[Key] | None = self.__dict__.get(slot)
+        if keys is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no {what}: assign them (self.{what} = [...]) or "
+                f"define the {what} property"
+            )
+        return keys
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        """Assign the keys read (a subclass whose keys are derived refuses)."""
+        object.__setattr__(self, "_in_keys_set", keys)
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        """Assign every key written; a selection of out keys ends."""
+        object.__setattr__(self, "_out_keys_set", keys)
+        self._selected = None
+        self._out_keys_changed()
+
+    def _refuse_keys(self, what: str, why: str) -> None:
+        """For subclasses whose keys cannot be assigned: the error says why."""
+        raise AttributeError(f"{type(self).__name__}.{what} cannot be assigned: {why}")
 
     @property
     def schema(self) -> type[T] | None:
         """The tensor class this module reads and writes, if it was given one."""
         return self._schema
 
-    def select_out_keys(self, *out_keys: Any) -> Self:
+    def select_out_keys(self, *out_keys: object) -> Self:
         """Write only ``out_keys`` (a subset of ``out_keys_source``); returns this module.
 
         Undo with :meth:`reset_out_keys`.
@@ -104,7 +142,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         return self
 
     @staticmethod
-    def is_tdmodule_compatible(module: Any) -> bool:
+    def is_tdmodule_compatible(module: object) -> bool:
         """Whether ``module`` reads and writes by key: it has ``in_keys`` and ``out_keys``.
 
         >>> from torch import nn
@@ -182,14 +220,14 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         @overload
         def __call__(self, *tensors: Tensor, **named: Tensor) -> Any: ...
 
-        def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+        def __call__(self, *args: object, **kwargs: object) -> object: ...
 
     def forward(
         self,
-        tensordict: Any = None,
-        *args: Any,
+        tensordict: object = None,
+        *args: object,
         tensordict_out: Any = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> Any:
         """Run on a tensor class (returned, with the outputs written), or on tensors.
 
@@ -222,15 +260,18 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         raise NotImplementedError
 
     def _forward_tensors(
-        self, values: tuple[Any, ...], named: dict[str, Any], tensordict_out: Any = None
-    ) -> Any:
+        self,
+        values: tuple[object, ...],
+        named: dict[str, object],
+        tensordict_out: TensorOps | None = None,
+    ) -> object:
         in_keys = self.in_keys
         if len(values) > len(in_keys):
             raise TypeError(
                 f"{type(self).__name__} takes {len(in_keys)} input(s) {show_keys(in_keys)}; "
                 f"got {len(values)}"
             )
-        data: dict[Any, Any] = dict(zip(in_keys, values))
+        data: dict[Key, object] = dict(zip(in_keys, values))
         if named:
             names = self._call_names()
             for name, value in named.items():
@@ -247,7 +288,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         outputs = tuple(result.get(key) for key in self.out_keys)
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _wrong_class(self, tensordict: Any, role: str) -> SchemaError:
+    def _wrong_class(self, tensordict: object, role: str) -> SchemaError:
         name = self._schema.__name__ if self._schema is not None else "?"
         return SchemaError(
             f"{type(self).__name__}(schema={name}) was called with a "
@@ -255,7 +296,7 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
             f"pass a {name} (or build the module without schema=)"
         )
 
-    def _missing_input(self, tensordict: Any, key: Key) -> KeyNotFoundError:
+    def _missing_input(self, tensordict: TensorOps, key: Key) -> KeyNotFoundError:
         held = [k for k in tensordict.keys(include_nested=True, leaves_only=True)]
         return KeyNotFoundError(
             f"{type(self).__name__} reads {key!r}, which the input {type(tensordict).__name__} "
@@ -277,6 +318,83 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
         return f"{type(self).__name__}(\n{body})"
 
 
+class FixedKeysModule(TensorDictModuleBase[T]):
+    """A module whose keys are fixed when it is built (``_in_keys``, ``_out_keys``)."""
+
+    _in_keys: list[Key]
+    _out_keys: list[Key]
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The keys read, as fixed when the module was built (assignable)."""
+        return list(self._in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """The keys written, as fixed when the module was built."""
+        return list(self._out_keys)
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._out_keys = keys
+        self._selected = None
+        self._out_keys_changed()
+
+
+class HeldKeysModule(TensorDictModuleBase[T]):
+    """A module whose keys are those of a key-reading module it holds (``_held()``): its
+    in and out keys, and the selection of out keys, which is made on the held module."""
+
+    def _held(self) -> TensorDictModuleBase[Any]:
+        raise NotImplementedError
+
+    @property
+    def in_keys(self) -> list[Key]:
+        """The held module's in keys (assigning sets the held module's)."""
+        return list(self._held().in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys_source(self) -> list[Key]:
+        """The held module's ``out_keys_source``."""
+        return list(self._held().out_keys_source)
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The held module's out keys (its selection included; assigning sets the held
+        module's)."""
+        return list(self._held().out_keys)
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:  # Any: a subclass may declare a class attribute
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._held().in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._held().out_keys = keys
+
+    def select_out_keys(self, *out_keys: object) -> Self:
+        """Select the out keys of the held module; returns this module."""
+        self._held().select_out_keys(*out_keys)
+        return self
+
+    def reset_out_keys(self) -> Self:
+        """Undo :meth:`select_out_keys` on the held module; returns this module."""
+        self._held().reset_out_keys()
+        return self
+
+
 def _reset_each(module: nn.Module) -> bool:
     """Call ``reset_parameters`` on every submodule that has one; whether any had."""
     found = False
@@ -289,7 +407,7 @@ def _reset_each(module: nn.Module) -> bool:
     return found
 
 
-def first_missing(tensordict: Any, keys: Iterable[Key]) -> Key | None:
+def first_missing(tensordict: Container[Key], keys: Iterable[Key]) -> Key | None:
     """The first of ``keys`` that ``tensordict`` does not hold, or ``None``."""
     for key in keys:
         if key not in tensordict:

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ..engine.core.self_types import is_op
 from ..engine.core.state import TensorCore
 from ..keys import NestedKey
 from .keys import Key, as_keys
@@ -49,7 +50,7 @@ class CudaGraphModule(nn.Module):
 
     def __init__(
         self,
-        module: Callable[..., Any],
+        module: Callable[..., object],
         warmup: int = 2,
         in_keys: Sequence[NestedKey] | None = None,
         out_keys: Sequence[NestedKey] | None = None,
@@ -96,7 +97,7 @@ class CudaGraphModule(nn.Module):
         self._calls = 0
         self._graph = self._static_in = self._static_out = None
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
+    def forward(self, *args: object, **kwargs: object) -> Any:
         """Run the module: eagerly (warm-up, or no CUDA), else by replaying the graph."""
         if not self.use_graph:
             return self.module(*args, **kwargs)
@@ -109,7 +110,7 @@ class CudaGraphModule(nn.Module):
 
     # -- CUDA only -------------------------------------------------------------------------
 
-    def _run_on_side_stream(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _run_on_side_stream(self, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
         stream = torch.cuda.Stream(device=self.device)  # type: ignore[no-untyped-call]
         stream.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(stream):
@@ -117,7 +118,7 @@ class CudaGraphModule(nn.Module):
         torch.cuda.current_stream(self.device).wait_stream(stream)
         return out
 
-    def _capture(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _capture(self, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
         static_in = (tuple(_clone(a) for a in args), {k: _clone(v) for k, v in kwargs.items()})
         graph = torch.cuda.CUDAGraph()
         torch.cuda.synchronize(self.device)
@@ -126,7 +127,7 @@ class CudaGraphModule(nn.Module):
         self._graph, self._static_in, self._static_out = graph, static_in, static_out
         return self._replay(args, kwargs)
 
-    def _replay(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _replay(self, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
         static_args, static_kwargs = self._static_in
         for static, value in zip(static_args, args):
             _copy_into(static, value)
@@ -134,26 +135,23 @@ class CudaGraphModule(nn.Module):
             _copy_into(static_kwargs[name], value)
         self._graph.replay()
         out = _clone(self._static_out)
-        first: Any = args[0] if args else None
-        if isinstance(first, TensorCore) and isinstance(out, TensorCore):
-            target: Any = args[0]
-            target.update(out)  # a key-reading module writes into its input
-            return target
+        first = args[0] if args else None
+        if is_op(first) and isinstance(out, TensorCore):
+            first.update(out)  # a key-reading module writes into its input
+            return first
         return out
 
 
-def _clone(value: Any) -> Any:
-    if isinstance(value, (Tensor, TensorCore)):
-        copy: Any = value
-        return copy.clone()
+def _clone(value: object) -> object:
+    if isinstance(value, Tensor) or is_op(value):
+        return value.clone()
     if isinstance(value, tuple):
         return tuple(_clone(v) for v in value)
     return value
 
 
-def _copy_into(static: Any, value: Any) -> None:
+def _copy_into(static: object, value: Any) -> None:
     if isinstance(static, Tensor):
         static.copy_(value)
-    elif isinstance(static, TensorCore):
-        target: Any = static
-        target.update_(value)
+    elif is_op(static):
+        static.update_(value)

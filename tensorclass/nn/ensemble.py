@@ -22,14 +22,13 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from typing_extensions import Self
 
 from ..engine.base import TensorDictBase
 from ..engine.ops import TensorOps
 from ..errors import BatchSizeError
 from ..tensordict import TensorDict
-from .base import TensorDictModuleBase, _reset_each
-from .keys import Key, structure_copy
+from .base import HeldKeysModule, TensorDictModuleBase, _reset_each
+from .keys import structure_copy
 from .params import TensorDictParams
 
 __all__ = ["EnsembleModule"]
@@ -42,7 +41,7 @@ def _reset_copy(module: torch.nn.Module, params: Any) -> None:
         _reset_each(module)
 
 
-class EnsembleModule(TensorDictModuleBase):
+class EnsembleModule(HeldKeysModule):
     """Runs ``num_copies`` copies of ``module`` (each with its own parameters) in one call.
 
     Args:
@@ -88,30 +87,8 @@ class EnsembleModule(TensorDictModuleBase):
 
     # -- keys ------------------------------------------------------------------------------
 
-    @property
-    def in_keys(self) -> list[Key]:
-        """The copied module's in keys."""
-        return list(self.module.in_keys)
-
-    @property
-    def out_keys_source(self) -> list[Key]:
-        """The copied module's ``out_keys_source``."""
-        return list(self.module.out_keys_source)
-
-    @property
-    def out_keys(self) -> list[Key]:
-        """The copied module's out keys (its selection included)."""
-        return list(self.module.out_keys)
-
-    def select_out_keys(self, *out_keys: Any) -> Self:
-        """Select the out keys of the copied module; returns this ensemble."""
-        self.module.select_out_keys(*out_keys)
-        return self
-
-    def reset_out_keys(self) -> Self:
-        """Undo :meth:`select_out_keys`; returns this ensemble."""
-        self.module.reset_out_keys()
-        return self
+    def _held(self) -> TensorDictModuleBase:
+        return self.module  # the copied module: its keys are the ensemble's
 
     # -- parameters ------------------------------------------------------------------------
 

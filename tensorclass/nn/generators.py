@@ -48,7 +48,7 @@ def drawing_from(generator: torch.Generator | None) -> Iterator[None]:
         default.set_state(saved)
 
 
-def as_generator_spec(generator: Any) -> torch.Generator | tuple[str, ...] | str | None:
+def as_generator_spec(generator: object) -> torch.Generator | tuple[str, ...] | str | None:
     """A module's ``generator=`` argument: a generator (an ``int`` is its seed), a key, or
     ``None``."""
     if generator is None or isinstance(generator, torch.Generator):

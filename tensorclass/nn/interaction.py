@@ -17,21 +17,28 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
-from types import TracebackType
 from typing import Any
 
 import torch
 from torch import Tensor
 from torch.distributions import Distribution
 
+from ..switches import ExitRestores
+
 __all__ = ["InteractionType", "interaction_type", "sample", "set_interaction_type"]
 
 
 class InteractionType(enum.Enum):
-    """Which value a distribution gives: its mode, its mean, a random sample, or the
-    deterministic value (the mean, or the mode where the mean is not defined)."""
+    """Which value a distribution gives: its mode, its median, its mean, a random sample, or
+    the deterministic value (the mean, or the mode where the mean is not defined).
+
+    ``MODE`` and ``MEDIAN`` read the distribution's attribute of that name; one it does not
+    have is a ``NotImplementedError`` (``torch.distributions`` define no ``median``: a
+    distribution class of your own can).
+    """
 
     MODE = "mode"
+    MEDIAN = "median"
     MEAN = "mean"
     RANDOM = "random"
     DETERMINISTIC = "deterministic"
@@ -76,7 +83,7 @@ def interaction_type() -> InteractionType | None:
     return current.type if current.depth else _Process.type
 
 
-class set_interaction_type(contextlib.ContextDecorator):
+class set_interaction_type(contextlib.ContextDecorator, ExitRestores):
     """Set the interaction type of probabilistic modules inside a block (or a function).
 
     ``thread_local=True`` (the default here) sets it for the calling thread only;
@@ -105,12 +112,7 @@ class set_interaction_type(contextlib.ContextDecorator):
             self._previous.append((False, _Process.type))
             _Process.type = self.type
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         local, previous = self._previous.pop()
         if local:
             _CURRENT.type = previous
@@ -143,6 +145,14 @@ def sample(
         return dist.rsample(size) if dist.has_rsample else dist.sample(size)
     if kind is InteractionType.MODE:
         value = dist.mode
+    elif kind is InteractionType.MEDIAN:
+        median: Tensor | None = getattr(dist, "median", None)
+        if median is None:
+            raise NotImplementedError(
+                f"InteractionType.MEDIAN: {type(dist).__name__} has no median; use another "
+                f"interaction type or a distribution class with a median property"
+            )
+        value = median
     elif kind is InteractionType.MEAN:
         try:
             value = dist.mean

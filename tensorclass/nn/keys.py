@@ -19,7 +19,7 @@ KeysLike: TypeAlias = "NestedKey | Sequence[NestedKey]"
 """One key, or a sequence of keys (a tuple of strings is one nested key)."""
 
 
-def as_keys(keys: Any, what: str) -> list[Key]:
+def as_keys(keys: object, what: str) -> list[Key]:
     """Normalise ``keys`` (one key or an iterable of keys) into a list of keys."""
     if isinstance(keys, (str, tuple)):
         keys = [keys]

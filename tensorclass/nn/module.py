@@ -55,7 +55,7 @@ def _flipped(in_keys: Mapping[Any, Any]) -> dict[NestedKey, str]:
     return flipped
 
 
-def _describe_output(result: Any) -> str:
+def _describe_output(result: object) -> str:
     if isinstance(result, (tuple, list)):
         return f"a {type(result).__name__} of {len(result)}"
     return f"one {type(result).__name__}"
@@ -162,13 +162,49 @@ class TensorDictModule(TensorDictModuleBase[T]):
 
     @property
     def in_keys(self) -> list[Key]:
-        """The keys read from the input, in the order they are passed."""
+        """The keys read from the input, in the order they are passed; assigning new keys
+        makes the module read those (as many as its keyword names, for a dict ``in_keys``)."""
         return list(self._in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys written (all of ``out_keys_source`` unless selected); assigning new keys
+        makes the module write its outputs there (and ends a selection)."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
 
     @property
     def out_keys_source(self) -> list[Key]:
         """Every key the module writes (``"_"`` entries, which are dropped, left out)."""
         return [key for key in self._out_source if key != DROP]
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        names = self._kwargs
+        if names is not None and len(keys) != len(names):
+            raise ValueError(
+                f"TensorDictModule.in_keys: the module takes its inputs as the keywords "
+                f"{names!r}; assign {len(names)} keys, got {keys!r}"
+            )
+        if self._schema is not None:
+            check_module_keys(self._schema, "TensorDictModule", keys, self.out_keys_source)
+        self._in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        written = [key for key in keys if key != DROP]
+        if len(set(written)) != len(written):
+            raise ValueError(f"out_keys has a key twice: {keys!r}")
+        if self._schema is not None:
+            check_module_keys(self._schema, "TensorDictModule", self._in_keys, written)
+        self._out_source = keys
+        self._selected = None
+        self._out_keys_changed()
 
     def _out_keys_changed(self) -> None:
         wanted = set(self.out_keys)
@@ -276,7 +312,7 @@ class TensorDictModule(TensorDictModuleBase[T]):
         for _, key in self._writes:
             target.set(key, result)  # one value of another kind (a tensor class, a number...)
 
-    def _count_error(self, result: Any) -> StructureMismatchError:
+    def _count_error(self, result: object) -> StructureMismatchError:
         return StructureMismatchError(
             f"TensorDictModule with out_keys={self._out_source!r} expects {len(self._out_source)} "
             f"output(s) from its module; it returned {_describe_output(result)}"

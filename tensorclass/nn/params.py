@@ -39,7 +39,7 @@ from .params_sync import reconcile, reconcile_level, registered
 __all__ = ["TensorDictParams"]
 
 
-def _as_tuple(key: Any) -> tuple[Any, ...]:
+def _as_tuple(key: object) -> tuple[object, ...]:
     return key if isinstance(key, tuple) else (key,)
 
 
@@ -96,24 +96,24 @@ class TensorDictParams(nn.Module):
 
     if TYPE_CHECKING:  # forwarded at run time by install_forwards (params_forward.py)
 
-        def __add__(self, other: Any) -> TensorDict: ...
-        def __radd__(self, other: Any) -> TensorDict: ...
-        def __sub__(self, other: Any) -> TensorDict: ...
-        def __rsub__(self, other: Any) -> TensorDict: ...
-        def __mul__(self, other: Any) -> TensorDict: ...
-        def __rmul__(self, other: Any) -> TensorDict: ...
-        def __truediv__(self, other: Any) -> TensorDict: ...
-        def __rtruediv__(self, other: Any) -> TensorDict: ...
-        def __pow__(self, other: Any) -> TensorDict: ...
+        def __add__(self, other: object) -> TensorDict: ...
+        def __radd__(self, other: object) -> TensorDict: ...
+        def __sub__(self, other: object) -> TensorDict: ...
+        def __rsub__(self, other: object) -> TensorDict: ...
+        def __mul__(self, other: object) -> TensorDict: ...
+        def __rmul__(self, other: object) -> TensorDict: ...
+        def __truediv__(self, other: object) -> TensorDict: ...
+        def __rtruediv__(self, other: object) -> TensorDict: ...
+        def __pow__(self, other: object) -> TensorDict: ...
         def __neg__(self) -> TensorDict: ...
         def __eq__(self, other: object) -> TensorDict: ...  # type: ignore[override]
         def __ne__(self, other: object) -> TensorDict: ...  # type: ignore[override]
-        def __lt__(self, other: Any) -> TensorDict: ...
-        def __le__(self, other: Any) -> TensorDict: ...
-        def __gt__(self, other: Any) -> TensorDict: ...
-        def __ge__(self, other: Any) -> TensorDict: ...
+        def __lt__(self, other: object) -> TensorDict: ...
+        def __le__(self, other: object) -> TensorDict: ...
+        def __gt__(self, other: object) -> TensorDict: ...
+        def __ge__(self, other: object) -> TensorDict: ...
         def apply(  # type: ignore[override]
-            self, fn: Callable[..., Any], *others: Any, **kwargs: Any
+            self, fn: Callable[..., object], *others: object, **kwargs: object
         ) -> TensorDict: ...
 
     def __init__(
@@ -141,13 +141,13 @@ class TensorDictParams(nn.Module):
 
     def _fill(self, source: TensorCore, no_convert: bool) -> None:
         self._no_convert = no_convert
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         for key, leaf in source._data.items():
             data[key] = self._register(key, leaf, no_convert)
         td = type(source)._new(data, source._batch_size, source._device, source._names)
         object.__setattr__(self, "_td", td)
 
-    def _register(self, key: str, leaf: Any, no_convert: bool) -> Any:
+    def _register(self, key: str, leaf: object, no_convert: bool) -> object:
         if isinstance(leaf, TensorCore):
             child = type(self)._wrap(leaf, no_convert)
             self._modules[key] = child
@@ -167,18 +167,18 @@ class TensorDictParams(nn.Module):
         """
         return self._td.to_tensordict(retain_none=retain_none)  # type: ignore[attr-defined,no-any-return]
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: object) -> Any:
         value = self._td[unwrap(key)]  # type: ignore[index]
         hooks = self.__dict__.get("_get_post_hooks")
         return self._run_get_hooks(value, hooks) if hooks else value
 
-    def get(self, key: NestedKey, *default: Any) -> Any:
+    def get(self, key: NestedKey, *default: object) -> Any:
         """The entry under ``key`` (or ``default``), passed through the get post-hooks."""
         value = self._td.get(key, *default)  # type: ignore[attr-defined]
         hooks = self.__dict__.get("_get_post_hooks")
         return self._run_get_hooks(value, hooks) if hooks else value
 
-    def _run_get_hooks(self, value: Any, hooks: dict[int, Callable[..., Any]]) -> Any:
+    def _run_get_hooks(self, value: object, hooks: Mapping[int, Callable[..., object]]) -> object:
         if not isinstance(value, Tensor):
             return value
         for hook in list(hooks.values()):
@@ -187,7 +187,7 @@ class TensorDictParams(nn.Module):
                 value = result
         return value
 
-    def register_get_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+    def register_get_post_hook(self, hook: Callable[..., object]) -> RemovableHandle:
         """Call ``hook(params, value)`` after each read of a leaf by key (``get``, ``[]``).
 
         A result other than ``None`` replaces the value read. Returns a handle whose
@@ -204,7 +204,7 @@ class TensorDictParams(nn.Module):
         >>> p.get("w").sum().item()
         2.0
         """
-        hooks: OrderedDict[int, Callable[..., Any]] | None = self.__dict__.get("_get_post_hooks")
+        hooks: OrderedDict[int, Callable[..., object]] | None = self.__dict__.get("_get_post_hooks")
         if hooks is None:
             hooks = OrderedDict()  # RemovableHandle holds a weak reference to it
             object.__setattr__(self, "_get_post_hooks", hooks)
@@ -212,7 +212,7 @@ class TensorDictParams(nn.Module):
         hooks[handle.id] = hook
         return handle
 
-    def __setitem__(self, key: NestedKey, value: Any) -> None:
+    def __setitem__(self, key: NestedKey, value: object) -> None:
         """Write ``value`` under ``key`` and register it (as a parameter if it can be one).
 
         An index (``params[0] = ...``, a mask, a slice) writes into the registered tensors
@@ -227,7 +227,7 @@ class TensorDictParams(nn.Module):
     def set(
         self,
         key: NestedKey,
-        item: Any,
+        item: object,
         inplace: bool = False,
         *,
         non_blocking: bool = False,
@@ -314,18 +314,20 @@ class TensorDictParams(nn.Module):
         )
         return modules
 
-    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+    def _save_to_state_dict(
+        self, destination: dict[str, object], prefix: str, keep_vars: bool
+    ) -> None:
         reconcile_level(self)  # before ``state_dict`` reads the nested modules
         super()._save_to_state_dict(destination, prefix, keep_vars)
 
-    def _apply(self, fn: Callable[..., Any], recurse: bool = True) -> TensorDictParams:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> TensorDictParams:
         reconcile_level(self)  # nested levels: in their own ``_apply``
         super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
         # Conversions may replace the registered tensors: point the leaves at them again.
         self._sync_leaves()
         return self
 
-    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+    def _load_from_state_dict(self, *args: object, **kwargs: object) -> None:
         # ``load_state_dict(..., assign=True)`` replaces the registered tensors: the leaves
         # must follow (``nn.Module`` calls this once per module, nested levels included).
         reconcile_level(self)
@@ -345,7 +347,7 @@ class TensorDictParams(nn.Module):
         if self._td._device is not None and tensors:
             self._td._device = tensors[0].device
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> TensorDictParams:
+    def __deepcopy__(self, memo: dict[int, object]) -> TensorDictParams:
         """A deep copy whose tensor class holds the copy's own registered parameters."""
         reconcile(self)
         new = object.__new__(type(self))
@@ -354,7 +356,7 @@ class TensorDictParams(nn.Module):
             if name != "_td":
                 object.__setattr__(new, name, copy.deepcopy(value, memo))
         td = self._td
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         for key, leaf in td._data.items():
             if key in new._parameters:
                 data[key] = new._parameters[key]

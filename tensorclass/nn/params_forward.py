@@ -43,7 +43,7 @@ DUNDERS = (
 ).split()
 
 
-def unwrap(value: Any) -> Any:
+def unwrap(value: object) -> Any:
     """``value``'s tensor class if it is a ``TensorDictParams`` (lists and tuples too)."""
     td = getattr(value, "__dict__", {}).get("_td") if isinstance(value, nn.Module) else None
     if td is not None:
@@ -79,7 +79,7 @@ class _Method:
         self.mutator = name in MUTATORS
         self.leafwise = name in LEAFWISE_INPLACE
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
         if obj is None:
             return getattr(TensorDict, self.name)
         td = obj.__dict__["_td"]
@@ -89,7 +89,7 @@ class _Method:
             return method
 
         @functools.wraps(method)
-        def forward(*args: Any, **kwargs: Any) -> Any:
+        def forward(*args: object, **kwargs: object) -> object:
             args = tuple(unwrap(a) for a in args)
             kwargs = {k: unwrap(v) for k, v in kwargs.items()}
             result = method(*args, **kwargs)
@@ -110,22 +110,22 @@ class _Property:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
         if obj is None:
             return getattr(TensorDict, self.name)
         return getattr(obj.__dict__["_td"], self.name)
 
-    def __set__(self, obj: Any, value: Any) -> None:
+    def __set__(self, obj: object, value: object) -> None:
         setattr(obj.__dict__["_td"], self.name, value)
 
 
 def _torch_function(
     cls: type,
-    func: Callable[..., Any],
+    func: Callable[..., object],
     types: tuple[type, ...],
-    args: tuple[Any, ...] = (),
-    kwargs: dict[str, Any] | None = None,
-) -> Any:
+    args: tuple[object, ...] = (),
+    kwargs: dict[str, object] | None = None,
+) -> object:
     """Run the torch function on the tensor classes held by ``TensorDictParams`` arguments."""
     kwargs = {k: unwrap(v) for k, v in (kwargs or {}).items()}
     return func(*(unwrap(a) for a in args), **kwargs)

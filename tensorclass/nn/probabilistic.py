@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
@@ -30,15 +30,22 @@ from ..engine.ops import TensorOps
 from ..errors import InvalidKeyError
 from ..keys import NestedKey, unravel_key
 from .base import T, TensorDictModuleBase, first_missing
-from .composite import CompositeDistribution, suffixed
+from .distributions.composite import CompositeDistribution, suffixed
 from .generators import as_generator_spec, drawing_from, generator_from
 from .interaction import InteractionType, interaction_type, sample, set_interaction_type
 from .keys import Key, KeysLike, as_keys, read_input, structure_copy
 from .lp_aggregate import composite_lp_aggregate
 from .schema_check import check_module_keys
-from .sequential import TensorDictSequential
+from .sequential import TensorDictSequential, named_chain
 
-__all__ = ["ProbabilisticTensorDictModule", "ProbabilisticTensorDictSequential"]
+# tensordict.nn.probabilistic's names, importable from here too
+__all__ = [
+    "InteractionType",
+    "ProbabilisticTensorDictModule",
+    "ProbabilisticTensorDictSequential",
+    "interaction_type",
+    "set_interaction_type",
+]
 
 
 class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
@@ -151,8 +158,38 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
     @property
     def in_keys(self) -> list[Key]:
         """The keys holding the distribution's parameters (for a dict ``in_keys``, its
-        values)."""
+        values); assigning as many keys reads the same parameters from them, in order."""
         return list(self._in_keys)
+
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys written (the sample keys, and the log-probability keys when
+        ``return_log_prob``, unless selected); assigning them is an error, as in tensordict."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        names = self._names
+        if len(keys) != len(names):
+            raise ValueError(
+                f"ProbabilisticTensorDictModule.in_keys: the distribution takes {names!r}; "
+                f"assign {len(names)} keys (one per parameter, in order), got {keys!r}"
+            )
+        if self._schema is not None:
+            check_module_keys(
+                self._schema, "ProbabilisticTensorDictModule", keys, self.out_keys_source
+            )
+        self._in_keys = keys
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("out_keys", "they are the sample and log-probability keys")
 
     def _set_log_prob_keys(
         self, log_prob_key: NestedKey | None, log_prob_keys: KeysLike | None
@@ -354,24 +391,33 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     def __init__(
         self,
-        *modules: TensorDictModuleBase[Any],
+        *modules: TensorDictModuleBase[Any] | Mapping[str, TensorDictModuleBase[Any]],
         partial_tolerant: bool = False,
         selected_out_keys: KeysLike | None = None,
         schema: type[T] | None = None,
         inplace: bool | Literal["empty"] | None = None,
         return_composite: bool | None = None,
     ) -> None:
-        if return_composite is None:
-            # tensordict 0.15.3's default: on when the chain holds several of them
-            count = sum(isinstance(m, ProbabilisticTensorDictModule) for m in modules)
-            return_composite = count > 1
-        self.return_composite = bool(return_composite)
-        if not modules or not isinstance(modules[-1], ProbabilisticTensorDictModule):
-            last = type(modules[-1]).__name__ if modules else "nothing"
-            raise TypeError(
-                f"ProbabilisticTensorDictSequential must end with a "
-                f"ProbabilisticTensorDictModule; it ends with {last}"
+        chain, _ = named_chain(modules)
+        if not chain:
+            raise ValueError(
+                "ProbabilisticTensorDictSequential needs modules, the last of them (unless "
+                "return_composite=True) probabilistic"
             )
+        kinds = (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential)
+        ends_probabilistic = isinstance(chain[-1], kinds)
+        if return_composite is None:
+            # tensordict 0.15.3's default: on when the chain holds several of them, or when
+            # it ends with a module that draws nothing
+            count = sum(isinstance(m, ProbabilisticTensorDictModule) for m in chain)
+            return_composite = count > 1 or not ends_probabilistic
+        elif not return_composite and not ends_probabilistic:
+            raise TypeError(
+                f"ProbabilisticTensorDictSequential(return_composite=False) must end with a "
+                f"ProbabilisticTensorDictModule (its distribution is the chain's); it ends "
+                f"with {type(chain[-1]).__name__}"
+            )
+        self.return_composite = bool(return_composite)
         super().__init__(
             *modules,
             partial_tolerant=partial_tolerant,
@@ -388,8 +434,14 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
 
     @property
     def last(self) -> ProbabilisticTensorDictModule[Any]:
-        """The probabilistic module the chain ends with."""
-        return cast("ProbabilisticTensorDictModule[Any]", self._list[-1])
+        """The last probabilistic module of the chain (the one it ends with, unless a
+        module that draws nothing follows it)."""
+        for module in reversed(self._chain()):
+            if isinstance(module, ProbabilisticTensorDictSequential):
+                return module.last
+            if isinstance(module, ProbabilisticTensorDictModule):
+                return module
+        raise AttributeError(f"{type(self).__name__} holds no probabilistic module")
 
     @property
     def log_prob_key(self) -> Key:
@@ -415,6 +467,17 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         """The keys of the values drawn by every probabilistic module of the chain, the
         last module's first, with or without ``return_composite``."""
         return [key for module in self._probabilistic() for key in module.dist_sample_keys]
+
+    def _final(self) -> ProbabilisticTensorDictModule[Any] | ProbabilisticTensorDictSequential[Any]:
+        """The module the chain ends with, which must draw (``return_composite=False``)."""
+        final = self._chain()[-1]
+        if not isinstance(
+            final, (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential)
+        ):
+            raise TypeError(
+                f"{type(self).__name__} ends with a {type(final).__name__}, which draws nothing"
+            )
+        return final
 
     def _probabilistic(
         self,
@@ -522,7 +585,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
         if tensordict_out is None:
             for module in modules:
                 tensordict = module(tensordict)
-            return self.last.get_dist(tensordict)
+            return self._final().get_dist(tensordict)
         work = structure_copy(tensordict)
         for module in modules:
             work = module(work)
@@ -530,8 +593,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
             for key in module.out_keys:
                 if key in work:
                     tensordict_out.set(key, work._leaf(key))
-        tensordict = work
-        return self.last.get_dist(tensordict)
+        return self._final().get_dist(work)
 
     def log_prob(
         self, tensordict: Any, tensordict_out: Any = None, *, dist: Distribution | None = None

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-def check_schema_class(schema: Any) -> None:
+def check_schema_class(schema: object) -> None:
     """``schema=`` must be a tensor class (a ``TensorClass`` subclass or ``TensorDict``)."""
     if not (isinstance(schema, type) and issubclass(schema, TensorCore)):
         raise SchemaError(f"schema= must be a tensor class; got {schema!r}")

@@ -15,7 +15,7 @@ tensor([2., 2.])
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any, Literal, cast, overload
 
 from torch import nn
@@ -30,11 +30,22 @@ from .schema_check import available_keys, check_keys, check_schema_class, is_ava
 __all__ = ["TensorDictSequential"]
 
 
+def named_chain(modules: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any] | None]:
+    """The modules of a chain given as modules, or as one list or one (ordered) dict of
+    modules (tensordict's forms): ``(modules, names)``, ``names`` being the dict's order."""
+    if len(modules) == 1 and isinstance(modules[0], Mapping):
+        named = dict(modules[0])
+        return list(named.values()), named
+    if len(modules) == 1 and isinstance(modules[0], (list, nn.ModuleList)):
+        return list(modules[0]), None
+    return list(modules), None
+
+
 def leaf_modules(modules: Iterable[nn.Module]) -> Iterator[TensorDictModuleBase[Any]]:
     """The modules of a chain, nested sequentials flattened."""
     for module in modules:
         if isinstance(module, TensorDictSequential):
-            yield from leaf_modules(module.module)
+            yield from leaf_modules(module._chain())
         else:
             yield module  # type: ignore[misc]
 
@@ -64,11 +75,11 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             out keys are written into ``input.empty()`` (same class, batch size, device).
     """
 
-    _list: nn.ModuleList
+    _list: Collection[nn.Module]
 
     def __init__(
         self,
-        *modules: TensorDictModuleBase[Any],
+        *modules: TensorDictModuleBase[Any] | Mapping[str, TensorDictModuleBase[Any]],
         partial_tolerant: bool = False,
         selected_out_keys: KeysLike | None = None,
         schema: type[T] | None = None,
@@ -81,13 +92,15 @@ class TensorDictSequential(TensorDictModuleBase[T]):
                 f"got {inplace!r}"
             )
         self.inplace = inplace
-        for index, module in enumerate(modules):
+        chain, names = named_chain(modules)
+        for index, module in enumerate(chain):
             if not isinstance(module, TensorDictModuleBase):
                 raise TypeError(
                     f"TensorDictSequential: module {index} is a {type(module).__name__}; wrap "
                     f"it as TensorDictModule(module, in_keys=..., out_keys=...)"
                 )
-        self.module = nn.ModuleList(modules)
+        # one dict of modules: a ModuleDict (its names in the state dict), as in tensordict
+        self.module = nn.ModuleList(chain) if names is None else nn.ModuleDict(names)
         self.partial_tolerant = partial_tolerant
         if schema is not None:
             check_schema_class(schema)
@@ -99,7 +112,10 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name == "module":
-            object.__setattr__(self, "_list", value)  # plain attribute: fast to reach
+            # a plain attribute, fast to reach: the ModuleList, or the modules of a
+            # ModuleDict (the chain given as a dict; assign `module` to change it)
+            steps = list(value.values()) if isinstance(value, nn.ModuleDict) else value
+            object.__setattr__(self, "_list", steps)
 
     def _chain(self) -> list[TensorDictModuleBase[Any]]:
         return cast("list[TensorDictModuleBase[Any]]", list(self._list))
@@ -116,6 +132,10 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             written.update(module.out_keys)
         return keys
 
+    @in_keys.setter
+    def in_keys(self, keys: Any) -> None:
+        self._set_in_keys(as_keys(keys, "in_keys"))
+
     @property
     def out_keys_source(self) -> list[Key]:
         """Every key some module writes, in order."""
@@ -123,6 +143,24 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         for module in self._chain():
             keys.extend(k for k in module.out_keys if k not in keys)
         return keys
+
+    @property
+    def out_keys(self) -> list[Key]:
+        """The keys written (every module's, unless selected; derived from the modules:
+        assigning them is an error, set the keys of the modules)."""
+        return self._current_out_keys()
+
+    @out_keys.setter
+    def out_keys(self, keys: Any) -> None:
+        self._set_out_keys(as_keys(keys, "out_keys"))
+
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("in_keys", "they are derived from its modules; set theirs")
+
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys(
+            "out_keys", "they are derived from its modules; set theirs, or select_out_keys"
+        )
 
     def _check_schema(self, schema: type) -> None:
         owner = f"TensorDictSequential(schema={schema.__name__})"
@@ -190,11 +228,22 @@ class TensorDictSequential(TensorDictModuleBase[T]):
     @overload
     def __getitem__(self, index: slice) -> TensorDictSequential[T]: ...
 
-    def __getitem__(self, index: int | slice) -> Any:
-        """A module of the chain (``seq[i]``) or a new sequential of a slice (``seq[1:]``)."""
+    @overload
+    def __getitem__(self, index: str) -> TensorDictModuleBase[Any]: ...
+
+    def __getitem__(self, index: int | slice | str) -> Any:
+        """A module of the chain (``seq[i]``; ``seq[name]`` for a chain given as a dict) or
+        a new sequential of a slice (``seq[1:]``)."""
         if isinstance(index, slice):
-            return self._with_modules(list(self._list)[index])
-        return self._list[index]
+            return self._with_modules(self._chain()[index])
+        steps = self.module
+        if isinstance(steps, nn.ModuleDict):
+            if not isinstance(index, str):
+                raise KeyError(f"a chain given as a dict is indexed by name ({list(steps)})")
+            return steps[index]
+        if isinstance(index, str):
+            raise TypeError(f"a chain given as modules is indexed by position, not {index!r}")
+        return steps[index]
 
     def __len__(self) -> int:
         """The number of modules in the chain (nested sequentials count as one)."""
@@ -211,7 +260,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         """
         return iter(self._chain())
 
-    def _with_modules(self, modules: list[Any]) -> TensorDictSequential[T]:
+    def _with_modules(self, modules: list[TensorDictModuleBase[Any]]) -> TensorDictSequential[T]:
         """A sequential of ``modules`` with this one's settings (keys already checked)."""
         new: TensorDictSequential[T] = self._class_for(modules)(
             *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
@@ -222,7 +271,9 @@ class TensorDictSequential(TensorDictModuleBase[T]):
             new._selected = kept
         return new
 
-    def _class_for(self, modules: list[Any]) -> type[TensorDictSequential[Any]]:
+    def _class_for(
+        self, modules: list[TensorDictModuleBase[Any]]
+    ) -> type[TensorDictSequential[Any]]:
         """The class of a sequential of ``modules`` cut from this one."""
         return TensorDictSequential
 
@@ -236,7 +287,7 @@ class TensorDictSequential(TensorDictModuleBase[T]):
         it writes one of them or an input of a later kept module. Nested sequentials are
         pruned the same way. The modules themselves are shared, not copied.
         """
-        modules: list[Any] = list(self._list)
+        modules: list[TensorDictModuleBase[Any]] = list(self._chain())
         if in_keys is not None:
             modules = _keep_dependents(modules, set(as_keys(in_keys, "in_keys")))
         if out_keys is not None:
@@ -260,27 +311,37 @@ def _run_where_possible(module: TensorDictModuleBase[Any], tensordict: Any) -> A
     return tensordict
 
 
-def _keep_dependents(modules: list[Any], affected: set[Key]) -> list[Any]:
-    kept: list[Any] = []
-    for module in modules:
-        if isinstance(module, TensorDictSequential):
-            inner = _keep_dependents(list(module.module), affected)
-            if inner:
-                kept.append(module._with_modules(inner))
-        elif affected.intersection(module.in_keys):
-            kept.append(module)
-            affected.update(module.out_keys)
-    return kept
+def _keep_dependents(
+    modules: list[TensorDictModuleBase[Any]], affected: set[Key]
+) -> list[TensorDictModuleBase[Any]]:
+    """The modules that read ``affected`` or an output of an earlier kept module."""
+    return _keep_linked(modules, affected, downstream=True)
 
 
-def _keep_dependencies(modules: list[Any], needed: set[Key]) -> list[Any]:
-    kept: list[Any] = []
-    for module in reversed(modules):
+def _keep_dependencies(
+    modules: list[TensorDictModuleBase[Any]], needed: set[Key]
+) -> list[TensorDictModuleBase[Any]]:
+    """The modules that write ``needed`` or an input of a later kept module."""
+    return _keep_linked(modules, needed, downstream=False)
+
+
+def _keep_linked(
+    modules: list[TensorDictModuleBase[Any]], keys: set[Key], downstream: bool
+) -> list[TensorDictModuleBase[Any]]:
+    """The modules linked to ``keys`` (which grows as modules are kept): walking forward,
+    those that read one of them (their outputs join); walking backward, those that write
+    one (their inputs join). Nested sequentials are pruned the same way."""
+    kept: list[TensorDictModuleBase[Any]] = []
+    for module in modules if downstream else reversed(modules):
         if isinstance(module, TensorDictSequential):
-            inner = _keep_dependencies(list(module.module), needed)
+            inner = _keep_linked(module._chain(), keys, downstream)
             if inner:
                 kept.append(module._with_modules(inner))
-        elif needed.intersection(module.out_keys):
+            continue
+        linked, joined = (
+            (module.in_keys, module.out_keys) if downstream else (module.out_keys, module.in_keys)
+        )
+        if keys.intersection(linked):
             kept.append(module)
-            needed.update(module.in_keys)
-    return kept[::-1]
+            keys.update(joined)
+    return kept if downstream else kept[::-1]

@@ -26,11 +26,11 @@ from __future__ import annotations
 import contextvars
 import functools
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from ..engine.core.state import TensorCore
 from ..keys import NestedKey, unravel_key
+from ..switches import ExitRestores
 from .keys import Key
 
 __all__ = ["ACTIVE", "current_mode", "set_skip_existing", "should_skip", "skip_existing"]
@@ -90,7 +90,7 @@ def _mode_of(mode: Any) -> bool | list[Key]:
     return [unravel_key(key) for key in mode]
 
 
-class set_skip_existing:
+class set_skip_existing(ExitRestores):
     """Set the :func:`skip_existing` mode for a ``with`` block or a decorated function.
 
     Args:
@@ -140,12 +140,7 @@ class set_skip_existing:
         self._tokens.append(_MODE.set(self.mode))
         ACTIVE[0] += 1
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         _MODE.reset(self._tokens.pop())
         ACTIVE[0] -= 1
 

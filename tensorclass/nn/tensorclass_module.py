@@ -33,7 +33,7 @@ from typing_extensions import TypeVar
 from ..engine.core.state import TensorCore
 from ..engine.ops import TensorOps
 from ..schema import FieldKind, resolved_schema
-from .base import TensorDictModuleBase, first_missing
+from .base import FixedKeysModule, first_missing
 from .keys import Key
 
 __all__ = ["TensorClassModuleBase", "TensorClassModuleWrapper", "leaf_keys"]
@@ -102,7 +102,7 @@ class TensorClassModuleBase(nn.Module, Generic[In, Out]):
         return TensorClassModuleWrapper(self)
 
 
-class TensorClassModuleWrapper(TensorDictModuleBase):
+class TensorClassModuleWrapper(FixedKeysModule):
     """A :class:`TensorClassModuleBase` as a module reading and writing by key.
 
     The in keys are the leaves of the input class, the out keys those of the output
@@ -127,15 +127,11 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
         self._required = leaf_keys(cast(type, in_type), required=True)
         self._out_keys = leaf_keys(cast(type, out_type))
 
-    @property
-    def in_keys(self) -> list[Key]:
-        """The leaves of the module's input class."""
-        return list(self._in_keys)
+    def _set_in_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("in_keys", "they are the leaves of the module's input class")
 
-    @property
-    def out_keys_source(self) -> list[Key]:
-        """The leaves of the module's output class."""
-        return list(self._out_keys)
+    def _set_out_keys(self, keys: list[Key]) -> None:
+        self._refuse_keys("out_keys", "they are the leaves of the module's output class")
 
     def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         missing = first_missing(tensordict, self._required)

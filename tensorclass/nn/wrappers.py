@@ -16,11 +16,10 @@ from collections.abc import Callable
 from typing import Any, Generic
 
 from torch import nn
-from typing_extensions import Self
 
 from ..engine.base import TensorDictBase
 from ..engine.ops import TensorOps
-from .base import T, TensorDictModuleBase
+from .base import FixedKeysModule, HeldKeysModule, T, TensorDictModuleBase
 from .keys import Key, KeysLike, as_keys
 from .module import TensorDictModule
 from .schema_check import check_module_keys
@@ -28,7 +27,7 @@ from .schema_check import check_module_keys
 __all__ = ["TensorDictModuleWrapper", "WrapModule", "as_tensordict_module"]
 
 
-class WrapModule(TensorDictModuleBase[T]):
+class WrapModule(FixedKeysModule[T]):
     """A function from a tensor class to a tensor class, as a module.
 
     Use it to put an operation on the whole instance (a reshape, a selection...) in a
@@ -71,16 +70,6 @@ class WrapModule(TensorDictModuleBase[T]):
             check_module_keys(schema, "WrapModule", self._in_keys, self._out_keys)
             self._schema = schema
 
-    @property
-    def in_keys(self) -> list[Key]:
-        """The keys ``func`` reads (as declared)."""
-        return list(self._in_keys)
-
-    @property
-    def out_keys_source(self) -> list[Key]:
-        """The keys ``func`` writes (as declared)."""
-        return list(self._out_keys)
-
     def _forward_td(self, tensordict: TensorOps, tensordict_out: TensorOps | None) -> TensorOps:
         result: TensorOps = self.func(tensordict)
         if self.inplace and result is not tensordict:
@@ -95,7 +84,7 @@ class WrapModule(TensorDictModuleBase[T]):
         return [("func", repr(self.func)), *super()._repr_fields()]
 
 
-class TensorDictModuleWrapper(TensorDictModuleBase[T], Generic[T]):
+class TensorDictModuleWrapper(HeldKeysModule[T], Generic[T]):
     """Wraps a key-reading module and behaves like it; subclass it to change ``forward``.
 
     The keys, the schema and the parameters are those of ``td_module``; an attribute the
@@ -133,30 +122,13 @@ class TensorDictModuleWrapper(TensorDictModuleBase[T], Generic[T]):
                 raise
             return getattr(td_module, name)
 
-    @property
-    def in_keys(self) -> list[Key]:
-        """The wrapped module's in keys."""
-        return list(self.td_module.in_keys)
+    def _held(self) -> TensorDictModuleBase[T]:
+        return self.td_module
 
     @property
     def out_keys_source(self) -> list[Key]:
-        """The wrapped module's ``out_keys_source``."""
+        """The wrapped module's ``out_keys_source`` (its ``out_keys`` if it has none)."""
         return list(getattr(self.td_module, "out_keys_source", self.td_module.out_keys))
-
-    @property
-    def out_keys(self) -> list[Key]:
-        """The wrapped module's out keys (its selection included)."""
-        return list(self.td_module.out_keys)
-
-    def select_out_keys(self, *out_keys: Any) -> Self:
-        """Select the out keys of the wrapped module; returns this wrapper."""
-        self.td_module.select_out_keys(*out_keys)
-        return self
-
-    def reset_out_keys(self) -> Self:
-        """Undo :meth:`select_out_keys` on the wrapped module; returns this wrapper."""
-        self.td_module.reset_out_keys()
-        return self
 
     def _forward_td(self, tensordict: Any, tensordict_out: Any) -> Any:
         if tensordict_out is None:

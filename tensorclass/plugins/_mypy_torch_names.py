@@ -1,20 +1,8 @@
-"""The ``torch`` and ``torch.nn.functional`` functions that accept tensor classes.
+"""The ``torch`` and ``torch.nn.functional`` functions that accept tensor classes: a static
+copy of the run-time table for the mypy plugin, which imports neither torch nor the library.
 
-GENERATED, do not edit. This command writes it from the run-time table
-(``HANDLED_FUNCTIONS`` of ``tensorclass/engine/torch_api/functions.py``, which takes the
-leaf-op table's entries); run it again after a change to the functions handled::
-
-    python -m tensorclass.engine.torch_api.generate_names
-
-``tests/typing/test_torch_function_names.py`` fails while this file differs from what the
-command writes, and compares the lists with the run-time table both ways. The plugin
-imports neither torch nor the library, hence a static copy.
-
-mypy names these functions after the stub module that declares them, not the one users
-import from: ``torch.maximum`` is ``torch._C._VariableFunctions.maximum``, ``torch.norm`` is
-``torch.functional.norm``, ``F.relu`` is ``torch.nn.functional.relu``, ``F.gelu`` is
-``torch._C._nn.gelu`` and ``F.logsigmoid`` is ``torch._C._nn.log_sigmoid`` (torch 2.13).
-:data:`TORCH_FUNCTIONS` holds every such spelling, also the ones of older torch stubs.
+GENERATED, do not edit: written by ``python -m tensorclass.engine.torch_api.generate_names``
+(what and why: that module's docstring).
 """
 
 from __future__ import annotations

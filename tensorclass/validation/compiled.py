@@ -34,14 +34,14 @@ class FieldCheck:
 
     field: Field
     #: the adapter that validates non-tensor values (None: nothing to check)
-    adapter: TypeAdapter[Any] | None
+    adapter: TypeAdapter[object] | None
     #: whether the field must hold a value (absent means None)
     required: bool
     name: str
     kind: FieldKind
     spec: Spec | None
 
-    def default(self) -> Any:
+    def default(self) -> object:
         """The field's default value (a fresh one from a factory), or None."""
         f = self.field
         if f.default is not MISSING:
@@ -51,7 +51,7 @@ class FieldCheck:
         return None
 
 
-def _adapter(annotation: Any) -> TypeAdapter[Any] | None:
+def _adapter(annotation: object) -> TypeAdapter[object] | None:
     try:
         return TypeAdapter(annotation)
     except PydanticSchemaGenerationError:
@@ -95,7 +95,7 @@ def is_schema_class(cls: type) -> bool:
     return is_typed(cls)
 
 
-def _check_value(check: FieldCheck, leaf: Any, loc: Loc, problems: Problems) -> Any:
+def _check_value(check: FieldCheck, leaf: object, loc: Loc, problems: Problems) -> object:
     adapter = check.adapter
     assert adapter is not None
     if type(leaf) is NonTensorStack:
@@ -113,7 +113,7 @@ def _check_value(check: FieldCheck, leaf: Any, loc: Loc, problems: Problems) -> 
     return leaf if result is value else NonTensorData(result)
 
 
-def _validated(adapter: TypeAdapter[Any], value: Any, loc: Loc, problems: Problems) -> Any:
+def _validated(adapter: TypeAdapter[object], value: object, loc: Loc, problems: Problems) -> object:
     try:
         result = adapter.validate_python(value)
     except ValidationError as err:
@@ -123,8 +123,8 @@ def _validated(adapter: TypeAdapter[Any], value: Any, loc: Loc, problems: Proble
 
 
 def check_leaf(
-    check: FieldCheck, leaf: Any, batch: torch.Size, loc: Loc, problems: Problems
-) -> Any:
+    check: FieldCheck, leaf: object, batch: torch.Size, loc: Loc, problems: Problems
+) -> object:
     """Check a stored tensor or non-tensor leaf; returns it, or its converted value."""
     kind = check.kind
     if kind is FieldKind.TENSOR:

@@ -27,7 +27,7 @@ def where(loc: Loc) -> str:
     return ".".join(str(part) for part in loc) or "(root)"
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """A short description of a value's type, for messages."""
     return type(value).__name__
 
@@ -49,7 +49,7 @@ class TensorInput:
         return f"tensor({dtype}{list(t.shape)}, device={t.device})"
 
 
-def _input(value: Any) -> Any:
+def _input(value: object) -> object:
     return TensorInput(value) if isinstance(value, Tensor) else value
 
 
@@ -68,17 +68,17 @@ class Problems:
         self.bindings: dict[str, tuple[int | list[int], Loc]] = {}
 
     def add(
-        self, loc: Loc, kind: LiteralString, template: LiteralString, value: Any, **ctx: Any
+        self, loc: Loc, kind: LiteralString, template: LiteralString, value: object, **ctx: object
     ) -> None:
         """Record a problem of type ``kind``; ``template`` is formatted with ``ctx``."""
         error = PydanticCustomError(kind, template, ctx)
         self.errors.append(InitErrorDetails(type=error, loc=loc, input=_input(value)))
 
-    def missing(self, loc: Loc, value: Any) -> None:
+    def missing(self, loc: Loc, value: object) -> None:
         """A required field is absent (pydantic's ``missing`` error)."""
         self.errors.append(InitErrorDetails(type="missing", loc=loc, input=value))
 
-    def extra(self, loc: Loc, value: Any) -> None:
+    def extra(self, loc: Loc, value: object) -> None:
         """A key the schema does not declare (pydantic's ``extra_forbidden`` error)."""
         self.errors.append(InitErrorDetails(type="extra_forbidden", loc=loc, input=_input(value)))
 

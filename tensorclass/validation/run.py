@@ -27,7 +27,7 @@ import torch
 from pydantic import ValidationError
 from torch import Tensor
 
-from ..engine.core.state import BatchSizeLike, TensorCore, as_batch_size
+from ..engine.core.state import BatchSizeLike, DeviceLike, TensorCore, as_batch_size
 from ..engine.lazy.stack import LazyStackedTensorDict
 from ..errors import TensorClassError
 from ..non_tensor import NonTensorData, NonTensorStack
@@ -49,7 +49,7 @@ T = TypeVar("T")
 _TENSORABLE = (bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
 
-def validate(data: Any, cls: type[T], *, batch_size: BatchSizeLike = None) -> T:
+def validate(data: object, cls: type[T], *, batch_size: BatchSizeLike = None) -> T:
     """Check ``data`` against tensor class ``cls`` and return it as a ``cls`` instance.
 
     Args:
@@ -84,7 +84,11 @@ def check_instance(instance: TensorCore) -> None:
 
 
 def check_construction(
-    owner: TensorCore, values: dict[str, Any], batch_size: Any, device: Any, error: Exception
+    owner: TensorCore,
+    values: dict[str, object],
+    batch_size: BatchSizeLike,
+    device: DeviceLike,
+    error: Exception,
 ) -> None:
     """Raise the problems of a failed constructor call of a ``validate=True`` class.
 
@@ -109,7 +113,7 @@ def check_construction(
     raise error
 
 
-def _moved(value: Any, device: torch.device) -> Any:
+def _moved(value: object, device: torch.device) -> Any:
     """``value`` with its tensors (in mappings and instances too) moved to ``device``."""
     if isinstance(value, (Tensor, TensorCore)):
         moved: Any = value
@@ -165,7 +169,7 @@ def _preferred(dtypes: tuple[torch.dtype, ...]) -> list[torch.dtype]:
     return usual + [d for d in dtypes if d not in usual]
 
 
-def _as_tensor(raw: Any, spec: Spec | None) -> Any:
+def _as_tensor(raw: object, spec: Spec | None) -> object:
     """A number, list or array as a tensor (``raw`` itself if it cannot be one).
 
     Python values have no dtype: they take the spec's when the cast is exact (or between
@@ -189,7 +193,7 @@ def _as_tensor(raw: Any, spec: Spec | None) -> Any:
     return tensor
 
 
-def _tensorize(validator: ClassValidator, items: dict[Any, Any]) -> None:
+def _tensorize(validator: ClassValidator, items: dict[str, object]) -> None:
     """Convert the numbers, lists and arrays of tensor fields to tensors, in place."""
     for check in validator.checks:
         if check.kind is FieldKind.TENSOR:
@@ -198,14 +202,14 @@ def _tensorize(validator: ClassValidator, items: dict[Any, Any]) -> None:
                 items[check.name] = _as_tensor(raw, check.spec)
 
 
-def _shape_of(value: Any) -> torch.Size | None:
+def _shape_of(value: object) -> torch.Size | None:
     if isinstance(value, (Tensor, np.ndarray)):
         return torch.Size(value.shape)
     return None
 
 
 def _infer(
-    validator: ClassValidator, items: Mapping[Any, Any], parent: torch.Size | None
+    validator: ClassValidator, items: Mapping[str, object], parent: torch.Size | None
 ) -> torch.Size:
     """The batch size the values imply (else the parent's, else []).
 
@@ -241,7 +245,7 @@ def _infer(
 
 def _build(
     validator: ClassValidator,
-    value: Any,
+    value: object,
     batch: torch.Size | None,
     parent: torch.Size | None,
     loc: Loc,
@@ -251,7 +255,7 @@ def _build(
     cls: Any = validator.cls
     device = names = None
     if isinstance(value, TensorCore):
-        items: Mapping[Any, Any] = value._data
+        items: Mapping[str, object] = value._data
         device, names = value._device, value._names
         own = value._batch_size
         if batch is None:
@@ -287,7 +291,7 @@ def _build(
             actual=list(batch),
         )
         return None
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     result = cls._new(data, batch, device, names)
     for check in validator.checks:
         here = (*loc, check.name)
@@ -324,7 +328,7 @@ def _build(
 _FAILED = object()
 
 
-def _get(items: Mapping[Any, Any], key: Any, loc: Loc, problems: Problems) -> Any:
+def _get(items: Mapping[str, object], key: str, loc: Loc, problems: Problems) -> object:
     """``items.get(key)``; a lazy stack whose members cannot be stacked under ``key`` is a
     problem (``_FAILED``)."""
     try:
@@ -334,11 +338,13 @@ def _get(items: Mapping[Any, Any], key: Any, loc: Loc, problems: Problems) -> An
         return _FAILED
 
 
-def _unwrap(leaf: Any) -> Any:
-    return leaf.value() if type(leaf) in (NonTensorData, NonTensorStack) else leaf
+def _unwrap(leaf: object) -> object:
+    return leaf.value() if type(leaf) is NonTensorData or type(leaf) is NonTensorStack else leaf
 
 
-def _leaf(check: FieldCheck, raw: Any, owner: Any, loc: Loc, problems: Problems) -> Any:
+def _leaf(
+    check: FieldCheck, raw: object, owner: TensorCore, loc: Loc, problems: Problems
+) -> object:
     """The checked leaf for one field, or None after recording why it cannot be stored."""
     batch: torch.Size = owner._batch_size
     kind = check.kind
@@ -372,7 +378,9 @@ def _leaf(check: FieldCheck, raw: Any, owner: Any, loc: Loc, problems: Problems)
     return check_leaf(check, raw, batch, loc, problems)
 
 
-def _prefix_ok(leaf: Any, batch: torch.Size, loc: Loc, problems: Problems) -> bool:
+def _prefix_ok(
+    leaf: Tensor | NonTensorStack | TensorCore, batch: torch.Size, loc: Loc, problems: Problems
+) -> bool:
     shape = list(leaf.shape)
     if shape[: len(batch)] == list(batch):
         return True
@@ -387,7 +395,9 @@ def _prefix_ok(leaf: Any, batch: torch.Size, loc: Loc, problems: Problems) -> bo
     return False
 
 
-def _nested(check: FieldCheck, raw: Any, batch: torch.Size, loc: Loc, problems: Problems) -> Any:
+def _nested(
+    check: FieldCheck, raw: object, batch: torch.Size, loc: Loc, problems: Problems
+) -> object:
     nested = check.field.nested_class
     assert nested is not None
     if not is_schema_class(nested):  # a TensorDict field: any keys

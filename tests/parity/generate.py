@@ -1,11 +1,15 @@
 """Generate tests/parity/tensordict_0_15_3.json: public names and keyword parameters.
 
 Run once with tensordict 0.15.3 installed, from the repository root:
-``python tests/parity/generate.py``. Only names and parameter names are recorded.
+``python tests/parity/generate.py``. Only names and parameter names are recorded. It also
+writes ``tensordict_0_15_3_modules.json``: each public module path of the release (no
+underscore in it) and the names its ``__all__`` lists (``null``: no ``__all__``).
 """
 
+import importlib
 import inspect
 import json
+import pkgutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,7 @@ import torch
 from tensordict import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
 
 OUT = Path(__file__).parent / "tensordict_0_15_3.json"
+OUT_MODULES = Path(__file__).parent / "tensordict_0_15_3_modules.json"
 
 
 def params(obj: Any) -> list[str] | None:
@@ -73,5 +78,17 @@ def main() -> None:
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
+def module_paths() -> None:
+    """Write ``OUT_MODULES``: public module path -> its ``__all__`` (sorted) or None."""
+    paths: dict[str, list[str] | None] = {}
+    for info in pkgutil.walk_packages(tensordict.__path__, "tensordict."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        names = getattr(importlib.import_module(info.name), "__all__", None)
+        paths[info.name] = None if names is None else sorted(names)
+    OUT_MODULES.write_text(json.dumps(paths, indent=1, sort_keys=True) + "\n")
+
+
 if __name__ == "__main__":
     main()
+    module_paths()

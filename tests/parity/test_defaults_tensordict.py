@@ -25,6 +25,7 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
+from tensorclass.base import NO_DEFAULT
 
 
 def make() -> TensorDict:
@@ -41,6 +42,21 @@ def test_get_of_a_missing_key_is_none() -> None:
     assert td.get("missing", 1) == 1 and td.get("missing", default=1) == 1  # a default wins
     assert td.get_at("missing", 0) is None and td.get_at("missing", 0, default=5) == 5
     assert td.get("a") is td._data["a"]
+
+
+def test_no_default_asks_get_to_raise() -> None:
+    td = make()
+    for read in (
+        lambda: td.get("missing", NO_DEFAULT),
+        lambda: td.get(("n", "missing"), NO_DEFAULT),
+        lambda: td.get_at("missing", 0, NO_DEFAULT),
+        lambda: td.pop("missing", NO_DEFAULT),
+        lambda: td.get_non_tensor("missing", NO_DEFAULT),
+        lambda: lazy_stack([td, td.clone()]).get("missing", NO_DEFAULT, as_list=True),
+    ):
+        with pytest.raises(KeyError, match="missing"):
+            read()
+    assert td.get("a", NO_DEFAULT) is td._data["a"]
 
 
 def test_a_path_through_a_leaf_is_still_an_error() -> None:

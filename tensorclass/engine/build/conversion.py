@@ -20,7 +20,7 @@ __all__ = ["as_tensor", "attrs", "numpy", "to_dict", "tolist"]
 ConvertTensors = bool | Literal["numpy"]
 
 
-def _convert_tensor(tensor: Tensor, how: ConvertTensors) -> Any:
+def _convert_tensor(tensor: Tensor, how: ConvertTensors) -> object:
     if how == "numpy":
         return tensor.detach().cpu().numpy()
     if how:
@@ -82,7 +82,7 @@ def as_tensor(self: E) -> E:
 
 
 def _map_leaves_as_tensor(self: E) -> E:
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         if is_op(leaf):
             data[key] = _map_leaves_as_tensor(leaf)
@@ -113,7 +113,7 @@ def to_dict(
     ... )
     {'a': [0, 1], 'n': {'b': [1.0, 1.0]}}
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, leaf in self._data.items():
         if is_op(leaf):
             if tolist_first and leaf._batch_size:

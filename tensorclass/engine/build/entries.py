@@ -23,7 +23,7 @@ import dataclasses
 import inspect
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import torch
 from torch import Tensor
@@ -31,6 +31,9 @@ from torch import Tensor
 from ...non_tensor import NonTensorData, NonTensorStack
 from ..core.state import TensorCore
 from .struct_array import is_struct_array, struct_entries
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "as_value",
@@ -43,14 +46,14 @@ __all__ = [
 ]
 
 
-def is_namedtuple(value: object) -> bool:
+def is_namedtuple(value: object) -> TypeGuard[tuple[object, ...]]:
     """Whether ``value`` is a named tuple (``torch.return_types`` results included)."""
     return isinstance(value, tuple) and (
         hasattr(value, "_fields") or hasattr(type(value), "n_fields")
     )
 
 
-def namedtuple_fields(value: tuple[Any, ...]) -> tuple[str, ...]:
+def namedtuple_fields(value: tuple[object, ...]) -> tuple[str, ...]:
     """The field names of a named tuple (a ``torch.return_types`` result names its fields
     in ``__match_args__``)."""
     fields = getattr(value, "_fields", None)
@@ -59,7 +62,7 @@ def namedtuple_fields(value: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(fields)
 
 
-def is_dataclass_instance(value: object) -> bool:
+def is_dataclass_instance(value: object) -> TypeGuard[DataclassInstance]:
     """Whether ``value`` is a dataclass instance (not a dataclass type)."""
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
@@ -71,7 +74,7 @@ def is_container(value: object) -> bool:
     )
 
 
-def entries(container: Any) -> dict[Any, Any]:
+def entries(container: object) -> dict[Any, Any]:
     """The entries of a dict, tuple, named tuple or dataclass instance, their values
     converted by :func:`as_value`."""
     if isinstance(container, Mapping):
@@ -88,7 +91,7 @@ def entries(container: Any) -> dict[Any, Any]:
     )
 
 
-def as_value(value: Any) -> Any:
+def as_value(value: object) -> Any:
     """One value inside a container, as an entry: a tensor or a tensor class as it is, a
     container or a NumPy structured array as a nested mapping, a list as a tensor when
     ``torch.tensor`` takes it; anything else as it is (the class converts it: numbers and
@@ -134,7 +137,7 @@ def _make_tuple_class(name: str, keys: list[str]) -> type:
     return made
 
 
-def _plain(leaf: Any, dest_cls: type | None) -> Any:
+def _plain(leaf: object, dest_cls: type | None) -> object:
     if isinstance(leaf, TensorCore):
         return to_namedtuple(leaf, dest_cls, top=False)
     if type(leaf) is NonTensorData or type(leaf) is NonTensorStack:

@@ -4,8 +4,9 @@ converting them back: ``from_tuple``, ``from_namedtuple``, ``from_dataclass``, `
 
 Each ``from_*`` classmethod returns an instance of the class it is called on, with the batch
 size rule of :mod:`.instances` (whose constructors from mappings these call). They are
-attached to ``TensorOps`` (``engine/ops.py``); ``from_dataclass`` and ``from_any`` are
-overloaded class methods declared there that call the functions here. What a container
+attached to ``TensorOps`` (``engine/ops.py``); ``from_dataclass`` and ``from_any`` have
+overloads, written once here as the Protocols :class:`FromDataclass` and :class:`FromAny`
+that ``TensorOps`` declares them with. What a container
 becomes is ``containers.py``'s, ``pytree_convert.py``'s and
 ``struct_array.py``'s.
 
@@ -18,10 +19,11 @@ KeysView(['0', '1'])
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, Protocol, TypedDict, TypeVar, overload
 
 import numpy as np
 from torch import Tensor
+from typing_extensions import Unpack
 
 from ...registry import typed_class
 from ..core.self_types import E
@@ -34,6 +36,8 @@ from .pytrees import PYTREE_TYPE, pytree_entries, rebuild
 from .struct_array import is_struct_array, struct_entries
 
 __all__ = [
+    "FromAny",
+    "FromDataclass",
     "from_any",
     "from_dataclass",
     "from_namedtuple",
@@ -45,8 +49,60 @@ __all__ = [
     "to_struct_array",
 ]
 
+_T_co = TypeVar("_T_co", covariant=True)
 
-def _typed_nodes(cls: type[TensorCore], found: dict[str, Any]) -> dict[str, Any]:
+
+class _Options(TypedDict, total=False):
+    """The batch-size and device keywords every ``from_*`` constructor takes."""
+
+    auto_batch_size: bool | None
+    batch_dims: int | None
+    device: DeviceLike
+    batch_size: BatchSizeLike
+
+
+class _WithDest(_Options, total=False):
+    """``from_dataclass``'s keywords: those of every ``from_*``, and the typed class."""
+
+    dest_cls: type | None
+
+
+class FromDataclass(Protocol[_T_co]):
+    """The type of ``X.from_dataclass`` (``_T_co`` is ``X``): an ``X``, or with
+    ``as_tensorclass=True`` an instance of a typed class made at run time (``Any``)."""
+
+    @overload
+    def __call__(
+        self,
+        dataclass: object,
+        *,
+        as_tensorclass: Literal[False] = ...,
+        **options: Unpack[_WithDest],
+    ) -> _T_co: ...
+
+    @overload
+    def __call__(
+        self, dataclass: object, *, as_tensorclass: Literal[True], **options: Unpack[_WithDest]
+    ) -> Any: ...
+
+
+class FromAny(Protocol[_T_co]):
+    """The type of ``X.from_any`` (``_T_co`` is ``X``): an ``X`` from a mapping, a tuple or a
+    structured array, a tensor as it is, anything else as :func:`.entries.as_value` gives it."""
+
+    @overload
+    def __call__(
+        self, obj: Mapping[Any, Any] | tuple[Any, ...] | np.ndarray, **options: Unpack[_Options]
+    ) -> _T_co: ...
+
+    @overload
+    def __call__(self, obj: Tensor, **options: Unpack[_Options]) -> Tensor: ...
+
+    @overload
+    def __call__(self, obj: object, **options: Unpack[_Options]) -> Any: ...
+
+
+def _typed_nodes(cls: type[TensorCore], found: dict[str, object]) -> dict[str, object]:
     """Pytree entries for ``cls``: a typed level is its own node type (no
     ``"_pytree_type"`` entry), down its declared nested classes."""
     schema = cls.__tensorclass_schema__
@@ -124,7 +180,7 @@ def from_namedtuple(
 
 def from_pytree(
     cls: type[E],
-    pytree: Any,
+    pytree: object,
     *,
     batch_size: BatchSizeLike = None,
     auto_batch_size: bool | None = None,
@@ -233,7 +289,7 @@ def to_namedtuple(self: E, dest_cls: type | None = None) -> Any:
 
 def from_dataclass(
     cls: type[E],
-    dataclass: Any,
+    dataclass: object,
     *,
     dest_cls: type | None = None,
     auto_batch_size: bool | None = None,
@@ -242,7 +298,26 @@ def from_dataclass(
     device: DeviceLike = None,
     batch_size: BatchSizeLike = None,
 ) -> Any:
-    """``cls.from_dataclass(...)`` (see :meth:`TensorOps.from_dataclass`)."""
+    """Build from a dataclass instance: one entry per field (nested dataclasses become
+    nested levels, see :meth:`from_tuple`).
+
+    ``as_tensorclass=True`` converts to a typed class instead, as
+    :func:`tensorclass.from_dataclass` does: ``dest_cls`` if given, else a tensor class
+    made once per dataclass (``<Name>_tc``, same fields); given a dataclass type, it
+    returns that class.
+
+    >>> import dataclasses, torch
+    >>> from tensorclass import TensorDict
+    >>> @dataclasses.dataclass
+    ... class Data:
+    ...     obs: torch.Tensor
+    ...     reward: torch.Tensor
+    >>> data = Data(obs=torch.zeros(3, 4), reward=torch.ones(3))
+    >>> TensorDict.from_dataclass(data, auto_batch_size=True).batch_size
+    torch.Size([3])
+    >>> type(TensorDict.from_dataclass(data, as_tensorclass=True, batch_size=[3])).__name__
+    'Data_tc'
+    """
     if as_tensorclass:
         return typed_class()._from_dataclass(
             dataclass,
@@ -263,14 +338,29 @@ def from_dataclass(
 
 def from_any(
     cls: type[E],
-    obj: Any,
+    obj: object,
     *,
     auto_batch_size: bool | None = None,
     batch_dims: int | None = None,
     device: DeviceLike = None,
     batch_size: BatchSizeLike = None,
 ) -> Any:
-    """``cls.from_any(...)`` (see :meth:`TensorOps.from_any`)."""
+    """Convert ``obj`` by its type, recursively: a dict with :meth:`from_dict`, a named
+    tuple with :meth:`from_namedtuple`, a tuple with :meth:`from_tuple`, a dataclass
+    instance with :meth:`from_dataclass`, a NumPy structured array with
+    :meth:`from_struct_array`, another tensor class with :meth:`from_tensordict`.
+
+    A tensor, or an instance of this class, is returned as it is; a list becomes a
+    tensor when torch takes it; anything else is returned unchanged.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict.from_any({"obs": torch.zeros(3, 4), "pair": (torch.zeros(3), 1)})
+    >>> sorted(td.keys(include_nested=True, leaves_only=True), key=str)
+    [('pair', '0'), ('pair', '1'), 'obs']
+    >>> TensorDict.from_any([1, 2, 3])
+    tensor([1, 2, 3])
+    """
     options: dict[str, Any] = {
         "auto_batch_size": auto_batch_size,
         "batch_dims": batch_dims,

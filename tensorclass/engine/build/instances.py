@@ -83,11 +83,11 @@ def _auto(
     return auto
 
 
-def _scalars_as_values(cls: type[TensorCore], mapping: Mapping[Any, Any]) -> dict[Any, Any]:
+def _scalars_as_values(cls: type[TensorCore], mapping: Mapping[Any, Any]) -> dict[object, object]:
     """Python numbers of keys that take any value, as shared non-tensor values (so that
     ``to_dict`` output converts back under a non-empty batch size), at every level."""
     schema = cls.__tensorclass_schema__
-    out: dict[Any, Any] = {}
+    out: dict[object, object] = {}
     for key, value in mapping.items():
         found = schema.by_name.get(key) if type(key) is str else None
         loose = schema.dynamic or (found is None and schema.extra_keys)
@@ -104,7 +104,7 @@ def _scalars_as_values(cls: type[TensorCore], mapping: Mapping[Any, Any]) -> dic
     return out
 
 
-def _level(node: TensorCore) -> Mapping[str, Any]:
+def _level(node: TensorCore) -> Mapping[str, object]:
     """The leaves that describe a level's structure (a lazy stack's first member's)."""
     stacked = stacked_leaves(node)
     return node._data if stacked is None else stacked.members[0]._data
@@ -342,7 +342,7 @@ def from_list(
     return result  # type: ignore[no-any-return]
 
 
-def fromkeys(cls: type[E], keys: Sequence[Any], value: Any = 0) -> E:
+def fromkeys(cls: type[E], keys: Sequence[Any], value: object = 0) -> E:
     """An instance (batch size ``[]``) with ``value`` under every key, as
     ``dict.fromkeys``: a number becomes a tensor per key, a tensor is shared by every
     key; a nested key creates nested levels.
@@ -364,7 +364,7 @@ def from_schema(
     batch_size: BatchSizeLike = None,
     storage: Literal["memmap", "shared"] | None = None,
     device: DeviceLike = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> E:
     """Allocate zeros from a schema of ``key: (element_shape, dtype)``; each entry gets
     the shape ``[*batch_size, *element_shape]``.
@@ -387,7 +387,7 @@ def from_schema(
     if kwargs and storage != "memmap":
         raise TypeError(f"from_schema: unexpected keywords {sorted(kwargs)}")
     size = as_batch_size(batch_size)
-    found: dict[Any, Tensor] = {}
+    found: dict[object, Tensor] = {}
     for key, (shape, dtype) in schema.items():
         full = (*size, *shape)
         if storage == "memmap":  # an expanded template: memmap_like never fills it

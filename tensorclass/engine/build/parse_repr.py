@@ -68,7 +68,7 @@ def _tensor(text: str) -> torch.Tensor | None:
     return torch.zeros(_ints(body[body.index("[") :]), dtype=dtype, device=device or "cpu")
 
 
-def _value(text: str) -> Any:
+def _value(text: str) -> object:
     if text == "None":
         return None
     if text.endswith(")") and _CLASS.match(text) and _tensor(text) is None:
@@ -86,12 +86,12 @@ def _value(text: str) -> Any:
         return NonTensorData(text)  # a shortened or non-literal repr: kept as text
 
 
-def _instance(text: str) -> Any:
+def _instance(text: str) -> object:
     text = text.strip()
     if not (text.endswith(")") and "(" in text):
         raise ValueError(f"parse_tensor_dict_string: not a printed tensor class: {text[:60]!r}")
     body = text[text.index("(") + 1 : -1]
-    entries: dict[str, Any] = {}
+    entries: dict[str, object] = {}
     batch_size: list[int] = []
     device = None
     names = None

@@ -35,13 +35,13 @@ PYTREE_TYPE = "_pytree_type"
 _KEY_PREFIX = "<key "
 
 
-def pytree_entries(tree: Any) -> Any:
+def pytree_entries(tree: object) -> Any:
     """A pytree as nested entries (a leaf as a tensor, or a tensor class as it is)."""
     if isinstance(tree, (Tensor, TensorCore)):
         return tree
     if isinstance(tree, (bool, int, float, complex, np.ndarray, np.generic)):
         return torch.as_tensor(tree)
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     if isinstance(tree, Mapping):
         for index, (key, value) in enumerate(tree.items()):
             if type(key) is str:
@@ -66,7 +66,7 @@ def pytree_entries(tree: Any) -> Any:
     return found
 
 
-def _value(leaf: Any) -> Any:
+def _value(leaf: object) -> object:
     if isinstance(leaf, TensorCore):
         return rebuild(leaf)
     if type(leaf) is NonTensorData or type(leaf) is NonTensorStack:

@@ -15,10 +15,11 @@ batch size.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeGuard
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from torch import Tensor
 
 from ...non_tensor import NonTensorData, NonTensorStack
@@ -30,12 +31,12 @@ __all__ = ["is_struct_array", "struct_entries", "to_struct_array"]
 _MIN_CHARS = 10
 
 
-def is_struct_array(value: object) -> bool:
+def is_struct_array(value: object) -> TypeGuard[np.ndarray]:
     """Whether ``value`` is a NumPy array with named fields."""
     return isinstance(value, np.ndarray) and value.dtype.names is not None
 
 
-def _column(column: np.ndarray) -> Any:
+def _column(column: np.ndarray) -> Tensor | NonTensorData | NonTensorStack:
     """One numeric field as a tensor sharing its memory (a copy when torch cannot view it:
     an item size that does not divide the record, or a non-native byte order)."""
     try:
@@ -49,7 +50,7 @@ def _column(column: np.ndarray) -> Any:
         return _per_element(column)
 
 
-def _per_element(column: np.ndarray) -> Any:
+def _per_element(column: np.ndarray) -> NonTensorData | NonTensorStack:
     """A string or object field: one value per element (one shared value for a 0-dim
     array)."""
     values = column.astype(object)
@@ -58,12 +59,12 @@ def _per_element(column: np.ndarray) -> Any:
     return NonTensorStack(values)
 
 
-def struct_entries(array: np.ndarray) -> dict[str, Any]:
+def struct_entries(array: np.ndarray) -> dict[str, object]:
     """The entries of a structured array, one per field (nested fields as mappings)."""
     names = array.dtype.names
     if names is None:
         raise TypeError(f"expected a NumPy structured array; got dtype {array.dtype}")
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for name in names:
         column = array[name]
         if column.dtype.names is not None:
@@ -75,18 +76,18 @@ def struct_entries(array: np.ndarray) -> dict[str, Any]:
     return found
 
 
-def _string_size(values: list[Any]) -> int:
+def _string_size(values: list[object]) -> int:
     return max([_MIN_CHARS, *(len(str(v)) for v in values)])
 
 
-def _flat(value: Any) -> list[Any]:
+def _flat(value: ArrayLike) -> list[object]:
     return list(np.asarray(value, dtype=object).reshape(-1)) if np.ndim(value) else [value]
 
 
-def _dtype_of(node: TensorCore) -> list[tuple[Any, ...]]:
+def _dtype_of(node: TensorCore) -> list[tuple[object, ...]]:
     """The structured dtype of an instance's leaves (feature dims as subarray shapes)."""
     batch_dims = len(node._batch_size)
-    fields: list[tuple[Any, ...]] = []
+    fields: list[tuple[object, ...]] = []
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             dtype = _numpy(torch.empty((), dtype=leaf.dtype)).dtype

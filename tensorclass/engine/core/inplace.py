@@ -153,7 +153,7 @@ def _copy(leaf: Tensor) -> Tensor:
 
 def _shadow(node: TensorCore) -> TensorCore:
     """A dense copy of ``node``: tensors copied, nested lazy stacks made dense copies."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             data[key] = _copy(leaf)

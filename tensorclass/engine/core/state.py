@@ -56,12 +56,18 @@ class _Missing(enum.Enum):
     """The "no value given" sentinel (an enum member, so torch.compile can trace it)."""
 
     MISSING = "missing"
+    NO_DEFAULT = "no default"
 
     def __repr__(self) -> str:
-        return "<missing>"
+        return f"<{self.value}>"
 
 
 MISSING: Any = _Missing.MISSING
+
+NO_DEFAULT: Any = _Missing.NO_DEFAULT
+"""tensordict's ``NO_DEFAULT``: passed as ``default=`` to ``get``, a missing key raises
+``KeyNotFoundError`` (a ``KeyError``) instead of giving a default back (``get`` without a
+default gives ``None``)."""
 
 BatchSizeLike = int | Sequence[int] | torch.Size | None
 DeviceLike = torch.device | str | int | None

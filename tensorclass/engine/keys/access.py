@@ -24,6 +24,7 @@ from ..core.state import (
     FAST_WRITE,
     GET_KEEPS_STACKS,
     MISSING,
+    NO_DEFAULT,
     READ_AS_VALUES,
     BatchSizeLike,
     DeviceLike,
@@ -144,9 +145,10 @@ READ_KEY = Inlined(read_str, read_path)
 
 
 @READ_KEY
-def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+def get(self: E, key: NestedKey, default: object = MISSING) -> Any:
     """The value under ``key`` (a string or nested tuple); for a missing key ``default``
-    if given, else ``None`` (``td[key]`` raises; see ``set_get_defaults_to_none``).
+    if given, else ``None`` (``td[key]`` raises, and ``get`` too given ``NO_DEFAULT`` or
+    under ``set_get_defaults_to_none(False)``).
 
     A shared non-tensor value comes back as itself (a string, a number, an object); one
     value per element as its :class:`~tensorclass.NonTensorStack`.
@@ -154,10 +156,13 @@ def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
     if key.__class__ is str:
         if (found := read_str(self, key, None)) is not MISSING:  # inlined (READ_KEY)
             return found
-        if default is not MISSING:
+        if default is MISSING:
+            if missing_gets_none():
+                return None
+        elif default is not NO_DEFAULT:
             return default
         # outside the handler: the error raised here has no internal KeyError chained
-        return None if missing_gets_none() else self._absent(key)
+        return self._absent(key)
     if key.__class__ is tuple:
         # A tuple of strings naming an existing leaf, walked inline; anything else
         # (nested tuples, a missing level, a leaf on the way) takes the general path.
@@ -166,9 +171,11 @@ def get(self: E, key: NestedKey, default: Any = MISSING) -> Any:
     flat = unravel_key_tuple(key)
     if self._has(flat if len(flat) > 1 else flat[0]):
         return get_value(self._leaf(flat if len(flat) > 1 else flat[0]), self._get_unwraps)
-    if default is not MISSING:
+    if default is MISSING:
+        return _absent_path(self, flat, key, missing_gets_none())
+    if default is not NO_DEFAULT:
         return default
-    return _absent_path(self, flat, key, missing_gets_none())
+    return _absent_path(self, flat, key)
 
 
 def read_key(self: E, key: tuple[Any, ...]) -> Any:
@@ -181,7 +188,7 @@ def read_key(self: E, key: tuple[Any, ...]) -> Any:
     return _absent_path(self, flat, key)
 
 
-def _absent_path(self: E, flat: tuple[str, ...], where: object, none: bool = False) -> Any:
+def _absent_path(self: E, flat: tuple[str, ...], where: object, none: bool = False) -> object:
     """Reading a missing (nested) key: ``None`` for a declared field of a typed class
     that is not set (and for any missing key when ``none``: ``get``'s default), else a
     ``KeyError`` that names the level where the path breaks. A path through a leaf is an
@@ -223,6 +230,32 @@ def keys(
     return FilteredKeysView(self, include_nested, leaves_only, is_leaf, sort)
 
 
+def _one_level(
+    data: Mapping[str, object],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None,
+    sort: bool,
+) -> bool:
+    """Whether :func:`values` and :func:`items` read one level: no option, or a plain dict
+    with nothing nested (then the dict's own values are the answer)."""
+    return (
+        is_leaf is None
+        and not sort
+        and type(data) is dict
+        and (not (include_nested or leaves_only) or not _nests(data))
+    )
+
+
+def _plain_level(self: TensorCore, data: Mapping[str, object]) -> bool:
+    """Whether the values of one level are read as stored (no non-tensor wrapper to unwrap)."""
+    return (
+        self._no_wrappers
+        or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
+        or countOf(map(type, data.values()), Tensor) == len(data)
+    )
+
+
 def values(
     self: E,
     include_nested: bool = False,
@@ -233,17 +266,8 @@ def values(
 ) -> Iterator[Any]:
     """The values, in the order of :meth:`keys` (same arguments)."""
     data = self._data
-    if (
-        is_leaf is None
-        and not sort
-        and type(data) is dict
-        and (not (include_nested or leaves_only) or not _nests(data))
-    ):  # one level (no option, or nothing nested): the dict's values
-        if (
-            self._no_wrappers
-            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-            or countOf(map(type, data.values()), Tensor) == len(data)
-        ):
+    if _one_level(data, include_nested, leaves_only, is_leaf, sort):
+        if _plain_level(self, data):
             return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
         return iter([get_value(leaf, self._get_unwraps) for leaf in data.values()])
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
@@ -262,17 +286,8 @@ def items(
 ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
     """``(key, value)`` pairs, in the order of :meth:`keys` (same arguments)."""
     data = self._data
-    if (
-        is_leaf is None
-        and not sort
-        and type(data) is dict
-        and (not (include_nested or leaves_only) or not _nests(data))
-    ):  # one level (no option, or nothing nested): the dict's items
-        if (
-            self._no_wrappers
-            or (not _is_dynamo_compiling() and not LIVE_WRAPPERS)
-            or countOf(map(type, data.values()), Tensor) == len(data)
-        ):
+    if _one_level(data, include_nested, leaves_only, is_leaf, sort):
+        if _plain_level(self, data):
             return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
         return iter([(key, get_value(leaf, self._get_unwraps)) for key, leaf in data.items()])
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
@@ -291,7 +306,7 @@ def is_empty(self: E) -> bool:
 
 @FAST_WRITE
 def set(
-    self: E, key: NestedKey, item: Any, inplace: bool = False, *, non_blocking: bool = False
+    self: E, key: NestedKey, item: object, inplace: bool = False, *, non_blocking: bool = False
 ) -> E:
     """Write ``item`` under ``key``; checks its batch size and moves it to the device.
 
@@ -311,7 +326,7 @@ def set(
     return self
 
 
-def set_(self: E, key: NestedKey, item: Any, *, non_blocking: bool = False) -> E:
+def set_(self: E, key: NestedKey, item: object, *, non_blocking: bool = False) -> E:
     """Write ``item`` into the existing entry ``key``, in place (``non_blocking`` is
     accepted for ``tensordict`` compatibility)."""
     flat = unravel_key_tuple(key)
@@ -322,7 +337,7 @@ def set_(self: E, key: NestedKey, item: Any, *, non_blocking: bool = False) -> E
     return self
 
 
-def setdefault(self: E, key: NestedKey, default: Any, inplace: bool = False) -> Any:
+def setdefault(self: E, key: NestedKey, default: object, inplace: bool = False) -> Any:
     """The value under ``key``; if missing, ``default`` is set first (with ``inplace``
     as :meth:`set` takes it) and returned."""
     flat = unravel_key_tuple(key)
@@ -370,7 +385,7 @@ def update(
             for k, v in _flat_entries(entries)
             if any(k[:depth] in wanted for depth in range(1, len(k) + 1))
         ]
-    plan: list[tuple[TensorCore, str, Any, bool]] = []
+    plan: list[tuple[TensorCore, str, object, bool]] = []
     _plan_update(self, entries, (), inplace, plan, is_leaf)
     # a lazy stack's leaf is a stacked copy: its writes go to the members (each checked
     # before anything is written)
@@ -414,10 +429,10 @@ def _update_resized(self: E, other: TensorCore) -> E:
 @FAST_WRITE
 def _plan_update(
     self: TensorCore,
-    entries: Iterable[tuple[Any, Any]],
+    entries: Iterable[tuple[object, object]],
     prefix: tuple[str, ...],
     inplace: bool,
-    plan: list[tuple[TensorCore, str, Any, bool]],
+    plan: list[tuple[TensorCore, str, object, bool]],
     is_leaf: Callable[[type], bool] | None = None,
 ) -> None:
     for raw_key, value in entries:
@@ -484,12 +499,12 @@ def update_(
 # -- removing and renaming -----------------------------------------------------------
 
 
-def pop(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+def pop(self: E, key: NestedKey, default: object = MISSING) -> Any:
     """Remove ``key`` and return its value (or ``default`` if given and missing)."""
     flat = unravel_key_tuple(key)
     owner = _owner(self, flat)
     if owner is None or flat[-1] not in owner._data:
-        if default is not MISSING:
+        if default is not MISSING and default is not NO_DEFAULT:
             return default
         raise self._missing_at(flat, key)
     owner._check_unlocked(key, "delete")
@@ -605,7 +620,7 @@ def _emptied(
     names: Sequence[str | None] | None,
 ) -> C:
     old = len(self._batch_size)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if recurse:
         for key, leaf in self._data.items():
             if isinstance(leaf, TensorCore):
@@ -644,7 +659,7 @@ def flatten_keys(
     keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
     whole.
     """
-    flat: dict[str, Any] = {}
+    flat: dict[str, object] = {}
     if is_leaf is not None:  # values that are not tensor classes stay leaves
         given = is_leaf
         is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
@@ -676,7 +691,7 @@ def unflatten_keys(self: TensorCore, separator: str = ".", inplace: bool = False
     return result
 
 
-def _rewrite_keys(self: TensorCore, data: dict[str, Any], what: str) -> TensorDict:
+def _rewrite_keys(self: TensorCore, data: dict[str, object], what: str) -> TensorDict:
     """Replace every entry with ``data`` (the in-place key rewrites)."""
     if not type(self).__tensorclass_schema__.dynamic:
         raise SchemaError(
@@ -691,7 +706,11 @@ def _rewrite_keys(self: TensorCore, data: dict[str, Any], what: str) -> TensorDi
 
 
 def _place(
-    result: Any, path: tuple[str, ...], leaf: Any, key: str, origin: dict[tuple[str, ...], str]
+    result: TensorCore,
+    path: tuple[str, ...],
+    leaf: object,
+    key: str,
+    origin: dict[tuple[str, ...], str],
 ) -> None:
     """Set ``path`` of ``result`` for ``unflatten_keys``, refusing a path another key already
     gave a value (``"a.b"`` and ``"a"`` holding a tensor): one of them would be lost. Two
@@ -709,7 +728,7 @@ def _place(
             f"(rename one of them)",
             key=key,
         )
-    if depth == len(path):  # two nested instances: merge
+    if depth == len(path) and isinstance(leaf, TensorCore):  # two nested instances: merge
         for inner, value in leaf._data.items():
             _place(result, (*path, inner), value, key, origin)
         return
@@ -725,7 +744,7 @@ def _owner(node: TensorCore, flat: tuple[str, ...]) -> TensorCore | None:
     return owner if depth == len(flat) - 1 and isinstance(owner, TensorCore) else None
 
 
-def _entries(other: Any) -> list[tuple[Any, Any]]:
+def _entries(other: object) -> list[tuple[object, object]]:
     if isinstance(other, TensorCore):
         return list(other._data.items())
     if isinstance(other, Mapping):
@@ -735,7 +754,7 @@ def _entries(other: Any) -> list[tuple[Any, Any]]:
 
 def update_unlocked(
     self: E,
-    other: Any,
+    other: Mapping[NestedKey, object] | TensorCore,
     inplace: bool,
     keys_to_update: Iterable[NestedKey] | None,
     is_leaf: Callable[[type], bool] | None,
@@ -749,7 +768,7 @@ def update_unlocked(
         self.lock_()
 
 
-def cloned_input(value: Any) -> Any:
+def cloned_input(value: object) -> Any:
     """A copy of an update's input: tensors and tensor classes cloned, mappings rebuilt."""
     if isinstance(value, (Tensor, TensorCore)):
         copy: Any = value
@@ -759,7 +778,9 @@ def cloned_input(value: Any) -> Any:
     return value
 
 
-def _flat_entries(entries: Iterable[tuple[Any, Any]]) -> Iterator[tuple[tuple[str, ...], Any]]:
+def _flat_entries(
+    entries: Iterable[tuple[object, object]],
+) -> Iterator[tuple[tuple[str, ...], object]]:
     for raw_key, value in entries:
         key = unravel_key_tuple(raw_key)
         if isinstance(value, (Mapping, TensorCore)):
@@ -769,10 +790,10 @@ def _flat_entries(entries: Iterable[tuple[Any, Any]]) -> Iterator[tuple[tuple[st
             yield key, value
 
 
-_WHOLE: dict[str, Any] = {}
+_WHOLE: dict[str, object] = {}
 
 
-def _key_tree(keys: Iterable[NestedKey]) -> dict[str, Any]:
+def _key_tree(keys: Iterable[NestedKey]) -> dict[str, object]:
     """``["a", ("b", "c")]`` as ``{"a": WHOLE, "b": {"c": WHOLE}}``."""
     tree: dict[str, Any] = {}
     for key in keys:
@@ -790,8 +811,8 @@ def _key_tree(keys: Iterable[NestedKey]) -> dict[str, Any]:
 
 def _select(
     owner: TensorCore, tree: dict[str, Any], strict: bool, prefix: tuple[str, ...]
-) -> dict[str, Any]:
-    data: dict[str, Any] = {}
+) -> dict[str, object]:
+    data: dict[str, object] = {}
     for key, sub in tree.items():
         leaf = owner._data.get(key, MISSING)
         if leaf is MISSING:
@@ -809,8 +830,8 @@ def _select(
     return data
 
 
-def _exclude(owner: TensorCore, tree: dict[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
+def _exclude(owner: TensorCore, tree: dict[str, Any]) -> dict[str, object]:
+    data: dict[str, object] = {}
     for key, leaf in owner._data.items():
         sub = tree.get(key)
         if sub is None:

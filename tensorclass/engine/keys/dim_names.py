@@ -12,7 +12,7 @@ from ..core.state import check_names
 __all__ = ["refine_names", "rename", "rename_"]
 
 
-def _expand_ellipsis(names: Sequence[Any], current: list[str | None]) -> list[Any]:
+def _expand_ellipsis(names: Sequence[object], current: list[str | None]) -> list[Any]:
     """``names`` with one ``...`` standing for the current names it does not cover."""
     if not any(name is Ellipsis for name in names):
         return list(names)
@@ -27,7 +27,7 @@ def _expand_ellipsis(names: Sequence[Any], current: list[str | None]) -> list[An
     return [*names[:i], *current[i : i + rest], *names[i + 1 :]]
 
 
-def refine_names(self: E, *names: Any) -> E:
+def refine_names(self: E, *names: object) -> E:
     """Name the unnamed batch dims and check the named ones, in place.
 
     ``...`` stands for the dims not listed. A named dim given another name is an error.
@@ -53,7 +53,7 @@ def refine_names(self: E, *names: Any) -> E:
     return self
 
 
-def _renamed(self: E, names: tuple[Any, ...], rename_map: dict[str, str]) -> Any:
+def _renamed(self: E, names: tuple[object, ...], rename_map: dict[str, str]) -> Any:
     current = self.names
     if names:
         if rename_map:
@@ -66,7 +66,7 @@ def _renamed(self: E, names: tuple[Any, ...], rename_map: dict[str, str]) -> Any
     return check_names(new, len(current))
 
 
-def rename(self: E, *names: Any, **rename_map: str) -> E:
+def rename(self: E, *names: object, **rename_map: str) -> E:
     """A shallow copy whose batch dims have new names.
 
     Give every name (``None`` clears one, ``...`` keeps the others) or ``old=new``
@@ -82,7 +82,7 @@ def rename(self: E, *names: Any, **rename_map: str) -> E:
     return type(self)._new(dict(self._data), self._batch_size, self._device, new)
 
 
-def rename_(self: E, *names: Any, **rename_map: str) -> E:
+def rename_(self: E, *names: object, **rename_map: str) -> E:
     """Rename the batch dims in place (see :meth:`rename`)."""
     self._names = _renamed(self, names, rename_map)
     return self

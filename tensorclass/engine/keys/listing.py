@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from operator import countOf, itemgetter
-from typing import Any
 
 from torch import Tensor
 
@@ -23,7 +22,7 @@ __all__ = ["FilteredKeysView", "KeysView"]
 _is_core = TensorCore.__instancecheck__
 
 
-def _nests(data: Any) -> bool:
+def _nests(data: object) -> bool:
     """Whether a storage dict holds a nested instance (a storage that is not a dict may).
 
     C-level passes only: a count of the values whose type is ``Tensor`` (all of them is
@@ -37,9 +36,9 @@ def _nests(data: Any) -> bool:
 
 def _walk(
     node: TensorCore, prefix: tuple[str, ...], include_nested: bool, leaves_only: bool
-) -> list[tuple[str | tuple[str, ...], Any]]:
+) -> list[tuple[str | tuple[str, ...], object]]:
     """``(key, leaf)`` pairs, depth first (a list: cheaper than nested generators)."""
-    out: list[tuple[str | tuple[str, ...], Any]] = []
+    out: list[tuple[str | tuple[str, ...], object]] = []
     _walk_into(node, prefix, include_nested, leaves_only, out)
     return out
 
@@ -49,7 +48,7 @@ def _walk_into(
     prefix: tuple[str, ...],
     include_nested: bool,
     leaves_only: bool,
-    out: list[tuple[str | tuple[str, ...], Any]],
+    out: list[tuple[str | tuple[str, ...], object]],
 ) -> None:
     for key, leaf in node._data.items():
         if isinstance(leaf, TensorCore):
@@ -68,7 +67,7 @@ def _walk_is_leaf(
     include_nested: bool,
     leaves_only: bool,
     is_leaf: Callable[[type], bool] | None,
-) -> list[tuple[str | tuple[str, ...], Any]]:
+) -> list[tuple[str | tuple[str, ...], object]]:
     """:func:`_walk` where ``is_leaf(type(entry))`` decides what is a leaf (when given).
 
     An entry it accepts is a leaf (a nested instance is then not entered); one it refuses
@@ -76,7 +75,7 @@ def _walk_is_leaf(
     """
     if is_leaf is None:
         return _walk(node, prefix, include_nested, leaves_only)
-    out: list[tuple[str | tuple[str, ...], Any]] = []
+    out: list[tuple[str | tuple[str, ...], object]] = []
     _walk_is_leaf_into(node, prefix, include_nested, leaves_only, is_leaf, out)
     return out
 
@@ -87,7 +86,7 @@ def _walk_is_leaf_into(
     include_nested: bool,
     leaves_only: bool,
     is_leaf: Callable[[type], bool],
-    out: list[tuple[str | tuple[str, ...], Any]],
+    out: list[tuple[str | tuple[str, ...], object]],
 ) -> None:
     for key, leaf in node._data.items():
         path = (*prefix, key) if prefix else key
@@ -103,7 +102,7 @@ def _walk_is_leaf_into(
 _first = itemgetter(0)
 
 
-def _sort_key(entry: tuple[str | tuple[str, ...], Any]) -> tuple[str, ...]:
+def _sort_key(entry: tuple[str | tuple[str, ...], object]) -> tuple[str, ...]:
     key = entry[0]
     return (key,) if type(key) is str else key  # type: ignore[return-value]
 
@@ -114,10 +113,10 @@ def _entries_of(
     leaves_only: bool,
     is_leaf: Callable[[type], bool] | None,
     sort: bool,
-) -> list[tuple[str | tuple[str, ...], Any]]:
+) -> list[tuple[str | tuple[str, ...], object]]:
     """The ``(key, leaf)`` pairs :func:`.access.keys` and its siblings list."""
     data = node._data
-    out: list[tuple[str | tuple[str, ...], Any]]
+    out: list[tuple[str | tuple[str, ...], object]]
     if (
         is_leaf is None
         and type(data) is dict

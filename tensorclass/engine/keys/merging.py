@@ -58,7 +58,7 @@ def merge_tensordicts(
                 f"merge_tensordicts: input {index} is a {type(td).__name__}, not a tensor class"
             )
     first = tensordicts[0]
-    found: dict[tuple[str, ...], list[Any]] = {}
+    found: dict[tuple[str, ...], list[object]] = {}
     for td in tensordicts:
         for key, leaf in _walk(td, (), True, True):
             found.setdefault((key,) if type(key) is str else key, []).append(leaf)  # type: ignore[arg-type]
@@ -106,7 +106,7 @@ def group_by(tensordict: TensorCore, key: NestedKey) -> tuple[Any, tuple[Any, ..
             leaf[i].value() if isinstance(leaf, NonTensorStack) else leaf.value()
             for i in range(tensordict._batch_size[0])
         ]
-        order: list[Any] = []
+        order: list[object] = []
         for item in column:
             if item not in order:
                 order.append(item)

@@ -18,7 +18,7 @@ from ...errors import KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack
 from ..core.self_types import E
-from ..core.state import MISSING, TensorCore
+from ..core.state import MISSING, NO_DEFAULT, TensorCore
 from .access import _owner, read_value
 from .listing import _walk
 
@@ -117,7 +117,7 @@ def filter_empty_(self: E) -> E:
 def separates(
     self: E,
     *keys: NestedKey,
-    default: Any = MISSING,
+    default: object = MISSING,
     strict: bool = True,
     filter_empty: bool = True,
 ) -> E:
@@ -159,7 +159,7 @@ def split_keys(
     self: E,
     *key_sets: Iterable[NestedKey],
     inplace: bool = False,
-    default: Any = MISSING,
+    default: object = MISSING,
     strict: bool = True,
     reproduce_struct: bool = False,
 ) -> tuple[E, ...]:
@@ -232,7 +232,7 @@ def rename_keys(self: E, mapping: Mapping[NestedKey, NestedKey], *, strict: bool
     return result
 
 
-def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> Any:
+def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> object:
     """Remove and return the stored leaf at ``flat`` (non-tensor wrappers kept)."""
     owner = _owner(self, flat)
     assert owner is not None
@@ -240,7 +240,7 @@ def _take(self: TensorCore, flat: tuple[str, ...], action: str) -> Any:
     return owner._data.pop(flat[-1])
 
 
-def replace(self: E, *args: Mapping[NestedKey, Any], **kwargs: Any) -> E:
+def replace(self: E, *args: Mapping[NestedKey, Any], **kwargs: object) -> E:
     """A shallow copy with some entries replaced (as ``dataclasses.replace``).
 
     Entries come from mappings (positional) and keyword arguments; this instance is
@@ -318,16 +318,16 @@ def non_tensor_items(self: E, include_nested: bool = False) -> tuple[tuple[Any, 
     )
 
 
-def get_non_tensor(self: E, key: NestedKey, default: Any = MISSING) -> Any:
+def get_non_tensor(self: E, key: NestedKey, default: object = MISSING) -> Any:
     """The value stored at ``key``, as ``td[key]`` reads it (a non-tensor value comes back
     as itself, one value per element as a list); ``default`` for a missing key if given,
     else a ``KeyError``."""
-    if default is MISSING:
+    if default is MISSING or default is NO_DEFAULT:
         return self[key]
     return read_value(self.get(key, default))
 
 
-def set_non_tensor(self: E, key: NestedKey, value: Any) -> E:
+def set_non_tensor(self: E, key: NestedKey, value: object) -> E:
     """Store ``value`` at ``key`` as a non-tensor value shared by the batch (a tensor too)."""
     return self.set(key, NonTensorData(value))
 

@@ -25,6 +25,7 @@ from torch import Tensor
 
 from ...errors import StructureMismatchError
 from ..core.lazy_stacks import is_lazy_stack
+from ..core.self_types import as_op
 from ..core.state import TensorCore
 from ..shape.batch_dims import batch_dim
 from ..torch_api.functions import LIKE_FACTORIES
@@ -35,7 +36,7 @@ from .shape import _restack
 __all__ = ["LAZY_FUNCTIONS", "lazy_cat"]
 
 
-def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
+def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: TensorCore | None = None) -> Any:
     """Concatenate instances along batch dim ``dim`` when one of them is a lazy stack."""
     items = list(items)
     stacks = [item for item in items if is_lazy_stack(item)]
@@ -68,20 +69,20 @@ def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
         joined = [torch.cat(list(row), member_dim) for row in zip(*columns)]
         result = _restack(joined, stack, like)
     if out is not None:
-        out.update_(result)
+        as_op(out).update_(result)
         return out
     return result
 
 
-def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
-    def like(stack: S, *args: Any, **kwargs: Any) -> S:
+def _like(factory: Callable[..., Tensor]) -> Callable[..., object]:
+    def like(stack: S, *args: object, **kwargs: object) -> S:
         return _each_member(stack, lambda m: factory(m, *args, **kwargs))
 
     return like
 
 
 #: torch functions that lazy stacks answer themselves (results stay lazy)
-LAZY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+LAZY_FUNCTIONS: dict[Callable[..., object], Callable[..., object]] = {
     torch.cat: lazy_cat,
     torch.concat: lazy_cat,
     torch.concatenate: lazy_cat,

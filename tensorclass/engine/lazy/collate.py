@@ -47,7 +47,7 @@ default_collate_fn_map[TensorCore] = collate_tensor_classes
 
 
 def collate(
-    batch: Any,
+    batch: object,
     *,
     pad_keys: Mapping[Any, float] | None = None,
     nested_keys: Sequence[Any] | None = None,

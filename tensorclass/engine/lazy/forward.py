@@ -3,7 +3,7 @@ r"""Names a lazy stack reads from its members' class.
 A lazy stack derives from ``TensorDictBase``, so it has every operation of the engine. Two
 kinds of names still come from the members' class: the typed layer's names (``fields``,
 ``validate``, ``to_tensordict``..., defined above the engine), and the class methods that
-build instances (``from_h5``, ``load``, ``from_module``...), which a lazy stack binds to its
+build instances (``from_h5``, ``load``, ``from_zarr``...), which a lazy stack binds to its
 members' class. An instance is also an instance of that class, so it has them; these
 descriptors make them readable on the generic ``LazyStackedTensorDict`` class too (the
 generic class's members are ``TensorDict``\ s).
@@ -29,7 +29,7 @@ class MemberAttribute:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
         cls: Any = owner if owner is not None else type(obj)
         member = cls._member_cls or dynamic_class()
         for klass in member.__mro__:
@@ -47,7 +47,9 @@ class MemberAttribute:
 
 #: names read from the members' class: the class methods, which build instances of the
 #: members' class (not lazy stacks), and the typed layer's names (above the engine). The
-#: instance operations (storage, scale) a lazy stack inherits from ``TensorDictBase``.
+#: instance operations (storage, scale) a lazy stack inherits from ``TensorDictBase``, and
+#: the class methods that build with ``cls._dense_class()`` (``from_module``, ``from_dict``...)
+#: need no forwarding: on a lazy-stack class that is the members' class.
 MEMBER_CLASS_NAMES = (
     # the typed layer's names (tensorclass.typed.TensorClass, tensorclass.tensordict)
     "fields",
@@ -61,8 +63,6 @@ MEMBER_CLASS_NAMES = (
     "from_csv",
     "from_h5",
     "from_json",
-    "from_module",
-    "from_modules",
     "from_pandas",
     "from_parquet",
     "from_safetensors",

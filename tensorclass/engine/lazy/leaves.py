@@ -67,7 +67,7 @@ def split_leaf(leaf: Any, dim: int, count: int) -> tuple[Any, ...]:
     """The parts of a stacked leaf, one per member (the inverse of :func:`stack_leaves`)."""
     if type(leaf) is NonTensorData:
         return (leaf,) * count
-    parts: tuple[Any, ...] = tuple(leaf.unbind(dim))
+    parts: tuple[object, ...] = tuple(leaf.unbind(dim))
     return parts
 
 
@@ -116,7 +116,7 @@ class LazyLeaves(MutableMapping[str, Any]):
             leaves.append(leaf)
         return stack_leaves(leaves, self.dim, self.member_batch(), key, self.owner._restack)
 
-    def __setitem__(self, key: str, leaf: Any) -> None:
+    def __setitem__(self, key: str, leaf: object) -> None:
         parts = split_leaf(leaf, self.dim, len(self.members))
         writes = distinct_writes(self.members, parts, f"setting {key!r}", (key,))
         for member in self.members:

@@ -32,7 +32,7 @@ from ..core.self_types import Node, is_op
 from ..core.state import TensorCore
 from ..leafwise import apply as applying
 from ..leafwise import arithmetic, elementwise
-from ..leafwise.elementwise_kinds import nan_replace, unary
+from ..leafwise.elementwise_kinds import Default, nan_replace, unary
 from ..leafwise.kind import TABLE
 from .self_type import S
 from .shape import _restack
@@ -54,7 +54,7 @@ def _scalar(other: object) -> bool:
     )
 
 
-def _parts(self: S, other: object) -> list[Any] | None:
+def _parts(self: S, other: object) -> list[object] | None:
     """One part of ``other`` per member, or None when it cannot be split."""
     members = self._lazy.members
     if isinstance(other, np.generic):
@@ -65,7 +65,7 @@ def _parts(self: S, other: object) -> list[Any] | None:
         n = len(self._batch_size)
         if other._batch_size[:n] != self._batch_size:
             return None
-        parts: list[Any] = list(other.unbind(self._lazy.dim))
+        parts: list[object] = list(other.unbind(self._lazy.dim))
         return parts
     return None
 
@@ -78,9 +78,9 @@ def _each_member(self: S, fn: Callable[[Node], object]) -> S:
 def _binary(
     self: S,
     op: Callable[[Any, Any], Any],
-    other: Any,
+    other: object,
     reflected: bool = False,
-    default: Any = None,
+    default: Default = None,
 ) -> Any:
     parts = None if default is not None else _parts(self, other)
     if parts is None:
@@ -109,7 +109,7 @@ def __invert__(self: S) -> S:
     return _each_member(self, operator.invert)
 
 
-def clamp(self: S, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> S:
+def clamp(self: S, min: object = None, max: object = None, *, out: TensorCore | None = None) -> S:
     """Clamp every tensor of every member to ``[min, max]`` (a lazy stack) when the
     bounds are numbers; see ``TensorDict.clamp`` for the other forms (dense)."""
     if out is None and builtins.all(b is None or _scalar(b) for b in (min, max)):
@@ -141,7 +141,7 @@ def masked_fill(self: S, mask: Tensor, value: float | bool | Tensor) -> S:
 def where(
     self: S,
     condition: Tensor,
-    other: Any,
+    other: object,
     *,
     out: TensorCore | None = None,
     pad: float | bool | None = None,
@@ -182,52 +182,52 @@ def any(self: S, dim: int | None = None) -> Any:
 # members' class: ``dense + stack`` stays lazy too.
 
 
-def __radd__(self: S, other: Any) -> S:
+def __radd__(self: S, other: object) -> S:
     result: S = self._binary(operator.add, other, True)
     return result
 
 
-def __rsub__(self: S, other: Any) -> S:
+def __rsub__(self: S, other: object) -> S:
     result: S = self._binary(operator.sub, other, True)
     return result
 
 
-def __rmul__(self: S, other: Any) -> S:
+def __rmul__(self: S, other: object) -> S:
     result: S = self._binary(operator.mul, other, True)
     return result
 
 
-def __rtruediv__(self: S, other: Any) -> S:
+def __rtruediv__(self: S, other: object) -> S:
     result: S = self._binary(operator.truediv, other, True)
     return result
 
 
-def __rfloordiv__(self: S, other: Any) -> S:
+def __rfloordiv__(self: S, other: object) -> S:
     result: S = self._binary(operator.floordiv, other, True)
     return result
 
 
-def __rmod__(self: S, other: Any) -> S:
+def __rmod__(self: S, other: object) -> S:
     result: S = self._binary(operator.mod, other, True)
     return result
 
 
-def __rpow__(self: S, other: Any) -> S:
+def __rpow__(self: S, other: object) -> S:
     result: S = self._binary(operator.pow, other, True)
     return result
 
 
-def __rand__(self: S, other: Any) -> S:
+def __rand__(self: S, other: object) -> S:
     result: S = self._binary(operator.and_, other, True)
     return result
 
 
-def __ror__(self: S, other: Any) -> S:
+def __ror__(self: S, other: object) -> S:
     result: S = self._binary(operator.or_, other, True)
     return result
 
 
-def __rxor__(self: S, other: Any) -> S:
+def __rxor__(self: S, other: object) -> S:
     result: S = self._binary(operator.xor, other, True)
     return result
 
@@ -245,28 +245,28 @@ def __ne__(self: S, other: object) -> S:
     return result
 
 
-def __lt__(self: S, other: Any) -> S:
+def __lt__(self: S, other: object) -> S:
     result: S = self._binary(operator.lt, other, False)
     return result
 
 
-def __le__(self: S, other: Any) -> S:
+def __le__(self: S, other: object) -> S:
     result: S = self._binary(operator.le, other, False)
     return result
 
 
-def __gt__(self: S, other: Any) -> S:
+def __gt__(self: S, other: object) -> S:
     result: S = self._binary(operator.gt, other, False)
     return result
 
 
-def __ge__(self: S, other: Any) -> S:
+def __ge__(self: S, other: object) -> S:
     result: S = self._binary(operator.ge, other, False)
     return result
 
 
-def _member_wise(name: str, doc: str) -> Callable[..., Any]:
-    def method(self: S, *args: Any, **kwargs: Any) -> Any:
+def _member_wise(name: str, doc: str) -> Callable[..., object]:
+    def method(self: S, *args: object, **kwargs: object) -> Any:
         return _each_member(self, lambda m: getattr(m, name)(*args, **kwargs))
 
     method.__name__ = method.__qualname__ = name
@@ -276,7 +276,7 @@ def _member_wise(name: str, doc: str) -> Callable[..., Any]:
 
 #: Every element-wise entry of the leaf-wise table without an operand, member by member
 #: (attached to the lazy-stack class after its body, under the table's names).
-MEMBER_WISE: dict[str, Callable[..., Any]] = {
+MEMBER_WISE: dict[str, Callable[..., object]] = {
     name: _member_wise(name, entry.doc)
     for name, entry in TABLE.items()
     if entry.kind in (unary, nan_replace)

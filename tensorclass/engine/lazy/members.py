@@ -82,14 +82,14 @@ def _grown(self: S, added: int) -> None:
     object.__setattr__(self, "_device", device)
 
 
-def append(self: S, tensordict: Any) -> None:
+def append(self: S, tensordict: object) -> None:
     """Add ``tensordict`` as the last member (the stack dim grows by one)."""
     _check_new_member(self, tensordict, f"member {len(self._lazy.members)}")
     self._lazy.members.append(tensordict)
     _grown(self, 1)
 
 
-def insert(self: S, index: int, tensordict: Any) -> None:
+def insert(self: S, index: int, tensordict: object) -> None:
     """Add ``tensordict`` as a member before position ``index`` (as ``list.insert``)."""
     _check_new_member(self, tensordict, f"at index {index}")
     self._lazy.members.insert(index, tensordict)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 import torch
 import torch.utils._pytree as pytree
@@ -39,9 +39,13 @@ from torch import Tensor
 from ...errors import StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ...switches import stacks_capture
+from ..core.self_types import as_op
 from ..core.state import Names, TensorCore
 from .leaves import LazyLeaves
 from .ragged import pad_stack
+
+if TYPE_CHECKING:
+    from .stack import LazyStackedTensorDict
 
 __all__ = ["StackContext", "flatten_stack", "flatten_stack_with_keys", "unflatten_stack"]
 
@@ -50,11 +54,25 @@ _set_locked = TensorCore.__dict__["_locked"].__set__
 _Size = torch.Size
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
+#: what the context keeps of one common key (see ``StackContext.entries``)
+_TensorEntry = tuple[Literal["tensor"], str, torch.Size, tuple[torch.Size, ...] | None]
+_Entry = (
+    _TensorEntry
+    | tuple[Literal["node"], str, torch.Size]
+    | tuple[Literal["value"], str]
+    | tuple[Literal["fixed"], str, tuple[NonTensorData | NonTensorStack, ...]]
+)
+#: an index cutting one member's part out of a child
+_Index = tuple[int | slice, ...]
+#: where the members' parts of a tensor key were cut from: the key, its child's position,
+#: one index per member
+_Cut = tuple[str, int, list[_Index]]
+
 
 class StackContext(NamedTuple):
     """What a flattened lazy stack keeps besides its children."""
 
-    stack_cls: type[Any]
+    stack_cls: type[LazyStackedTensorDict]
     """The lazy-stack class (its ``_restack`` rebuilds the stack)."""
     dim: int
     """The stack dim."""
@@ -62,7 +80,7 @@ class StackContext(NamedTuple):
     """The members' batch size."""
     members: tuple[tuple[type[TensorCore], torch.device | None, Names, bool], ...]
     """Per member: its class (dense), device, names and lock."""
-    entries: tuple[tuple[Any, ...], ...]
+    entries: tuple[_Entry, ...]
     """Per common key: ``("tensor", key, shape, ragged)`` (``shape``: the child's;
     ``ragged``: each member's shape, or ``None`` when they are equal), ``("node", key,
     batch_size)`` for a nested lazy stack, ``("value", key)`` for one object every member
@@ -94,21 +112,31 @@ def _at_members_level(members: list[TensorCore]) -> Iterator[None]:
             _functorch.push_dynamic_layer_stack(layer)
 
 
-def flatten_stack(stack: Any) -> tuple[list[Any], StackContext]:
+def flatten_stack(stack: LazyStackedTensorDict) -> tuple[list[object], StackContext]:
     """The children of a lazy stack (one per common key) and the context that rebuilds it."""
-    cached = _cached(stack._data)
+    leaves = _leaves(stack)
+    cached = _cached(leaves)
     if cached is not None:
         return cached
-    members = list(stack._data.members)
+    members = list(leaves.members)
     with _at_members_level(members):
         return _flatten(stack, members)
 
 
-def _flatten(stack: Any, members: list[Any]) -> tuple[list[Any], StackContext]:
-    d = stack._data.dim
-    children: list[Any] = []
-    entries: list[tuple[Any, ...]] = []
-    for key in stack._data:
+def _leaves(stack: LazyStackedTensorDict) -> LazyLeaves:
+    # a lazy stack's ``_data`` is its ``LazyLeaves`` (read directly: no property for
+    # torch.compile to trace through)
+    return cast(LazyLeaves, stack._data)
+
+
+def _flatten(
+    stack: LazyStackedTensorDict, members: list[TensorCore]
+) -> tuple[list[object], StackContext]:
+    leaves = _leaves(stack)
+    d = leaves.dim
+    children: list[object] = []
+    entries: list[_Entry] = []
+    for key in leaves:
         values = [member._data[key] for member in members]
         first = values[0]
         if isinstance(first, Tensor):
@@ -146,7 +174,9 @@ def _flatten(stack: Any, members: list[Any]) -> tuple[list[Any], StackContext]:
     return children, context
 
 
-def flatten_stack_with_keys(stack: Any) -> tuple[list[tuple[Any, Any]], StackContext]:
+def flatten_stack_with_keys(
+    stack: LazyStackedTensorDict,
+) -> tuple[list[tuple[pytree.MappingKey[str, object], object]], StackContext]:
     """:func:`flatten_stack`, each child with its key."""
     children, context = flatten_stack(stack)
     keys = [entry[1] for entry in context.entries if entry[0] != "fixed"]
@@ -157,22 +187,22 @@ class _Tree(NamedTuple):
     """What a stack rebuilt by :func:`unflatten_stack` keeps: its children, their context,
     and each member with its leaves as they were given."""
 
-    children: list[Any]
+    children: list[object]
     context: StackContext
-    members: tuple[tuple[Any, dict[str, Any]], ...]
-    cuts: tuple[tuple[str, int, list[tuple[Any, ...]]], ...]
+    members: tuple[tuple[TensorCore, dict[str, object]], ...]
+    cuts: tuple[_Cut, ...]
     """Per tensor key: the key, its child's position and one index per member."""
     marked: list[bool]
     """Whether each child required grad when the members' parts were cut out of it."""
 
-    def refresh(self, members: list[Any]) -> None:
+    def refresh(self, members: list[TensorCore]) -> None:
         """Cut the members' parts again out of the children that became differentiable
         since (``grad`` marks them in place after rebuilding its input, and the parts cut
         before do not carry the gradient back to them inside a transform)."""
         marks = [isinstance(c, Tensor) and c.requires_grad for c in self.children]
         for child in self.children:
-            data: Any = getattr(child, "_data", None)
-            if isinstance(child, TensorCore) and data.__class__ is not dict:
+            data = getattr(child, "_data", None)
+            if isinstance(child, TensorCore) and isinstance(data, LazyLeaves):
                 data.members  # noqa: B018 (a nested stack refreshes its own members)
         if marks == self.marked:
             return
@@ -180,13 +210,15 @@ class _Tree(NamedTuple):
             if marks[at] == self.marked[at]:
                 continue
             child = self.children[at]
+            if not isinstance(child, Tensor):  # (a cut is made of a tensor child only)
+                continue
             for (member, part), index in zip(self.members, indices):
                 if member._data.get(key) is part[key]:  # not replaced since
                     part[key] = member._data[key] = child[index]
         self.marked[:] = marks
 
 
-def _cached(leaves: LazyLeaves) -> tuple[list[Any], StackContext] | None:
+def _cached(leaves: LazyLeaves) -> tuple[list[object], StackContext] | None:
     """The children a stack was rebuilt from, while its members still hold what was cut
     out of them. A transform flattens its input again after rebuilding it (grad: to mark
     the children as requiring grad, then to differentiate with respect to them): stacking
@@ -205,16 +237,16 @@ def _cached(leaves: LazyLeaves) -> tuple[list[Any], StackContext] | None:
 
 
 def _remember(
-    stack: Any,
-    children: list[Any],
+    stack: LazyStackedTensorDict,
+    children: list[object],
     context: StackContext,
-    parts: Any,
-    cuts: list[tuple[str, int, list[tuple[Any, ...]]]],
+    parts: list[dict[str, object]],
+    cuts: list[_Cut],
 ) -> None:
     """Keep on a rebuilt stack the children it was rebuilt from (see :func:`_cached`),
     with their context as flattening the stack would give it: tensors and nested stacks
     only (a tree_map that put other values there rebuilds differently)."""
-    entries: list[tuple[Any, ...]] = []
+    entries: list[_Entry] = []
     values = iter(children)
     for entry in context.entries:
         if entry[0] == "fixed":
@@ -222,19 +254,18 @@ def _remember(
             continue
         value = next(values)
         if entry[0] == "tensor" and isinstance(value, Tensor):
-            shapes = tuple(part[entry[1]].shape for part in parts) if entry[3] else None
+            shapes = tuple(_shape(part[entry[1]]) for part in parts) if entry[3] else None
             entries.append(("tensor", entry[1], value.shape, shapes))
         elif entry[0] == "node" and isinstance(value, TensorCore):
             entries.append(("node", entry[1], value._batch_size))
         else:
             return
-    members = stack._data.members
+    leaves = _leaves(stack)
+    members = leaves.members
     states = tuple((type(m), m._device, m._names, m._locked) for m in members)
-    fresh = StackContext(
-        type(stack), stack._data.dim, members[0]._batch_size, states, tuple(entries)
-    )
+    fresh = StackContext(type(stack), leaves.dim, members[0]._batch_size, states, tuple(entries))
     marks = [isinstance(c, Tensor) and c.requires_grad for c in children]
-    stack._data.tree = _Tree(children, fresh, tuple(zip(members, parts)), tuple(cuts), marks)
+    leaves.tree = _Tree(children, fresh, tuple(zip(members, parts)), tuple(cuts), marks)
 
 
 class _Layout(NamedTuple):
@@ -254,7 +285,7 @@ class _Layout(NamedTuple):
 _SAME = _Layout(0, (), None)
 
 
-def _shape_of(value: object, entry: tuple[Any, ...]) -> tuple[torch.Size, torch.Size] | None:
+def _shape_of(value: object, entry: _Entry) -> tuple[torch.Size, torch.Size] | None:
     """The shape a child has now and had at flatten time (``None``: nothing to read)."""
     if entry[0] == "value":
         return None
@@ -264,9 +295,15 @@ def _shape_of(value: object, entry: tuple[Any, ...]) -> tuple[torch.Size, torch.
         if isinstance(value, TensorCore):  # a tree_map put an instance there (jacobians)
             return value._batch_size, entry[2]
         return None
-    if isinstance(value, TensorCore):
+    if isinstance(value, TensorCore) and entry[0] == "node":
         return value._batch_size, entry[2]
     return None
+
+
+def _shape(leaf: object) -> torch.Size:
+    # a member's part of a tensor key: a tensor cut out of the child
+    assert isinstance(leaf, Tensor)
+    return leaf.shape
 
 
 def _hidden_dims(value: object, got: torch.Size, want: torch.Size) -> set[int]:
@@ -278,7 +315,7 @@ def _hidden_dims(value: object, got: torch.Size, want: torch.Size) -> set[int]:
     return {i for i in range(len(want)) if want[:i] + want[i + 1 :] == got}
 
 
-def _layout(children: list[Any], context: StackContext) -> _Layout:
+def _layout(children: list[object], context: StackContext) -> _Layout:
     """Read the transform's change off the children (see the module documentation)."""
     readings = []
     for value, entry in zip(children, (e for e in context.entries if e[0] != "fixed")):
@@ -325,8 +362,8 @@ def _ragged_error(
 
 
 def _member_index(
-    entry: tuple[Any, ...], layout: _Layout, d: int, count: int, ndim: int
-) -> list[tuple[Any, ...]]:
+    entry: _TensorEntry, layout: _Layout, d: int, count: int, ndim: int
+) -> list[_Index]:
     """One index per member cutting its part out of a child of a tensor key (``ndim``: the
     dims indexed, those of the flatten-time shape still there)."""
     key, ragged = entry[1], entry[3]
@@ -340,10 +377,10 @@ def _member_index(
         in_member = hidden if hidden < d else hidden - 1
         if hidden == d or in_member in differ:
             what = "the stack dim" if hidden == d else f"dim {hidden}"
-            raise _ragged_error(key, ragged, what)
+            raise _ragged_error(key, ragged or (), what)
     indices = []
     for m in range(count):
-        index: list[Any] = [slice(None)] * ndim
+        index: list[int | slice] = [slice(None)] * ndim
         index[layout.position(d)] = m
         for j in differ:
             assert ragged is not None
@@ -352,7 +389,7 @@ def _member_index(
     return indices
 
 
-def unflatten_stack(values: Iterable[Any], context: StackContext) -> Any:
+def unflatten_stack(values: Iterable[object], context: StackContext) -> TensorCore:
     """Rebuild a lazy stack from its children (see the module documentation); a dense
     member when vmap maps the stack dim."""
     children = list(values)
@@ -360,12 +397,12 @@ def unflatten_stack(values: Iterable[Any], context: StackContext) -> Any:
     d = context.dim
     hidden = layout.hidden
     count = 1 if hidden == d else len(context.members)
-    parts: list[dict[str, Any]] = [{} for _ in range(count)]
-    cuts: list[tuple[str, int, list[tuple[Any, ...]]]] = []
+    parts: list[dict[str, object]] = [{} for _ in range(count)]
+    cuts: list[_Cut] = []
     position = 0
     for entry in context.entries:
-        kind, key = entry[0], entry[1]
-        if kind == "fixed":
+        key = entry[1]
+        if entry[0] == "fixed":
             if hidden == d:
                 parts[0][key] = stack_non_tensors(
                     list(entry[2]), d, context.member_batch, capture=stacks_capture()
@@ -374,15 +411,16 @@ def unflatten_stack(values: Iterable[Any], context: StackContext) -> Any:
                 for part, fixed in zip(parts, entry[2]):
                     part[key] = fixed
             continue
-        value: Any = children[position]
+        value = children[position]
         position += 1
-        if kind == "value" or not isinstance(value, (Tensor, TensorCore)):
+        if entry[0] == "value" or not isinstance(value, (Tensor, TensorCore)):
             for part in parts:  # what a tree_map put there, as it is
                 part[key] = value
-        elif hidden == d and (kind == "node" or entry[3] is None):
+        elif hidden == d and (entry[0] == "node" or entry[3] is None):
             parts[0][key] = value  # vmap maps the stack dim: the one member's value
-        elif kind == "node":
-            nested: Any = value  # an instance (unbind: the members, for a lazy stack)
+        elif entry[0] == "node":
+            # an instance (unbind: the members, for a lazy stack)
+            nested = value if isinstance(value, Tensor) else as_op(value)
             for part, item in zip(parts, nested.unbind(layout.position(d))):
                 part[key] = item
         else:
@@ -394,8 +432,7 @@ def unflatten_stack(values: Iterable[Any], context: StackContext) -> Any:
                 cuts.append((key, position - 1, indices))
             else:  # an instance (a jacobian's): unbind, as indexing a lazy stack may move dims
                 at = layout.position(d)
-                instance: Any = value
-                for part, index, piece in zip(parts, indices, instance.unbind(at)):
+                for part, index, piece in zip(parts, indices, as_op(value).unbind(at)):
                     rest = index[:at] + index[at + 1 :]
                     whole = all(i == slice(None) for i in rest)
                     part[key] = piece if whole else piece[rest]
@@ -415,6 +452,6 @@ def unflatten_stack(values: Iterable[Any], context: StackContext) -> Any:
         members.append(member)
     if hidden == d:
         return members[0]
-    stack = context.stack_cls._restack(members, layout.position(d))
+    stack: LazyStackedTensorDict = context.stack_cls._restack(members, layout.position(d))
     _remember(stack, children, context, parts, cuts)
     return stack

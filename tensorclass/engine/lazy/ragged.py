@@ -23,7 +23,7 @@ from ...errors import StructureMismatchError
 from ...keys import NestedKey
 from ...switches import missing_gets_none
 from ..core.lazy_stacks import is_lazy_stack
-from ..core.state import MISSING
+from ..core.state import MISSING, NO_DEFAULT
 from ..ops import TensorOps
 from .self_type import S
 
@@ -59,7 +59,7 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
 def get(
     self: S,
     key: NestedKey,
-    default: Any = MISSING,
+    default: object = MISSING,
     *,
     as_list: bool = False,
     as_padded_tensor: bool = False,
@@ -85,16 +85,16 @@ def get(
     return _nested(self, key, tensors, torch.jagged if layout is None else layout)
 
 
-def _member_values(self: S, key: NestedKey, default: object) -> list[Any] | None:
+def _member_values(self: S, key: NestedKey, default: object) -> list[object] | None:
     """Each member's value under ``key``; None if a member lacks it and a default is
     given (or ``get``'s default is ``None``); else the usual missing-key error, naming the
     members."""
     members = self._lazy.members
     values = [m.get(key, _ABSENT) for m in members]
     if any(v is _ABSENT for v in values):
-        if default is not MISSING or missing_gets_none():
-            return None
-        self[key]  # raises the error that names the members lacking it
+        if default is NO_DEFAULT or (default is MISSING and not missing_gets_none()):
+            self[key]  # raises the error that names the members lacking it
+        return None
     return values
 
 
@@ -128,7 +128,7 @@ def get_nestedtensor(
 
 
 def get_nestedtensor(
-    self: S, key: NestedKey, default: Any = MISSING, *, layout: torch.layout | None = None
+    self: S, key: NestedKey, default: object = MISSING, *, layout: torch.layout | None = None
 ) -> Any:
     """The members' tensors under ``key`` as one ``torch.nested`` tensor (``layout``:
     ``torch.strided`` by default, or ``torch.jagged``); needs stack dim 0.
@@ -157,7 +157,7 @@ def densify(self: S, layout: torch.layout = torch.strided) -> Any:
             f"cannot densify a lazy stack along dim {leaves.dim}: nested tensors hold "
             f"their ragged values along dim 0 (permute the stack dim first)"
         )
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key in leaves:
         values = [m._data[key] for m in leaves.members]
         first = values[0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from types import EllipsisType
 from typing import Any, TypeVar, cast
 
 import torch
@@ -22,6 +23,7 @@ from ...errors import BatchSizeError, OperandError
 from ...keys import shown_key
 from ...registry import dynamic_class
 from ..core.inplace import first_difference, holds_lazy
+from ..core.self_types import Node
 from ..core.state import TensorCore
 from ..shape import batch_dims, context, indexing
 from ..shape.batch_dims import _infer_shape, _sizes, batch_dim, squeeze_dims
@@ -64,17 +66,19 @@ def _member(member: Any, like: _S) -> _S:
     return result
 
 
-def _at_target(value: _C, target: torch.Size, like: Any) -> _C:
+def _at_target(value: _C, target: torch.Size, like: object) -> _C:
     """``value`` with batch size ``target``, each tensor broadcast as a dense write at an
     index broadcasts it: to ``target`` and the feature dims of the leaf it writes (those of
     ``like``, a member), or its own dims after its batch dims for a key ``like`` lacks."""
     skip = len(value._batch_size)
-    data: dict[str, Any] = {}
+    member = like if isinstance(like, TensorCore) else None
+    like_dims = 0 if member is None else len(member._batch_size)
+    data: dict[str, object] = {}
     for key, leaf in value._data.items():
-        own = like._data.get(key) if isinstance(like, TensorCore) and key in like._data else None
+        own = member._data.get(key) if member is not None and key in member._data else None
         if isinstance(leaf, Tensor):
             if isinstance(own, Tensor):
-                shape = target + own.shape[len(like._batch_size) :]
+                shape = target + own.shape[like_dims:]
             else:
                 shape = target + leaf.shape[skip:]
             if not _fits(leaf.shape, shape):
@@ -85,7 +89,7 @@ def _at_target(value: _C, target: torch.Size, like: Any) -> _C:
             data[key] = leaf.expand(shape)
         elif isinstance(leaf, TensorCore):
             if isinstance(own, TensorCore):
-                extra = own._batch_size[len(like._batch_size) :]
+                extra = own._batch_size[like_dims:]
             else:
                 extra = leaf._batch_size[skip:]
             data[key] = _at_target(leaf, torch.Size((*target, *extra)), own)
@@ -102,7 +106,7 @@ def _lazy(self: S) -> LazyLeaves:
 # -- reading at an index -------------------------------------------------------------
 
 
-def _index(self: S, index: Any) -> S:
+def _index(self: S, index: object) -> S:
     leaves = self._lazy
     members, stack = leaves.members, leaves.dim
     normalized = normalize_index(index, self._batch_size)
@@ -128,7 +132,7 @@ def _index(self: S, index: Any) -> S:
     member_index = tuple(member_parts)
     whole = all(_whole(part) for part in member_index)
 
-    def take(member: Any) -> Any:
+    def take(member: Node) -> Any:
         return member if whole else member[member_index]
 
     if type(stack_part) is int:
@@ -144,7 +148,7 @@ def _index(self: S, index: Any) -> S:
     return _restack([take(m) for m in chosen], before, self)
 
 
-def _pick_members(self: S, normalized: tuple[Any, ...]) -> S | None:
+def _pick_members(self: S, normalized: tuple[object, ...]) -> S | None:
     """A single integer or boolean index on the stack dim: pick members (else None)."""
     leaves = self._lazy
     tensors = [p for p in normalized if isinstance(p, Tensor)]
@@ -187,13 +191,13 @@ def _pick_members(self: S, normalized: tuple[Any, ...]) -> S | None:
 # -- writing at an index -------------------------------------------------------------
 
 
-def _set_at(self: S, index: Any, value: Any) -> None:
+def _set_at(self: S, index: object, value: object) -> None:
     if len(self._lazy.distinct()) != len(self._lazy.members):
         _check_repeated_set_at(self, index, value)
     _set_at_members(self, index, value)
 
 
-def _check_repeated_set_at(self: S, index: Any, value: Any) -> None:
+def _check_repeated_set_at(self: S, index: object, value: object) -> None:
     """Refuse ``self[index] = value`` (nothing written) when a member held at several
     positions would receive different values at one of its elements: the write is
     made on copies of the members, and each selected element must then hold what a
@@ -217,7 +221,7 @@ def _check_repeated_set_at(self: S, index: Any, value: Any) -> None:
         )
 
 
-def _set_at_members(self: S, index: Any, value: Any) -> None:
+def _set_at_members(self: S, index: object, value: object) -> None:
     leaves = self._lazy
     members, stack, batch_size = leaves.members, leaves.dim, self._batch_size
     normalized = normalize_index(index, batch_size)
@@ -272,7 +276,7 @@ def _set_at_members(self: S, index: Any, value: Any) -> None:
 
 def _write_tensor(
     member: TensorCore,
-    member_index: Any,
+    member_index: tuple[Tensor, ...] | EllipsisType,
     source: Tensor,
     target: torch.Size,
     mask: Tensor,
@@ -368,7 +372,7 @@ def squeeze(self: S, dim: int | Sequence[int] | None = None) -> S:
     return _restack([m.squeeze(member_dim) for m in members], new_stack, self)
 
 
-def permute(self: S, *dims: Any) -> S:
+def permute(self: S, *dims: object) -> S:
     """Reorder the batch dims; the members are permuted, the stack dim moves."""
     leaves = self._lazy
     n = len(self._batch_size)
@@ -381,7 +385,7 @@ def permute(self: S, *dims: Any) -> S:
     return _restack(members, order.index(stack), self)
 
 
-def expand(self: S, *shape: Any) -> S:
+def expand(self: S, *shape: object) -> S:
     """Broadcast the members' batch dims (the stack dim keeps its size); no copy."""
     leaves = self._lazy
     sizes = list(_sizes(shape))

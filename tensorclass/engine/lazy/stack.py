@@ -35,11 +35,11 @@ memory).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Literal, TypedDict, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
@@ -52,7 +52,7 @@ from ..core.inplace import check_nested, distinct_writes
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
-from ..core.state import MISSING, TensorCore, set_state
+from ..core.state import MISSING, Names, TensorCore, set_state
 from ..keys.access import cloned_input, read_value, update_unlocked
 from ..keys.listing import KeysView
 from ..leafwise.apply import zero_tensors
@@ -72,6 +72,24 @@ __all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
 T = TypeVar("T", bound=TensorCore)
 _Out = TypeVar("_Out", bound=TensorCore)
 _D = TypeVar("_D")
+
+
+class _TensorsOptions(TypedDict, total=False):
+    """How ``LazyStackedTensorDict.lazy_stack`` stacks tensors of different shapes."""
+
+    as_padded_tensor: bool
+    as_nested_tensor: bool
+    padding_side: _PaddingSide
+    layout: torch.layout | None
+    padding_value: float
+
+
+class _MembersOptions(TypedDict, total=False):
+    """``LazyStackedTensorDict.lazy_stack``'s keywords for instances (``out`` aside)."""
+
+    device: object
+    stack_dim_name: str | None
+    strict_shape: bool
 
 
 class _LazyKeys(KeysView):
@@ -114,7 +132,7 @@ class LazyStackedTensorDict(TensorDictBase):
     _lazy_default: ClassVar[bool | None] = True
     #: a pytree node of its own (registered with the class, see lazy_pytree): the members
     #: come back, and ragged keys are padded and cut back out
-    _pytree_hooks: ClassVar[tuple[Any, ...] | None] = (
+    _pytree_hooks: ClassVar[tuple[object, ...] | None] = (
         flatten_stack,
         unflatten_stack,
         flatten_stack_with_keys,
@@ -129,7 +147,7 @@ class LazyStackedTensorDict(TensorDictBase):
         names: Sequence[str | None] | None = None,
         stack_dim_name: str | None = None,
         strict_shape: bool = True,
-        **fields: Any,
+        **fields: object,
     ) -> Any:
         """``LazyStackedTensorDict(*members, stack_dim=0)``: :func:`lazy_stack` of the
         members. ``device`` moves them first; ``names`` names every dim of the result,
@@ -154,7 +172,7 @@ class LazyStackedTensorDict(TensorDictBase):
             )
         return result
 
-    def __init__(self, *tensordicts: TensorCore, **options: Any) -> None:
+    def __init__(self, *tensordicts: TensorCore, **options: object) -> None:
         pass  # built by __new__
 
     @classmethod
@@ -164,17 +182,17 @@ class LazyStackedTensorDict(TensorDictBase):
 
     @classmethod
     def _from_mapping(
-        cls, mapping: Mapping[Any, Any], batch_size: torch.Size, device: torch.device | None
+        cls, mapping: Mapping[object, object], batch_size: torch.Size, device: torch.device | None
     ) -> Any:
         return cls._dense_class()._from_mapping(mapping, batch_size, device)
 
     @classmethod
     def _new(
         cls,
-        data: dict[str, Any],
+        data: dict[str, object],
         batch_size: torch.Size,
         device: torch.device | None = None,
-        names: Any = None,
+        names: Names = None,
     ) -> Any:
         # Results the engine builds from stacked leaves are dense, in the members' class.
         member = cls._member_cls or dynamic_class()
@@ -198,7 +216,7 @@ class LazyStackedTensorDict(TensorDictBase):
         types: tuple[type, ...],
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+    ) -> object:
         impl = LAZY_FUNCTIONS.get(func)
         if impl is None:
             return super().__torch_function__(func, types, args, kwargs)
@@ -229,7 +247,7 @@ class LazyStackedTensorDict(TensorDictBase):
     def _missing(self, key: object, where: object = None) -> KeyNotFoundError:
         return missing_key_error(self._lazy, key, where)
 
-    def _absent(self, key: str, where: object = None) -> Any:
+    def _absent(self, key: str, where: object = None) -> object:
         # Unset in every member: as for one member (an unset typed field reads None).
         # Held by some members only: an error saying which.
         leaves = self._lazy
@@ -237,17 +255,17 @@ class LazyStackedTensorDict(TensorDictBase):
             return super()._absent(key, where)
         raise self._missing(key, where)
 
-    def _read_field(self, name: str) -> Any:
+    def _read_field(self, name: str) -> object:
         """A typed field, stacked from the members (``None`` if no member has it)."""
         leaves = self._lazy
         if len(leaves.missing_from(name)) == len(leaves.members):
             return None
         return read_value(leaves[name])
 
-    def __delitem__(self, key: Any) -> None:
+    def __delitem__(self, key: object) -> None:
         self.del_(key)
 
-    def del_(self, key: Any) -> Self:
+    def del_(self, key: object) -> Self:
         """Delete ``key`` from every member (without reading it: members may hold values of
         different shapes). A member held twice loses the key once."""
         flat = unravel_key_tuple(key)
@@ -295,7 +313,7 @@ class LazyStackedTensorDict(TensorDictBase):
             parts.append(f"device={self._device}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         packed = self._consolidated_reduce()
         if packed is not None:
             return packed
@@ -304,7 +322,9 @@ class LazyStackedTensorDict(TensorDictBase):
 
     # -- writing through the stack -----------------------------------------------------------
 
-    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
+    def _set_str(
+        self, key: str, value: object, inplace: bool = False, where: object = None
+    ) -> None:
         leaves = self._lazy
         if (
             value is None and not self.__tensorclass_schema__.dynamic
@@ -321,7 +341,7 @@ class LazyStackedTensorDict(TensorDictBase):
         leaves[key] = leaf
 
     def _set_path(
-        self, key: tuple[str, ...], value: Any, inplace: bool = False, where: object = None
+        self, key: tuple[str, ...], value: object, inplace: bool = False, where: object = None
     ) -> None:
         where = where or key
         if len(key) == 1:
@@ -343,7 +363,7 @@ class LazyStackedTensorDict(TensorDictBase):
         for member in self._lazy.members:
             member._check_unlocked(key, action)
 
-    def _split_value(self, value: object, where: object) -> tuple[Any, ...]:
+    def _split_value(self, value: object, where: object) -> tuple[object, ...]:
         """One part of a user value per member (checked against the stack's batch size)."""
         leaves = self._lazy
         count = len(leaves.members)
@@ -354,11 +374,13 @@ class LazyStackedTensorDict(TensorDictBase):
             return split_leaf(leaf, leaves.dim, count)
         return (value,) * count  # a non-tensor value: every member gets it
 
-    def _write_inplace(self, key: str, value: Any, where: object = None) -> None:
+    def _write_inplace(self, key: str, value: object, where: object = None) -> None:
         for member, part in self._inplace_writes(key, value, where):
             member._write_inplace(key, part, where)
 
-    def _inplace_writes(self, key: str, value: Any, where: object = None) -> list[tuple[Any, Any]]:
+    def _inplace_writes(
+        self, key: str, value: object, where: object = None
+    ) -> list[tuple[Any, Any]]:
         """The (member, part) writes of ``_write_inplace(key, value)``, checked (nothing
         written): a member held twice must receive the same part at both positions."""
         leaves = self._lazy
@@ -369,7 +391,7 @@ class LazyStackedTensorDict(TensorDictBase):
             shape = list(first.shape)
             shape.insert(leaves.dim, count)
             try:
-                parts: tuple[Any, ...] = source.expand(shape).unbind(leaves.dim)
+                parts: tuple[object, ...] = source.expand(shape).unbind(leaves.dim)
             except RuntimeError:
                 raise BatchSizeError(
                     f"cannot write key {where or key!r} in place: a value of shape "
@@ -456,12 +478,12 @@ class LazyStackedTensorDict(TensorDictBase):
 
     # -- in place, on the members ------------------------------------------------------------
 
-    def _each(self, name: str, *args: Any, **kwargs: Any) -> Self:
+    def _each(self, name: str, *args: object, **kwargs: object) -> Self:
         for member in self._lazy.distinct():  # a member held twice: once
             getattr(member, name)(*args, **kwargs)
         return self
 
-    def _inplace(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
+    def _inplace(self, op: Callable[[Any, Any], Any], other: object) -> Any:
         parts = self._split_other(other)
         what = f"in-place {getattr(op, '__name__', op)}"
         if parts is None:  # on a dense copy (checked there: a refusal writes nothing)
@@ -482,7 +504,7 @@ class LazyStackedTensorDict(TensorDictBase):
             member._inplace(op, part)
         return self
 
-    def lerp_(self, end: Any, weight: Any) -> Self:
+    def lerp_(self, end: object, weight: object) -> Self:
         """Move every tensor towards ``end`` by ``weight``, in the members."""
         parts = self._split_other(end)
         if parts is None or not isinstance(weight, (int, float)):
@@ -496,7 +518,7 @@ class LazyStackedTensorDict(TensorDictBase):
         zero_tensors(list({id(t): t for t in self._own_tensors()}.values()))
         return self
 
-    def fill_(self, key: Any, value: float | bool | Tensor) -> Self:
+    def fill_(self, key: object, value: float | bool | Tensor) -> Self:
         """Fill ``key`` of every member with ``value``."""
         return self._each("fill_", key, value)
 
@@ -572,7 +594,7 @@ class LazyStackedTensorDict(TensorDictBase):
 
     # -- operations that keep the members ----------------------------------------------------
 
-    def _per_member(self, name: str, *args: Any, **kwargs: Any) -> Self:
+    def _per_member(self, name: str, *args: object, **kwargs: object) -> Self:
         leaves = self._lazy
         results = [getattr(m, name)(*args, **kwargs) for m in leaves.members]
         if all(r is m for r, m in zip(results, leaves.members)):
@@ -620,14 +642,14 @@ class LazyStackedTensorDict(TensorDictBase):
         return False
 
     def select(
-        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+        self, *keys: object, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
     ) -> Self:
         """Keep only ``keys`` in every member (see ``TensorDict.select``)."""
         if inplace:
             return self._each("select", *keys, inplace=True, strict=strict)
         return self._per_member("select", *keys, strict=strict, as_tensordict=as_tensordict)
 
-    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+    def exclude(self, *keys: object, inplace: bool = False) -> Self:
         """Drop ``keys`` from every member (see ``TensorDict.exclude``)."""
         if inplace:
             return self._each("exclude", *keys, inplace=True)
@@ -655,11 +677,7 @@ class LazyStackedTensorDict(TensorDictBase):
     @overload  # type: ignore[override]
     @classmethod
     def lazy_stack(
-        cls,
-        items: Sequence[Tensor],
-        dim: int = 0,
-        *,
-        as_list: Literal[True],
+        cls, items: Sequence[Tensor], dim: int = 0, *, as_list: Literal[True]
     ) -> list[Tensor]: ...
 
     @overload
@@ -670,11 +688,7 @@ class LazyStackedTensorDict(TensorDictBase):
         dim: int = 0,
         *,
         as_list: Literal[False] = False,
-        as_padded_tensor: bool = False,
-        as_nested_tensor: bool = False,
-        padding_side: _PaddingSide = "right",
-        layout: torch.layout | None = None,
-        padding_value: float = 0.0,
+        **options: Unpack[_TensorsOptions],
     ) -> Tensor: ...
 
     @overload
@@ -685,11 +699,7 @@ class LazyStackedTensorDict(TensorDictBase):
         dim: int = 0,
         *,
         as_list: bool = False,
-        as_padded_tensor: bool = False,
-        as_nested_tensor: bool = False,
-        padding_side: _PaddingSide = "right",
-        layout: torch.layout | None = None,
-        padding_value: float = 0.0,
+        **options: Unpack[_TensorsOptions],
     ) -> Tensor | list[Tensor]: ...
 
     @overload
@@ -699,23 +709,14 @@ class LazyStackedTensorDict(TensorDictBase):
         items: Sequence[T],
         dim: int = 0,
         *,
-        device: Any = None,
         out: None = None,
-        stack_dim_name: str | None = None,
-        strict_shape: bool = False,
+        **options: Unpack[_MembersOptions],
     ) -> LazyStackedTensorDict: ...
 
     @overload
     @classmethod
     def lazy_stack(
-        cls,
-        items: Sequence[T],
-        dim: int = 0,
-        *,
-        device: Any = None,
-        out: _Out,
-        stack_dim_name: str | None = None,
-        strict_shape: bool = False,
+        cls, items: Sequence[T], dim: int = 0, *, out: _Out, **options: Unpack[_MembersOptions]
     ) -> _Out: ...
 
     @classmethod
@@ -724,7 +725,7 @@ class LazyStackedTensorDict(TensorDictBase):
         items: Sequence[Any],
         dim: int = 0,
         *,
-        device: Any = None,
+        device: object = None,
         out: Any = None,
         stack_dim_name: str | None = None,
         strict_shape: bool = False,
@@ -811,8 +812,8 @@ class LazyStackedTensorDict(TensorDictBase):
         input_dict: Any,
         *,
         auto_batch_size: bool | None = None,
-        batch_size: Any = None,
-        device: Any = None,
+        batch_size: object = None,
+        device: object = None,
         batch_dims: int | None = None,
         stack_dim_name: str | None = None,
         stack_dim: int = 0,
@@ -834,7 +835,7 @@ class LazyStackedTensorDict(TensorDictBase):
         (torch.Size([2]), ['t'], torch.Size([4]))
         """
         if is_op(input_dict):  # an instance (isinstance TensorCore), typed with its operations
-            items: list[Any] = list(input_dict.unbind(stack_dim))
+            items: list[object] = list(input_dict.unbind(stack_dim))
         elif isinstance(input_dict, Mapping):
             keys = [str(index) for index in range(len(input_dict))]
             if list(input_dict) != keys:
@@ -866,11 +867,11 @@ class LazyStackedTensorDict(TensorDictBase):
         self,
         fn: Callable[..., Any],
         *others: TensorCore,
-        batch_size: Any = None,
-        device: Any = MISSING,
-        names: Any = None,
+        batch_size: object = None,
+        device: object = MISSING,
+        names: object = None,
         inplace: bool = False,
-        default: Any = MISSING,
+        default: object = MISSING,
         filter_empty: bool | None = None,
         propagate_lock: bool = False,
         call_on_nested: bool = False,
@@ -940,7 +941,7 @@ class LazyStackedTensorDict(TensorDictBase):
     def get(
         self,
         key: NestedKey,
-        default: Any = ...,
+        default: object = ...,
         *,
         as_list: Literal[False] = False,
         as_padded_tensor: Literal[False] = False,
@@ -1000,7 +1001,7 @@ class LazyStackedTensorDict(TensorDictBase):
     def get(
         self,
         key: NestedKey,
-        default: Any = ...,
+        default: object = ...,
         *,
         as_list: bool = False,
         as_padded_tensor: bool = False,
@@ -1013,7 +1014,7 @@ class LazyStackedTensorDict(TensorDictBase):
     def get(
         self,
         key: NestedKey,
-        default: Any = MISSING,
+        default: object = MISSING,
         *,
         as_list: bool = False,
         as_padded_tensor: bool = False,
@@ -1130,12 +1131,12 @@ class _StackedField:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+    def __get__(self, obj: LazyStackedTensorDict | None, owner: type | None = None) -> Any:
         if obj is None:
             return self
         return obj._read_field(self.name)
 
-    def __set__(self, obj: Any, value: Any) -> None:
+    def __set__(self, obj: Any, value: object) -> None:
         obj._set_field(self.name, value)
 
 
@@ -1144,7 +1145,7 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
     found = LazyStackedTensorDict._variants.get(member_cls)
     if found is None:
         name = f"LazyStackedTensorDict[{member_cls.__name__}]"
-        namespace: dict[str, Any] = {
+        namespace: dict[str, object] = {
             "__slots__": (),
             "__module__": __name__,
             "__qualname__": name,
@@ -1244,7 +1245,7 @@ def _stack_tensors(
     padding_side: str,
     layout: torch.layout | None,
     padding_value: float | int | bool,
-) -> Any:
+) -> Tensor | list[Tensor]:
     """``LazyStackedTensorDict.lazy_stack`` of plain tensors."""
     if as_list + as_padded_tensor + as_nested_tensor > 1:
         raise ValueError("pass one of as_list, as_padded_tensor and as_nested_tensor")
@@ -1291,7 +1292,7 @@ def _maybe_dense(members: list[T], dim: int) -> T:
     if not _dense_level(members):
         return lazy_stack(members, dim)
     first = members[0]
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in first._data.items():
         leaves = [member._data[key] for member in members]
         if isinstance(leaf, Tensor):

@@ -5,7 +5,7 @@ Tensor leaves (at every depth) are transformed; non-tensor leaves are kept as th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, overload
 
 import torch
@@ -128,7 +128,7 @@ def _pair_into(
             _pair_into(leaf, right, (*path, key), what, lefts, rights)
 
 
-def _other_leaf(other: Any, key: str, default: Any, path: tuple[str, ...]) -> Any:
+def _other_leaf(other: object, key: str, default: object, path: tuple[str, ...]) -> object:
     if not isinstance(other, TensorCore):
         return other  # a default standing in for a missing nested instance
     leaf = other._data.get(key, MISSING)
@@ -151,7 +151,9 @@ class _Options(NamedTuple):
     is_leaf: Callable[[type], bool] | None = None
     out: TensorCore | None = None
     batch_size_given: bool = False  # results may change the batch dims (not checked)
-    pending: list[tuple[Tensor, Any, Any]] | None = None  # in-place writes, made at the end
+    pending: list[tuple[Tensor, Tensor, str | tuple[str, ...]]] | None = (
+        None  # in-place writes, made at the end
+    )
 
 
 _PLAIN = _Options()
@@ -172,7 +174,7 @@ def _changed_batch(key: str | tuple[str, ...], batch: torch.Size, result: Tensor
     )
 
 
-def _write_all(pending: list[tuple[Tensor, Any, Any]]) -> None:
+def _write_all(pending: list[tuple[Tensor, Tensor, str | tuple[str, ...]]]) -> None:
     """The writes of ``apply(..., inplace=True)``: every result is checked to fit its leaf
     first, so a failing ``fn`` or result leaves every leaf as it was."""
     for leaf, result, key in pending:
@@ -199,7 +201,7 @@ def _expand_mask(mask: Tensor, leaf: Tensor, batch_dims: int) -> Tensor:
 
 def _map_tensors(self: E, fn: Callable[[Tensor], Tensor], device: Any = MISSING) -> E:
     """A new instance with ``fn`` applied to every tensor leaf (depth first)."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = fn(leaf)
@@ -307,7 +309,7 @@ def apply(
 
 def _apply_plain(self: E, fn: Callable[[Tensor], Any]) -> E:
     """``apply`` with one function and nothing else: the common case, kept lean."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     batch = self._batch_size
     n = len(batch)
     for key, leaf in self._data.items():
@@ -358,10 +360,10 @@ def _apply(
     self: E,
     fn: Callable[..., Any],
     others: tuple[TensorCore, ...],
-    batch_size: Any,
-    names: Any,
+    batch_size: int | Sequence[int] | None,
+    names: Sequence[str | None] | None,
     inplace: bool,
-    default: Any,
+    default: object,
     call_on_nested: bool,
     prefix: tuple[str, ...] | None,
     options: _Options | None = None,
@@ -415,17 +417,17 @@ def _apply(
 def _apply_level(
     self: E,
     fn: Callable[..., Any],
-    others: tuple[TensorCore, ...],
+    others: tuple[object, ...],
     new_size: torch.Size,
     inplace: bool,
-    default: Any,
+    default: object,
     call_on_nested: bool,
     prefix: tuple[str, ...] | None,
     path: tuple[str, ...],
     opts: _Options,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     n = len(self._batch_size)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     is_leaf = opts.is_leaf
     check = not opts.batch_size_given
     for key, leaf in self._data.items():
@@ -434,7 +436,7 @@ def _apply_level(
             if prefix is None:
                 result = fn(leaf, *extra)
             else:
-                name: Any = (*path, key) if prefix == () else key
+                name: str | tuple[str, ...] = (*path, key) if prefix == () else key
                 result = fn(name, leaf, *extra)
             if check and result is not None and getattr(result, "shape", new_size)[:n] != new_size:
                 raise _changed_batch((*path, key) if path else key, new_size, result)
@@ -485,7 +487,7 @@ def clone(self: E, recurse: bool = True) -> E:
     """A copy; ``recurse=False`` copies the structure but shares the leaves."""
     if not recurse:
         return type(self)._new(dict(self._data), self._batch_size, self._device, self._names)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         data[key] = leaf.clone()
     return type(self)._new(data, self._batch_size, self._device, self._names)
@@ -495,7 +497,7 @@ def __copy__(self: E) -> E:
     return self.clone(recurse=False)
 
 
-def __deepcopy__(self: E, memo: dict[int, Any]) -> E:
+def __deepcopy__(self: E, memo: dict[int, object]) -> E:
     return self.clone()
 
 
@@ -560,7 +562,7 @@ def to(self: E, *args: Any, **kwargs: Any) -> E:
 def _to_described(self: E, spec: TensorCore, non_blocking: bool) -> E:
     """Each tensor leaf moved and cast as ``spec`` (an ``attrs()`` result) records for
     its key; leaves ``spec`` does not describe are kept."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         target = spec._data.get(key)
         if isinstance(leaf, Tensor) and target is not None and hasattr(target, "tgt_dtype"):
@@ -732,9 +734,9 @@ def _canonical(tensor: Tensor) -> Tensor:
     return torch.empty_like(tensor, memory_format=torch.contiguous_format).copy_(tensor)
 
 
-def _where_padded(left: C, condition: Tensor, right: TensorCore, pad: Any, n: int) -> C:
+def _where_padded(left: C, condition: Tensor, right: TensorCore, pad: float | bool, n: int) -> C:
     """``where`` over the union of the keys: a key one side lacks takes ``pad`` there."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     other = right._data
     for key, leaf in left._data.items():
         match = other.get(key, MISSING)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import builtins
 import operator
-from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from collections.abc import Callable, Sequence
+from typing import TypeVar, overload
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from ..shape.batch_dims import batch_dim
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .elementwise import align, batch_aligned, with_default
+from .elementwise_kinds import Default
 from .functions import Operator
 from .reduction_kinds import single_dim
 from .reductions import reduced_level
@@ -80,10 +81,12 @@ __all__ = [
 ]
 
 _SCALARS = (int, float, bool, complex)
+#: what a fused in-place kernel takes: one number for every leaf, or one tensor per leaf
+_FUSED_OPERANDS = (list, *_SCALARS)
 # torch.func transforms (vmap) have no batching rules for the fused kernels: fall back to
 # one op per tensor while one is active (a ~30 ns check).
 _transforms_active = torch._C._are_functorch_transforms_active
-_FOREACH: dict[Operator, Callable[..., Any]] = {
+_FOREACH: dict[Operator, Callable[..., Sequence[Tensor]]] = {
     operator.add: torch._foreach_add,
     operator.sub: torch._foreach_sub,
     operator.mul: torch._foreach_mul,
@@ -143,24 +146,31 @@ def _non_tensor_equal(
     return torch.from_numpy(np.vectorize(same_value, otypes=[bool])(left, right))
 
 
-def _operand(other: Any) -> Any:
-    """``other`` as an operand for the leaves, or ``NotImplemented``.
+#: what the leaves take as the other operand of an operator
+Operand = Tensor | int | float | bool | complex
+
+
+def _operand(other: object) -> Operand | None:
+    """``other`` as an operand for the leaves, or ``None`` (Python tries the reflected
+    operator, or raises).
 
     Numbers and tensors pass as they are; NumPy scalars become Python numbers (the fused
     kernels take only those) and NumPy arrays become tensors (sharing their memory)."""
     if isinstance(other, np.generic):
-        return other.item()
+        number: Operand = other.item()  # (a Python number)
+        return number
     if isinstance(other, (Tensor, *_SCALARS)):
         return other
     if isinstance(other, np.ndarray):
         return torch.from_numpy(other)
-    return NotImplemented
+    return None
 
 
 def _inplace_refusal(
-    op: Operator, leaves: list[Tensor], other: Any, others: list[Tensor] | None
+    op: Operator, leaves: list[Tensor], operands: Operand | list[Tensor]
 ) -> tuple[int, str] | None:
-    """The first leaf that ``leaf op= operand`` cannot write, with the reason, or ``None``.
+    """The first leaf that ``leaf op= operand`` cannot write, with the reason, or ``None``;
+    ``operands`` is one operand for every leaf or a list, one per leaf.
 
     Checked before any leaf is written, so an in-place operator writes every leaf or none:
     a leaf that requires grad, an operand on another device, a shape that does not
@@ -168,36 +178,36 @@ def _inplace_refusal(
     lists clears the common cases; only a refusal scans the leaves one by one."""
     grad = torch.is_grad_enabled() and builtins.any(leaf.requires_grad for leaf in leaves)
     if not grad:
-        if others is None and not isinstance(other, Tensor):
-            dtypes = {leaf.dtype for leaf in leaves}
-            if type(other) in _REAL and dtypes <= _FLOATS and op not in _BITWISE:
-                return None
-            if builtins.all(_cast_problem(op, dtype, other) is None for dtype in dtypes):
-                return None
-        elif others is not None:
-            if [leaf.shape for leaf in leaves] == [o.shape for o in others] and (
-                [leaf.dtype for leaf in leaves] == [o.dtype for o in others]
+        if isinstance(operands, list):
+            if [leaf.shape for leaf in leaves] == [o.shape for o in operands] and (
+                [leaf.dtype for leaf in leaves] == [o.dtype for o in operands]
             ):
                 return None  # same shapes and dtypes: the other operand cannot be refused
+        elif not isinstance(operands, Tensor):
+            dtypes = {leaf.dtype for leaf in leaves}
+            if type(operands) in _REAL and dtypes <= _FLOATS and op not in _BITWISE:
+                return None
+            if builtins.all(_cast_problem(op, dtype, operands) is None for dtype in dtypes):
+                return None
         else:
-            shape, device = other.shape, other.device
+            shape, device = operands.shape, operands.device
             if (
                 builtins.all(_broadcasts_to(shape, s) for s in {leaf.shape for leaf in leaves})
                 and builtins.all(
-                    _cast_problem(op, d, other) is None for d in {leaf.dtype for leaf in leaves}
+                    _cast_problem(op, d, operands) is None for d in {leaf.dtype for leaf in leaves}
                 )
                 and (not shape or builtins.all(leaf.device == device for leaf in leaves))
             ):
                 return None
-    operands = [other] * len(leaves) if others is None else others
-    for i, (leaf, operand) in enumerate(zip(leaves, operands)):
+    per_leaf = operands if isinstance(operands, list) else [operands] * len(leaves)
+    for i, (leaf, operand) in enumerate(zip(leaves, per_leaf)):
         problem = _leaf_refusal(op, leaf, operand)
         if problem is not None:
             return i, problem
     return None
 
 
-def fused_scalar_inplace(op: Operator, leaves: list[Tensor], other: Any) -> bool:
+def fused_scalar_inplace(op: Operator, leaves: list[Tensor], other: object) -> bool:
     """``leaf op= other`` for every leaf with one fused kernel, when ``other`` is a number,
     the kernel exists and no leaf would refuse it; ``False`` (nothing written) otherwise: the
     caller takes the per-leaf path, which names the key a refusal is about."""
@@ -207,7 +217,7 @@ def fused_scalar_inplace(op: Operator, leaves: list[Tensor], other: Any) -> bool
         or not leaves
         or not isinstance(other, _SCALARS)
         or _transforms_active()
-        or _inplace_refusal(op, leaves, other, None) is not None
+        or _inplace_refusal(op, leaves, other) is not None
     ):
         return False
     fused(leaves, other)
@@ -230,36 +240,35 @@ def fused_paired_inplace(op: Operator, pairs: list[tuple[TensorCore, TensorCore]
         node_leaves, other_leaves = paired_tensor_leaves(node, other, "in-place operator")
         leaves += node_leaves
         others += other_leaves
-    if not leaves or _inplace_refusal(op, leaves, None, others) is not None:
+    if not leaves or _inplace_refusal(op, leaves, others) is not None:
         return False
     fused(leaves, others)
     return True
 
 
-def refuse_first(op: Operator, pairs: list[tuple[TensorCore, Any]]) -> None:
+def refuse_first(op: Operator, pairs: list[tuple[TensorCore, object]]) -> None:
     """Raise the error of the first ``(node, operand)`` pair whose ``node op= operand``
     would be refused (nothing written), so that writing node after node is every node or
     none. Nodes holding lazy stacks are left to their own checks."""
     for node, other in pairs:
         if type(node._data) is not dict or holds_lazy(node) or not isinstance(node, Node):
             continue
-        others: list[Tensor] | None = None
+        operands: Operand | list[Tensor]
         if isinstance(other, TensorCore):
             if not isinstance(other, Node):
                 continue
-            leaves, others = paired_tensor_leaves(node, other, "in-place operator")
+            leaves, operands = paired_tensor_leaves(node, other, "in-place operator")
         else:
-            other = _operand(other)
-            if other is NotImplemented or (isinstance(other, Tensor) and other.ndim):
+            operand = _operand(other)
+            if operand is None or (isinstance(operand, Tensor) and operand.ndim):
                 continue
-            leaves = tensor_leaves(node)
-        refused = _inplace_refusal(op, leaves, other, others)
+            leaves, operands = tensor_leaves(node), operand
+        refused = _inplace_refusal(op, leaves, operands)
         if refused is not None:
-            position, reason = refused
-            _refuse_inplace(node, op, position, others[position] if others else other, reason)
+            _refuse_inplace(node, op, operands, *refused)
 
 
-def _leaf_refusal(op: Operator, leaf: Tensor, operand: Any) -> str | None:
+def _leaf_refusal(op: Operator, leaf: Tensor, operand: Operand) -> str | None:
     """Why ``leaf op= operand`` would fail, or ``None``."""
     if torch.is_grad_enabled() and leaf.requires_grad and leaf.is_leaf:
         return "it is a leaf that requires grad (write it under torch.no_grad())"
@@ -300,7 +309,7 @@ def _probe(dtype: torch.dtype) -> Tensor:
     return probe
 
 
-def _cast_problem(op: Operator, dtype: torch.dtype, operand: Any) -> str | None:
+def _cast_problem(op: Operator, dtype: torch.dtype, operand: Operand) -> str | None:
     """Why the result of ``leaf op operand`` cannot be written into a ``dtype`` leaf."""
     if isinstance(operand, Tensor):
         result = (
@@ -327,9 +336,9 @@ __array_ufunc__ = None
 def _binary(
     self: E,
     op: Operator,
-    other: Any,
+    other: object,
     reflected: bool = False,
-    default: Any = None,
+    default: Default = None,
 ) -> E:
     result: E
     if isinstance(other, TensorCore):
@@ -338,23 +347,27 @@ def _binary(
         else:
             result = _paired_like(self, _binary_pairs(self, op, other, reflected, ()), other)
         return result
-    other = _operand(other)
-    if other is NotImplemented:
+    operand = _operand(other)
+    if operand is None:
         result = NotImplemented  # Python then tries the reflected operator
         return result
-    if isinstance(other, Tensor) and other.ndim and batch_aligned(other.shape, self._batch_size):
+    if (
+        isinstance(operand, Tensor)
+        and operand.ndim
+        and batch_aligned(operand.shape, self._batch_size)
+    ):
         aligned = len(self._batch_size)
-        return self._like(_binary_broadcast(self, op, other, reflected, aligned))
-    return self._like(_binary_broadcast(self, op, other, reflected))
+        return self._like(_binary_broadcast(self, op, operand, reflected, aligned))
+    return self._like(_binary_broadcast(self, op, operand, reflected))
 
 
 def _binary_broadcast(
-    self: E, op: Operator, other: Any, reflected: bool, aligned: int = -1
-) -> dict[str, Any]:
+    self: E, op: Operator, other: Operand, reflected: bool, aligned: int = -1
+) -> dict[str, object]:
     """``op`` of every tensor leaf and ``other``; ``aligned`` (the batch dims of the
     receiver the operation started from), if not -1: ``other`` lines up with the batch
     dims (see elementwise.py)."""
-    out = dict.fromkeys(self._data)
+    out: dict[str, object] = dict.fromkeys(self._data)
     keys, tensors = [], []
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
@@ -365,7 +378,8 @@ def _binary_broadcast(
         else:
             out[key] = leaf
     fused = _FOREACH.get(op)
-    if aligned >= 0:
+    results: Sequence[Tensor]
+    if aligned >= 0 and isinstance(other, Tensor):  # (only a tensor is ever aligned)
         others = [align(other, t.ndim, aligned) for t in tensors]
         pairs = zip(others, tensors) if reflected else zip(tensors, others)
         results = [op(a, b) for a, b in pairs]
@@ -385,14 +399,14 @@ def _binary_pairs(
     other: TensorCore,
     reflected: bool,
     path: tuple[str, ...],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     data, other_data = self._data, other._data
     if len(data) != len(other_data) or builtins.any(key not in other_data for key in data):
         raise StructureMismatchError(
             f"operands have different keys at {path or 'the top level'}: "
             f"{sorted(data)} and {sorted(other_data)}"
         )
-    out = dict.fromkeys(data)
+    out: dict[str, object] = dict.fromkeys(data)
     keys, lefts, rights = [], [], []
     for key, leaf in data.items():
         right = other_data[key]
@@ -412,6 +426,7 @@ def _binary_pairs(
     if reflected:
         lefts, rights = rights, lefts
     fused = _FOREACH.get(op)
+    results: Sequence[Tensor]
     if (
         fused is not None
         and lefts
@@ -426,48 +441,54 @@ def _binary_pairs(
 
 
 @through_lazy
-def _inplace(self: E, op: Operator, other: Any) -> E:
-    others: list[Tensor] | None
+def _inplace(self: E, op: Operator, other: object) -> E:
+    operands: Operand | list[Tensor]  # one for every leaf, or one per leaf
     deferred: E = NotImplemented  # the result that makes Python try the plain operator
     if isinstance(other, TensorCore):
         if not isinstance(other, Node):
             return deferred
-        leaves, others = paired_tensor_leaves(self, other, "in-place operator")
+        leaves, operands = paired_tensor_leaves(self, other, "in-place operator")
     else:
-        other = _operand(other)
-        if other is NotImplemented:
+        operand = _operand(other)
+        if operand is None:
             return deferred
-        leaves, others = tensor_leaves(self), None
+        leaves, operands = tensor_leaves(self), operand
         if (
-            isinstance(other, Tensor)
-            and other.ndim
-            and batch_aligned(other.shape, self._batch_size)
+            isinstance(operand, Tensor)
+            and operand.ndim
+            and batch_aligned(operand.shape, self._batch_size)
         ):
             n = len(self._batch_size)
-            others = [align(other, leaf.ndim, n) for leaf in leaves]
-    refused = _inplace_refusal(op, leaves, other, others)
+            operands = [align(operand, leaf.ndim, n) for leaf in leaves]
+    refused = _inplace_refusal(op, leaves, operands)
     if refused is not None:
-        position, reason = refused
-        _refuse_inplace(self, op, position, others[position] if others else other, reason)
+        _refuse_inplace(self, op, operands, *refused)
     fused = _FOREACH_INPLACE.get(op)
     if (
         fused is not None
         and leaves
-        and (others is not None or isinstance(other, _SCALARS))
+        and isinstance(operands, _FUSED_OPERANDS)
         and not _transforms_active()
     ):
-        fused(leaves, others if others is not None else other)
+        fused(leaves, operands)
         return self
     # an operator's augmented form, or a torch function's in-place method (atan2 -> atan2_)
     inplace_op = _INPLACE_OPS.get(op) or getattr(Tensor, f"{op.__name__}_")
-    for i, leaf in enumerate(leaves):
-        inplace_op(leaf, others[i] if others is not None else other)
+    if isinstance(operands, list):
+        for leaf, operand in zip(leaves, operands):
+            inplace_op(leaf, operand)
+    else:
+        for leaf in leaves:
+            inplace_op(leaf, operands)
     return self
 
 
-def _refuse_inplace(self: E, op: Operator, position: int, other: Any, reason: str) -> None:
-    """Raise the error of ``leaf op= other`` for the tensor leaf at ``position``, naming
+def _refuse_inplace(
+    self: E, op: Operator, operands: Operand | list[Tensor], position: int, reason: str
+) -> None:
+    """Raise the error of ``leaf op= operand`` for the tensor leaf at ``position``, naming
     its key (no leaf has been written)."""
+    other = operands[position] if isinstance(operands, list) else operands
     key = tensor_leaf_keys(self)[position]
     leaf = tensor_leaves(self)[position]
     name = shown_key(key)
@@ -483,142 +504,142 @@ def _refuse_inplace(self: E, op: Operator, position: int, other: Any, reason: st
     )
 
 
-def __add__(self: E, other: Any) -> E:
+def __add__(self: E, other: object) -> E:
     return self._binary(operator.add, other)
 
 
-def __radd__(self: E, other: Any) -> E:
+def __radd__(self: E, other: object) -> E:
     return self._binary(operator.add, other, True)
 
 
-def __iadd__(self: E, other: Any) -> E:
+def __iadd__(self: E, other: object) -> E:
     return self._inplace(operator.add, other)
 
 
-def __sub__(self: E, other: Any) -> E:
+def __sub__(self: E, other: object) -> E:
     return self._binary(operator.sub, other)
 
 
-def __rsub__(self: E, other: Any) -> E:
+def __rsub__(self: E, other: object) -> E:
     return self._binary(operator.sub, other, True)
 
 
-def __isub__(self: E, other: Any) -> E:
+def __isub__(self: E, other: object) -> E:
     return self._inplace(operator.sub, other)
 
 
-def __mul__(self: E, other: Any) -> E:
+def __mul__(self: E, other: object) -> E:
     return self._binary(operator.mul, other)
 
 
-def __rmul__(self: E, other: Any) -> E:
+def __rmul__(self: E, other: object) -> E:
     return self._binary(operator.mul, other, True)
 
 
-def __imul__(self: E, other: Any) -> E:
+def __imul__(self: E, other: object) -> E:
     return self._inplace(operator.mul, other)
 
 
-def __truediv__(self: E, other: Any) -> E:
+def __truediv__(self: E, other: object) -> E:
     return self._binary(operator.truediv, other)
 
 
-def __rtruediv__(self: E, other: Any) -> E:
+def __rtruediv__(self: E, other: object) -> E:
     return self._binary(operator.truediv, other, True)
 
 
-def __itruediv__(self: E, other: Any) -> E:
+def __itruediv__(self: E, other: object) -> E:
     return self._inplace(operator.truediv, other)
 
 
-def __floordiv__(self: E, other: Any) -> E:
+def __floordiv__(self: E, other: object) -> E:
     return self._binary(operator.floordiv, other)
 
 
-def __rfloordiv__(self: E, other: Any) -> E:
+def __rfloordiv__(self: E, other: object) -> E:
     return self._binary(operator.floordiv, other, True)
 
 
-def __ifloordiv__(self: E, other: Any) -> E:
+def __ifloordiv__(self: E, other: object) -> E:
     return self._inplace(operator.floordiv, other)
 
 
-def __mod__(self: E, other: Any) -> E:
+def __mod__(self: E, other: object) -> E:
     return self._binary(operator.mod, other)
 
 
-def __rmod__(self: E, other: Any) -> E:
+def __rmod__(self: E, other: object) -> E:
     return self._binary(operator.mod, other, True)
 
 
-def __imod__(self: E, other: Any) -> E:
+def __imod__(self: E, other: object) -> E:
     return self._inplace(operator.mod, other)
 
 
-def __pow__(self: E, other: Any) -> E:
+def __pow__(self: E, other: object) -> E:
     return self._binary(operator.pow, other)
 
 
-def __rpow__(self: E, other: Any) -> E:
+def __rpow__(self: E, other: object) -> E:
     return self._binary(operator.pow, other, True)
 
 
-def __ipow__(self: E, other: Any) -> E:
+def __ipow__(self: E, other: object) -> E:
     return self._inplace(operator.pow, other)
 
 
-def __and__(self: E, other: Any) -> E:
+def __and__(self: E, other: object) -> E:
     return self._binary(operator.and_, other)
 
 
-def __rand__(self: E, other: Any) -> E:
+def __rand__(self: E, other: object) -> E:
     return self._binary(operator.and_, other, True)
 
 
-def __iand__(self: E, other: Any) -> E:
+def __iand__(self: E, other: object) -> E:
     return self._inplace(operator.and_, other)
 
 
-def __or__(self: E, other: Any) -> E:
+def __or__(self: E, other: object) -> E:
     return self._binary(operator.or_, other)
 
 
-def __ror__(self: E, other: Any) -> E:
+def __ror__(self: E, other: object) -> E:
     return self._binary(operator.or_, other, True)
 
 
-def __ior__(self: E, other: Any) -> E:
+def __ior__(self: E, other: object) -> E:
     return self._inplace(operator.or_, other)
 
 
-def __xor__(self: E, other: Any) -> E:
+def __xor__(self: E, other: object) -> E:
     return self._binary(operator.xor, other)
 
 
-def __rxor__(self: E, other: Any) -> E:
+def __rxor__(self: E, other: object) -> E:
     return self._binary(operator.xor, other, True)
 
 
-def __ixor__(self: E, other: Any) -> E:
+def __ixor__(self: E, other: object) -> E:
     return self._inplace(operator.xor, other)
 
 
 # -- comparisons (results hold bool tensors) ---------------------------------------------
 
 
-def __lt__(self: E, other: Any) -> E:
+def __lt__(self: E, other: object) -> E:
     return self._binary(operator.lt, other)
 
 
-def __le__(self: E, other: Any) -> E:
+def __le__(self: E, other: object) -> E:
     return self._binary(operator.le, other)
 
 
-def __gt__(self: E, other: Any) -> E:
+def __gt__(self: E, other: object) -> E:
     return self._binary(operator.gt, other)
 
 
-def __ge__(self: E, other: Any) -> E:
+def __ge__(self: E, other: object) -> E:
     return self._binary(operator.ge, other)
 
 
@@ -642,7 +663,7 @@ def __invert__(self: E) -> E:
 
 
 @through_lazy
-def lerp_(self: E, end: Any, weight: Any) -> E:
+def lerp_(self: E, end: object, weight: object) -> E:
     """Move every tensor towards ``end`` by ``weight``, in place.
 
     ``end`` and ``weight`` are each a number, a tensor or an instance (paired by key)."""
@@ -667,7 +688,13 @@ def lerp_(self: E, end: Any, weight: Any) -> E:
 # -- reductions ----------------------------------------------------------------------------
 
 
-def _reduce(self: E, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any) -> E:
+def _reduce(
+    self: E,
+    fn: Callable[..., Tensor],
+    dim: int | Sequence[int] | None,
+    keepdim: bool,
+    **kwargs: object,
+) -> E:
     """Reduce every tensor over all its dims (``dim=None``) or over batch ``dim``."""
     # the leaves are walked as reductions.py walks them: a shared non-tensor value survives
     # (per-element values cannot reduce); the result has no dim names
@@ -724,7 +751,7 @@ def any(self: E, dim: int | None = None) -> bool | E:
     return self._reduce(single_dim(torch.any), dim, False)
 
 
-def _paired_like(node: C, data: dict[str, Any], other: TensorCore) -> C:
+def _paired_like(node: C, data: dict[str, object], other: TensorCore) -> C:
     """The result of an operator between ``node`` and ``other``: their batch sizes
     broadcast (as their leaves do) when they differ but have as many dims."""
     size, others = node._batch_size, other._batch_size

@@ -25,7 +25,7 @@ tensor([[1., 2., 3.],
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import torch
 from torch import Tensor
@@ -38,6 +38,7 @@ from ..core.self_types import E, Node, as_op
 from ..core.state import TensorCore
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
+from .elementwise_kinds import Default
 from .functions import Operator
 
 C = TypeVar("C", bound=TensorCore)
@@ -70,12 +71,12 @@ def align(tensor: Tensor, leaf_ndim: int, batch_ndim: int) -> Tensor:
 
 
 def _columns(
-    node: TensorCore, leaves: list[Tensor], operands: tuple[Any, ...], what: str
-) -> list[Any]:
+    node: TensorCore, leaves: list[Tensor], operands: tuple[object, ...], what: str
+) -> list[object]:
     """For each operand, its value per leaf (a list) or one value for every leaf."""
     batch_size = node._batch_size
     n = len(batch_size)
-    columns: list[Any] = []
+    columns: list[object] = []
     for operand in operands:
         if isinstance(operand, TensorCore):
             columns.append(paired_tensor_leaves(node, operand, what)[1])
@@ -88,9 +89,9 @@ def _columns(
 
 def _results(
     leaves: list[Tensor],
-    columns: list[Any],
+    columns: list[object],
     fn: Callable[..., Tensor],
-    kwargs: dict[str, Any],
+    kwargs: dict[str, object],
 ) -> list[Tensor]:
     if all(not isinstance(c, list) for c in columns):
         return [fn(leaf, *columns, **kwargs) for leaf in leaves]
@@ -104,7 +105,7 @@ def _rebuilt(node: C, results: Iterator[Tensor], batch_size: torch.Size | None =
     """``node`` with its tensor leaves replaced, in :func:`tensor_leaves` order, by the
     items of the iterator ``results``; with ``batch_size``, every level gets it (results
     reduced to that shape) and per-element non-tensor leaves are dropped."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             data[key] = next(results)
@@ -120,8 +121,8 @@ def _rebuilt(node: C, results: Iterator[Tensor], batch_size: torch.Size | None =
 def leafwise(
     node: C,
     fn: Callable[..., Tensor],
-    operands: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    operands: tuple[object, ...],
+    kwargs: dict[str, object],
     batch_size: torch.Size | None = None,
 ) -> C:
     """``fn(leaf, *operands, **kwargs)`` for every tensor leaf of ``node`` (operands paired
@@ -134,7 +135,7 @@ def leafwise(
 # -- default=: keys that only one operand has ---------------------------------------------
 
 
-def with_default(node: C, op: Operator, other: TensorCore, default: Any, reflected: bool) -> C:
+def with_default(node: C, op: Operator, other: TensorCore, default: Default, reflected: bool) -> C:
     """``op`` of ``node`` and the instance ``other``, paired by key, where a key only one of
     them has is dropped (``default="intersection"``) or meets ``default`` in place of the
     missing leaf (the result has the keys of both)."""
@@ -149,7 +150,7 @@ def _takes_any_key(node: TensorCore) -> bool:
     return cls is None or bool(cls._fast_set)
 
 
-def _one_sided(value: Any, with_default: Callable[[Tensor], Any]) -> Any:
+def _one_sided(value: object, with_default: Callable[[Tensor], Tensor]) -> object:
     """An entry only one operand of a ``default=`` operation holds: each tensor of it
     combined with the default by ``with_default``; a non-tensor value as it is."""
     if isinstance(value, Tensor):
@@ -163,14 +164,14 @@ def _default_level(
     left: C,
     right: TensorCore,
     op: Operator,
-    default: Any,
+    default: Default,
     reflected: bool,
     n: int,
     path: tuple[str, ...],
 ) -> C:
     drop = isinstance(default, str)
 
-    def pair(mine: Any, theirs: Any, leaf: Tensor) -> Any:
+    def pair(mine: object, theirs: object, leaf: Tensor) -> Tensor:
         if (
             isinstance(mine, Tensor)
             and mine is not leaf
@@ -188,7 +189,7 @@ def _default_level(
             first = torch.as_tensor(first, device=leaf.device)
         return op(first, second)
 
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     left_data, right_data = left._data, right._data
     if drop and not _takes_any_key(left):
         dropped = [
@@ -232,7 +233,7 @@ def _default_level(
 
 
 def _nary(
-    self: E, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+    self: E, fn: Callable[..., Tensor], operands: tuple[object, ...], kwargs: dict[str, object]
 ) -> E:
     """A new instance: ``fn(leaf, *operands, **kwargs)`` for every tensor leaf."""
     result: E = leafwise(self, fn, operands, kwargs)
@@ -241,7 +242,7 @@ def _nary(
 
 @through_lazy
 def _nary_inplace(
-    self: E, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+    self: E, fn: Callable[..., Tensor], operands: tuple[object, ...], kwargs: dict[str, object]
 ) -> E:
     """``fn(leaf, *operands, **kwargs)`` written into every tensor leaf.
 
@@ -348,7 +349,7 @@ def bytes(self: E, *, count_duplicates: bool = True) -> int:
 # -- clamp -----------------------------------------------------------------------------
 
 
-def clamp(self: E, min: Any = None, max: Any = None, *, out: TensorCore | None = None) -> E:
+def clamp(self: E, min: object = None, max: object = None, *, out: TensorCore | None = None) -> E:
     """Clamp every tensor leaf to ``[min, max]`` (as ``torch.clamp``).
 
     ``min`` and ``max`` are each a number, a tensor (see the module documentation) or an
@@ -365,7 +366,7 @@ def clamp(self: E, min: Any = None, max: Any = None, *, out: TensorCore | None =
     return returned
 
 
-def clamp_(self: E, min: Any = None, max: Any = None) -> E:
+def clamp_(self: E, min: object = None, max: object = None) -> E:
     """:meth:`clamp`, written into every tensor leaf (every leaf or none)."""
     if min is None and max is None:
         raise ValueError("clamp_: give min=, max= or both (both are None)")

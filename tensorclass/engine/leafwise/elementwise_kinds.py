@@ -21,9 +21,10 @@ one per entry:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import torch
 from torch import Tensor
@@ -65,21 +66,25 @@ class _Engine(Protocol):
     def _binary(
         self,
         op: Operator,
-        other: Any,
+        other: object,
         reflected: bool = False,
-        default: Any = None,
+        default: Default = None,
     ) -> Self: ...
-    def _inplace(self, op: Operator, other: Any) -> Self: ...
+    def _inplace(self, op: Operator, other: object) -> Self: ...
     def _reduce(
-        self, fn: Callable[..., Tensor], dim: Any, keepdim: bool, **kwargs: Any
+        self,
+        fn: Callable[..., Tensor],
+        dim: int | Sequence[int] | None,
+        keepdim: bool,
+        **kwargs: object,
     ) -> Self: ...
     def _own_tensors(self) -> list[Tensor]: ...
     def to(self, dtype: torch.dtype, /) -> Self: ...
     def _nary(
-        self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+        self, fn: Callable[..., Tensor], operands: tuple[object, ...], kwargs: dict[str, object]
     ) -> Self: ...
     def _nary_inplace(
-        self, fn: Callable[..., Tensor], operands: tuple[Any, ...], kwargs: dict[str, Any]
+        self, fn: Callable[..., Tensor], operands: tuple[object, ...], kwargs: dict[str, object]
     ) -> Self: ...
     def _cast_leaves(
         self,
@@ -97,7 +102,7 @@ QUANTIZED = frozenset({torch.qint8, torch.qint32, torch.quint8, torch.quint4x2, 
 # -- the kinds: a stub (the signature), a builder (the method), a default docstring ----------
 
 
-def _unary(self: Any) -> None:
+def _unary(self: object) -> None:
     """``x.exp()``"""
 
 
@@ -111,7 +116,7 @@ def _build_unary(fn: Callable[[Tensor], Tensor]) -> Callable[..., _Engine]:
 unary = PlainKind(_unary, _build_unary, "Element-wise ``{fn}`` of every tensor leaf.")
 
 
-def _unary_inplace(self: Any) -> None:
+def _unary_inplace(self: object) -> None:
     """``x.exp_()``"""
 
 
@@ -144,14 +149,12 @@ unary_inplace = PlainKind(
 Default = Literal["intersection"] | complex | Tensor | None
 
 
-def _binary(self: Any, other: Any, *, default: Default = None) -> None:
+def _binary(self: object, other: object, *, default: Default = None) -> None:
     """``x.mul(other, *, default=None)``"""
 
 
 def _build_binary(op: Operator) -> Callable[..., _Engine]:
-    def method(self: _Engine, other: Any, *, default: Default = None) -> _Engine:
-        if default is None:
-            return self._binary(op, other)
+    def method(self: _Engine, other: object, *, default: Default = None) -> _Engine:
         return self._binary(op, other, False, default)
 
     return method
@@ -168,12 +171,12 @@ binary = PlainKind(
 )
 
 
-def _binary_inplace(self: Any, other: Any) -> None:
+def _binary_inplace(self: object, other: object) -> None:
     """``x.mul_(other)``"""
 
 
 def _build_binary_inplace(op: Operator) -> Callable[..., _Engine]:
-    def method(self: _Engine, other: Any) -> _Engine:
+    def method(self: _Engine, other: object) -> _Engine:
         return self._inplace(op, other)
 
     return method
@@ -188,17 +191,17 @@ binary_inplace = PlainKind(
 
 
 def _binary_alpha(
-    self: Any, other: Any, *, alpha: float | None = None, default: Default = None
+    self: object, other: object, *, alpha: float | None = None, default: Default = None
 ) -> None:
     """``x.add(other, *, alpha=None, default=None)``"""
 
 
 def _build_binary_alpha(op: Operator) -> Callable[..., _Engine]:
     def method(
-        self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
+        self: _Engine, other: object, *, alpha: float | None = None, default: Default = None
     ) -> _Engine:
         if default is None:
-            return self._binary(op, other if alpha is None else other * alpha)
+            return self._binary(op, other if alpha is None else operator.mul(other, alpha))
         scaled = op if alpha is None else _scaled(op, alpha)
         return self._binary(scaled, other, False, default)
 
@@ -208,8 +211,8 @@ def _build_binary_alpha(op: Operator) -> Callable[..., _Engine]:
 def _scaled(op: Operator, alpha: float) -> Operator:
     """``op(a, alpha * b)`` (with ``default=``, where either side may be the default)."""
 
-    def scaled(a: Any, b: Any) -> Tensor:
-        return op(a, b * alpha)
+    def scaled(a: object, b: object) -> Tensor:
+        return op(a, operator.mul(b, alpha))
 
     return scaled
 
@@ -221,13 +224,13 @@ binary_alpha = PlainKind(
 )
 
 
-def _binary_alpha_inplace(self: Any, other: Any, *, alpha: float | None = None) -> None:
+def _binary_alpha_inplace(self: object, other: object, *, alpha: float | None = None) -> None:
     """``x.add_(other, *, alpha=None)``"""
 
 
 def _build_binary_alpha_inplace(op: Operator) -> Callable[..., _Engine]:
-    def method(self: _Engine, other: Any, *, alpha: float | None = None) -> _Engine:
-        return self._inplace(op, other if alpha is None else other * alpha)
+    def method(self: _Engine, other: object, *, alpha: float | None = None) -> _Engine:
+        return self._inplace(op, other if alpha is None else operator.mul(other, alpha))
 
     return method
 
@@ -240,19 +243,18 @@ binary_alpha_inplace = PlainKind(
 
 
 def _reversed_alpha(
-    self: Any, other: Any, *, alpha: float | None = None, default: Default = None
+    self: object, other: object, *, alpha: float | None = None, default: Default = None
 ) -> None:
     """``x.rsub(other, *, alpha=None, default=None)``: ``other - alpha * x``"""
 
 
 def _build_reversed_alpha(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
     def method(
-        self: _Engine, other: Any, *, alpha: float | None = None, default: Default = None
+        self: _Engine, other: object, *, alpha: float | None = None, default: Default = None
     ) -> _Engine:
-        op = fn if alpha is None else partial(fn, alpha=alpha)
-        if default is None:
-            return self._binary(op, other)
-        return self._binary(op, other, False, default)
+        return self._binary(
+            fn if alpha is None else partial(fn, alpha=alpha), other, False, default
+        )
 
     return method
 
@@ -265,50 +267,47 @@ reversed_alpha = PlainKind(
 )
 
 
-def _ternary_value(self: Any, other1: Any, other2: Any, *, value: float = 1) -> None:
-    """``x.addcmul(other1, other2, *, value=1)``"""
+def _ternary_value(self: object, other1: object, other2: object, *, value: float = 1) -> None:
+    """``x.addcmul(other1, other2, *, value=1)``, and in place ``x.addcmul_(...)``"""
 
 
-def _build_ternary_value(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> _Engine:
-        return self._nary(fn, (other1, other2), {"value": value})
+def _ternary_value_builder(
+    inplace: bool,
+) -> Callable[[Callable[..., Tensor]], Callable[..., _Engine]]:
+    """The builder of :data:`ternary_value` (``inplace``: of its in-place form)."""
 
-    return method
+    def build(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+        def method(self: _Engine, other1: object, other2: object, *, value: float = 1) -> _Engine:
+            nary = self._nary_inplace if inplace else self._nary
+            return nary(fn, (other1, other2), {"value": value})
+
+        return method
+
+    return build
 
 
 ternary_value = PlainKind(
     _ternary_value,
-    _build_ternary_value,
+    _ternary_value_builder(False),
     "``{fn}(leaf, other1, other2, value=value)`` for every tensor leaf; each operand is a "
     "number, a tensor or an instance (paired by key), as ``other`` of :meth:`mul`.",
 )
 
-
-def _ternary_value_inplace(self: Any, other1: Any, other2: Any, *, value: float = 1) -> None:
-    """``x.addcmul_(other1, other2, *, value=1)``"""
-
-
-def _build_ternary_value_inplace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(self: _Engine, other1: Any, other2: Any, *, value: float = 1) -> _Engine:
-        return self._nary_inplace(fn, (other1, other2), {"value": value})
-
-    return method
-
-
 ternary_value_inplace = PlainKind(
-    _ternary_value_inplace,
-    _build_ternary_value_inplace,
+    _ternary_value,
+    _ternary_value_builder(True),
     "``{fn}(leaf, other1, other2, value=value)`` written into every tensor leaf; returns "
     "``self``. Every leaf is checked first: every leaf is written or none.",
+    "ternary_value_inplace",
 )
 
 
-def _ternary(self: Any, end: Any, weight: Any) -> None:
+def _ternary(self: object, end: object, weight: object) -> None:
     """``x.lerp(end, weight)``"""
 
 
 def _build_ternary(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(self: _Engine, end: Any, weight: Any) -> _Engine:
+    def method(self: _Engine, end: object, weight: object) -> _Engine:
         return self._nary(fn, (end, weight), {})
 
     return method
@@ -323,47 +322,44 @@ ternary = PlainKind(
 
 
 def _nan_replace(
-    self: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    self: object, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> None:
-    """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``"""
+    """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``, and in place ``x.nan_to_num_(...)``"""
 
 
-def _build_nan_replace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(
-        self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> _Engine:
-        return self._map_tensors(lambda t: fn(t, nan, posinf, neginf))
+def _nan_replace_builder(
+    inplace: bool,
+) -> Callable[[Callable[..., Tensor]], Callable[..., _Engine]]:
+    """The builder of :data:`nan_replace` (``inplace``: of its in-place form)."""
 
-    return method
+    def build(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
+        def method(
+            self: _Engine,
+            nan: float = 0.0,
+            posinf: float | None = None,
+            neginf: float | None = None,
+        ) -> _Engine:
+            if inplace:
+                return self._nary_inplace(fn, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
+            return self._map_tensors(lambda t: fn(t, nan, posinf, neginf))
+
+        return method
+
+    return build
 
 
 nan_replace = PlainKind(
     _nan_replace,
-    _build_nan_replace,
+    _nan_replace_builder(False),
     "``{fn}`` of every tensor leaf: NaN, +inf and -inf replaced by ``nan``, ``posinf`` and "
     "``neginf`` (``None``: the largest and lowest finite values of the leaf's dtype).",
 )
 
-
-def _nan_replace_inplace(
-    self: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-) -> None:
-    """``x.nan_to_num_(nan=0.0, posinf=None, neginf=None)``"""
-
-
-def _build_nan_replace_inplace(fn: Callable[..., Tensor]) -> Callable[..., _Engine]:
-    def method(
-        self: _Engine, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> _Engine:
-        return self._nary_inplace(fn, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
-
-    return method
-
-
 nan_replace_inplace = PlainKind(
-    _nan_replace_inplace,
-    _build_nan_replace_inplace,
+    _nan_replace,
+    _nan_replace_builder(True),
     "``{fn}`` written into every tensor leaf (see :meth:`nan_to_num`); returns ``self``.",
+    "nan_replace_inplace",
 )
 
 
@@ -371,7 +367,7 @@ nan_replace_inplace = PlainKind(
 CastFilter = Callable[[tuple[str, ...], Tensor], bool]
 
 
-def _cast(self: Any, *, cast_filter: CastFilter | None = None) -> None:
+def _cast(self: object, *, cast_filter: CastFilter | None = None) -> None:
     """``x.float(*, cast_filter=None)``"""
 
 
@@ -400,7 +396,7 @@ cast = PlainKind(
 
 
 def _cast_to(
-    self: Any, dst_type: torch.dtype | str, *, cast_filter: CastFilter | None = None
+    self: object, dst_type: torch.dtype | str, *, cast_filter: CastFilter | None = None
 ) -> None:
     """``x.type(dst_type, *, cast_filter=None)``"""
 
@@ -428,7 +424,7 @@ cast_to = PlainKind(
 
 _GRAD_REFUSAL = "it is a leaf that requires grad (write it under torch.no_grad())"
 #: (function, dtype, device) -> why the function cannot run in place on such a leaf, or None
-_UNARY_REFUSALS: dict[tuple[Any, torch.dtype, torch.device], str | None] = {}
+_UNARY_REFUSALS: dict[tuple[Callable[[Tensor], Tensor], torch.dtype, torch.device], str | None] = {}
 
 
 def _unary_refusal(
@@ -471,8 +467,10 @@ def _check_unary_inplace(
             )
 
 
-def _key_of(node: Any, tensor: Tensor, prefix: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+def _key_of(node: object, tensor: Tensor, prefix: tuple[str, ...] = ()) -> tuple[str, ...] | None:
     """The key under which ``node`` stores ``tensor`` (for error messages)."""
+    if not isinstance(node, TensorCore):  # (every receiver is one)
+        return None
     members = getattr(node._data, "members", None)
     if members is not None:  # a lazy stack: the tensor is in one of its members
         for member in members:

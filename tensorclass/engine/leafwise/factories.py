@@ -76,7 +76,7 @@ def _fresh(
     """A new instance of ``node``'s class of batch size ``size`` whose tensor leaves
     ``make`` gives (from the old leaf and the new shape)."""
     old = len(node._batch_size)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             data[key] = make(leaf, (*size, *leaf.shape[old:]), device)
@@ -290,7 +290,7 @@ def _copied(
 ) -> E:
     base = data if isinstance(data, TensorCore) else torch.as_tensor(data)
     size = base.shape
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, leaf in self._data.items():
         source = base._data[key] if isinstance(base, TensorCore) else base
         if isinstance(leaf, Tensor):

@@ -35,13 +35,13 @@ __all__ = ["TABLE", "Entry", "Kind", "LeafOp", "PlainKind", "Table", "TypedKind"
 P = ParamSpec("P")
 F = TypeVar("F")
 T = TypeVar("T")
-S = TypeVar("S", bound=Callable[..., Any])
+S = TypeVar("S", bound=Callable[..., object])
 
 #: every entry, by method name (tests/core/test_leaf_ops.py checks each one)
 TABLE: dict[str, Entry] = {}
 
 
-def _shown(fn: Any) -> str:
+def _shown(fn: object) -> str:
     """How a docstring names ``fn``: ``torch.exp``, ``Tensor.exp_``, ``torch.float32``."""
     if isinstance(fn, torch.dtype):
         return str(fn)
@@ -64,19 +64,22 @@ class Kind(Generic[S, F]):
     """A kind of leaf-wise method (:class:`PlainKind` or :class:`TypedKind`): its stub
     ``signature`` (of type ``S``), whose parameters after ``self`` are the method's; ``build``, which makes the method (a function with the same
     parameters) from the function an entry names; ``doc``, the default docstring (``{fn}``
-    is replaced by the function's name)."""
+    is replaced by the function's name); ``name``, the kind's name (by default its stub's,
+    without the leading underscore: a plain kind and its in-place form may share a stub)."""
 
-    __slots__ = ("build", "doc", "signature")
+    __slots__ = ("build", "doc", "name", "signature")
 
-    def __init__(self, signature: S, build: Callable[[F], Callable[..., Any]], doc: str) -> None:
+    def __init__(
+        self,
+        signature: S,
+        build: Callable[[F], Callable[..., object]],
+        doc: str,
+        name: str | None = None,
+    ) -> None:
         self.signature = signature
         self.build = build
         self.doc = doc
-
-    @property
-    def name(self) -> str:
-        """The kind's name (its stub's, without the leading underscore)."""
-        return self.signature.__name__.lstrip("_")
+        self.name = name or signature.__name__.lstrip("_")
 
     def docstring(self, fn: F, doc: str | None) -> str:
         """An entry's docstring: ``doc``, or the default naming ``fn``."""
@@ -86,7 +89,7 @@ class Kind(Generic[S, F]):
         return f"<leaf-op kind {self.name}>"
 
 
-class PlainKind(Kind[Callable[Concatenate[Any, P], None], F], Generic[P, F]):
+class PlainKind(Kind[Callable[Concatenate[object, P], None], F], Generic[P, F]):
     """A kind whose methods return the receiver's class whatever their arguments: its stub
     returns ``None`` and its parameters after ``self`` are the call signature ``P`` of its
     methods. Calling the kind makes a table entry: ``exp = unary(torch.exp)``.
@@ -96,11 +99,12 @@ class PlainKind(Kind[Callable[Concatenate[Any, P], None], F], Generic[P, F]):
 
     def __init__(
         self,
-        signature: Callable[Concatenate[Any, P], None],
-        build: Callable[[F], Callable[..., Any]],
+        signature: Callable[Concatenate[object, P], None],
+        build: Callable[[F], Callable[..., object]],
         doc: str,
+        name: str | None = None,
     ) -> None:
-        super().__init__(signature, build, doc)
+        super().__init__(signature, build, doc, name)
 
     def __call__(self, fn: F, doc: str | None = None) -> LeafOp[P]:
         """A table entry running ``fn`` over the leaves; ``doc`` replaces the default."""
@@ -114,7 +118,7 @@ class Entry:
 
     __slots__ = ("doc", "fn", "function", "kind", "owner")
 
-    def __init__(self, kind: Kind[Any, Any], fn: Any, function: Callable[..., Any], doc: str):
+    def __init__(self, kind: Kind[Any, Any], fn: Any, function: Callable[..., object], doc: str):
         self.kind = kind
         self.fn = fn
         self.function = function
@@ -140,7 +144,7 @@ class Entry:
         TABLE[name] = self
         setattr(owner, name, function)  # a plain function: no descriptor left on each call
 
-    def bind(self, obj: Any, owner: type[Any] | None = None) -> Any:
+    def bind(self, obj: object, owner: type | None = None) -> object:
         """What ``__get__`` gives: only reached for an entry set on a class after its creation
         (no ``__set_name__``)."""
         if obj is None:
@@ -169,9 +173,9 @@ class LeafOp(Entry, Generic[P]):
     def __get__(self, obj: None, owner: type[T]) -> Callable[Concatenate[T, P], T]: ...
 
     @overload
-    def __get__(self, obj: T, owner: type[Any] | None = None) -> Callable[P, T]: ...
+    def __get__(self, obj: T, owner: type | None = None) -> Callable[P, T]: ...
 
-    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> object:
         return self.bind(obj, owner)
 
 

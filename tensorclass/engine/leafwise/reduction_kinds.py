@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import torch
 from torch import Tensor
 
-from ..core.self_types import Node
+from ..core.self_types import Node, as_op
 from ..core.state import TensorCore
 from .kind import PlainKind, TypedKind
 from .reductions import (
@@ -82,15 +82,15 @@ def _finish(result: _N, key_transform: KeyTransform) -> _N | TensorDict:
 
 
 def _reduced(
-    self: Any,
+    self: Node,
     fn: Callable[..., Tensor],
     name: str,
     dim: ReduceDims,
     keepdim: bool,
-    kwargs: dict[str, Any],
+    kwargs: dict[str, object],
     reduce: bool | None,
     key_transform: KeyTransform,
-) -> Any:
+) -> object:
     """What the reductions' methods return: ``fn`` (with ``kwargs``) over every leaf, all
     leaves together into one tensor when ``reduce``."""
     if reduce:
@@ -143,17 +143,17 @@ def _reduction(
 
 
 def _reduction(
-    self: Any,
+    self: object,
     dim: int | Sequence[int] | Literal["feature"] | None = None,
     keepdim: bool = False,
     *,
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> Any:
+) -> object:
     """``x.amax(dim=None, keepdim=False, *, reduce=None, key_transform=None)``"""
 
 
-def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., object]:
     name = fn.__name__
 
     def method(
@@ -163,7 +163,7 @@ def _build_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         *,
         reduce: bool | None = None,
         key_transform: KeyTransform = None,
-    ) -> Any:
+    ) -> object:
         return _reduced(self, fn, name, dim, keepdim, {}, reduce, key_transform)
 
     return method
@@ -228,18 +228,18 @@ def _reduction_dtype(
 
 
 def _reduction_dtype(
-    self: Any,
+    self: object,
     dim: int | Sequence[int] | Literal["feature"] | None = None,
     keepdim: bool = False,
     *,
     dtype: torch.dtype | None = None,
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> Any:
+) -> object:
     """``x.sum(dim=None, keepdim=False, *, dtype=None, reduce=None, key_transform=None)``"""
 
 
-def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., object]:
     name = fn.__name__
 
     def method(
@@ -250,8 +250,8 @@ def _build_reduction_dtype(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         dtype: torch.dtype | None = None,
         reduce: bool | None = None,
         key_transform: KeyTransform = None,
-    ) -> Any:
-        kwargs = {"dtype": dtype} if dtype else {}
+    ) -> object:
+        kwargs: dict[str, object] = {"dtype": dtype} if dtype else {}
         return _reduced(self, fn, name, dim, keepdim, kwargs, reduce, key_transform)
 
     return method
@@ -313,18 +313,18 @@ def _reduction_correction(
 
 
 def _reduction_correction(
-    self: Any,
+    self: object,
     dim: int | Sequence[int] | Literal["feature"] | None = None,
     keepdim: bool = False,
     *,
     correction: int = 1,
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> Any:
+) -> object:
     """``x.std(dim=None, keepdim=False, *, correction=1, reduce=None, key_transform=None)``"""
 
 
-def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., object]:
     name = fn.__name__
 
     def method(
@@ -335,8 +335,8 @@ def _build_reduction_correction(fn: Callable[..., Tensor]) -> Callable[..., Any]
         correction: int = 1,
         reduce: bool | None = None,
         key_transform: KeyTransform = None,
-    ) -> Any:
-        kwargs = {"correction": correction}
+    ) -> object:
+        kwargs: dict[str, object] = {"correction": correction}
         return _reduced(self, fn, name, dim, keepdim, kwargs, reduce, key_transform)
 
     return method
@@ -350,7 +350,7 @@ reduction_correction = TypedKind(
 )
 
 
-def _reduction_one_dim(self: Any, dim: int | None = None, keepdim: bool = False) -> None:
+def _reduction_one_dim(self: object, dim: int | None = None, keepdim: bool = False) -> None:
     """``x.prod(dim=None, keepdim=False)``, ``dim`` one int"""
 
 
@@ -365,10 +365,10 @@ def single_dim(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return reduce
 
 
-def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_reduction_one_dim(fn: Callable[..., Tensor]) -> Callable[..., object]:
     one_dim = single_dim(fn)
 
-    def method(self: Node, dim: int | None = None, keepdim: bool = False) -> Any:
+    def method(self: Node, dim: int | None = None, keepdim: bool = False) -> object:
         return self._reduce(one_dim, dim, keepdim)
 
     return method
@@ -389,7 +389,7 @@ def over_dims(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
         tensor: Tensor,
         dim: int | tuple[int, ...] | None = None,
         keepdim: bool = False,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> Tensor:
         if dim is None:
             return fn(tensor, **kwargs)
@@ -456,7 +456,7 @@ def _quantiles(
 
 
 def _quantiles(
-    self: Any,
+    self: object,
     q: float | Tensor,
     dim: int | Literal["feature"] | None = None,
     keepdim: bool = False,
@@ -464,12 +464,12 @@ def _quantiles(
     interpolation: str = "linear",
     reduce: bool | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> Any:
+) -> object:
     """``x.quantile(q, dim=None, keepdim=False, *, interpolation="linear", reduce=None,
     key_transform=None)``"""
 
 
-def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., object]:
     def method(
         self: Node,
         q: float | Tensor,
@@ -479,7 +479,7 @@ def _build_quantile(fn: Callable[..., Tensor]) -> Callable[..., Any]:
         interpolation: str = "linear",
         reduce: bool | None = None,
         key_transform: KeyTransform = None,
-    ) -> Any:
+    ) -> object:
         def at_q(t: Tensor, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
             d = None if dim is None else dim[0]
             at = q.to(t.dtype) if isinstance(q, Tensor) and q.dtype != t.dtype else q
@@ -562,17 +562,17 @@ def _reduction_indices(
 
 
 def _reduction_indices(
-    self: Any,
+    self: object,
     dim: int | Literal["feature"] | None = None,
     keepdim: bool = False,
     *,
     reduce: bool | None = None,
     return_indices: bool = True,
-) -> Any:
+) -> object:
     """``x.max(dim=None, keepdim=False, *, reduce=None, return_indices=True)``"""
 
 
-def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., object]:
     name = fn.__name__
 
     def every(t: Tensor) -> Tensor:
@@ -586,7 +586,7 @@ def _build_reduction_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
         *,
         reduce: bool | None = None,
         return_indices: bool = True,
-    ) -> Any:
+    ) -> object:
         if reduce:
             return reduce_all_pairs(self, fn, dim, keepdim, name)
         if dim is None:
@@ -607,12 +607,12 @@ reduction_indices = TypedKind(
 )
 
 
-def _scan(self: Any, dim: int, dtype: torch.dtype | None = None) -> None:
+def _scan(self: object, dim: int, dtype: torch.dtype | None = None) -> None:
     """``x.cumsum(dim, dtype=None)``"""
 
 
-def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., Any]:
-    def method(self: Node, dim: int, dtype: torch.dtype | None = None) -> Any:
+def _build_scan(fn: Callable[..., Tensor]) -> Callable[..., object]:
+    def method(self: Node, dim: int, dtype: torch.dtype | None = None) -> object:
         d = one_dim(dim, len(self.batch_size), fn.__name__)
 
         def leaf_fn(t: Tensor, n: int) -> Tensor:
@@ -654,23 +654,23 @@ def _scan_indices(
 
 
 def _scan_indices(
-    self: Any, dim: int, *, reduce: bool | None = None, return_indices: bool = True
-) -> Any:
+    self: object, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+) -> object:
     """``x.cummax(dim, *, reduce=None, return_indices=True)``"""
 
 
-def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _build_scan_indices(fn: Callable[..., Any]) -> Callable[..., object]:
     name = fn.__name__
 
     def method(
         self: Node, dim: int, *, reduce: bool | None = None, return_indices: bool = True
-    ) -> Any:
+    ) -> object:
         d = one_dim(dim, len(self.batch_size), name)
         if reduce:
             joined = reduce_all(self, lambda t, dim, keepdim: t, d, False, {}, name)
             return ValuesIndices(*fn(joined, d))
 
-        def leaf_fn(t: Tensor, n: int) -> Any:
+        def leaf_fn(t: Tensor, n: int) -> object:
             return fn(t, d)
 
         pair = scan_leaves(self, leaf_fn, True)
@@ -689,21 +689,27 @@ scan_indices = TypedKind(
 
 
 def _batch_reduction(
-    self: Any, dim: int | Sequence[int] | None = None, keepdim: bool = False, *, out: Any = None
+    self: object,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    out: object = None,
 ) -> None:
     """``x.logsumexp(dim=None, keepdim=False, *, out=None)``"""
 
 
-def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_batch_reduction(fn: Callable[..., Tensor]) -> Callable[..., object]:
     name = fn.__name__
 
-    def method(self: Node, dim: _Dims = None, keepdim: bool = False, *, out: Any = None) -> Any:
+    def method(
+        self: Node, dim: _Dims = None, keepdim: bool = False, *, out: TensorCore | None = None
+    ) -> object:
         dims = every_dim(dim, len(self.batch_size))
         if not dims:  # no batch dims: nothing to reduce
             result = self._map_tensors(lambda t: t)
         else:
             result = reduce_leaves(self, fn, dims, keepdim, {}, name)
-        return result if out is None else out.update_(result)
+        return result if out is None else as_op(out).update_(result)
 
     return method
 
@@ -733,27 +739,27 @@ def _leaf_norm(
 
 
 def _leaf_norm(
-    self: Any,
+    self: object,
     *,
-    out: Any = None,
+    out: object = None,
     dtype: torch.dtype | None = None,
     key_transform: Callable[[str], str] | None = None,
-) -> Any:
+) -> object:
     """``x.norm(*, out=None, dtype=None, key_transform=None)``"""
 
 
-def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _build_leaf_norm(fn: Callable[..., Tensor]) -> Callable[..., object]:
     def method(
         self: Node,
         *,
-        out: Any = None,
+        out: TensorCore | None = None,
         dtype: torch.dtype | None = None,
         key_transform: KeyTransform = None,
-    ) -> Any:
-        kwargs = {} if dtype is None else {"dtype": dtype}
+    ) -> object:
+        kwargs: dict[str, object] = {} if dtype is None else {"dtype": dtype}
         result = reduce_leaves(self, fn, None, False, kwargs, "norm")
         if out is not None:
-            return out.update_(result)
+            return as_op(out).update_(result)
         return _finish(result, key_transform)
 
     return method

@@ -103,7 +103,9 @@ pytree.register_pytree_node(
 # -- dims --------------------------------------------------------------------------------------
 
 
-def batch_dims(dim: Any, ndim: int, what: str) -> tuple[int, ...] | None:
+def batch_dims(
+    dim: int | Sequence[int] | str | None, ndim: int, what: str
+) -> tuple[int, ...] | None:
     """``dim`` (an int or a sequence of batch dims) as sorted non-negative dims; ``None`` for
     every element (``None`` or ``()``)."""
     if dim is None:
@@ -116,7 +118,7 @@ def batch_dims(dim: Any, ndim: int, what: str) -> tuple[int, ...] | None:
     return dims or None
 
 
-def one_dim(dim: Any, ndim: int, what: str) -> int:
+def one_dim(dim: object, ndim: int, what: str) -> int:
     """One batch dim, normalised (for the functions that take exactly one)."""
     if not isinstance(dim, int):
         raise TypeError(f"{what} takes one batch dim (an int), got {dim!r}")
@@ -153,7 +155,7 @@ def _walk(
     """The new leaves of one level: tensors through ``leaf_fn``, nested levels recursively,
     a shared non-tensor value kept (per-element values only if the batch size is kept)."""
     n = len(node._batch_size)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             data[key] = leaf_fn(leaf, n)
@@ -178,9 +180,9 @@ def reduced_level(
 def reduce_leaves(
     node: TensorCore,
     fn: Callable[..., Tensor],
-    dim: Any,
+    dim: int | Sequence[int] | str | None,
     keepdim: bool,
-    kwargs: dict[str, Any],
+    kwargs: dict[str, object],
     what: str,
     lead: torch.Size = _NO_LEAD,
 ) -> Any:
@@ -238,7 +240,7 @@ def _same_size(size: torch.Size, names: Names) -> tuple[torch.Size, Names]:
     return size, names
 
 
-def _feature_fn(fn: Callable[..., Any], kwargs: dict[str, Any]) -> LeafFn:
+def _feature_fn(fn: Callable[..., Any], kwargs: dict[str, object]) -> LeafFn:
     def leaf_fn(t: Tensor, n: int) -> Any:
         flat = t.flatten(n) if t.ndim > n else t.unsqueeze(-1)
         return fn(flat, dim=(flat.ndim - 1,), keepdim=False, **kwargs)
@@ -249,7 +251,7 @@ def _feature_fn(fn: Callable[..., Any], kwargs: dict[str, Any]) -> LeafFn:
 def leaf_pairs(
     node: TensorCore,
     fn: Callable[..., Any],
-    dim: Any,
+    dim: int | Sequence[int] | str | None,
     keepdim: bool,
     what: str,
 ) -> ValuesIndices[Any]:
@@ -289,8 +291,8 @@ def _pair_level(
     size_fn: Callable[[torch.Size, Names], tuple[torch.Size, Names]],
 ) -> ValuesIndices[Any]:
     n = len(node._batch_size)
-    values: dict[str, Any] = {}
-    indices: dict[str, Any] = {}
+    values: dict[str, object] = {}
+    indices: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             values[key], indices[key] = leaf_fn(leaf, n)
@@ -311,9 +313,9 @@ def _pair_level(
 def reduce_all(
     node: TensorCore,
     fn: Callable[..., Any],
-    dim: Any,
+    dim: int | Sequence[int] | str | None,
     keepdim: bool,
-    kwargs: dict[str, Any],
+    kwargs: dict[str, object],
     what: str,
 ) -> Any:
     """``reduce=True``: ``fn`` over the tensor leaves taken together (see the module doc).
@@ -373,7 +375,7 @@ def rename_keys(node: TensorCore, key_transform: Callable[[str], str]) -> Tensor
     """A ``TensorDict`` with every key of ``node`` renamed by ``key_transform``, level by level
     (``("a", "b")`` becomes ``(key_transform("a"), key_transform("b"))``)."""
     cls: type[TensorDict] = dynamic_class()
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         new = key_transform(key)
         if not isinstance(new, str):

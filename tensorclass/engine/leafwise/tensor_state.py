@@ -107,7 +107,7 @@ def grad(self: E) -> E | None:
 
 
 def _grads(self: E) -> E:
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             if leaf.grad is not None:
@@ -275,7 +275,7 @@ def _pair_exact(
 
 
 def _as_dynamic_tree(node: TensorCore, fn: Callable[[Tensor], Tensor]) -> Any:
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             data[key] = fn(leaf)

@@ -2,8 +2,8 @@
 ``from_module`` and ``from_modules``.
 
 They read the modules with :mod:`.extract`; a typed class takes the result as its fields
-(through ``from_tensordict``). Both are overloaded class methods: ``TensorOps`` declares
-them, with their overloads and docstrings, and calls these functions.
+(through ``from_tensordict``). Both are attached to ``TensorOps`` as class methods, typed by
+their overloads (:class:`.extract.FromModule`, :class:`.extract.FromModules`).
 """
 
 from __future__ import annotations
@@ -21,12 +21,28 @@ __all__ = ["from_module", "from_modules"]
 def from_module(
     cls: type[E],
     module: nn.Module,
-    as_module: bool,
-    lock: bool,
-    use_state_dict: bool,
-    filter_empty: bool,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
 ) -> Any:
-    """``cls.from_module(...)`` (see :meth:`TensorOps.from_module`)."""
+    """The parameters and buffers of ``module``, nested by submodule name (the module's
+    own tensors, not copies).
+
+    A ``TensorDict`` class gives a ``TensorDict``; a typed class takes them as its
+    fields. ``as_module=True`` gives a :class:`~tensorclass.nn.TensorDictParams`;
+    ``filter_empty=False`` keeps submodules without parameters as empty levels. See
+    :mod:`tensorclass.engine.params.extract`.
+
+    >>> import torch
+    >>> from tensorclass import TensorClass
+    >>> class LinearParams(TensorClass):
+    ...     weight: torch.Tensor
+    ...     bias: torch.Tensor
+    >>> params = LinearParams.from_module(torch.nn.Linear(3, 2))
+    >>> params.weight.shape, params.is_locked
+    (torch.Size([2, 3]), True)
+    """
     if as_module:
         return module_params.from_module(module, True, lock, use_state_dict, filter_empty)
     params = module_params.from_module(module, False, lock, use_state_dict, filter_empty)
@@ -40,13 +56,23 @@ def from_module(
 def from_modules(
     cls: type[E],
     *modules: nn.Module,
-    as_module: bool,
-    lock: bool,
-    use_state_dict: bool,
-    lazy_stack: bool,
-    expand_identical: bool,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    lazy_stack: bool = False,
+    expand_identical: bool = False,
 ) -> Any:
-    """``cls.from_modules(...)`` (see :meth:`TensorOps.from_modules`)."""
+    """The parameters of several modules of one structure, stacked along a new batch
+    dim (for ensembles with ``torch.vmap``); see :func:`tensorclass.from_modules`. A
+    typed class takes them as its fields. The result is this class (a lazy stack of it
+    with ``lazy_stack=True``, typed as the class, as :meth:`lazy_stack` is), or a
+    :class:`~tensorclass.nn.TensorDictParams` with ``as_module=True``.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> TensorDict.from_modules(torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)).batch_size
+    torch.Size([2])
+    """
     params: Any = module_params.from_modules(
         *modules,
         as_module=as_module,

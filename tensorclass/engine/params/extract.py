@@ -21,10 +21,11 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, overload
 
 import torch
 from torch import Tensor, nn
+from typing_extensions import Unpack
 
 from ...errors import StructureMismatchError
 from ...registry import dynamic_class, lazy_class, params_class
@@ -35,13 +36,111 @@ if TYPE_CHECKING:  # annotations only: the classes are above this layer
     from ...tensordict import TensorDict
     from ..lazy.stack import LazyStackedTensorDict
 
-__all__ = ["from_module", "from_modules"]
+__all__ = ["FromModule", "FromModules", "from_module", "from_modules"]
 
 _NO_BATCH = torch.Size(())
+_T_co = TypeVar("_T_co", covariant=True)
+_L_co = TypeVar("_L_co", covariant=True)
 
 
-def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
-    data: dict[str, Any] = {}
+class FromModule(Protocol[_T_co]):
+    """The type of a ``from_module`` building a ``_T_co`` (``X.from_module``: an ``X``;
+    :func:`from_module`: a ``TensorDict``), or with ``as_module=True`` a
+    ``TensorDictParams``."""
+
+    @overload
+    def __call__(
+        self,
+        module: nn.Module,
+        as_module: Literal[False] = ...,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> _T_co: ...
+
+    @overload
+    def __call__(
+        self,
+        module: nn.Module,
+        as_module: Literal[True],
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> TensorDictParams: ...
+
+    @overload
+    def __call__(
+        self,
+        module: nn.Module,
+        as_module: bool,
+        lock: bool = ...,
+        use_state_dict: bool = ...,
+        filter_empty: bool = ...,
+    ) -> _T_co | TensorDictParams: ...
+
+
+class _StackOptions(TypedDict, total=False):
+    """The keywords of ``from_modules`` that do not choose the type of the result."""
+
+    lock: bool
+    use_state_dict: bool
+    expand_identical: bool
+
+
+class FromModules(Protocol[_T_co, _L_co]):
+    """The type of a ``from_modules`` building a ``_T_co``, or a ``_L_co`` with
+    ``lazy_stack=True`` (``X.from_modules``: an ``X`` both times, a lazy stack typed as its
+    members' class; :func:`from_modules`: a ``TensorDict``, a ``LazyStackedTensorDict``), or
+    with ``as_module=True`` a ``TensorDictParams``."""
+
+    @overload
+    def __call__(
+        self,
+        *modules: nn.Module,
+        as_module: Literal[False] = ...,
+        lazy_stack: Literal[False] = ...,
+        **options: Unpack[_StackOptions],
+    ) -> _T_co: ...
+
+    @overload
+    def __call__(
+        self,
+        *modules: nn.Module,
+        as_module: Literal[False] = ...,
+        lazy_stack: Literal[True],
+        **options: Unpack[_StackOptions],
+    ) -> _L_co: ...
+
+    @overload
+    def __call__(
+        self,
+        *modules: nn.Module,
+        as_module: Literal[False] = ...,
+        lazy_stack: bool,
+        **options: Unpack[_StackOptions],
+    ) -> _T_co | _L_co: ...
+
+    @overload
+    def __call__(
+        self,
+        *modules: nn.Module,
+        as_module: Literal[True],
+        lazy_stack: Literal[False] = ...,
+        **options: Unpack[_StackOptions],
+    ) -> TensorDictParams: ...
+
+    @overload
+    def __call__(
+        self,
+        *modules: nn.Module,
+        as_module: bool = ...,
+        lazy_stack: bool = ...,
+        **options: Unpack[_StackOptions],
+    ) -> _T_co | _L_co | TensorDictParams: ...
+
+
+def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, object]:
+    data: dict[str, object] = {}
     for name, param in module._parameters.items():
         if param is not None:
             data[name] = param
@@ -56,42 +155,12 @@ def _collect(module: nn.Module, filter_empty: bool = True) -> dict[str, Any]:
     return data
 
 
-def _as_module(params: Any) -> Any:
+def _as_module(params: TensorCore) -> TensorDictParams:
     # TensorDictParams is defined in nn, above this layer: asked of the registry
     return params_class()(params, no_convert=True, lock=params.is_locked)
 
 
-@overload
-def from_module(
-    module: nn.Module,
-    as_module: Literal[False] = ...,
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    filter_empty: bool = ...,
-) -> TensorDict: ...
-
-
-@overload
-def from_module(
-    module: nn.Module,
-    as_module: Literal[True],
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    filter_empty: bool = ...,
-) -> TensorDictParams: ...
-
-
-@overload
-def from_module(
-    module: nn.Module,
-    as_module: bool,
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    filter_empty: bool = ...,
-) -> TensorDict | TensorDictParams: ...
-
-
-def from_module(
+def _from_module(
     module: nn.Module,
     as_module: bool = False,
     lock: bool = True,
@@ -120,6 +189,10 @@ def from_module(
     return _as_module(params) if as_module else params
 
 
+#: the parameters and buffers of a module as a ``TensorDict`` (see :func:`_from_module`)
+from_module: FromModule[TensorDict] = _from_module
+
+
 def _stack_level(items: list[TensorCore], expand_identical: bool, path: tuple[str, ...]) -> Any:
     keys = list(items[0]._data)
     for index, item in enumerate(items[1:], 1):
@@ -131,7 +204,7 @@ def _stack_level(items: list[TensorCore], expand_identical: bool, path: tuple[st
                 f"lazy_stack=True"
             )
     n = len(items)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key in keys:
         leaves = [item._data[key] for item in items]
         first = leaves[0]
@@ -161,51 +234,7 @@ def _stack_leaves(leaves: list[Tensor], path: tuple[str, ...]) -> Tensor:
     return stacked
 
 
-@overload
-def from_modules(
-    *modules: nn.Module,
-    as_module: Literal[False] = ...,
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    lazy_stack: Literal[False] = ...,
-    expand_identical: bool = ...,
-) -> TensorDict: ...
-
-
-@overload
-def from_modules(
-    *modules: nn.Module,
-    as_module: Literal[False] = ...,
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    lazy_stack: Literal[True],
-    expand_identical: bool = ...,
-) -> LazyStackedTensorDict: ...
-
-
-@overload
-def from_modules(
-    *modules: nn.Module,
-    as_module: Literal[True],
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    lazy_stack: Literal[False] = ...,
-    expand_identical: bool = ...,
-) -> TensorDictParams: ...
-
-
-@overload
-def from_modules(
-    *modules: nn.Module,
-    as_module: bool = ...,
-    lock: bool = ...,
-    use_state_dict: bool = ...,
-    lazy_stack: bool = ...,
-    expand_identical: bool = ...,
-) -> TensorDict | LazyStackedTensorDict | TensorDictParams: ...
-
-
-def from_modules(
+def _from_modules(
     *modules: nn.Module,
     as_module: bool = False,
     lock: bool = True,
@@ -239,3 +268,7 @@ def from_modules(
     if lock:
         stacked.lock_()
     return _as_module(stacked) if as_module else stacked
+
+
+#: the parameters of modules stacked as a ``TensorDict`` (see :func:`_from_modules`)
+from_modules: FromModules[TensorDict, LazyStackedTensorDict] = _from_modules

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, StructureMismatchError
-from ..core.self_types import E
+from ..core.self_types import E, Node
 
 __all__ = ["load_state_dict", "state_dict"]
 
@@ -35,7 +35,7 @@ def _dotted(key: tuple[str, ...]) -> str:
     return ".".join(key)
 
 
-def _level_metadata(node: Any) -> dict[str, Any]:
+def _level_metadata(node: Node) -> dict[str, object]:
     device = node.device
     return {"batch_size": list(node.batch_size), "device": None if device is None else str(device)}
 
@@ -60,7 +60,7 @@ def _fill(node: Any, dest: Any, prefix: str, path: str, keep_vars: bool, flatten
 def _nest(state: Any, prefix: str = "") -> tuple[dict[str, Any], dict[tuple[str, ...], Any]]:
     """A nested dict of tensors and the metadata by level path, from either format."""
     tree: dict[str, Any] = {}
-    levels: dict[tuple[str, ...], Any] = {}
+    levels: dict[tuple[str, ...], object] = {}
     metadata = getattr(state, "_metadata", None) or {}
     for name, meta in metadata.items():
         levels[tuple(name.split(".")) if name else ()] = meta
@@ -80,9 +80,9 @@ def _nest(state: Any, prefix: str = "") -> tuple[dict[str, Any], dict[tuple[str,
 
 
 def _leaf_items(
-    tree: dict[str, Any], path: tuple[str, ...] = ()
-) -> list[tuple[tuple[str, ...], Any]]:
-    out: list[tuple[tuple[str, ...], Any]] = []
+    tree: dict[str, object], path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], object]]:
+    out: list[tuple[tuple[str, ...], object]] = []
     for name, value in tree.items():
         if isinstance(value, dict):
             out.extend(_leaf_items(value, (*path, name)))
@@ -113,7 +113,7 @@ def state_dict(
     root = prefix[:-1] if prefix.endswith(".") else prefix
     if root != prefix:  # nn.Module keys a level's metadata without the trailing dot
         dest._metadata[root] = dest._metadata.pop(prefix)
-    filled: OrderedDict[str, Any] = dest
+    filled: OrderedDict[str, object] = dest
     return filled
 
 
@@ -194,7 +194,7 @@ def _recorded_batch_sizes(
     """Each level (root first) with the batch size the state dict records for it (a
     level without a record keeps its dims past the root's)."""
     old = len(self.batch_size)
-    out: list[tuple[Any, torch.Size]] = [(self, batch_size)]
+    out: list[tuple[object, torch.Size]] = [(self, batch_size)]
     for key, node in self.items(include_nested=True):
         if hasattr(node, "_batch_size"):
             path = (key,) if isinstance(key, str) else key

@@ -49,7 +49,7 @@ def _no_entry(module: nn.Module, key: str, path: tuple[str, ...]) -> KeyNotFound
     )
 
 
-def _as_parameter(leaf: Tensor, current: Any) -> Any:
+def _as_parameter(leaf: Tensor, current: object) -> Tensor:
     """``preserve_module_state``: a plain tensor taking a parameter's place becomes a
     parameter (same storage) with the original ``requires_grad``; tensors with a graph,
     tensor subclasses and functorch-wrapped (vmap/grad) tensors stay as they are."""
@@ -228,8 +228,8 @@ def _to_module(
     use_state_dict: bool,
     non_blocking: bool,
     preserve: bool,
-) -> Any:
-    old_data: dict[str, Any] | None
+) -> object:
+    old_data: dict[str, object] | None
     if use_state_dict:
         old_data = load_state_dict(self, module, inplace, return_swap)
     elif inplace and not return_swap:
@@ -256,11 +256,11 @@ def load_state_dict(
     """``to_module(use_state_dict=True)``: load through ``module.load_state_dict``."""
     old = dict(module.state_dict(keep_vars=True)) if return_swap else None
     dynamic = dynamic_class()
-    flat: Mapping[str, Any] = dynamic._new(params._data, _NO_BATCH).flatten_keys(".").to_dict()
+    flat: Mapping[str, object] = dynamic._new(params._data, _NO_BATCH).flatten_keys(".").to_dict()
     module.load_state_dict(flat, assign=not inplace)
     if old is None:
         return None
     if inplace:
         old = {k: v.detach().clone() for k, v in old.items()}
-    nested: dict[str, Any] = dynamic(old).unflatten_keys(".")._data
+    nested: dict[str, object] = dynamic(old).unflatten_keys(".")._data
     return nested

@@ -78,7 +78,12 @@ def _infer_shape(shape: Sequence[int], numel: int, old: torch.Size) -> torch.Siz
     return torch.Size(shape)
 
 
-def _map_shape(self: E, fn: Any, batch_size: torch.Size, names: Names = None) -> E:
+def _map_shape(
+    self: E,
+    fn: Callable[[Tensor | Node], Tensor | Node],
+    batch_size: torch.Size,
+    names: Names = None,
+) -> E:
     data = {key: fn(leaf) for key, leaf in self._data.items()}
     return type(self)._new(data, batch_size, self._device, names)
 
@@ -111,7 +116,7 @@ def _view(
 
 def _map_leaf_tensors(self: E, fn: Callable[[Tensor], Tensor]) -> E:
     """``fn`` on every tensor leaf at every depth, the structure kept."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = fn(leaf)
@@ -157,7 +162,7 @@ def _resize_leaves(self: E, new: torch.Size, method: str) -> E:
     n = len(self._batch_size)
     tensor_op = getattr(Tensor, method)
     data = {}
-    last: Any = None  # leaves often share a shape: reuse the last target
+    last: torch.Size | None = None  # leaves often share a shape: reuse the last target
     target: tuple[int, ...] = ()
     for key, leaf in self._data.items():
         if leaf.__class__ is Tensor:
@@ -329,7 +334,7 @@ def repeat(self: E, *repeats: int | Sequence[int], inplace: bool = False) -> E:
     new = torch.Size([a * b for a, b in zip(padded, reps)])
     n = len(bs)
 
-    def repeat_leaf(leaf: Any) -> Any:
+    def repeat_leaf(leaf: Tensor | Node) -> Tensor | Node:
         return leaf.repeat(*reps, *(1,) * (len(leaf.shape) - n))
 
     return _map_shape(self, repeat_leaf, new)
@@ -424,7 +429,7 @@ def chunk(self: E, chunks: int, dim: int = 0) -> tuple[E, ...]:
 def _split_sections(self: E, sections: list[int], d: int) -> tuple[E, ...]:
     bs = self._batch_size
     keys = list(self._data)
-    columns: list[tuple[Any, ...]] = []
+    columns: list[Sequence[object]] = []
     for leaf in self._data.values():
         if type(leaf) is NonTensorData:
             columns.append((leaf,) * len(sections))

@@ -64,7 +64,7 @@ Undo = tuple[Callable[..., None], TensorCore | None, tuple[Any, ...]]
 R = TypeVar("R")
 
 
-def _same_view(a: Any, b: Any) -> bool:
+def _same_view(a: object, b: object) -> bool:
     """Whether two tensors are the same view of the same memory (a round trip of a view)."""
     return (
         a.__class__ is Tensor
@@ -113,7 +113,7 @@ def _undo_unflatten_keys(origin: Node, result: Node, separator: str, inplace: bo
         write_back(origin, result.flatten_keys(separator))
 
 
-def _undo_permute(origin: Node, result: Node, dims: tuple[Any, ...]) -> None:
+def _undo_permute(origin: Node, result: Node, dims: tuple[object, ...]) -> None:
     n = len(origin._batch_size)
     order = [batch_dim(d, n) for d in _ints(dims)]
     inverse = [0] * len(order)
@@ -148,7 +148,7 @@ def remember(origin: TensorCore, result: R, undo: Callable[..., None], args: tup
     return result
 
 
-def _remember(self: E, result: R, undo: Callable[..., None], *args: Any) -> R:
+def _remember(self: E, result: R, undo: Callable[..., None], *args: object) -> R:
     return remember(self, result, undo, args)
 
 

@@ -9,7 +9,7 @@ zeros).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import EllipsisType
 from typing import Any, TypeAlias, overload
 
@@ -22,7 +22,7 @@ from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
-from ..core.self_types import E
+from ..core.self_types import E, as_op
 from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
 from ..keys.access import READ_KEY, WRAPPED, read_key, read_path, read_str, read_value
 
@@ -44,8 +44,11 @@ IndexPart: TypeAlias = (
 BatchIndex: TypeAlias = IndexPart | tuple[IndexPart, ...]
 """A batch index: one part or a tuple of parts (``td[0]``, ``td[:, None, mask]``)."""
 
+#: a planned write of ``td[index] = value``, run at the normalised index once all are planned
+_Write: TypeAlias = Callable[[tuple[Any, ...]], None]
 
-def _all_strings(key: tuple[Any, ...]) -> bool:
+
+def _all_strings(key: tuple[object, ...]) -> bool:
     for part in key:
         if part.__class__ is not str:
             return False
@@ -60,7 +63,7 @@ def _is_key_tuple(index: tuple[Any, ...]) -> bool:
     return True
 
 
-def _check_no_key_parts(index: tuple[Any, ...]) -> None:
+def _check_no_key_parts(index: tuple[object, ...]) -> None:
     """A tuple mixing strings with other parts is a bad key, not a batch index."""
     for part in index:
         if type(part) is str or (type(part) is tuple and part and _is_key_tuple(part)):
@@ -236,7 +239,7 @@ def __setitem__(self: E, index: Any, value: Any) -> None:
 # -- reading batch elements ------------------------------------------------------------
 
 
-def _index(self: E, index: Any) -> E:
+def _index(self: E, index: object) -> E:
     batch_size = self._batch_size
     if index.__class__ is int and batch_size:
         size = batch_size[0]
@@ -297,7 +300,7 @@ def _index(self: E, index: Any) -> E:
 # -- writing batch elements ------------------------------------------------------------
 
 
-def _set_at(self: E, index: Any, value: Any) -> None:
+def _set_at(self: E, index: object, value: object) -> None:
     if (type(index) is int or type(index) is slice) and isinstance(value, TensorCore):
         pairs: list[tuple[Tensor, Tensor]] = []
         if self._batch_size and _collect_exact(self, value, index, pairs):
@@ -317,8 +320,8 @@ def _set_at(self: E, index: Any, value: Any) -> None:
             normalized = normalize_index(index, self._batch_size)
             _plan_structured_write(self, value, indexed_batch_size(self._batch_size, normalized))
 
-        def write_copy(copy: Any) -> None:
-            copy._set_at(index, value)
+        def write_copy(copy: TensorCore) -> None:
+            as_op(copy)._set_at(index, value)
 
         run_through_lazy(self, f"writing at {index!r}", write_copy)
         return
@@ -334,7 +337,7 @@ def _set_at(self: E, index: Any, value: Any) -> None:
         write(normalized)
 
 
-def _plan_broadcast_write(self: E, value: Any, target_size: torch.Size) -> list[Any]:
+def _plan_broadcast_write(self: E, value: object, target_size: torch.Size) -> list[_Write]:
     """Write one tensor or scalar into every tensor leaf (checked before writing)."""
     source = value if isinstance(value, Tensor) else torch.as_tensor(value)
     n = len(self._batch_size)
@@ -354,7 +357,7 @@ def _plan_broadcast_write(self: E, value: Any, target_size: torch.Size) -> list[
     return writes
 
 
-def _plan_structured_write(self: E, value: TensorCore, target_size: torch.Size) -> list[Any]:
+def _plan_structured_write(self: E, value: TensorCore, target_size: torch.Size) -> list[_Write]:
     """Write every leaf of ``value`` to the same key here, allocating missing keys."""
     skip = len(value._batch_size)
     if not _fits(value._batch_size, target_size):
@@ -362,7 +365,7 @@ def _plan_structured_write(self: E, value: TensorCore, target_size: torch.Size) 
             f"cannot write a {type(value).__name__} of batch size "
             f"{list(value._batch_size)} at an index selecting batch shape {list(target_size)}"
         )
-    attach: list[tuple[TensorCore, str, Any]] = []
+    attach: list[tuple[TensorCore, str, object]] = []
     try:
         return [
             _plan_leaf_write(self, value, path, source, target_size, skip, attach)
@@ -378,11 +381,11 @@ def _plan_leaf_write(
     self: E,
     root: TensorCore,
     path: tuple[str, ...],
-    source: Any,
+    source: object,
     target_size: torch.Size,
     skip: int,
-    attach: list[tuple[TensorCore, str, Any]],
-) -> Any:
+    attach: list[tuple[TensorCore, str, object]],
+) -> _Write:
     owner, target = _target_for(self, root, path, source, skip, attach)
     if isinstance(source, Tensor):
         if not isinstance(target, Tensor):
@@ -408,10 +411,10 @@ def _target_for(
     self: E,
     root: TensorCore,
     path: tuple[str, ...],
-    source: Any,
+    source: object,
     skip: int,
-    attach: list[tuple[TensorCore, str, Any]],
-) -> tuple[TensorCore, Any]:
+    attach: list[tuple[TensorCore, str, object]],
+) -> tuple[TensorCore, object]:
     """The leaf at ``path`` here, allocated for the whole batch when missing.
 
     A missing nested level takes the class and the extra batch dims of the level it
@@ -494,7 +497,7 @@ def _collect_exact(
 
 
 def _leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
-    out: list[tuple[tuple[str, ...], Any]] = []
+    out: list[tuple[tuple[str, ...], object]] = []
     for key, leaf in node._data.items():
         if isinstance(leaf, TensorCore):
             out.extend(_leaves(leaf, (*prefix, key)))
@@ -507,14 +510,14 @@ def _tensor_leaves(node: TensorCore, prefix: tuple[str, ...]) -> list[tuple[Any,
     return [(path, leaf) for path, leaf in _leaves(node, prefix) if isinstance(leaf, Tensor)]
 
 
-def _tensor_write(target: Tensor, source: Tensor) -> Any:
+def _tensor_write(target: Tensor, source: Tensor) -> _Write:
     def write(index: tuple[Any, ...]) -> None:
         target[index] = source
 
     return write
 
 
-def _non_tensor_write(owner: TensorCore, key: str, source: Any) -> Any:
+def _non_tensor_write(owner: TensorCore, key: str, source: object) -> _Write:
     def write(index: tuple[Any, ...]) -> None:
         current = owner._data[key]
         if type(current) is NonTensorData:

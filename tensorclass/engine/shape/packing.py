@@ -33,6 +33,9 @@ from ..core.state import TensorCore
 
 __all__ = ["PackLayout", "pack"]
 
+#: a nested instance of a packed one: its key, its batch dims past the root's, its class
+_Nested = tuple[tuple[str, ...], torch.Size, type | None]
+
 
 @dataclass(frozen=True)
 class PackLayout:
@@ -95,8 +98,8 @@ class PackLayout:
         return self._build(root, (), batch, self.cls)
 
     def _build(
-        self, data: dict[str, Any], path: tuple[str, ...], batch: torch.Size, cls: type | None
-    ) -> Any:
+        self, data: dict[str, object], path: tuple[str, ...], batch: torch.Size, cls: type | None
+    ) -> TensorCore:
         nested = {key: (shape, sub) for key, shape, sub in self.nested}
         for name, value in data.items():
             if isinstance(value, dict):
@@ -111,7 +114,11 @@ class PackLayout:
 
 
 def _leaves(
-    node: TensorCore, path: tuple[str, ...], root_dims: int, out: list[Any], nested: list[Any]
+    node: TensorCore,
+    path: tuple[str, ...],
+    root_dims: int,
+    out: list[tuple[str | tuple[str, ...], Tensor]],
+    nested: list[_Nested],
 ) -> None:
     dynamic = dynamic_class()
     for name, leaf in node._data.items():
@@ -129,7 +136,7 @@ def _leaves(
             )
 
 
-def _pack(node: Any, dim: int = -1, *, layout: PackLayout | None = None) -> tuple[Tensor, Any]:
+def _pack(node: E, dim: int = -1, *, layout: PackLayout | None = None) -> tuple[Tensor, PackLayout]:
     """Pack ``node``'s leaves into one tensor along ``dim``; see :func:`pack`."""
     if getattr(node._data, "members", None) is not None:  # a lazy stack packs densely
         node = node.contiguous()
@@ -138,8 +145,8 @@ def _pack(node: Any, dim: int = -1, *, layout: PackLayout | None = None) -> tupl
     if not -(dims + 1) <= dim <= dims:
         raise IndexError(f"pack: dim {dim} out of range for {dims} batch dims")
     dim = dim - (dims + 1) if dim >= 0 else dim
-    found: list[Any] = []
-    nested: list[Any] = []
+    found: list[tuple[str | tuple[str, ...], Tensor]] = []
+    nested: list[_Nested] = []
     _leaves(node, (), dims, found, nested)
     if layout is None:
         found.sort(key=lambda item: item[0])
@@ -157,7 +164,9 @@ def _pack(node: Any, dim: int = -1, *, layout: PackLayout | None = None) -> tupl
         found = _in_layout_order(found, layout, dims, dim)
     leaves = [leaf for _, leaf in found]
     if len({(leaf.dtype, leaf.device) for leaf in leaves}) > 1:
-        kinds = {shown_key(k): f"{t.dtype} on {t.device}" for k, t in found}
+        kinds = {
+            k if isinstance(k, str) else shown_key(k): f"{t.dtype} on {t.device}" for k, t in found
+        }
         raise OperandError(f"pack: every leaf must share one dtype and device, got {kinds}")
     if not leaves:
         flat = torch.zeros((*batch, 0), device=node._device)
@@ -171,8 +180,8 @@ def _pack(node: Any, dim: int = -1, *, layout: PackLayout | None = None) -> tupl
 
 
 def _in_layout_order(
-    found: list[Any], layout: PackLayout, dims: int, dim: int
-) -> list[tuple[Any, Tensor]]:
+    found: list[tuple[str | tuple[str, ...], Tensor]], layout: PackLayout, dims: int, dim: int
+) -> list[tuple[str | tuple[str, ...], Tensor]]:
     if dim != layout.dim:
         raise OperandError(f"pack: dim {dim} does not match the layout's dim {layout.dim}")
     by_key = {k[0] if len(k) == 1 else k: leaf for k, leaf in found}

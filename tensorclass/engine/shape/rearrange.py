@@ -29,7 +29,6 @@ from torch import Tensor
 
 from ...non_tensor import NonTensorStack
 from ..core.self_types import E, Node
-from ..core.state import TensorCore
 from .batch_dims import _become, _map_leaf_tensors, batch_dim
 
 __all__ = [
@@ -64,18 +63,18 @@ def _dims(value: int | Sequence[int]) -> list[int]:
 def _rearranged(
     self: E,
     tensor_fn: Callable[[Tensor], Tensor],
-    nested_fn: Callable[[TensorCore], TensorCore],
+    nested_fn: Callable[[Node], Node],
     new: torch.Size,
 ) -> E:
     """``tensor_fn`` on every tensor leaf, ``nested_fn`` on every nested instance; a
     per-element non-tensor leaf takes the values at the positions ``tensor_fn`` moves
     the batch elements to (a shared value is kept)."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     positions: Tensor | None = None
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = tensor_fn(leaf)
-        elif isinstance(leaf, TensorCore):
+        elif isinstance(leaf, Node):
             data[key] = nested_fn(leaf)
         elif type(leaf) is NonTensorStack:
             if positions is None:
@@ -232,7 +231,7 @@ def pad(self: E, pad_size: Sequence[int], value: float = 0.0, inplace: bool = Fa
     padded = len(pads) // 2
     pairs = [p for d in reversed(range(padded)) for p in pads[2 * d : 2 * d + 2]]
     new_size = torch.Size(new)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in self._data.items():
         if isinstance(leaf, Tensor):
             data[key] = F.pad(leaf, [0, 0] * (leaf.ndim - padded) + pairs, value=value)
@@ -315,7 +314,7 @@ def repeat_interleave(
     def tensor_fn(leaf: Tensor) -> Tensor:
         return leaf.repeat_interleave(repeats, d, output_size=output_size)
 
-    def nested_fn(leaf: Any) -> Any:
+    def nested_fn(leaf: Node) -> Node:
         return leaf.repeat_interleave(repeats, d, output_size=output_size)
 
     return _rearranged(self, tensor_fn, nested_fn, new)

@@ -30,7 +30,7 @@ from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
 from ...switches import missing_gets_none
 from ..core.self_types import E, Node, as_op
-from ..core.state import MISSING, TensorCore
+from ..core.state import MISSING, NO_DEFAULT, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import _become, batch_dim
 from .indexing import _leaves, indexed_batch_size, normalize_index
@@ -86,8 +86,8 @@ def gather(
         )
 
     new = torch.Size(index.shape)
-    data: dict[str, Any] = {}
-    last: Any = None  # leaves often share a shape: reuse the last expanded index
+    data: dict[str, object] = {}
+    last: object = None  # leaves often share a shape: reuse the last expanded index
     found = index
     gather = torch.gather
     for key, leaf in self._data.items():
@@ -107,7 +107,7 @@ def gather(
     def tensor_fn(leaf: Tensor) -> Tensor:
         return gather(leaf, d, _expand_index(index, leaf.shape, n))
 
-    def nested_fn(leaf: Any) -> Any:
+    def nested_fn(leaf: Node) -> Node:
         return leaf.gather(d, _expand_index(index, leaf._batch_size, n))
 
     result = _rearranged(self, tensor_fn, nested_fn, new)
@@ -196,7 +196,7 @@ def tensor_split(
 # -- one key at an index -------------------------------------------------------------
 
 
-def get_at(self: E, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
+def get_at(self: E, key: NestedKey, index: object, default: object = MISSING) -> Any:
     """``self[key][index]`` without building the intermediate result; for a missing key
     ``default`` if given, else ``None`` (a ``KeyError`` under
     ``set_get_defaults_to_none(False)``)."""
@@ -208,13 +208,15 @@ def get_at(self: E, key: NestedKey, index: Any, default: Any = MISSING) -> Any:
             if missing_gets_none():
                 return None
             raise
+        if default is NO_DEFAULT:
+            raise
         return default
     if type(leaf) is NonTensorData:
         return leaf.data
     return read_value(leaf[normalize_index(index, self._batch_size)])
 
 
-def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bool = False) -> E:
+def set_at_(self: E, key: NestedKey, value: Any, index: object, *, non_blocking: bool = False) -> E:
     """Write ``value`` into the existing ``key`` at batch ``index``, in place (the
     value broadcasts to the selected elements, as ``tensor[index] = value``;
     ``non_blocking`` is accepted for compatibility: the write is an indexed copy)."""
@@ -242,7 +244,7 @@ def set_at_(self: E, key: NestedKey, value: Any, index: Any, *, non_blocking: bo
 def update_at_(
     self: E,
     input_dict_or_td: Mapping[Any, Any] | TensorCore,
-    idx: Any,
+    idx: object,
     clone: bool = False,
     *,
     non_blocking: bool = False,
@@ -274,7 +276,7 @@ def update_at_(
 
 
 def copy_at_(
-    self: E, tensordict: Mapping[Any, Any] | TensorCore, idx: Any, non_blocking: bool = False
+    self: E, tensordict: Mapping[Any, Any] | TensorCore, idx: object, non_blocking: bool = False
 ) -> E:
     """Copy ``tensordict`` into this instance at batch ``idx``, in place (see
     :meth:`update_at_`)."""

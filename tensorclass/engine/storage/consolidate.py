@@ -58,7 +58,7 @@ def rebuild_tree(node: TensorCore, leaf: Callable[[Tensor], Any], *, inplace: bo
     if is_lazy_stack(node):
         members = [rebuild_tree(m, leaf, inplace=inplace) for m in node.members]
         return node if inplace else stack_lazily(members, node.stack_dim)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, value in node._data.items():
         if isinstance(value, Tensor):
             data[key] = leaf(value)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -26,13 +26,15 @@ from torch import Tensor
 from ...errors import MemmapFormatError, RecordedClassError
 from ...json_values import non_tensor_from_json, non_tensor_to_json
 from ...non_tensor import NonTensorData, NonTensorStack
+from ...schema import Field
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.state import TensorCore, fits_batch
 from .flat_buffer import byte_layout
+from .memmap.info import is_sizes
 from .memmap.load import _fields, resolve_class
 from .memmap.metadata import DTYPES, dtype_name
 from .memmap.save import class_path
-from .memmap.tensor import PathLike
+from .memmap.tensor import PathLike, map_file
 
 __all__ = ["read_file", "tensors_of", "write_file"]
 
@@ -43,7 +45,7 @@ _TAIL = 16
 _MAX_JSON = 1 << 30
 
 
-def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> dict[str, Any]:
+def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> dict[str, object]:
     if is_lazy_stack(node):
         return {
             "kind": "lazy_stack",
@@ -51,7 +53,7 @@ def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> d
             "stack_dim": node.stack_dim,
             "members": [_describe(m, offsets, where) for m in node.members],
         }
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             entries.append(
@@ -160,10 +162,11 @@ def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore
     if description.get("data_bytes") != data_bytes:
         raise _bad(path, "the recorded data size disagrees with the file size")
     reader = _Reader(path, data_bytes)
-    root: Any = description.get("root")
+    root = description.get("root")
     reader.check(root, None)  # every problem is found before anything is built
+    assert isinstance(root, dict)  # checked: a level is an object
     if data_bytes:
-        storage: Any = torch.UntypedStorage.from_file(path, shared=False, nbytes=data_bytes)
+        storage = map_file(os.fspath(path), False, data_bytes)
         buffer = torch.empty((0,), dtype=torch.uint8).set_(storage)
     else:
         buffer = torch.empty(0, dtype=torch.uint8)
@@ -172,10 +175,6 @@ def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore
 
 def _bad(path: str, why: str) -> MemmapFormatError:
     return MemmapFormatError(f"{path} is not a valid consolidated file: {why}")
-
-
-def _ints(value: Any) -> bool:
-    return isinstance(value, list) and all(type(v) is int and v >= 0 for v in value)
 
 
 class _Reader:
@@ -197,7 +196,7 @@ class _Reader:
         except RecordedClassError as err:
             raise MemmapFormatError(str(err)) from None
 
-    def check(self, node: Any, batch: tuple[int, ...] | None) -> None:
+    def check(self, node: object, batch: tuple[int, ...] | None) -> None:
         if not isinstance(node, dict):
             raise self.fail("a level is not a JSON object")
         cls = self.cls(node)
@@ -212,19 +211,19 @@ class _Reader:
             return
         if node.get("kind") != "instance":
             raise self.fail(f"unknown level kind {node.get('kind')!r}")
-        size: Any = node.get("batch_size")
-        if not _ints(size):
+        size = node.get("batch_size")
+        if not is_sizes(size):
             raise self.fail(f"bad batch_size {size!r}")
         if batch is not None and not fits_batch(size, batch):
             raise self.fail(f"a nested batch size {size} does not start with {list(batch)}")
-        names: Any = node.get("names")
+        names = node.get("names")
         if names is not None and not (
             isinstance(names, list)
             and len(names) == len(size)
             and all(n is None or isinstance(n, str) for n in names)
         ):
             raise self.fail(f"bad dim names {names!r}")
-        entries: Any = node.get("entries")
+        entries = node.get("entries")
         if not isinstance(entries, list):
             raise self.fail("a level has no entry list")
         fields = _fields(cls)
@@ -232,7 +231,7 @@ class _Reader:
             self.check_entry(entry, tuple(size), cls, fields)
 
     def check_entry(
-        self, entry: Any, batch: tuple[int, ...], cls: type, fields: dict[str, Any] | None
+        self, entry: object, batch: tuple[int, ...], cls: type, fields: Mapping[str, Field] | None
     ) -> None:
         if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
             raise self.fail(f"bad entry {entry!r}")
@@ -242,9 +241,9 @@ class _Reader:
         kind = entry.get("type")
         if kind == "tensor":
             dtype = DTYPES.get(entry.get("dtype"))  # type: ignore[arg-type]
-            shape: Any = entry.get("shape")
-            offset: Any = entry.get("offset")
-            if dtype is None or not _ints(shape) or type(offset) is not int:
+            shape = entry.get("shape")
+            offset = entry.get("offset")
+            if dtype is None or not is_sizes(shape) or type(offset) is not int:
                 raise self.fail(f"the tensor {key!r} has a bad dtype, shape or offset")
             nbytes = dtype.itemsize
             for dim in shape:
@@ -258,7 +257,9 @@ class _Reader:
         elif kind not in ("non_tensor", "non_tensor_stack"):
             raise self.fail(f"the entry {key!r} has an unknown type {kind!r}")
 
-    def build(self, node: dict[str, Any], buffer: Tensor, batch: Any) -> TensorCore:
+    def build(
+        self, node: dict[str, Any], buffer: Tensor, batch: tuple[int, ...] | None
+    ) -> TensorCore:
         cls = self.cls(node)
         if node["kind"] == "lazy_stack":
             members = [self.build(m, buffer, None) for m in node["members"]]
@@ -267,7 +268,7 @@ class _Reader:
             except (ValueError, RuntimeError, IndexError) as err:
                 raise self.fail(f"its lazy stack cannot be rebuilt: {err}") from None
         size = tuple(node["batch_size"])
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         for entry in node["entries"]:
             kind = entry["type"]
             if kind == "tensor":

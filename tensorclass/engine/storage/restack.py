@@ -27,7 +27,7 @@ def _densify_stack(stack: LazyStackedTensorDict, layout: torch.layout) -> Any:
     tensors (``torch.nested``) along the stack dim; nested lazy stacks are densified."""
     members = stack.members
     dim = stack.stack_dim
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key in members[0]._data:
         if not all(key in member._data for member in members):
             continue  # held by some members only: left out, as keys() leaves it out

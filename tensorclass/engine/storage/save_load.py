@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -37,6 +38,7 @@ __all__ = [
     "make_memmap_from_tensor",
     "memmap_refresh_",
     "save",
+    "save_to",
     "saved_path",
     "saved_root",
 ]
@@ -152,10 +154,36 @@ def save(
     True
     """
     del atomic
+    return save_to(
+        self,
+        prefix,
+        copy_existing,
+        num_threads,
+        return_early,
+        share_non_tensor,
+        robust_key,
+        archive,
+        compression,
+    )
+
+
+def save_to(
+    self: B,
+    prefix: PathLike | None,
+    copy_existing: bool,
+    num_threads: int,
+    return_early: bool,
+    share_non_tensor: bool,
+    robust_key: bool | None,
+    archive: bool | None,
+    compression: str | int | None,
+) -> B | Future[B]:
+    """What :func:`save` does, the method and ``tensorclass.save`` alike: :meth:`memmap`
+    with ``existsok=True`` (and, for ``prefix=None``, into :attr:`saved_path`)."""
     if prefix is None:
         prefix = _saved_or_raise(self, "save(prefix=None)")
         copy_existing = True
-    result: B | Future[B] = write_memmap(
+    return write_memmap(
         self,
         prefix,
         copy_existing or None,
@@ -169,10 +197,9 @@ def save(
         like=False,
         inplace=False,
     )
-    return result
 
 
-def load(cls: type[B], /, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
+def load(cls: type[B], /, prefix: PathLike, *args: object, **kwargs: object) -> B:
     """Load a save made by :meth:`save` or :meth:`memmap`: ``cls.load_memmap(prefix,
     *args, **kwargs)`` (see :func:`tensorclass.load_memmap` for the arguments).
 
@@ -183,7 +210,7 @@ def load(cls: type[B], /, prefix: PathLike, *args: Any, **kwargs: Any) -> B:
     ...     TensorDict.load(path)["a"].tolist()
     [0, 1, 2]
     """
-    loader: Any = getattr(cls, "load_memmap")  # noqa: B009  (defined by the typed layer)
+    loader: Callable[..., B] = getattr(cls, "load_memmap")  # noqa: B009  (the typed layer's)
     result: B = loader(prefix, *args, **kwargs)
     return result
 
@@ -210,7 +237,7 @@ def load_memmap_(
     ...     out is td, list(td.keys()), td["a"].tolist()
     (True, ['a'], [1.0, 1.0, 1.0])
     """
-    loader: Any = getattr(type(self), "load_memmap")  # noqa: B009  (typed layer)
+    loader: Callable[..., B] = getattr(type(self), "load_memmap")  # noqa: B009  (typed layer)
     result: B = loader(
         prefix,
         out=self,
@@ -407,7 +434,7 @@ def _add_memmap(
     return mapped
 
 
-def _numel(shape: Any) -> int:
+def _numel(shape: Iterable[int]) -> int:
     count = 1
     for size in shape:
         count *= int(size)

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..core.self_types import Node, is_op
 from ..core.state import TensorCore
 from ..leafwise import table as _table  # noqa: F401  (defining the table fills TABLE, read below)
 from ..leafwise.elementwise import leafwise
@@ -40,10 +41,10 @@ from ..leafwise.elementwise_kinds import binary, binary_alpha, cast, cast_to, re
 from ..leafwise.functions import Operator
 from ..leafwise.kind import TABLE, Kind
 
-__all__ = ["ELEMENTWISE_FUNCTIONS"]
+__all__ = ["ELEMENTWISE_FUNCTIONS", "method_caller"]
 
 #: torch function -> implementation (torch_functions.py merges it into its table)
-ELEMENTWISE_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
+ELEMENTWISE_FUNCTIONS: dict[Callable[..., object], Callable[..., object]] = {}
 
 #: torch functions that call a method other than the table entry of their own name (an
 #: alias of torch's, or a method written by hand, not a table entry: ``clamp``)
@@ -91,16 +92,19 @@ _ACTIVATIONS: tuple[Callable[..., Tensor], ...] = (
 _LOSSES: tuple[Callable[..., Tensor], ...] = (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss)
 
 
-def _method(name: str) -> Callable[..., Any]:
-    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+def method_caller(name: str) -> Callable[..., object]:
+    """The implementation of a torch function that calls the method ``name`` of its first
+    argument with the other arguments (``torch.exp(td)`` is ``td.exp()``)."""
+
+    def call(obj: object, *args: object, **kwargs: object) -> object:
         return getattr(obj, name)(*args, **kwargs)
 
     call.__name__ = name
     return call
 
 
-def _binary(name: str, op: Operator) -> Callable[..., Any]:
-    def call(input: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
+def _binary(name: str, op: Operator) -> Callable[..., object]:
+    def call(input: object, other: object, *args: object, **kwargs: object) -> object:
         if isinstance(input, TensorCore):
             return getattr(input, name)(other, *args, **kwargs)
         if args or kwargs:
@@ -108,19 +112,20 @@ def _binary(name: str, op: Operator) -> Callable[..., Any]:
                 f"torch.{name} with a tensor class second takes no other argument "
                 f"(call the method on the tensor class)"
             )
+        assert is_op(other)  # torch calls this for an instance: the other operand is one
         return other._binary(op, input, True)
 
     call.__name__ = name
     return call
 
 
-def _activation(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _activation(fn: Callable[..., Tensor]) -> Callable[..., object]:
     try:
         signature: inspect.Signature | None = inspect.signature(fn)
     except ValueError:  # a builtin without a signature (gelu, softplus): no inplace=
         signature = None
 
-    def call(input: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(input: Node, *args: object, **kwargs: object) -> Node:
         inplace = False
         if signature is not None and "inplace" in signature.parameters:
             inplace = bool(signature.bind(input, *args, **kwargs).arguments.get("inplace"))
@@ -149,10 +154,10 @@ def _kept(operand: Tensor, leaf: Tensor) -> Tensor:
     return operand
 
 
-def _loss(fn: Callable[..., Tensor]) -> Callable[..., Any]:
+def _loss(fn: Callable[..., Tensor]) -> Callable[..., object]:
     signature = inspect.signature(fn)
 
-    def call(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(input: object, target: object, *args: object, **kwargs: object) -> TensorCore:
         bound = signature.bind(input, target, *args, **kwargs).arguments
         reduction = bound.get("reduction", "mean")
         if bound.get("size_average") is not None or bound.get("reduce") is not None:
@@ -161,6 +166,7 @@ def _loss(fn: Callable[..., Tensor]) -> Callable[..., Any]:
             )
         size = None if reduction == "none" else torch.Size()
         if not isinstance(input, TensorCore):  # the target is the instance: same pairing
+            assert isinstance(target, TensorCore)  # (torch calls this for an instance)
             full = _full if isinstance(input, Tensor) else _kept
             return leafwise(
                 target, lambda t, i: fn(full(i, t), t, *args, **kwargs), (input,), {}, size
@@ -171,7 +177,7 @@ def _loss(fn: Callable[..., Tensor]) -> Callable[..., Any]:
     return call
 
 
-def _table_function(torch_name: str, method: str) -> Callable[..., Any] | None:
+def _table_function(torch_name: str, method: str) -> Callable[..., object] | None:
     """The implementation of ``torch.<torch_name>`` calling ``method``, or ``None`` where torch
     has no such function or the method is a cast."""
     function = getattr(torch, torch_name, None)
@@ -180,7 +186,7 @@ def _table_function(torch_name: str, method: str) -> Callable[..., Any] | None:
         return None
     if entry is not None and entry.kind in _BINARY_KINDS:
         return _binary(method, entry.fn)
-    return _method(method)
+    return method_caller(method)
 
 
 # Every entry of the leaf-op table named after a torch function (element-wise, in place,

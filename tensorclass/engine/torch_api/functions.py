@@ -29,19 +29,19 @@ from ..core.self_types import as_op, is_op
 from ..core.state import TensorCore
 from ..leafwise.apply import paired_tensor_leaves
 from ..shape.batch_dims import batch_dim
-from .elementwise import ELEMENTWISE_FUNCTIONS
+from .elementwise import ELEMENTWISE_FUNCTIONS, method_caller
 
 __all__ = ["HANDLED_FUNCTIONS", "cat", "stack"]
 
 T = TypeVar("T", bound=TensorCore)
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
-HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
+HANDLED_FUNCTIONS: dict[Callable[..., object], Callable[..., object]] = {}
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
 
-def implements(*functions: Callable[..., Any]) -> Callable[[F], F]:
+def implements(*functions: Callable[..., object]) -> Callable[[F], F]:
     """Register an implementation for the given torch functions."""
 
     def register(impl: F) -> F:
@@ -159,7 +159,7 @@ def _members(
 
 
 def _leaf_error(
-    what: str, path: tuple[str, ...], key: str, leaves: list[Any], err: Exception
+    what: str, path: tuple[str, ...], key: str, leaves: list[object], err: Exception
 ) -> Exception:
     where = (*path, key) if path else key
     shapes = [list(getattr(leaf, "shape", ())) for leaf in leaves]
@@ -173,7 +173,7 @@ def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) ->
     pass over the items for the checks, then one torch call per tensor key."""
     datas, device, total = _members(items, dim, path, how)
     first = items[0]
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     join = how.leaves
     for key, value in first._data.items():
         try:
@@ -261,14 +261,6 @@ def _cat(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     return result
 
 
-def _method(name: str) -> Callable[..., Any]:
-    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        return getattr(obj, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
 for _name in (
     "unbind",
     "split",
@@ -287,7 +279,7 @@ for _name in (
     "all",
     "any",
 ):
-    HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
+    HANDLED_FUNCTIONS[getattr(torch, _name)] = method_caller(_name)
 
 
 # -- the leaf-op table's entries named after a torch function (torch.sin, torch.maximum,
@@ -296,11 +288,11 @@ for _name in (
 HANDLED_FUNCTIONS.update(ELEMENTWISE_FUNCTIONS)
 
 
-def _extremum(name: str, elementwise: Callable[..., Tensor]) -> Callable[..., Any]:
+def _extremum(name: str, elementwise: Callable[..., Tensor]) -> Callable[..., object]:
     """``torch.max(obj)``, ``torch.max(obj, dim, keepdim)``, and ``torch.max(obj, other)``
     (the element-wise maximum, as ``torch.maximum``)."""
 
-    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(obj: Any, *args: object, **kwargs: object) -> object:
         other = args[0] if args else kwargs.get("other")
         if isinstance(obj, Tensor):  # torch.max(tensor, instance): element-wise
             return ELEMENTWISE_FUNCTIONS[elementwise](obj, other)
@@ -316,13 +308,16 @@ HANDLED_FUNCTIONS[torch.max] = _extremum("max", torch.maximum)
 HANDLED_FUNCTIONS[torch.min] = _extremum("min", torch.minimum)
 
 
-def _functional_softmax(name: str) -> Callable[..., Any]:
+def _functional_softmax(name: str) -> Callable[..., object]:
     """``torch.nn.functional.<name>(obj, dim)`` (``softmax``, ``log_softmax``): the
     method ``name`` of the instance, over batch ``dim`` (required)."""
 
     def call(
-        input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
-    ) -> Any:
+        input: object,
+        dim: int | None = None,
+        _stacklevel: int = 3,
+        dtype: torch.dtype | None = None,
+    ) -> object:
         if dim is None:
             raise TypeError(f"{name} of a tensor class needs a batch dim (dim=...)")
         return getattr(input, name)(dim, dtype)
@@ -338,12 +333,12 @@ HANDLED_FUNCTIONS[torch.nn.functional.log_softmax] = _functional_softmax("log_so
 @implements(torch.norm)
 def _norm(
     input: Any,
-    p: Any = "fro",
-    dim: Any = None,
+    p: object = "fro",
+    dim: object = None,
     keepdim: bool = False,
-    out: Any = None,
+    out: object = None,
     dtype: torch.dtype | None = None,
-) -> Any:
+) -> object:
     if p not in ("fro", 2, 2.0) or dim is not None or keepdim:
         raise TypeError(
             "torch.norm of a tensor class is the 2-norm of every leaf over all its elements; "
@@ -352,8 +347,8 @@ def _norm(
     return input.norm(out=out, dtype=dtype)
 
 
-def _like(factory: Callable[..., Tensor]) -> Callable[..., Any]:
-    def like(obj: Any, *args: Any, **kwargs: Any) -> Any:
+def _like(factory: Callable[..., Tensor]) -> Callable[..., object]:
+    def like(obj: Any, *args: object, **kwargs: Any) -> object:
         device = kwargs.get("device")
         return obj._map_tensors(
             lambda t: factory(t, *args, **kwargs),
@@ -379,7 +374,9 @@ for _factory in LIKE_FACTORIES:
 
 
 @implements(torch.where)
-def _where(condition: Tensor, input: Any, other: Any, *, out: Any = None) -> Any:
+def _where(
+    condition: Tensor, input: object, other: Any, *, out: TensorCore | None = None
+) -> object:
     if is_op(input):
         return input.where(condition, other, out=out)
     return other.where(~condition, input, out=out)
@@ -403,11 +400,11 @@ for _name in (
     "flipud",
     "broadcast_to",
 ):
-    HANDLED_FUNCTIONS[getattr(torch, _name)] = _method(_name)
+    HANDLED_FUNCTIONS[getattr(torch, _name)] = method_caller(_name)
 
 
-def _atleast(name: str) -> Callable[..., Any]:
-    def call(*items: Any) -> Any:
+def _atleast(name: str) -> Callable[..., object]:
+    def call(*items: object) -> object:
         """``torch.atleast_*d`` on one instance, several, or a sequence of them."""
         if len(items) == 1 and isinstance(items[0], (list, tuple)):
             items = tuple(items[0])

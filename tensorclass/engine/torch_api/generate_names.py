@@ -9,7 +9,15 @@ it). After a change to the table or to the torch functions handled, run::
     python -m tensorclass.engine.torch_api.generate_names
 
 ``tests/typing/test_torch_function_names.py`` fails while the file differs from
-:func:`render`'s text (and prints that command).
+:func:`render`'s text (and prints that command), and compares the lists with the run-time
+table both ways.
+
+mypy names these functions after the stub module that declares them, not the one users
+import from: ``torch.maximum`` is ``torch._C._VariableFunctions.maximum``, ``torch.norm`` is
+``torch.functional.norm``, ``F.relu`` is ``torch.nn.functional.relu``, ``F.gelu`` is
+``torch._C._nn.gelu`` and ``F.logsigmoid`` is ``torch._C._nn.log_sigmoid`` (torch 2.13).
+The written ``TORCH_FUNCTIONS`` holds every such spelling, also the ones of older torch
+stubs.
 """
 
 from __future__ import annotations
@@ -18,7 +26,6 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +41,7 @@ COMMAND = "python -m tensorclass.engine.torch_api.generate_names"
 TARGET = Path(__file__).resolve().parents[2] / "plugins" / "_mypy_torch_names.py"
 
 
-def _handled(namespace: object, functions: Iterable[Callable[..., Any]]) -> list[str]:
+def _handled(namespace: object, functions: Iterable[Callable[..., object]]) -> list[str]:
     """The public names in ``namespace`` of the given functions, sorted."""
     wanted = {id(function) for function in functions}
     return sorted(
@@ -45,7 +52,7 @@ def _handled(namespace: object, functions: Iterable[Callable[..., Any]]) -> list
 
 
 def names(
-    functions: Iterable[Callable[..., Any]] = HANDLED_FUNCTIONS,
+    functions: Iterable[Callable[..., object]] = HANDLED_FUNCTIONS,
 ) -> tuple[list[str], list[str], dict[str, str]]:
     """The names ``torch.X`` and ``torch.nn.functional.X`` of the handled functions, and
     the ``torch.nn.functional`` ones that are ``torch._C._nn`` builtins (their name there)."""
@@ -63,23 +70,11 @@ def _words(names: list[str]) -> str:
     return textwrap.fill(" ".join(names), width=95, initial_indent="    ", subsequent_indent="    ")
 
 
-_HEADER = '''"""The ``torch`` and ``torch.nn.functional`` functions that accept tensor classes.
+_HEADER = '''"""The ``torch`` and ``torch.nn.functional`` functions that accept tensor classes: a static
+copy of the run-time table for the mypy plugin, which imports neither torch nor the library.
 
-GENERATED, do not edit. This command writes it from the run-time table
-(``HANDLED_FUNCTIONS`` of ``tensorclass/engine/torch_api/functions.py``, which takes the
-leaf-op table's entries); run it again after a change to the functions handled::
-
-    {command}
-
-``tests/typing/test_torch_function_names.py`` fails while this file differs from what the
-command writes, and compares the lists with the run-time table both ways. The plugin
-imports neither torch nor the library, hence a static copy.
-
-mypy names these functions after the stub module that declares them, not the one users
-import from: ``torch.maximum`` is ``torch._C._VariableFunctions.maximum``, ``torch.norm`` is
-``torch.functional.norm``, ``F.relu`` is ``torch.nn.functional.relu``, ``F.gelu`` is
-``torch._C._nn.gelu`` and ``F.logsigmoid`` is ``torch._C._nn.log_sigmoid`` (torch 2.13).
-:data:`TORCH_FUNCTIONS` holds every such spelling, also the ones of older torch stubs.
+GENERATED, do not edit: written by ``{command}``
+(what and why: that module's docstring).
 """
 
 from __future__ import annotations
@@ -120,7 +115,7 @@ name (``torch.X`` or ``torch.nn.functional.X``)."""
 '''
 
 
-def render(functions: Iterable[Callable[..., Any]] = HANDLED_FUNCTIONS) -> str:
+def render(functions: Iterable[Callable[..., object]] = HANDLED_FUNCTIONS) -> str:
     """The text of ``_mypy_torch_names.py`` for the given handled functions."""
     torch_names, functional_names, c_nn = names(functions)
     return _HEADER.format(

@@ -196,7 +196,7 @@ def _pad_stacked(
     if any(type(level) is not cls or type(level._data) is not dict for level in levels):
         return None
     extra = {"padding_side": side} if side == "left" else {}
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in first._data.items():
         column = [level._data[key] for level in levels]
         if isinstance(leaf, Tensor):

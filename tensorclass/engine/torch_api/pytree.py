@@ -134,7 +134,7 @@ def _build(
     ``jacrev`` of an instance with respect to an instance, ``hessian``), the stored batch
     size is kept if it is still a prefix of every child, else the children's longest common
     prefix: the result is always a valid instance."""
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     batch_size: torch.Size | None = None
     agree = True
     others: list[torch.Size] | None = None  # shapes of children a tree_map put there
@@ -160,17 +160,15 @@ def _build(
                 if shape is not None:
                     others = [] if others is None else others
                     others.append(_Size(shape))
-        elif kind == "tree":
+            continue
+        # a nested level gives its batch size without its own extra dims
+        level: TensorCore | None = None
+        if kind == "tree":
             value = values[position]
             position += 1
             data[entry[1]] = value
             if isinstance(value, TensorCore):
-                nested_size = value._batch_size
-                prefix = nested_size[: len(nested_size) - entry[2]]
-                if batch_size is None:
-                    batch_size = prefix
-                elif agree and prefix != batch_size:
-                    agree = False
+                level, extra = value, entry[2]
             elif getattr(value, "shape", None) is not None:
                 others = [] if others is None else others
                 others.append(_Size(value.shape))
@@ -178,14 +176,16 @@ def _build(
             nested, position = _build(entry[2], values, position, entry[3])
             data[entry[1]] = nested
             if entry[3].entries:
-                nested_size = nested._batch_size
-                prefix = nested_size[: len(nested_size) - entry[4]]
-                if batch_size is None:
-                    batch_size = prefix
-                elif agree and prefix != batch_size:
-                    agree = False
+                level, extra = nested, entry[4]
         else:
             data[entry[1]] = entry[2]
+        if level is not None:
+            nested_size = level._batch_size
+            prefix = nested_size[: len(nested_size) - extra]
+            if batch_size is None:
+                batch_size = prefix
+            elif agree and prefix != batch_size:
+                agree = False
     if not agree or others is not None:
         batch_size = _settle(data, batch_size if agree else None, context.batch_size)
     elif batch_size is None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import torch
 
 from ...core.self_types import B
+from ...core.state import TensorCore
 
 __all__ = ["TensorPipe", "arecv", "asend"]
 
@@ -22,10 +23,10 @@ __all__ = ["TensorPipe", "arecv", "asend"]
 class TensorPipe(Protocol):
     """What :func:`asend` and :func:`arecv` need: any object with these two coroutine methods (tensordict's UCXX ``TensorDictPipe`` is one)."""
 
-    async def asend(self, data: Any, /) -> Any:
+    async def asend(self, data: Any, /) -> object:
         """Send ``data`` through the pipe."""
 
-    async def arecv(self, data: Any, /, *, device: Any = None) -> Any:
+    async def arecv(self, data: Any, /, *, device: torch.device | str | None = None) -> TensorCore:
         """Receive into ``data`` if it can, else return a new instance."""
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Transfer",
+    "as_group",
+    "reducing",
     "all_gather",
     "all_reduce",
     "broadcast",
@@ -95,6 +97,13 @@ def _encode(description: dict[str, Any]) -> bytes:
 
 def _fingerprint(encoded: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little", signed=True)
+
+
+def as_group(group: object) -> ProcessGroup | None:
+    """``group`` as ``torch.distributed`` takes it (``None``: the default group)."""
+    if group is None or isinstance(group, dist.ProcessGroup):
+        return group
+    raise TypeError(f"group must be a torch.distributed ProcessGroup or None; got {group!r}")
 
 
 def _device(group: ProcessGroup | None) -> torch.device:
@@ -235,7 +244,7 @@ def send(
     self: B,
     dst: int | None = None,
     *,
-    group: Any = None,
+    group: object = None,
     tag: int = 0,
     group_dst: int | None = None,
     init_tag: int = 0,
@@ -250,16 +259,17 @@ def send(
     into one message. See :mod:`tensorclass.engine.storage.distributed.point_to_point`.
     """
     del pseudo_rand
-    dst = _peer(dst, group_dst, group, "dst")
+    pg = as_group(group)
+    dst = _peer(dst, group_dst, pg, "dst")
     tag = _tag(tag, init_tag)
-    transfer, encoded = _post(self, dst, group, tag, reply=True, consolidated=consolidated)
+    transfer, encoded = _post(self, dst, pg, tag, reply=True, consolidated=consolidated)
     transfer.wait()
-    device = _device(group)
+    device = _device(pg)
     verdict = torch.zeros(2, dtype=torch.int64, device=device)
-    dist.recv(verdict, dst, group=group, tag=tag)
+    dist.recv(verdict, dst, group=pg, tag=tag)
     agreed, length = (int(v) for v in verdict.tolist())
     if not agreed:
-        theirs = _text(_recv_tensor(length, dst, group, tag, device))
+        theirs = _text(_recv_tensor(length, dst, pg, tag, device))
         raise _mismatch(self, "send", dst, encoded, theirs)
 
 
@@ -267,7 +277,7 @@ def isend(
     self: B,
     dst: int | None = None,
     *,
-    group: Any = None,
+    group: object = None,
     tag: int = 0,
     group_dst: int | None = None,
     init_tag: int = 0,
@@ -278,10 +288,9 @@ def isend(
     """Start sending to ``dst`` without waiting for it; ``wait()`` on the result finishes
     (``return_early=False`` waits before returning). Keywords as in :meth:`send`."""
     del pseudo_rand
-    dst = _peer(dst, group_dst, group, "dst")
-    transfer, _ = _post(
-        self, dst, group, _tag(tag, init_tag), reply=False, consolidated=consolidated
-    )
+    pg = as_group(group)
+    dst = _peer(dst, group_dst, pg, "dst")
+    transfer, _ = _post(self, dst, pg, _tag(tag, init_tag), reply=False, consolidated=consolidated)
     if not return_early:
         transfer.wait()
     return transfer
@@ -291,7 +300,7 @@ def recv(
     self: B,
     src: int | None = None,
     *,
-    group: Any = None,
+    group: object = None,
     tag: int = 0,
     group_src: int | None = None,
     init_tag: int = 0,
@@ -300,7 +309,7 @@ def recv(
 ) -> int:
     """Receive in place what rank ``src`` sends; returns ``src`` (its global rank).
     Keywords as in :meth:`send` (``consolidated``: the sender's choice is followed)."""
-    src = _peer(src, group_src, group, "src")
+    src = _peer(src, group_src, as_group(group), "src")
     irecv(self, src, group=group, tag=_tag(tag, init_tag)).wait()
     return src
 
@@ -309,7 +318,7 @@ def irecv(
     self: B,
     src: int | None = None,
     *,
-    group: Any = None,
+    group: object = None,
     tag: int = 0,
     group_src: int | None = None,
     return_premature: bool = True,
@@ -320,22 +329,23 @@ def irecv(
     """Start receiving from ``src`` in place; ``wait()`` on the result finishes
     (``return_premature=False`` waits before returning). Keywords as in :meth:`recv`."""
     del pseudo_rand, consolidated  # one tag per transfer; packing is the sender's choice
-    src = _peer(src, group_src, group, "src")
+    pg = as_group(group)
+    src = _peer(src, group_src, pg, "src")
     tag = _tag(tag, init_tag)
-    device = _device(group)
+    device = _device(pg)
     header = torch.zeros(_HEADER, dtype=torch.int64, device=device)
-    dist.recv(header, src, group=group, tag=tag)
+    dist.recv(header, src, group=pg, tag=tag)
     length, payload_length, reply, packed = (int(v) for v in header.tolist())
-    theirs = _text(_recv_tensor(length, src, group, tag, device))
+    theirs = _text(_recv_tensor(length, src, pg, tag, device))
     encoded = _encode(describe(self))
     if theirs != encoded:
-        _drain(json.loads(theirs), payload_length, packed, src, group, tag, device)
+        _drain(json.loads(theirs), payload_length, packed, src, pg, tag, device)
         if reply:
-            dist.send(torch.tensor([0, len(encoded)], device=device), src, group=group, tag=tag)
-            dist.send(_as_bytes(encoded, device), src, group=group, tag=tag)
+            dist.send(torch.tensor([0, len(encoded)], device=device), src, group=pg, tag=tag)
+            dist.send(_as_bytes(encoded, device), src, group=pg, tag=tag)
         raise _mismatch(self, "receive", src, encoded, theirs)
     if payload_length:
-        payload = _text(_recv_tensor(payload_length, src, group, tag, device))
+        payload = _text(_recv_tensor(payload_length, src, pg, tag, device))
         _apply_non_tensor_payload(self, payload)
     works, copies = [], []
     kept: list[Tensor] = []
@@ -345,7 +355,7 @@ def irecv(
         direct = mine is not None and not any(t.requires_grad for t in tensors)
         flat = mine if direct else torch.empty(packed, dtype=torch.uint8, device=device)
         assert flat is not None
-        works.append(dist.irecv(flat, src, group=group, tag=tag))
+        works.append(dist.irecv(flat, src, group=pg, tag=tag))
         if not direct:  # a consolidated receiver gets the bytes in its own buffer
             copies = list(zip(tensors, views_into(flat, tensors)))
         kept.append(flat)
@@ -353,12 +363,12 @@ def irecv(
         for tensor in tensors:
             direct = tensor.is_contiguous() and tensor.device == device and not tensor.requires_grad
             buffer = tensor if direct else torch.empty_like(tensor, device=device).contiguous()
-            works.append(dist.irecv(buffer, src, group=group, tag=tag))
+            works.append(dist.irecv(buffer, src, group=pg, tag=tag))
             if not direct:
                 copies.append((tensor, buffer))
     if reply:
         verdict = torch.tensor([1, 0], dtype=torch.int64, device=device)
-        works.append(dist.isend(verdict, src, group=group, tag=tag))
+        works.append(dist.isend(verdict, src, group=pg, tag=tag))
         kept.append(verdict)
     transfer = Transfer(self, [w for w in works if w is not None], copies, kept)
     if not return_premature:
@@ -434,8 +444,8 @@ def _non_tensor_slots(node: TensorCore) -> Iterator[Any]:
 class Transfer:
     """A started asynchronous exchange: :meth:`wait` finishes it and returns the instance."""
 
-    node: Any
-    works: list[Any]
+    node: TensorCore
+    works: list[dist.Work]
     copies: list[tuple[Tensor, Tensor]]
     buffers: list[Tensor] = field(default_factory=list)  # alive until the transfer is done
 
@@ -448,7 +458,7 @@ class Transfer:
         """Whether every message has been transferred."""
         return all(work.is_completed() for work in self.works)
 
-    def wait(self) -> Any:
+    def wait(self) -> TensorCore:
         """Wait for every message, then finish the in-place writes."""
         for work in self.works:
             work.wait()
@@ -512,7 +522,10 @@ def _buckets(tensors: list[Tensor], bucket_bytes: int | None) -> list[list[Tenso
 
 
 def _flat_collective(
-    node: TensorCore, device: torch.device, run: Any, bucket_bytes: int | None = None
+    node: TensorCore,
+    device: torch.device,
+    run: Callable[[Tensor], dist.Work | None],
+    bucket_bytes: int | None = None,
 ) -> Transfer:
     """Start ``run(flat_buffer)`` (an async collective) on each flat buffer; ``wait()`` on
     the result copies the results back into the leaves."""
@@ -529,20 +542,44 @@ def _flat_collective(
     return Transfer(node, [w for w in works if w is not None], copies, flats)
 
 
+def reducing(
+    node: TensorCore,
+    op: object,
+    group: object,
+    what: str,
+    bucket_bytes: int | None,
+    start: Callable[..., dist.Work | None],
+    *args: int,
+) -> Transfer:
+    """Check that every rank holds ``node``'s structure, then start ``start(flat, *args,
+    op, group=..., async_op=True)`` (``dist.all_reduce``, ``dist.reduce`` with the ``dst``
+    in ``args``) on each flat buffer; ``op`` defaults to ``ReduceOp.SUM``."""
+    reduce_op = dist.ReduceOp.SUM if op is None else op
+    pg = as_group(group)
+    _check_collective(node, pg, what)
+    return _flat_collective(
+        node,
+        _device(pg),
+        lambda flat: start(flat, *args, reduce_op, group=pg, async_op=True),
+        bucket_bytes,
+    )
+
+
 def broadcast(
-    self: B, src: int, *, group: Any = None, device: torch.device | str | None = None
+    self: B, src: int, *, group: object = None, device: torch.device | str | None = None
 ) -> B:
     """Overwrite this instance on every rank with rank ``src``'s values (in place);
     ``device``: where the exchange buffers live (default: CUDA for NCCL, else CPU)."""
-    wire = _device(group) if device is None else torch.device(device)
-    _check_collective(self, group, "broadcast")
+    pg = as_group(group)
+    wire = _device(pg) if device is None else torch.device(device)
+    _check_collective(self, pg, "broadcast")
     _flat_collective(
-        self, wire, lambda flat: dist.broadcast(flat, src, group=group, async_op=True)
+        self, wire, lambda flat: dist.broadcast(flat, src, group=pg, async_op=True)
     ).wait()
     if any(True for _ in _non_tensor_slots(self)):
         device = wire
-        payloads = _all_gather_bytes(_non_tensor_payload(self), group, device)
-        ranks = list(dist.get_process_group_ranks(group)) if group is not None else None
+        payloads = _all_gather_bytes(_non_tensor_payload(self), pg, device)
+        ranks = list(dist.get_process_group_ranks(pg)) if pg is not None else None
         index = ranks.index(src) if ranks is not None else src
         _apply_non_tensor_payload(self, payloads[index])
     return self
@@ -553,7 +590,7 @@ def all_reduce(
     self: B,
     op: Any = None,
     *,
-    group: Any = None,
+    group: object = None,
     async_op: Literal[False] = False,
     bucket_bytes: int | None = None,
 ) -> B: ...
@@ -564,7 +601,7 @@ def all_reduce(
     self: B,
     op: Any = None,
     *,
-    group: Any = None,
+    group: object = None,
     async_op: Literal[True],
     bucket_bytes: int | None = None,
 ) -> Transfer: ...
@@ -574,7 +611,7 @@ def all_reduce(
     self: B,
     op: Any = None,
     *,
-    group: Any = None,
+    group: object = None,
     async_op: bool = False,
     bucket_bytes: int | None = None,
 ) -> B | Transfer:
@@ -584,14 +621,7 @@ def all_reduce(
     given. ``async_op=True`` returns a :class:`~tensorclass.engine.storage.distributed.point_to_point.Transfer`
     at once; ``wait()`` on it writes the results into the leaves.
     """
-    reduce_op = dist.ReduceOp.SUM if op is None else op
-    _check_collective(self, group, "all_reduce")
-    transfer = _flat_collective(
-        self,
-        _device(group),
-        lambda flat: dist.all_reduce(flat, reduce_op, group=group, async_op=True),
-        bucket_bytes,
-    )
+    transfer = reducing(self, op, group, "all_reduce", bucket_bytes, dist.all_reduce)
     if async_op:
         return transfer
     transfer.wait()
@@ -617,21 +647,22 @@ def _rebuilt(node: C, tensors: Iterator[Tensor], non_tensors: Iterator[Any]) -> 
     return type(node)._new(data, node._batch_size, node._device, node._names)
 
 
-def all_gather(self: B, *, group: Any = None) -> list[B]:
+def all_gather(self: B, *, group: object = None) -> list[B]:
     """Every rank's instance, in rank order."""
-    _check_collective(self, group, "all_gather")
-    device = _device(group)
-    world = dist.get_world_size(group)
+    pg = as_group(group)
+    _check_collective(self, pg, "all_gather")
+    device = _device(pg)
+    world = dist.get_world_size(pg)
     per_rank: list[list[Tensor]] = [[] for _ in range(world)]
     for tensor in _tensors(self):
         wire = _wire(tensor, device)
         gathered = [torch.empty_like(wire) for _ in range(world)]
-        dist.all_gather(gathered, wire, group=group)
+        dist.all_gather(gathered, wire, group=pg)
         for rank, item in enumerate(gathered):
             per_rank[rank].append(item.to(tensor.device))
     payloads: list[bytes] = [b""] * world
     if any(True for _ in _non_tensor_slots(self)):
-        payloads = _all_gather_bytes(_non_tensor_payload(self), group, device)
+        payloads = _all_gather_bytes(_non_tensor_payload(self), pg, device)
     return [
         _rebuilt(self, iter(tensors), iter(json.loads(payload) if payload else []))
         for tensors, payload in zip(per_rank, payloads)

@@ -14,17 +14,28 @@ waiting.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
 
 from ...core.lazy_stacks import is_lazy_stack
-from ...core.self_types import B
+from ...core.self_types import B, as_op
+from ...core.state import TensorCore
 from ...torch_api.functions import stack
-from .point_to_point import Transfer, _as_bytes, _check_collective, _device, _flat_collective, _text
+from .point_to_point import (
+    Transfer,
+    _as_bytes,
+    _device,
+    _text,
+    as_group,
+    reducing,
+)
 from .wire_tree import decode_tree, pack_tree
+
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
 
 __all__ = ["gather_and_stack", "reduce", "scatter"]
 
@@ -35,7 +46,7 @@ def reduce(
     op: Any = None,
     async_op: bool = False,
     return_premature: bool = False,
-    group: Any = None,
+    group: object = None,
     *,
     bucket_bytes: int | None = None,
 ) -> Transfer | None:
@@ -47,14 +58,7 @@ def reduce(
     ``async_op=True, return_premature=True`` the handle returns at once (``wait()``
     on it writes the result); otherwise this waits and returns ``None``.
     """
-    reduce_op = dist.ReduceOp.SUM if op is None else op
-    _check_collective(self, group, "reduce")
-    transfer = _flat_collective(
-        self,
-        _device(group),
-        lambda flat: dist.reduce(flat, dst, reduce_op, group=group, async_op=True),
-        bucket_bytes,
-    )
+    transfer = reducing(self, op, group, "reduce", bucket_bytes, dist.reduce, dst)
     if dist.get_rank() != dst:
         transfer.copies = []  # only dst's buffers hold the result
     if async_op and return_premature:
@@ -76,25 +80,26 @@ def _frame(encoded: bytes, packed: Tensor, total: int, device: torch.device) -> 
     return buffer
 
 
-def _unframe(buffer: Tensor, header: list[int]) -> Any:
+def _unframe(buffer: Tensor, header: list[int]) -> TensorCore:
     packed, encoded = header[0], header[1]
     return decode_tree(_text(buffer[packed : packed + encoded]), buffer[:packed])
 
 
-def _group_ranks(group: Any) -> list[int]:
+def _group_ranks(group: ProcessGroup | None) -> list[int]:
     if group is None:
         return list(range(dist.get_world_size()))
     return list(dist.get_process_group_ranks(group))
 
 
-def gather_and_stack(self: B, dst: int, group: Any = None) -> B | None:
+def gather_and_stack(self: B, dst: int, group: object = None) -> B | None:
     """On rank ``dst``, write the other ranks' instances, stacked in rank order, into this
     instance (its first batch dim is ``world_size - 1``) and return it; the other ranks
     return ``None``. Structures travel as JSON, never pickled; the senders' classes
     must be imported on ``dst``. See :mod:`tensorclass.engine.storage.distributed.rooted`.
     """
-    device = _device(group)
-    ranks = _group_ranks(group)
+    pg = as_group(group)
+    device = _device(pg)
+    ranks = _group_ranks(pg)
     world = len(ranks)
     at_dst = dist.get_rank() == dst
     encoded, packed = b"", torch.zeros(0, dtype=torch.uint8, device=device)
@@ -112,7 +117,7 @@ def gather_and_stack(self: B, dst: int, group: Any = None) -> B | None:
             problem = err
     mine = _header(packed.numel(), len(encoded), 0, problem is None, device)
     headers = [torch.zeros_like(mine) for _ in range(world)]
-    dist.all_gather(headers, mine, group=group)
+    dist.all_gather(headers, mine, group=pg)
     rows = [h.tolist() for h in headers]
     if problem is not None:
         raise problem
@@ -122,7 +127,7 @@ def gather_and_stack(self: B, dst: int, group: Any = None) -> B | None:
     total = max(row[0] + row[1] for row in rows)
     buffer = _frame(encoded, packed, total, device)
     gathered = [torch.empty_like(buffer) for _ in range(world)] if at_dst else None
-    dist.gather(buffer, gathered, dst=dst, group=group)
+    dist.gather(buffer, gathered, dst=dst, group=pg)
     if gathered is None:
         return None
     instances = [
@@ -136,7 +141,7 @@ def gather_and_stack(self: B, dst: int, group: Any = None) -> B | None:
     return self
 
 
-def _write_into(target: Any, source: Any) -> None:
+def _write_into(target: TensorCore, source: TensorCore) -> None:
     """``target.update(source, inplace=True)``, lazy stacks member by member (so that keys
     only some members hold are written too)."""
     if (
@@ -149,8 +154,8 @@ def _write_into(target: Any, source: Any) -> None:
             _write_into(mine, theirs)
         return
     if target._device is not None:
-        source = source.to(target._device)
-    target.update(source, inplace=True)
+        source = as_op(source).to(target._device)
+    as_op(target).update(source, inplace=True)
 
 
 def scatter(
@@ -158,7 +163,7 @@ def scatter(
     src: int,
     tensordicts: list[Any] | None = None,
     *,
-    group: Any = None,
+    group: object = None,
     device: torch.device | str | None = None,
 ) -> Any:
     """Rank ``src`` passes ``tensordicts`` (one per rank); every rank returns a new
@@ -166,8 +171,9 @@ def scatter(
     never pickled; their classes must be imported); this instance is not used.
     ``device``: where the received instance goes (default: the CPU with gloo)."""
     del self
-    wire = _device(group)
-    ranks = _group_ranks(group)
+    pg = as_group(group)
+    wire = _device(pg)
+    ranks = _group_ranks(pg)
     header = _header(0, 0, 0, False, wire)
     if dist.get_rank() == src:
         problem: Exception | None = None
@@ -186,17 +192,17 @@ def scatter(
         headers = [_header(p.numel(), len(e), total, True, wire) for e, p in parts]
         if problem is not None:
             headers = [_header(0, 0, 0, False, wire) for _ in ranks]
-        dist.scatter(header, headers, src=src, group=group)
+        dist.scatter(header, headers, src=src, group=pg)
         if problem is not None:
             raise problem
         frames = [_frame(e, p, total, wire) for e, p in parts]
     else:
-        dist.scatter(header, None, src=src, group=group)
+        dist.scatter(header, None, src=src, group=pg)
         frames = None
     row = header.tolist()
     if not row[3]:
         raise RuntimeError(f"scatter: rank {src} could not scatter its instances (see there)")
     received = torch.empty(max(row[2], 1), dtype=torch.uint8, device=wire)
-    dist.scatter(received, frames, src=src, group=group)
+    dist.scatter(received, frames, src=src, group=pg)
     result = _unframe(received, row)
-    return result if device is None else result.to(device)
+    return result if device is None else as_op(result).to(device)

@@ -18,6 +18,7 @@ non-tensor values are turned back by the receiving class's declared fields.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -35,7 +36,9 @@ from ..memmap.save import class_path
 __all__ = ["decode_tree", "encode_tree", "pack_tree"]
 
 
-def encode_tree(node: TensorCore, tensors: list[Tensor], where: tuple[str, ...] = ()) -> Any:
+def encode_tree(
+    node: TensorCore, tensors: list[Tensor], where: tuple[str, ...] = ()
+) -> dict[str, object]:
     """The JSON-ready structure of ``node``; its tensors are appended to ``tensors``."""
     if is_lazy_stack(node):
         return {
@@ -47,7 +50,7 @@ def encode_tree(node: TensorCore, tensors: list[Tensor], where: tuple[str, ...] 
                 for i, m in enumerate(node.members)
             ],
         }
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             shape = list(leaf.shape)
@@ -60,7 +63,7 @@ def encode_tree(node: TensorCore, tensors: list[Tensor], where: tuple[str, ...] 
             entries.append({"key": key, "type": "nested", "value": sub})
         elif type(leaf) in (NonTensorData, NonTensorStack):
             kind, value = non_tensor_to_json(leaf, (*where, key))
-            entry = {"key": key, "type": kind, "value": value}
+            entry: dict[str, object] = {"key": key, "type": kind, "value": value}
             if type(leaf) is NonTensorData and leaf.meta:
                 entry["meta"] = True
             entries.append(entry)
@@ -96,7 +99,7 @@ def _likes(structure: Any, out: list[Tensor]) -> None:
             _likes(entry["value"], out)
 
 
-def decode_tree(encoded: bytes, buffer: Tensor, cls: type[TensorCore] | None = None) -> Any:
+def decode_tree(encoded: bytes, buffer: Tensor, cls: type[TensorCore] | None = None) -> TensorCore:
     """The instance described by ``encoded`` (from :func:`pack_tree`), its tensors viewing
     ``buffer``. Classes must be imported (or defined) in this process."""
     structure = json.loads(encoded)
@@ -105,7 +108,9 @@ def decode_tree(encoded: bytes, buffer: Tensor, cls: type[TensorCore] | None = N
     return _build(structure, iter(views_into(buffer, likes)), cls, buffer.device)
 
 
-def _build(structure: Any, tensors: Any, cls: type[TensorCore] | None, where: torch.device) -> Any:
+def _build(
+    structure: Any, tensors: Iterator[Tensor], cls: type[TensorCore] | None, where: torch.device
+) -> TensorCore:
     """The instance; one recorded with a device gets the buffer's (``where``)."""
     if structure.get("lazy_stack"):
         member_cls = resolve_class(structure["class"], "imported")
@@ -114,7 +119,7 @@ def _build(structure: Any, tensors: Any, cls: type[TensorCore] | None, where: to
     if cls is None:
         cls = resolve_class(structure["class"], "imported")
     batch = tuple(structure["batch_size"])
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for entry in structure["entries"]:
         key, kind = entry["key"], entry["type"]
         if kind == "tensor":

@@ -51,7 +51,7 @@ class Backend:
         self.name = name
         self.module = require("h5py" if name == "h5" else "zarr", f"the {name} backend")
 
-    def open(self, filename: Any, mode: str) -> Any:
+    def open(self, filename: object, mode: str) -> Any:
         """The root group of the file or store ``filename``."""
         try:
             if self.name == "h5":
@@ -120,7 +120,7 @@ class Backend:
         except (TypeError, json.JSONDecodeError) as err:
             raise FileFormatError(f"the {LAYOUT_KEY!r} attribute is not JSON ({err})") from None
 
-    def set_layout(self, root: Any, layout: dict[str, Any]) -> None:
+    def set_layout(self, root: Any, layout: dict[str, object]) -> None:
         root.attrs[LAYOUT_KEY] = json.dumps(layout)
 
     def close(self, root: Any) -> None:

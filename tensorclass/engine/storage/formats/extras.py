@@ -1,4 +1,5 @@
-"""Importing an optional extra when a format needs it, with an error that says what to install."""
+"""Importing an optional extra when a format or a table needs it, with an error that says
+what to install."""
 
 from __future__ import annotations
 
@@ -15,6 +16,6 @@ def require(module: str, what: str) -> ModuleType:
     except ImportError as err:
         package = module.split(".")[0]
         raise ImportError(
-            f"{what} needs the {package!r} package, which is not installed: "
-            f"pip install 'tensorclass[formats]' (or pip install {package})"
+            f"{what} needs the optional package {package!r}, which is not installed; install "
+            f'it with: pip install "tensorclass[formats]" (or pip install {package})'
         ) from err

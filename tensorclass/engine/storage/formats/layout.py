@@ -28,8 +28,7 @@ never imported. Every problem raises :class:`~tensorclass.FileFormatError` namin
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import torch
 from torch import Tensor
@@ -38,11 +37,12 @@ from ....errors import FileFormatError, RecordedClassError
 from ....json_values import has_shape, non_tensor_from_json, non_tensor_to_json, rebuilder_in
 from ....non_tensor import NonTensorData, NonTensorStack
 from ....registry import dynamic_class
-from ....schema import FieldKind, resolved_schema
+from ....schema import Field, FieldKind, resolved_schema
 from ....unbatched import UnbatchedTensor
 from ...core.lazy_stacks import is_lazy_stack, is_lazy_stack_class, stack_lazily
 from ...core.self_types import as_op
 from ...core.state import TensorCore, fits_batch
+from ..memmap.info import is_sizes
 from ..memmap.load import ClassPolicy, defined_classes, resolve_class
 
 __all__ = [
@@ -60,7 +60,7 @@ LAYOUT_KEY = "tensordict"
 VERSION = 1
 
 #: a saved tensor: its name in the file, its layout entry -> the tensor
-TensorReader = Callable[[str, dict[str, Any]], Tensor]
+TensorReader = Callable[[str, dict[str, object]], Tensor]
 
 
 class Layout:
@@ -95,10 +95,10 @@ def class_text(cls: type) -> str | None:
     return f"<class '{cls.__module__}.{cls.__qualname__}'>"
 
 
-def describe(node: TensorCore, layout: Layout, path: tuple[str, ...] = ()) -> dict[str, Any]:
+def describe(node: TensorCore, layout: Layout, path: tuple[str, ...] = ()) -> dict[str, object]:
     """The layout level of ``node``; its tensors go into ``layout`` (checked: nothing is
     written before the whole tree is described)."""
-    level: dict[str, Any] = {
+    level: dict[str, object] = {
         "batch_size": list(node._batch_size),
         "names": None if node._names is None else list(node._names),
     }
@@ -115,7 +115,7 @@ def describe(node: TensorCore, layout: Layout, path: tuple[str, ...] = ()) -> di
     recorded = class_text(type(node))
     if recorded is not None:
         level["class"] = recorded
-    keys: dict[str, Any] = {}
+    keys: dict[str, dict[str, object]] = {}
     for key, leaf in node._data.items():
         where = (*path, key)
         if isinstance(leaf, Tensor):
@@ -163,12 +163,8 @@ def _class_named(text: str, file: object, classes: ClassPolicy) -> type[TensorCo
     )
 
 
-def _ints(value: Any) -> bool:
-    return type(value) is list and all(type(v) is int and v >= 0 for v in value)
-
-
 def build(
-    level: Any,
+    level: object,
     read: TensorReader,
     file: object,
     cls: type[TensorCore] | None = None,
@@ -179,9 +175,9 @@ def build(
     """The saved tree of a layout ``level``, its tensors from ``read`` (locked: no)."""
     if type(level) is not dict:
         raise _fail(file, where, f"a level of the layout must be an object, not {level!r:.60}")
-    batch_size: Any = level.get("batch_size")
-    names: Any = level.get("names")
-    if not _ints(batch_size):
+    batch_size = level.get("batch_size")
+    names = level.get("names")
+    if not is_sizes(batch_size):
         raise _fail(file, where, f"invalid batch_size {batch_size!r:.60}")
     if tuple(batch_size[: len(parent)]) != parent:
         raise _fail(file, where, f"batch_size {batch_size} does not start with {list(parent)}")
@@ -211,7 +207,7 @@ def build(
         raise _fail(file, where, f"invalid stack_dim {stack_dim!r}")
     schema = resolved_schema(cls)
     fields = None if schema is None else schema.by_name
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, entry in keys.items():
         if type(entry) is not dict:
             raise _fail(file, (*where, key), f"invalid entry {entry!r:.60}")
@@ -224,7 +220,7 @@ def build(
 
 
 def _lazy(
-    level: dict[str, Any],
+    level: dict[str, object],
     read: TensorReader,
     file: object,
     cls: type[TensorCore] | None,
@@ -249,15 +245,15 @@ def _lazy(
 
 def _leaf(
     key: str,
-    entry: dict[str, Any],
+    entry: dict[str, object],
     read: TensorReader,
     file: object,
     cls: type[TensorCore],
-    fields: Any,
+    fields: Mapping[str, Field] | None,
     classes: ClassPolicy,
     batch_size: tuple[int, ...],
     where: tuple[str, ...],
-) -> Any:
+) -> object:
     path = (*where, key)
     kinds = [kind for kind in ("tensor", "td", "non_tensor", "non_tensor_stack") if kind in entry]
     if len(kinds) != 1:
@@ -306,7 +302,11 @@ def _leaf(
 
 
 def check_tensor(
-    tensor: Tensor, entry: dict[str, Any], file: object, name: str, dtypes: dict[str, torch.dtype]
+    tensor: Tensor,
+    entry: dict[str, object],
+    file: object,
+    name: str,
+    dtypes: dict[str, torch.dtype],
 ) -> Tensor:
     """``tensor`` viewed as the entry's recorded ``dtype`` and checked against its ``shape``."""
     dtype = entry.get("dtype")

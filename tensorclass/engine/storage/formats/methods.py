@@ -2,8 +2,10 @@
 
 The formats live in :mod:`.formats` (each needs an optional extra, imported when used:
 ``pip install 'tensorclass[formats]'``); these functions, attached to ``TensorDictBase`` in
-``engine/base.py``, forward to them (``to_safetensors`` is :mod:`.safetensors_file`'s own). The ``from_*`` return what the file holds (a class of
-its own, a ``PersistentTensorDict``), so they are plain class methods there.
+``engine/base.py``, are the public signatures of :mod:`.persistent` and
+:mod:`.safetensors_file` (``to_safetensors`` is :mod:`.safetensors_file`'s own). The
+``from_*`` return what the file holds (a class of its own, a ``PersistentTensorDict``), so
+they are plain class methods there; ``tensorclass.from_*`` run the same code.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from ....schema import is_typed
 from ...core.self_types import B, as_op
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike
-from .persistent import PersistentTensorDict, open_persistent, write_persistent
+from .persistent import PersistentTensorDict, open_persistent, refuse_pickle, write_persistent
 from .safetensors_file import read_safetensors
 
 if TYPE_CHECKING:
@@ -42,7 +44,7 @@ def from_safetensors(
     return result if device is None else as_op(result).to(device)
 
 
-def to_h5(self: B, filename: PathLike, **kwargs: Any) -> PersistentTensorDict:
+def to_h5(self: B, filename: PathLike, **kwargs: object) -> PersistentTensorDict:
     """Write to a new HDF5 file (needs ``h5py``; an existing file is replaced) and return
     the :class:`~tensorclass.PersistentTensorDict` reading it (``mode="r+"``). Each tensor
     is a dataset at its key path; ``kwargs`` go to ``h5py.Group.create_dataset``
@@ -62,31 +64,26 @@ def from_h5(
 ) -> PersistentTensorDict:
     """Open an HDF5 file as a :class:`~tensorclass.PersistentTensorDict` (reads lazily;
     ``to_tensordict()`` reads it all). See that class for the keywords."""
+    del cls  # a file holds its own structure
     return open_persistent(
-        filename,
-        "h5",
-        mode=mode,
-        batch_size=batch_size,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        non_tensor_as_stack=non_tensor_as_stack,
+        filename, "h5", mode, batch_size, auto_batch_size, batch_dims, non_tensor_as_stack
     )
 
 
 def to_zarr(
-    self: B, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any
+    self: B, filename: object, *, allow_pickle: bool | None = None, **kwargs: object
 ) -> PersistentTensorDict:
     """Write to a new Zarr store (needs ``zarr`` 3; an existing store is replaced) and
     return the :class:`~tensorclass.PersistentTensorDict` reading it. Each tensor is one
     uncompressed chunk unless ``chunks=``/``compressors=`` say otherwise (``chunks``
     applies to the leading dims). Nothing is pickled (``allow_pickle=True`` is refused)."""
-    _no_pickle(allow_pickle, "to_zarr")
+    refuse_pickle(allow_pickle, "to_zarr")
     return write_persistent(self, filename, "zarr", kwargs)
 
 
 def from_zarr(
     cls: type[TensorDictBase],
-    filename: Any,
+    filename: object,
     *,
     mode: str = "r",
     auto_batch_size: bool = False,
@@ -97,21 +94,14 @@ def from_zarr(
 ) -> PersistentTensorDict:
     """Open a Zarr store as a :class:`~tensorclass.PersistentTensorDict` (reads lazily).
     Nothing is unpickled (``allow_pickle=True`` is refused)."""
-    _no_pickle(allow_pickle, "from_zarr")
+    del cls  # a store holds its own structure
     return open_persistent(
         filename,
         "zarr",
-        mode=mode,
-        batch_size=batch_size,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        non_tensor_as_stack=non_tensor_as_stack,
+        mode,
+        batch_size,
+        auto_batch_size,
+        batch_dims,
+        non_tensor_as_stack,
+        allow_pickle,
     )
-
-
-def _no_pickle(allow_pickle: bool | None, where: str) -> None:
-    if allow_pickle:
-        raise ValueError(
-            f"{where}(allow_pickle=True): tensorclass never pickles or unpickles (non-tensor "
-            f"values are JSON); pass allow_pickle=False or None"
-        )

@@ -39,13 +39,13 @@ from .tree_io import (
     write_arrays,
 )
 
-__all__ = ["PersistentTensorDict", "open_persistent", "write_persistent"]
+__all__ = ["PersistentTensorDict", "open_persistent", "refuse_pickle", "write_persistent"]
 
 _Key = str | tuple[str, ...]
 
 
 def write_persistent(
-    node: TensorCore, filename: Any, name: str, options: dict[str, Any]
+    node: TensorCore, filename: object, name: str, options: dict[str, object]
 ) -> PersistentTensorDict:
     """Write ``node`` to a new file or store (``name``: ``"h5"``/``"zarr"``), opened ``r+``."""
     store = make_backend(name)
@@ -62,17 +62,19 @@ def write_persistent(
 
 
 def open_persistent(
-    filename: Any,
+    filename: object,
     name: str,
-    *,
     mode: str = "r",
     batch_size: Any = None,
     auto_batch_size: bool = False,
     batch_dims: int | None = None,
     non_tensor_as_stack: bool = False,
-    device: Any = None,
+    allow_pickle: bool | None = None,
 ) -> PersistentTensorDict:
-    """Open ``filename`` with the ``name`` backend (see :class:`PersistentTensorDict`)."""
+    """Open ``filename`` with the ``name`` backend (see :class:`PersistentTensorDict`): what
+    ``from_h5`` and ``from_zarr`` do, the class methods and the functions. Nothing is
+    unpickled (``allow_pickle=True`` is refused)."""
+    refuse_pickle(allow_pickle, f"from_{name}")
     if auto_batch_size and batch_size is not None:
         raise TypeError("pass auto_batch_size=True or batch_size, not both")
     return PersistentTensorDict(
@@ -80,11 +82,19 @@ def open_persistent(
         backend=name,
         mode=mode,
         batch_size=batch_size,
-        device=device,
         auto_batch_size=auto_batch_size,
         batch_dims=batch_dims,
         non_tensor_as_stack=non_tensor_as_stack,
     )
+
+
+def refuse_pickle(allow_pickle: bool | None, where: str) -> None:
+    """Raise for ``allow_pickle=True``: tensorclass never pickles or unpickles."""
+    if allow_pickle:
+        raise ValueError(
+            f"{where}(allow_pickle=True): tensorclass never pickles or unpickles (non-tensor "
+            f"values are JSON); pass allow_pickle=False or None"
+        )
 
 
 class PersistentTensorDict:
@@ -134,7 +144,7 @@ class PersistentTensorDict:
         self,
         *,
         batch_size: Any = None,
-        filename: Any = None,
+        filename: object = None,
         group: Any = None,
         mode: str = "r",
         backend: str = "h5",

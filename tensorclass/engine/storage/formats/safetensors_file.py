@@ -30,7 +30,7 @@ from ....errors import FileFormatError
 from ...core.self_types import B
 from ...core.state import TensorCore
 from ..memmap.load import ClassPolicy
-from ..memmap.tensor import PathLike
+from ..memmap.tensor import PathLike, map_file
 from .extras import require
 from .layout import LAYOUT_KEY, VERSION, Layout, build, describe
 
@@ -157,10 +157,13 @@ def _entries(
     return found
 
 
-def _view(storage: Any, dtype: torch.dtype, shape: tuple[int, ...], offset: int) -> Tensor:
+def _view(
+    storage: torch.UntypedStorage | None, dtype: torch.dtype, shape: tuple[int, ...], offset: int
+) -> Tensor:
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype)
+    assert storage is not None  # a file holding tensor bytes is mapped
     if offset % dtype.itemsize:  # unaligned: one copy
         raw = torch.empty((0,), dtype=torch.uint8).set_(storage, offset, (nbytes,), (1,))
         return raw.clone().view(dtype).reshape(shape)
@@ -184,9 +187,9 @@ def read_safetensors(
     metadata = header.get("__metadata__") or {}
     if type(metadata) is not dict:
         raise FileFormatError(f"{file}: __metadata__ is not an object")
-    storage: Any = None
+    storage: torch.UntypedStorage | None = None
     if size > start and entries:
-        storage = torch.UntypedStorage.from_file(os.fspath(file), shared=False, nbytes=size)
+        storage = map_file(os.fspath(file), False, size)
 
     def read(name: str, entry: dict[str, Any]) -> Tensor:
         if name not in entries:

@@ -72,7 +72,7 @@ def plan_tensor(path: tuple[str, ...], tensor: Tensor) -> tuple[dict[str, Any], 
     return {"tensor": name, **({"dtype": dtype} if dtype else {})}, {name: array}
 
 
-def write_arrays(store: Backend, root: Any, arrays: Arrays, options: dict[str, Any]) -> None:
+def write_arrays(store: Backend, root: object, arrays: Arrays, options: dict[str, object]) -> None:
     """Store each array at its path below ``root`` (replacing what is there)."""
     for path, array in arrays.items():
         store.write(root, path, array, options)

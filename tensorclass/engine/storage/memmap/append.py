@@ -40,7 +40,7 @@ def _where(path: tuple[str, ...]) -> str:
     return repr(path[0] if len(path) == 1 else path) if path else "the top level"
 
 
-def _flat(values: Any) -> list[Any]:
+def _flat(values: object) -> list[object]:
     if isinstance(values, list):
         return [v for item in values for v in _flat(item)]
     return [values]
@@ -48,7 +48,7 @@ def _flat(values: Any) -> list[Any]:
 
 def _check(
     info: MemmapInfo,
-    rows: Any,
+    rows: object,
     path: tuple[str, ...],
     writes: list[tuple[Path, Tensor]],
     levels: list[MemmapInfo],
@@ -109,12 +109,13 @@ def _check(
             _check_value(entry.value, leaf, here)
 
 
-def _check_value(saved: Any, leaf: Any, path: tuple[str, ...]) -> None:
-    if type(leaf) not in (NonTensorData, NonTensorStack):
+def _check_value(saved: object, leaf: object, path: tuple[str, ...]) -> None:
+    if type(leaf) is not NonTensorData and type(leaf) is not NonTensorStack:
         raise ValueError(
             f"append_memmap: {_where(path)} is a non-tensor value in the save; the rows hold "
             f"a {type(leaf).__name__}"
         )
+    assert isinstance(leaf, NonTensorData | NonTensorStack)  # the exact classes, just checked
     kind, value = non_tensor_to_json(leaf, path)
     values = _flat(value) if kind == "non_tensor_stack" else [value]
     if any(v != saved for v in values):
@@ -138,7 +139,7 @@ def _new_meta(info: MemmapInfo, added: int) -> dict[str, Any]:
     return meta
 
 
-def append_memmap(prefix: PathLike, rows: Any, *, allow_pickle: bool | None = None) -> None:
+def append_memmap(prefix: PathLike, rows: object, *, allow_pickle: bool | None = None) -> None:
     """Append ``rows`` (a tensor class instance) to the save in directory ``prefix``, along
     its first batch dimension (see the module documentation for what is checked and what
     a failure leaves).
@@ -162,7 +163,8 @@ def append_memmap(prefix: PathLike, rows: Any, *, allow_pickle: bool | None = No
     writes: list[tuple[Path, Tensor]] = []
     levels: list[MemmapInfo] = []
     _check(info, rows, (), writes, levels)
-    added = int(rows.batch_size[0])
+    assert isinstance(rows, TensorCore)  # _check raised otherwise
+    added = int(rows._batch_size[0])
     metas = [(level.path, _new_meta(level, added)) for level in levels]
     sizes = [(file, os.path.getsize(file)) for file, _ in writes]
     temporaries: list[Path] = []

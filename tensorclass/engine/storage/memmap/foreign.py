@@ -33,9 +33,10 @@ from typing import Any
 
 import torch
 
+from ....errors import MemmapFormatError
 from ....json_values import has_shape
 from ...core.state import fits_batch
-from .info import MAX_SIZE, EntryInfo, MemmapInfo, fail, load_json, regular_size, shape_problem
+from .info import EntryInfo, MemmapInfo, fail, load_json, regular_size, shape_problem, sizes
 
 __all__ = ["is_tensordict_meta", "match_class", "read_tensordict"]
 
@@ -83,18 +84,24 @@ def _dotted(meta: dict[str, Any]) -> str:
     return str(meta["_type"])[len("<class '") : -2]
 
 
-def _level_at(path: Path, sub: Path, what: str) -> tuple[Any, str]:
+def _level_at(path: Path, sub: Path, what: str) -> tuple[dict[str, Any], str]:
     """The ``meta.json`` of the directory ``sub`` of ``path`` and its kind; a symbolic link
     (``what`` names it in the error) is refused."""
     if sub.is_symlink():
         raise fail(path, f"{what} is a symbolic link (links are not followed)")
     meta = load_json(sub, _WHAT)
+    if not isinstance(meta, dict):
+        raise _not_tensordict(sub)
     return meta, _kind(sub, meta)
 
 
-def _kind(path: Path, meta: Any) -> str:
-    if not isinstance(meta, dict) or not is_tensordict_meta(meta):
-        raise fail(path, 'not tensordict metadata (no "_type": "<class \'...\'>")')
+def _not_tensordict(path: Path) -> MemmapFormatError:
+    return fail(path, 'not tensordict metadata (no "_type": "<class \'...\'>")')
+
+
+def _kind(path: Path, meta: dict[str, Any]) -> str:
+    if not is_tensordict_meta(meta):
+        raise _not_tensordict(path)
     dotted = _dotted(meta)
     version = meta.get("_format_version")
     if type(version) is int and version > _READS_VERSION:
@@ -127,16 +134,8 @@ def _collection(
     return _tensordict(path, meta, parent)
 
 
-def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
-        raise fail(
-            path, f"{what} must be a list of non-negative ints below 2**63; got {value!r:.200}"
-        )
-    return tuple(value)
-
-
-def _batch(path: Path, value: Any, parent: tuple[int, ...] | None) -> tuple[int, ...]:
-    batch = _ints(path, value, 'the batch size ("shape")')
+def _batch(path: Path, value: object, parent: tuple[int, ...] | None) -> tuple[int, ...]:
+    batch = sizes(path, value, 'the batch size ("shape")')
     if parent is not None and batch[: len(parent)] != parent:
         raise fail(
             path, f"batch size {list(batch)} does not start with the parent's {list(parent)}"
@@ -195,7 +194,7 @@ def _entry(path: Path, key: str, raw: dict[str, Any], batch: tuple[int, ...]) ->
         raise fail(path, f"entry {key!r} is a nested (jagged) tensor, which is not read")
     if dtype not in _DTYPES:
         raise fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
-    shape = _ints(path, shape, f"the shape of {key!r}")
+    shape = sizes(path, shape, f"the shape of {key!r}")
     torch_dtype = _DTYPES[dtype]
     too_large = shape_problem(shape, torch_dtype.itemsize)
     if too_large is not None:

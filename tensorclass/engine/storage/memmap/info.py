@@ -16,7 +16,9 @@ import stat
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from typing_extensions import TypeIs
 
 from ....errors import MemmapFormatError
 
@@ -25,10 +27,14 @@ __all__ = [
     "META_NAME",
     "EntryInfo",
     "MemmapInfo",
+    "MetaSource",
+    "SOURCE",
     "fail",
+    "is_sizes",
     "load_json",
     "regular_size",
     "shape_problem",
+    "sizes",
 ]
 
 META_NAME = "meta.json"
@@ -44,10 +50,20 @@ def fail(path: Path, message: str) -> MemmapFormatError:
 #: (raising :class:`MemmapFormatError` if the level has no metadata) and
 #: ``size(file) -> int | None``, for a save that is not a directory (an archive, see
 #: :mod:`.archive`); ``None`` reads the file system.
-SOURCE: ContextVar[Any] = ContextVar("tensorclass_memmap_source", default=None)
+class MetaSource(Protocol):
+    """Where a save that is not a directory is read from (an archive, see :mod:`.archive`)."""
+
+    def read_meta(self, path: Path) -> bytes:
+        """The bytes of the ``meta.json`` of the level at ``path``."""
+
+    def size(self, file: Path) -> int | None:
+        """The size of ``file``, or ``None`` if it is missing."""
 
 
-def load_json(path: Path, what: str = "a tensorclass save") -> Any:
+SOURCE: ContextVar[MetaSource | None] = ContextVar("tensorclass_memmap_source", default=None)
+
+
+def load_json(path: Path, what: str = "a tensorclass save") -> object:
     """The parsed ``meta.json`` of the level directory ``path`` (any JSON value)."""
     try:
         return json.loads(_meta_bytes(path, what))
@@ -58,7 +74,7 @@ def load_json(path: Path, what: str = "a tensorclass save") -> Any:
 def _meta_bytes(path: Path, what: str) -> bytes:
     source = SOURCE.get()
     if source is not None:
-        return source.read_meta(path)  # type: ignore[no-any-return]
+        return source.read_meta(path)
     meta_file = path / META_NAME
     if not path.is_dir():
         raise MemmapFormatError(f"{path} is not a directory holding {what}")
@@ -77,12 +93,27 @@ def regular_size(file: Path) -> int | None:
     """The size of ``file``, or ``None`` if it is missing or not a regular file."""
     source = SOURCE.get()
     if source is not None:
-        return source.size(file)  # type: ignore[no-any-return]
+        return source.size(file)
     try:
         info = os.lstat(file)
     except FileNotFoundError:
         return None
     return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def is_sizes(value: object) -> TypeIs[list[int]]:
+    """Whether a JSON value is a list of non-negative ints (a shape, a batch size)."""
+    return type(value) is list and all(type(v) is int and v >= 0 for v in value)
+
+
+def sizes(path: Path, value: object, what: str) -> tuple[int, ...]:
+    """``value`` read as a shape: a list of non-negative ints below 2**63 (else an error
+    about the ``meta.json`` at ``path`` naming ``what``)."""
+    if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
+        raise fail(
+            path, f"{what} must be a list of non-negative ints below 2**63; got {value!r:.200}"
+        )
+    return tuple(value)
 
 
 def shape_problem(shape: tuple[int, ...], itemsize: int) -> str | None:

@@ -53,7 +53,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 
@@ -61,12 +61,12 @@ from ....errors import MemmapFormatError, RecordedClassError
 from ....json_values import non_tensor_from_json, rebuilder_in
 from ....non_tensor import NonTensorData
 from ....registry import dynamic_class
-from ....schema import FieldKind, resolved_schema
+from ....schema import Field, FieldKind, resolved_schema
 from ...core.lazy_stacks import is_lazy_stack_class, stack_lazily
 from ...core.state import TensorCore
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
-from .tensor import MemoryMappedTensor, PathLike, contiguous_strides
+from .tensor import MemoryMappedTensor, PathLike, contiguous_strides, map_file
 
 __all__ = [
     "ClassPolicy",
@@ -122,7 +122,7 @@ def resolve_class(recorded: str, classes: ClassPolicy, where: object = None) -> 
                 f"{prefix}cannot import module {module_name!r} recorded for class "
                 f"{qualname!r}: {type(err).__name__}: {err}"
             ) from err
-    found: Any = module
+    found: object = module
     for part in qualname.split("."):
         namespace = getattr(found, "__dict__", None)
         found = namespace.get(part) if namespace is not None else None
@@ -249,7 +249,7 @@ def _build(
         else:
             cls = _tensordict_class(recorded, classes, info.path)
     fields = _fields(cls)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for entry in info.entries:
         data[entry.key] = _leaf(info, entry, cls, fields, classes, mode)
     device = None if info.device is None else torch.device("cpu")
@@ -275,12 +275,12 @@ def _open(
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes == 0:
         return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
-    storage: Any = torch.UntypedStorage.from_file(filename, shared=False, nbytes=nbytes)
+    storage = map_file(filename, False, nbytes)
     plain = torch.empty((0,), dtype=dtype).set_(storage, 0, shape, contiguous_strides(shape))
     return MemoryMappedTensor._wrap(plain, filename)
 
 
-def _fields(cls: type[TensorCore]) -> dict[str, Any] | None:
+def _fields(cls: type[TensorCore]) -> dict[str, Field] | None:
     schema = resolved_schema(cls)
     return None if schema is None else dict(schema.by_name)
 
@@ -289,10 +289,10 @@ def _leaf(
     info: MemmapInfo,
     entry: EntryInfo,
     cls: type[TensorCore],
-    fields: dict[str, Any] | None,
+    fields: dict[str, Field] | None,
     classes: ClassPolicy,
     mode: str | None,
-) -> Any:
+) -> object:
     child_cls: type[TensorCore] | None = None
     rebuild = None
     found = None if fields is None else fields.get(entry.key)

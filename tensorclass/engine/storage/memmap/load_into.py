@@ -8,8 +8,6 @@ size (and the batch dim names) come from the save; ``out`` keeps its lock state.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ....errors import StructureMismatchError
 from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
@@ -17,7 +15,7 @@ from ...core.state import TensorCore
 __all__ = ["load_into"]
 
 
-def load_into(out: Any, loaded: TensorCore, where: tuple[str, ...] = ()) -> Any:
+def load_into(out: object, loaded: TensorCore, where: tuple[str, ...] = ()) -> TensorCore:
     """Give ``out`` the structure and leaves of ``loaded``; returns ``out``."""
     if not isinstance(out, TensorCore):
         raise TypeError(
@@ -37,7 +35,7 @@ def load_into(out: Any, loaded: TensorCore, where: tuple[str, ...] = ()) -> Any:
         for index, (mine, theirs) in enumerate(zip(out.members, loaded.members)):
             load_into(mine, theirs, (*where, f"<member {index}>"))
         return out
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in loaded._data.items():
         current = out._data.get(key)
         if isinstance(leaf, TensorCore) and isinstance(current, TensorCore):

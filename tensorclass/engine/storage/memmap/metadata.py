@@ -69,7 +69,6 @@ from ....json_values import has_shape
 from ...core.state import fits_batch
 from .foreign import is_tensordict_meta, read_tensordict
 from .info import (
-    MAX_SIZE,
     META_NAME,
     SOURCE,
     EntryInfo,
@@ -78,6 +77,7 @@ from .info import (
     load_json,
     regular_size,
     shape_problem,
+    sizes,
 )
 
 __all__ = [
@@ -160,7 +160,7 @@ def read_metadata(path: str | os.PathLike[str]) -> MemmapInfo:
 _fail = fail
 
 
-def _check_format(path: Path, meta: Any) -> dict[str, Any]:
+def _check_format(path: Path, meta: object) -> dict[str, Any]:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise _fail(path, f"not a {FORMAT!r} metadata file")
     version = meta.get("version")
@@ -173,15 +173,9 @@ def _check_format(path: Path, meta: Any) -> dict[str, Any]:
     return meta
 
 
-def _ints(path: Path, value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is not list or not all(type(v) is int and 0 <= v <= MAX_SIZE for v in value):
-        raise _fail(
-            path, f"{what} must be a list of non-negative ints below 2**63; got {value!r:.200}"
-        )
-    return tuple(value)
-
-
-def _read_level(path: Path, parent_batch: tuple[int, ...] | None, loaded: Any = None) -> MemmapInfo:
+def _read_level(
+    path: Path, parent_batch: tuple[int, ...] | None, loaded: object = None
+) -> MemmapInfo:
     meta = _check_format(path, load_json(path) if loaded is None else loaded)
     kind = meta.get("kind")
     class_path = meta.get("class")
@@ -189,7 +183,7 @@ def _read_level(path: Path, parent_batch: tuple[int, ...] | None, loaded: Any = 
         raise _fail(path, f"unknown kind {kind!r}")
     if type(class_path) is not str or ":" not in class_path:
         raise _fail(path, f"invalid class {class_path!r} (expected 'module:qualname')")
-    batch_size = _ints(path, meta.get("batch_size"), "batch_size")
+    batch_size = sizes(path, meta.get("batch_size"), "batch_size")
     if parent_batch is not None and batch_size[: len(parent_batch)] != parent_batch:
         raise _fail(
             path,
@@ -263,7 +257,7 @@ def _read_members(
     return stack_dim, tuple(read)
 
 
-def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
+def _read_entry(path: Path, raw: object, batch_size: tuple[int, ...]) -> EntryInfo:
     if type(raw) is not dict or type(raw.get("key")) is not str:
         raise _fail(path, f"invalid entry {raw!r:.80}")
     key, kind = raw["key"], raw.get("type")
@@ -273,7 +267,7 @@ def _read_entry(path: Path, raw: Any, batch_size: tuple[int, ...]) -> EntryInfo:
         dtype = raw.get("dtype")
         if dtype not in DTYPES:
             raise _fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
-        shape = _ints(path, raw.get("shape"), f"the shape of {key!r}")
+        shape = sizes(path, raw.get("shape"), f"the shape of {key!r}")
         if not fits_batch(shape, batch_size):
             raise _fail(
                 path,

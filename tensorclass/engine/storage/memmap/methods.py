@@ -10,7 +10,7 @@ the options (``memmap/options.py``) and runs the save itself, ``memmap/save.py``
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any, Literal, overload
+from typing import Literal, cast, overload
 
 from ...core.self_types import B
 from ...core.state import TensorCore
@@ -91,7 +91,7 @@ def memmap(
     the same new path: one wins, the other raises ``FileExistsError``. See
     ``docs/storage.md`` and :mod:`tensorclass.engine.storage.memmap.options`.
     """
-    result: B | Future[B] = write_memmap(
+    return write_memmap(
         self,
         prefix,
         copy_existing,
@@ -106,7 +106,6 @@ def memmap(
         inplace=False,
         fsync=fsync,
     )
-    return result
 
 
 @overload
@@ -156,7 +155,7 @@ def memmap_(
 ) -> B | Future[B]:
     """Like :meth:`memmap` (``fsync`` too), but this instance's tensors are replaced by
     the file-backed ones (and it is locked); returns this instance (or a future of it)."""
-    result: B | Future[B] = write_memmap(
+    return write_memmap(
         self,
         prefix,
         copy_existing,
@@ -171,7 +170,6 @@ def memmap_(
         inplace=True,
         fsync=fsync,
     )
-    return result
 
 
 @overload
@@ -220,7 +218,7 @@ def memmap_like(
     reading as zeros. An expanded template is never materialised in memory.
     ``copy_existing`` has no effect (no value is copied); the other keywords are
     those of :meth:`memmap`."""
-    result: B | Future[B] = write_memmap(
+    return write_memmap(
         self,
         prefix,
         copy_existing,
@@ -234,7 +232,6 @@ def memmap_like(
         like=True,
         inplace=False,
     )
-    return result
 
 
 def write_memmap(
@@ -247,12 +244,15 @@ def write_memmap(
     existsok: bool,
     robust_key: bool | None,
     archive: bool | None,
-    compression: Any,
+    compression: str | int | None,
     *,
     like: bool,
     inplace: bool,
     fsync: bool = False,
-) -> Any:
+) -> B | Future[B]:
+    """Save ``self`` as :func:`memmap` (``like``: :func:`memmap_like`, ``inplace``:
+    :func:`memmap_`) and ``tensorclass.memmap`` do: check the options, then write the tree
+    (or one archive), in a background thread with ``return_early``."""
     to_archive = not inplace and wants_archive(prefix, archive)
     check_save_options(
         self,
@@ -285,7 +285,8 @@ def write_memmap(
             fsync=fsync,
         )
 
-    return in_background(run) if return_early else run()
+    # the tree written is ``self``'s (an archive loads back the classes it recorded: its own)
+    return cast("B | Future[B]", in_background(run) if return_early else run())
 
 
 def is_memmap(self: B) -> bool:

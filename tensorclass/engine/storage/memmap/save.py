@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import Tensor
@@ -56,7 +55,7 @@ def class_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _annotation_text(annotation: Any) -> str:
+def _annotation_text(annotation: object) -> str:
     if isinstance(annotation, str):
         return annotation
     if isinstance(annotation, type):
@@ -64,7 +63,7 @@ def _annotation_text(annotation: Any) -> str:
     return repr(annotation)
 
 
-def _schema(cls: type) -> list[dict[str, Any]] | None:
+def _schema(cls: type) -> list[dict[str, object]] | None:
     schema = resolved_schema(cls)
     if schema is None:
         return None
@@ -85,10 +84,10 @@ class _Plan:
 
     dirs: list[str] = field(default_factory=list)
     files: list[tuple[str, Tensor]] = field(default_factory=list)
-    metas: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    metas: list[tuple[str, dict[str, object]]] = field(default_factory=list)
 
 
-def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, Any]:
+def _level_meta(node: TensorCore, kind: str, cls: type) -> dict[str, object]:
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -114,7 +113,7 @@ def _plan(node: TensorCore, rel: str, where: tuple[str, ...], plan: _Plan) -> No
             _plan(member, f"{rel}{index}/", (*where, f"<member {index}>"), plan)
         return
     meta = _level_meta(node, "instance", type(node))
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     for key, leaf in node._data.items():
         path = (*where, key)
         if isinstance(leaf, Tensor):
@@ -290,7 +289,7 @@ def _attach(node: TensorCore, root: str, files: Iterator[str], inplace: bool) ->
         if inplace:
             return node.lock_()
         return stack_lazily(members, node.stack_dim).lock_()
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for key, leaf in node._data.items():
         if isinstance(leaf, Tensor):
             mapped = MemoryMappedTensor._open(root + next(files), leaf.dtype, tuple(leaf.shape))

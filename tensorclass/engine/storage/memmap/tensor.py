@@ -31,20 +31,26 @@ import torch
 from torch import Tensor
 from torch._C import DisableTorchFunctionSubclass
 
-__all__ = ["MemoryMappedTensor", "PathLike", "contiguous_strides", "write_tensor_file"]
+__all__ = [
+    "MemoryMappedTensor",
+    "PathLike",
+    "contiguous_strides",
+    "map_file",
+    "write_tensor_file",
+]
 
 PathLike = str | os.PathLike[str]
 _CHUNK = 1 << 30  # bytes per write() call (Linux writes at most ~2 GiB at once)
 
 
-def _view_functions() -> frozenset[Callable[..., Any]]:
+def _view_functions() -> frozenset[Callable[..., object]]:
     """Functions whose results may share the storage of their first argument."""
     names = (
         "__getitem__ view view_as reshape reshape_as unbind split chunk narrow select "
         "expand expand_as permute transpose t squeeze unsqueeze flatten unflatten movedim "
         "moveaxis as_strided diagonal contiguous detach to cpu unfold swapaxes swapdims"
     ).split()
-    found: set[Callable[..., Any]] = set()
+    found: set[Callable[..., object]] = set()
     for name in names:
         for owner in (Tensor, torch):
             function = getattr(owner, name, None)
@@ -105,13 +111,20 @@ def write_tensor_file(tensor: Tensor, filename: PathLike, *, exclusive: bool = T
         target.copy_(tensor.detach())
 
 
+def map_file(filename: str, shared: bool, nbytes: int) -> torch.UntypedStorage:
+    """The first ``nbytes`` of a file mapped into memory (``shared=False``: copy-on-write)."""
+    storage = torch.UntypedStorage.from_file(filename, shared=shared, nbytes=nbytes)
+    assert isinstance(storage, torch.UntypedStorage)  # torch's stubs say a base class
+    return storage
+
+
 def _map(filename: str, dtype: torch.dtype, shape: tuple[int, ...], shared: bool = True) -> Tensor:
     """Map an existing file of exactly the right size as a plain tensor of ``shape``
     (``shared=False``: copy-on-write, writes stay in memory)."""
     nbytes = _nbytes(shape, dtype)
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype)
-    storage: Any = torch.UntypedStorage.from_file(filename, shared=shared, nbytes=nbytes)
+    storage = map_file(filename, shared, nbytes)
     plain: Tensor = torch.empty((0,), dtype=dtype).set_(
         storage, 0, shape, contiguous_strides(shape)
     )
@@ -186,8 +199,12 @@ def _sizes(size: tuple[Any, ...], shape: Sequence[int] | None = None) -> tuple[i
     return dims
 
 
-def _check_cpu(device: Any) -> None:
-    if device is not None and torch.device(device).type != "cpu":
+def _check_cpu(device: object) -> None:
+    if device is None:
+        return
+    if not isinstance(device, str | int | torch.device):
+        raise TypeError(f"device must be a torch.device, a str or an int; got {device!r}")
+    if torch.device(device).type != "cpu":
         raise ValueError(
             f"a MemoryMappedTensor lives in host memory: device must be None or 'cpu'; got "
             f"{device!r}"
@@ -227,7 +244,7 @@ def _rebuild(
         raise ValueError(
             f"cannot map {filename!r}: it holds {actual} bytes, the tensor needs {nbytes}"
         )
-    storage: Any = torch.UntypedStorage.from_file(filename, shared=True, nbytes=nbytes)
+    storage = map_file(filename, True, nbytes)
     plain: Tensor = torch.empty((0,), dtype=dtype).set_(storage, offset, shape, stride)
     return MemoryMappedTensor._wrap(plain, filename)
 
@@ -262,11 +279,11 @@ class MemoryMappedTensor(Tensor):
     @classmethod
     def __torch_function__(
         cls,
-        func: Callable[..., Any],
+        func: Callable[..., object],
         types: tuple[type, ...],
-        args: Sequence[Any] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+        args: Sequence[object] = (),
+        kwargs: dict[str, object] | None = None,
+    ) -> object:
         # The C implementation runs ``func`` with subclass dispatch off, without the cost
         # of a Python context manager on every call (attribute reads such as .shape too).
         out = _run_plain(func, types, args, kwargs or {})  # type: ignore[arg-type]
@@ -388,7 +405,7 @@ class MemoryMappedTensor(Tensor):
         *,
         shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        device: Any = None,
+        device: object = None,
         index: Any = None,
         filename: PathLike | None = None,
     ) -> MemoryMappedTensor:
@@ -427,7 +444,7 @@ class MemoryMappedTensor(Tensor):
         *size: Any,
         shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        device: Any = None,
+        device: object = None,
         filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
@@ -455,7 +472,7 @@ class MemoryMappedTensor(Tensor):
         *size: Any,
         shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        device: Any = None,
+        device: object = None,
         filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
@@ -476,7 +493,7 @@ class MemoryMappedTensor(Tensor):
         *size: Any,
         shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        device: Any = None,
+        device: object = None,
         filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
@@ -497,7 +514,7 @@ class MemoryMappedTensor(Tensor):
         fill_value: float | bool | None = None,
         shape: Sequence[int] | None = None,
         dtype: torch.dtype | None = None,
-        device: Any = None,
+        device: object = None,
         filename: PathLike | None = None,
         existsok: bool = False,
     ) -> MemoryMappedTensor:
@@ -584,7 +601,7 @@ class MemoryMappedTensor(Tensor):
         """The shape of the tensor this one was mapped as (a view keeps its source's)."""
         return self._parent_shape
 
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+    def __reduce_ex__(self, protocol: object) -> tuple[object, ...]:
         if self._filename is None:
             return (_rebuild_anonymous, (self.as_tensor(),))
         # Pickle the file name and the view, never the data.
@@ -602,7 +619,7 @@ class MemoryMappedTensor(Tensor):
                 ),
             )
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+    def __deepcopy__(self, memo: dict[int, object]) -> Tensor:
         with DisableTorchFunctionSubclass():
             return self.clone()
 
@@ -626,7 +643,7 @@ class MemoryMappedTensor(Tensor):
 _GETITEM = Tensor.__getitem__
 
 
-def _views_of(out: Any, source: MemoryMappedTensor) -> Any:
+def _views_of(out: object, source: MemoryMappedTensor) -> object:
     """Mark results that share the file's storage as memory-mapped tensors."""
     if isinstance(out, Tensor):
         if isinstance(out, MemoryMappedTensor):

@@ -35,7 +35,9 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any
+from multiprocessing.pool import Pool
+from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import torch
 import torch.multiprocessing as torch_mp
@@ -46,11 +48,18 @@ from ...core.state import TensorCore
 from ...shape.batch_dims import batch_dim
 
 if TYPE_CHECKING:
+    from multiprocessing.sharedctypes import Synchronized
+
+    from tqdm import tqdm
+
     from ...base import TensorDictBase
 
 __all__ = ["RemoteTraceback", "map", "map_iter"]
 
-_INHERITED: dict[int, tuple[Any, Callable[..., Any]]] = {}
+#: what a forked worker finds in memory instead of a pickled chunk: (data, fn) by token
+#: what a worker runs on each chunk
+_Fn = Callable[["TensorDictBase"], object]
+_INHERITED: dict[int, tuple[TensorDictBase, _Fn]] = {}
 _TOKENS = itertools.count()
 _POLL_SECONDS = 0.1  # how often a wait for results checks that the workers are alive
 
@@ -66,7 +75,7 @@ class RemoteTraceback(Exception):
         return f"\n\nTraceback in the worker process:\n{self.text}"
 
 
-def _init_worker(threads: int, seed: int, counter: Any) -> None:
+def _init_worker(threads: int, seed: int, counter: Synchronized[int]) -> None:
     torch.set_num_threads(threads)
     with counter.get_lock():  # the worker's index in its pool: 1, 2, ... (replacements too)
         counter.value += 1
@@ -81,19 +90,35 @@ def _init_worker(threads: int, seed: int, counter: Any) -> None:
 Span = tuple[int, int | None] | Tensor  # (start, stop), (index, None), or shuffled indices
 
 
-def _take(data: Any, dim: int, span: Span) -> Any:
-    return data[_span_index(dim, span)]
+class _Inherited(NamedTuple):
+    """A chunk a forked worker indexes itself from the data it inherited."""
+
+    token: int
+    dim: int
+    span: Span
 
 
-def _span_index(dim: int, span: Span) -> tuple[Any, ...]:
-    lead = [slice(None)] * dim
+class _Pickled(NamedTuple):
+    """A chunk sent to the worker with the function."""
+
+    fn: _Fn
+    chunk: TensorDictBase
+
+
+def _take(data: B, dim: int, span: Span) -> B:
+    taken: B = data[_span_index(dim, span)]
+    return taken
+
+
+def _span_index(dim: int, span: Span) -> tuple[slice | int | Tensor, ...]:
+    lead: list[slice | int | Tensor] = [slice(None)] * dim
     if isinstance(span, Tensor):
         return (*lead, span if span.ndim else int(span))
     start, stop = span
     return (*lead, start) if stop is None else (*lead, slice(start, stop))
 
 
-def _run(task: tuple[Any, ...]) -> tuple[bool, bytes]:
+def _run(task: _Inherited | _Pickled) -> tuple[bool, bytes]:
     """Run one chunk in a worker. The outcome is pickled here, so that a value that cannot
     travel becomes an error in this worker, never a broken pool in the caller.
 
@@ -102,13 +127,11 @@ def _run(task: tuple[Any, ...]) -> tuple[bool, bytes]:
     gone (recycled by ``maxtasksperchild``, or dead) before the caller reads its result.
     Memory-mapped tensors still travel by file name."""
     try:
-        if task[0] == "inherited":
-            _, token, dim, span = task
-            data, fn = _INHERITED[token]
-            result = fn(_take(data, dim, span))
+        if isinstance(task, _Inherited):
+            data, fn = _INHERITED[task.token]
+            result = fn(_take(data, task.dim, task.span))
         else:
-            _, fn, chunk = task
-            result = fn(chunk)
+            result = task.fn(task.chunk)
         return True, pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
     except BaseException as exc:
         text = traceback.format_exc()
@@ -138,7 +161,7 @@ def _spans(
     return [(start, min(start + chunksize, size)) for start in range(0, size, chunksize)]
 
 
-def _progress(total: int, enabled: bool) -> Any:
+def _progress(total: int, enabled: bool) -> tqdm[NoReturn] | None:
     if not enabled:
         return None
     try:
@@ -173,13 +196,13 @@ def _worker_count(num_workers: int | None) -> int:
         return os.cpu_count() or 1
 
 
-def _workers(pool: Any) -> list[Any]:
+def _workers(pool: Pool) -> list[BaseProcess]:
     """The pool's worker processes, to watch for deaths (a ``multiprocessing`` pool only)."""
     processes = getattr(pool, "_pool", None)
     return list(processes) if isinstance(processes, list) else []
 
 
-def _died(workers: list[Any], recycles: bool) -> str | None:
+def _died(workers: list[BaseProcess], recycles: bool) -> str | None:
     """Which watched worker died, if one did (``recycles``: exit code 0 is a normal exit)."""
     for worker in workers:
         code = worker.exitcode
@@ -190,7 +213,11 @@ def _died(workers: list[Any], recycles: bool) -> str | None:
 
 
 def _results(
-    pool: Any, tasks: Iterable[tuple[Any, ...]], count: int, ordered: bool, timeout: float | None
+    pool: Pool,
+    tasks: Iterable[_Inherited | _Pickled],
+    count: int,
+    ordered: bool,
+    timeout: float | None,
 ) -> Iterator[tuple[bool, bytes]]:
     """The outcomes, in task order if ``ordered``. A worker that dies (killed,
     ``os._exit``, a crash in C) loses its task, which a pool never reports: instead of
@@ -221,13 +248,13 @@ def _results(
 
 
 def _collect(
-    pool: Any,
-    tasks: Iterable[tuple[Any, ...]],
+    pool: Pool,
+    tasks: Iterable[_Inherited | _Pickled],
     count: int,
-    bar: Any,
+    bar: tqdm[NoReturn] | None,
     ordered: bool = True,
     timeout: float | None = None,
-) -> Iterator[Any]:
+) -> Iterator[object]:
     for ok, payload in _results(pool, tasks, count, ordered, timeout):
         if not ok:
             error_bytes, text = pickle.loads(payload)
@@ -250,12 +277,12 @@ def _base_seed(generator: torch.Generator | None) -> int:
 
 def _chunks(
     data: TensorDictBase,
-    fn: Callable[[Any], Any],
+    fn: _Fn,
     dim: int,
     spans: Sequence[Span],
     *,
     workers: int,
-    pool: Any,
+    pool: Pool | None,
     pbar: bool,
     mp_start_method: str | None,
     worker_threads: int,
@@ -264,33 +291,33 @@ def _chunks(
     index_with_generator: bool,
     ordered: bool,
     timeout: float | None,
-) -> Iterator[Any]:
+) -> Iterator[object]:
     """The results of ``fn`` on each span of ``data`` along ``dim`` (in span order if
     ``ordered``), computed in worker processes; the pool is closed when this ends."""
     data.share_memory_()
     method = mp_start_method or multiprocessing.get_start_method()
     inherit = pool is None and method == "fork"
     token = next(_TOKENS)
-    tasks: Iterable[tuple[Any, ...]]
+    tasks: Iterable[_Inherited | _Pickled]
     if inherit:
         _INHERITED[token] = (data, fn)
-        tasks = [("inherited", token, dim, span) for span in spans]
+        tasks = [_Inherited(token, dim, span) for span in spans]
     elif index_with_generator:  # each chunk is indexed when the pool takes its task
-        tasks = (("pickled", fn, _take(data, dim, span)) for span in spans)
+        tasks = (_Pickled(fn, _take(data, dim, span)) for span in spans)
     else:
-        tasks = [("pickled", fn, _take(data, dim, span)) for span in spans]
+        tasks = [_Pickled(fn, _take(data, dim, span)) for span in spans]
     bar = _progress(len(spans), pbar)
-    own = None
+    own: Pool | None = None
     try:
         if pool is None:
             context = torch_mp.get_context(method)
-            own = context.Pool(
+            own = pool = context.Pool(
                 min(workers, len(spans)),
                 initializer=_init_worker,
                 initargs=(worker_threads, _base_seed(generator), context.Value("q", 0)),
                 maxtasksperchild=max_tasks_per_child,
             )
-        yield from _collect(own or pool, tasks, len(spans), bar, ordered, timeout)
+        yield from _collect(pool, tasks, len(spans), bar, ordered, timeout)
         if own is not None:
             own.close()
     finally:

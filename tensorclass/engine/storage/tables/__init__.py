@@ -5,6 +5,6 @@
 - :mod:`.frames` reads and writes pandas data frames, CSV and JSON.
 - :mod:`.arrow` reads and writes Arrow tables and Parquet files.
 
-pandas and pyarrow are optional: they are imported only when used (:mod:`.optional`).
+pandas and pyarrow are optional: they are imported only when used (``storage/formats/extras.py``).
 Every format here is plain data: loading never runs code from the file.
 """

@@ -18,8 +18,9 @@ Parquet files are read with ``pyarrow.parquet``, which never runs code from the 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
@@ -27,9 +28,18 @@ import torch
 from torch import Tensor
 
 from ....errors import TableFormatError
-from ...core.self_types import B
-from .columns import Column, build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
-from .optional import require
+from ...core.self_types import B, Node
+from ..formats.extras import require
+from .columns import (
+    Column,
+    Layout,
+    build,
+    column_name,
+    non_tensor_leaf,
+    rows_of,
+    tensor_numpy,
+    to_columns,
+)
 
 __all__ = ["from_table", "read_parquet", "to_parquet", "to_table"]
 
@@ -37,9 +47,11 @@ PathLike = str | Path
 #: the schema metadata key listing the key paths whose tensors were ``bfloat16``
 _BFLOAT16 = "tensorclass.bfloat16"
 Nulls = Literal["raise", "fill", "mask"]
+#: Arrow columns by name, nested levels as dicts of them
+_Tree = dict[str, object]
 
 
-def _array(pa: Any, path: tuple[str, ...], column: Column, what: str) -> Any:
+def _array(pa: ModuleType, path: tuple[str, ...], column: Column, what: str) -> object:
     try:
         if isinstance(column, Tensor):
             if column.is_complex():
@@ -59,8 +71,9 @@ def _array(pa: Any, path: tuple[str, ...], column: Column, what: str) -> Any:
         ) from err
 
 
-def _structs(pa: Any, tree: dict[str, Any]) -> tuple[list[str], list[Any]]:
-    names, arrays = [], []
+def _structs(pa: ModuleType, tree: _Tree) -> tuple[list[str], list[object]]:
+    names: list[str] = []
+    arrays: list[object] = []
     for name, node in tree.items():
         names.append(name)
         if isinstance(node, dict):
@@ -71,12 +84,12 @@ def _structs(pa: Any, tree: dict[str, Any]) -> tuple[list[str], list[Any]]:
     return names, arrays
 
 
-def to_table(obj: Any, separator: str | None, what: str = "to_arrow") -> Any:
+def to_table(obj: Node, separator: str | None, what: str = "to_arrow") -> Any:
     """A ``pyarrow.Table`` with one row per batch element (nested levels as ``struct``
     columns when ``separator`` is ``None``, else columns named by the joined key)."""
     pa = require("pyarrow", what)
     rows_of(obj, what)
-    tree: dict[str, Any] = {}
+    tree: _Tree = {}
     bfloat16: list[list[str]] = []  # Arrow has no bfloat16: such columns are float32
     for path, column in to_columns(obj, what):
         array = _array(pa, path, column, what)
@@ -87,7 +100,9 @@ def to_table(obj: Any, separator: str | None, what: str = "to_arrow") -> Any:
             continue
         node = tree
         for part in path[:-1]:
-            node = node.setdefault(part, {})
+            level = node.setdefault(part, {})
+            assert isinstance(level, dict)  # the paths of one tree: a level is never a leaf
+            node = level
         node[path[-1]] = array
     names, arrays = _structs(pa, tree)
     metadata = {_BFLOAT16: json.dumps(bfloat16)} if bfloat16 else None
@@ -104,7 +119,7 @@ def _bfloat16_paths(table: Any) -> set[tuple[str, ...]]:
         return set()  # metadata not written by tensorclass: the columns stay as they are
 
 
-def _fill_value(pa: Any, kind: Any) -> Any:
+def _fill_value(pa: ModuleType, kind: object) -> float | bool | int | None:
     if pa.types.is_floating(kind):
         return float("nan")
     if pa.types.is_boolean(kind):
@@ -117,12 +132,12 @@ def _fill_value(pa: Any, kind: Any) -> Any:
 class _Reader:
     """Reads the columns of one table into ``(key path, leaf)`` pairs."""
 
-    def __init__(self, pa: Any, nulls: Nulls, mask_key: tuple[str, ...], what: str) -> None:
+    def __init__(self, pa: ModuleType, nulls: Nulls, mask_key: tuple[str, ...], what: str) -> None:
         self.pa = pa
         self.nulls = nulls
         self.mask_key = mask_key
         self.what = what
-        self.leaves: list[tuple[tuple[str, ...], Any]] = []
+        self.leaves: list[tuple[tuple[str, ...], object]] = []
 
     def read(self, path: tuple[str, ...], array: Any) -> None:
         pa = self.pa
@@ -178,19 +193,13 @@ class _Reader:
 
 
 def from_table(
-    cls: Any,
+    cls: type[B],
     table: Any,
-    *,
-    separator: str | None = None,
+    layout: Layout,
     nulls: Nulls = "raise",
-    mask_key: Any = None,
-    batch_size: Sequence[int] | None = None,
-    device: Any = None,
-    dtype: torch.dtype | None = None,
-    auto_batch_size: bool = False,
-    batch_dims: int | None = None,
+    mask_key: object = None,
     what: str = "from_arrow",
-) -> Any:
+) -> B:
     """An instance of ``cls`` from an Arrow table (or record batch, or anything
     ``pyarrow.table`` accepts): one entry per column."""
     pa = require("pyarrow", what)
@@ -201,7 +210,10 @@ def from_table(
     if not isinstance(table, (pa.Table, pa.RecordBatch)):
         table = pa.table(table)
     key = "_mask" if mask_key is None else mask_key
+    if not isinstance(key, str | Iterable):
+        raise TypeError(f"{what}: mask_key must be a key, got {key!r}")
     reader = _Reader(pa, nulls, (key,) if isinstance(key, str) else tuple(key), what)
+    separator = layout.separator
     for name, column in zip(table.column_names, table.columns, strict=True):
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
@@ -211,19 +223,10 @@ def from_table(
         (path, leaf.to(torch.bfloat16) if path in bfloat16 and isinstance(leaf, Tensor) else leaf)
         for path, leaf in reader.leaves
     ]
-    return build(
-        cls,
-        leaves,
-        table.num_rows,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-    )
+    return build(cls, leaves, table.num_rows, layout)
 
 
-def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
+def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: object) -> None:
     """Write a Parquet file: one row per batch element, one column per leaf (named by
     the key joined with ``separator``; ``None`` writes nested levels as ``struct``
     columns). Tensors with more than one dim keep their shape (fixed-shape tensor
@@ -232,7 +235,7 @@ def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs
     pq.write_table(to_table(self, separator, "to_parquet"), path, **kwargs)
 
 
-def read_parquet(path: PathLike, columns: list[str] | None, **kwargs: Any) -> Any:
+def read_parquet(path: PathLike, columns: list[str] | None, **kwargs: object) -> Any:
     """The Arrow table in a Parquet file (errors name the file)."""
     pa = require("pyarrow", "from_parquet")
     pq = require("pyarrow.parquet", "from_parquet")

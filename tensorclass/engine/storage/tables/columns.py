@@ -13,7 +13,7 @@ typed class's ``str`` field gets its ``str``), and other non-tensor columns into
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -21,10 +21,13 @@ from torch import Tensor
 
 from ....errors import TableFormatError
 from ....non_tensor import NonTensorData, NonTensorStack, same_value
+from ...core.self_types import B, Node
 from ...core.state import TensorCore
 
 __all__ = [
     "Column",
+    "Device",
+    "Layout",
     "build",
     "column_name",
     "non_tensor_leaf",
@@ -34,7 +37,24 @@ __all__ = [
 ]
 
 #: a tensor whose first dim is the rows, or one value per row
-Column = Tensor | list[Any]
+Column = Tensor | list[object]
+
+#: where a table is built (the ``device`` keyword of the ``from_*`` readers)
+Device = torch.device | str | int | None
+
+
+class Layout(NamedTuple):
+    """How named columns become an instance: ``separator`` splits the column names into
+    nested keys; the batch size is ``[rows]`` unless ``batch_size`` is given (or
+    ``auto_batch_size``/``batch_dims`` ask for the longest shared shape); ``dtype`` casts
+    every tensor. The keywords every ``from_*`` reader of a table takes."""
+
+    separator: str | None
+    batch_size: Sequence[int] | None = None
+    device: Device = None
+    dtype: torch.dtype | None = None
+    auto_batch_size: bool = False
+    batch_dims: int | None = None
 
 
 def rows_of(obj: TensorCore, what: str) -> int:
@@ -48,7 +68,7 @@ def rows_of(obj: TensorCore, what: str) -> int:
     return int(size[0])
 
 
-def to_columns(obj: Any, what: str) -> list[tuple[tuple[str, ...], Column]]:
+def to_columns(obj: Node, what: str) -> list[tuple[tuple[str, ...], Column]]:
     """Every leaf of ``obj`` (1-D batch) as ``(key path, column)``, in key order."""
     n = rows_of(obj, what)
     out: list[tuple[tuple[str, ...], Column]] = []
@@ -61,11 +81,11 @@ def to_columns(obj: Any, what: str) -> list[tuple[tuple[str, ...], Column]]:
     return out
 
 
-def _cells(obj: Any, path: tuple[str, ...], value: Any, n: int) -> list[Any]:
+def _cells(obj: Node, path: tuple[str, ...], value: Any, n: int) -> list[object]:
     """The rows of a non-tensor leaf: a stack's values, or a shared value ``n`` times."""
     if isinstance(value, NonTensorStack):  # get's stack (a TensorDict's)
         return list(value.tolist())
-    node = obj
+    node: object = obj
     for part in path:  # the stored leaf, when the storage is a dict (not a lazy stack)
         data = getattr(node, "_data", None)
         if type(data) is not dict or part not in data:
@@ -108,7 +128,7 @@ def tensor_numpy(tensor: Tensor) -> np.ndarray:
     return array
 
 
-def non_tensor_leaf(values: Sequence[Any]) -> Any:
+def non_tensor_leaf(values: Sequence[object]) -> NonTensorData | NonTensorStack:
     """The leaf for a non-tensor column: one shared value when every row is equal, else a
     :class:`NonTensorStack` of the rows."""
     if values and all(same_value(v, values[0]) for v in values[1:]):
@@ -120,27 +140,17 @@ def non_tensor_leaf(values: Sequence[Any]) -> Any:
 
 
 def build(
-    cls: Any,
-    columns: Iterable[tuple[tuple[str, ...], Any]],
-    rows: int,
-    *,
-    batch_size: Sequence[int] | None,
-    device: torch.device | str | int | None,
-    dtype: torch.dtype | None,
-    auto_batch_size: bool,
-    batch_dims: int | None,
-) -> Any:
-    """An instance of ``cls`` from ``(key path, leaf)`` pairs; its batch size is
-    ``[rows]`` unless ``batch_size`` is given (or ``auto_batch_size``/``batch_dims`` ask
-    for the longest shared shape)."""
-    mapping: dict[Any, Any] = {}
+    cls: type[B], columns: Iterable[tuple[tuple[str, ...], object]], rows: int, layout: Layout
+) -> B:
+    """An instance of ``cls`` from ``(key path, leaf)`` pairs, laid out as ``layout`` says."""
+    mapping: dict[str | tuple[str, ...], object] = {}
     for path, leaf in columns:
-        if dtype is not None and isinstance(leaf, Tensor):
-            leaf = leaf.to(dtype)
+        if layout.dtype is not None and isinstance(leaf, Tensor):
+            leaf = leaf.to(layout.dtype)
         mapping[path[0] if len(path) == 1 else path] = leaf
-    size = torch.Size([rows] if batch_size is None else batch_size)
-    where = torch.device(device) if device is not None else None
+    size = torch.Size([rows] if layout.batch_size is None else layout.batch_size)
+    where = torch.device(layout.device) if layout.device is not None else None
     result = cls._from_mapping(mapping, size, where)
-    if auto_batch_size or batch_dims is not None:
-        result.auto_batch_size_(batch_dims)
+    if layout.auto_batch_size or layout.batch_dims is not None:
+        result.auto_batch_size_(layout.batch_dims)
     return result

@@ -9,8 +9,9 @@ given). Reading uses ``pandas.read_csv`` and ``pandas.read_json``, which never r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -18,20 +19,21 @@ import torch
 from torch import Tensor
 
 from ....errors import TableFormatError
-from ...core.self_types import B
-from .columns import build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
-from .optional import require
+from ....non_tensor import NonTensorData, NonTensorStack
+from ...core.self_types import B, Node
+from ..formats.extras import require
+from .columns import Layout, build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
 
 __all__ = ["from_dataframe", "read_csv", "read_json", "to_csv", "to_dataframe", "to_json"]
 
 PathLike = str | Path
 
 
-def to_dataframe(obj: Any, separator: str | None, what: str = "to_pandas") -> Any:
+def to_dataframe(obj: Node, separator: str | None, what: str = "to_pandas") -> Any:
     """A ``pandas.DataFrame`` with one row per batch element and one column per leaf."""
     pd = require("pandas", what)
     rows = rows_of(obj, what)
-    data: dict[str, Any] = {}
+    data: dict[str, np.ndarray] = {}
     for path, column in to_columns(obj, what):
         name = column_name(path, separator, what)
         if isinstance(column, Tensor):
@@ -51,7 +53,7 @@ def to_dataframe(obj: Any, separator: str | None, what: str = "to_pandas") -> An
     return pd.DataFrame(data, index=pd.RangeIndex(rows))
 
 
-def _leaf(pd: Any, series: Any) -> Any:
+def _leaf(pd: ModuleType, series: Any) -> Tensor | NonTensorData | NonTensorStack:
     """The leaf for one data-frame column: a tensor for numbers and booleans."""
     dtype = series.dtype
     array = None
@@ -64,37 +66,18 @@ def _leaf(pd: Any, series: Any) -> Any:
     return non_tensor_leaf(series.tolist())
 
 
-def from_dataframe(
-    cls: Any,
-    dataframe: Any,
-    *,
-    separator: str | None,
-    batch_size: Sequence[int] | None,
-    device: Any,
-    dtype: torch.dtype | None,
-    auto_batch_size: bool,
-    batch_dims: int | None,
-) -> Any:
-    """An instance of ``cls`` from a data frame: its columns split at ``separator``."""
+def from_dataframe(cls: type[B], dataframe: Any, layout: Layout) -> B:
+    """An instance of ``cls`` from a data frame: its columns split at ``layout.separator``."""
     pd = require("pandas", "from_pandas")
     columns = []
     for name in dataframe.columns:
         text = str(name)
-        path = tuple(text.split(separator)) if separator else (text,)
+        path = tuple(text.split(layout.separator)) if layout.separator else (text,)
         columns.append((path, _leaf(pd, dataframe[name])))
-    return build(
-        cls,
-        columns,
-        len(dataframe),
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-    )
+    return build(cls, columns, len(dataframe), layout)
 
 
-def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: Any) -> None:
+def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: object) -> None:
     """Write a CSV file (header row, no index column) with :meth:`to_pandas`'s columns;
     ``kwargs`` go to ``pandas.DataFrame.to_csv``. CSV is text: reading gives
     ``int64``/``float64``/``bool`` columns back (or ``dtype``)."""
@@ -103,7 +86,7 @@ def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: An
 
 
 def to_json(
-    self: B, path: PathLike, *, separator: str | None = ".", lines: bool = False, **kwargs: Any
+    self: B, path: PathLike, *, separator: str | None = ".", lines: bool = False, **kwargs: object
 ) -> None:
     """Write a JSON file: a list of row objects (``lines=True``: one object per line),
     with :meth:`to_pandas`'s columns; ``kwargs`` go to ``pandas.DataFrame.to_json``.
@@ -113,7 +96,13 @@ def to_json(
     to_dataframe(self, separator, "to_json").to_json(path, lines=lines, **kwargs)
 
 
-def _read(what: str, kind: str, path: PathLike, reader: Any, **kwargs: Any) -> Any:
+def _read(
+    what: str,
+    kind: str,
+    path: PathLike,
+    reader: Callable[[ModuleType], Callable[..., Any]],
+    **kwargs: object,
+) -> Any:
     pd = require("pandas", what)
     try:
         return reader(pd)(path, **kwargs)
@@ -123,12 +112,12 @@ def _read(what: str, kind: str, path: PathLike, reader: Any, **kwargs: Any) -> A
         raise TableFormatError(f"{what}: cannot read {str(path)!r} as {kind}: {err}") from err
 
 
-def read_csv(path: PathLike, **kwargs: Any) -> Any:
+def read_csv(path: PathLike, **kwargs: object) -> Any:
     """The data frame in a CSV file (errors name the file)."""
     return _read("from_csv", "CSV", path, lambda pd: pd.read_csv, **kwargs)
 
 
-def read_json(path: PathLike, lines: bool, **kwargs: Any) -> Any:
+def read_json(path: PathLike, lines: bool, **kwargs: object) -> Any:
     """The data frame in a JSON file of row objects (errors name the file)."""
     kwargs.setdefault("orient", "records")
     kwargs.setdefault("dtype", False)  # as parsed: no guessed dtypes or dates

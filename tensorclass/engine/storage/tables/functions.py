@@ -1,7 +1,10 @@
 """The top-level table functions: ``to_arrow(td)`` and ``from_*`` building a ``TensorDict``.
 
-Each forwards to the method of the same name (``tensorclass.engine.storage.tables.methods``);
-call the class method on a tensor class (``MyClass.from_parquet(path)``) to get that class.
+tensordict's function forms: the same readers and writer as the methods of
+:mod:`.methods` (``to_table``, ``from_dataframe``, ``from_table`` with one
+:class:`~.columns.Layout`), building a ``TensorDict``; their signatures are tensordict's
+(no ``separator`` for ``from_arrow``). Call the class method on a tensor class
+(``MyClass.from_parquet(path)``) to get that class.
 """
 
 from __future__ import annotations
@@ -12,12 +15,11 @@ from typing import Any
 import torch
 
 from ....registry import dynamic_class
-from .arrow import Nulls
-from .frames import PathLike
+from .arrow import Nulls, from_table, read_parquet, to_table
+from .columns import Device, Layout
+from .frames import PathLike, from_dataframe, read_csv, read_json
 
 __all__ = ["from_arrow", "from_csv", "from_json", "from_pandas", "from_parquet", "to_arrow"]
-
-Device = torch.device | str | int | None
 
 
 def to_arrow(td: Any) -> Any:
@@ -30,21 +32,20 @@ def to_arrow(td: Any) -> Any:
     >>> table.num_rows, from_arrow(table)["x"].tolist()
     (3, [0, 1, 2])
     """
-    return td.to_arrow()
+    return to_table(td, None)
 
 
 def from_arrow(
-    table: Any,
+    table: object,
     *,
     copy: bool | None = None,
     nulls: Nulls = "raise",
-    mask_key: Any = None,
+    mask_key: object = None,
     device: Device = None,
 ) -> Any:
     """A ``TensorDict`` from a ``pyarrow.Table`` (see ``TensorDict.from_arrow``)."""
-    return dynamic_class().from_arrow(
-        table, copy=copy, nulls=nulls, mask_key=mask_key, device=device
-    )
+    del copy
+    return from_table(dynamic_class(), table, Layout(None, device=device), nulls, mask_key)
 
 
 def from_pandas(
@@ -58,15 +59,8 @@ def from_pandas(
     dtype: torch.dtype | None = None,
 ) -> Any:
     """A ``TensorDict`` from a ``pandas.DataFrame`` (see ``TensorDict.from_pandas``)."""
-    return dynamic_class().from_pandas(
-        dataframe,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-        separator=separator,
-        dtype=dtype,
-    )
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_dataframe(dynamic_class(), dataframe, layout)
 
 
 def from_parquet(
@@ -79,20 +73,12 @@ def from_parquet(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     columns: list[str] | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A ``TensorDict`` from a Parquet file (see ``TensorDict.from_parquet``)."""
-    return dynamic_class().from_parquet(
-        path,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-        separator=separator,
-        dtype=dtype,
-        columns=columns,
-        **kwargs,
-    )
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    table = read_parquet(path, columns, **kwargs)
+    return from_table(dynamic_class(), table, layout, what="from_parquet")
 
 
 def from_csv(
@@ -104,19 +90,11 @@ def from_csv(
     batch_size: Sequence[int] | None = None,
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A ``TensorDict`` from a CSV file (see ``TensorDict.from_csv``)."""
-    return dynamic_class().from_csv(
-        path,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-        separator=separator,
-        dtype=dtype,
-        **kwargs,
-    )
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_dataframe(dynamic_class(), read_csv(path, **kwargs), layout)
 
 
 def from_json(
@@ -129,17 +107,8 @@ def from_json(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     lines: bool = False,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A ``TensorDict`` from a JSON file of row objects (see ``TensorDict.from_json``)."""
-    return dynamic_class().from_json(
-        path,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-        separator=separator,
-        dtype=dtype,
-        lines=lines,
-        **kwargs,
-    )
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_dataframe(dynamic_class(), read_json(path, lines, **kwargs), layout)

@@ -1,8 +1,9 @@
 """Table methods of every tensor class: pandas, Arrow, Parquet, CSV and JSON.
 
-Functions, attached to ``TensorDictBase`` in ``engine/base.py``; they forward to
-:mod:`.arrow` and :mod:`.frames`, whose ``to_parquet``, ``to_csv`` and ``to_json`` are
-attached themselves. A table has one row per batch element, so these
+Functions, attached to ``TensorDictBase`` in ``engine/base.py``: the public signatures of
+the readers and writers of :mod:`.arrow` and :mod:`.frames` (whose ``to_parquet``,
+``to_csv`` and ``to_json`` are attached themselves); each reader gathers its keywords in
+one :class:`~.columns.Layout`. A table has one row per batch element, so these
 need a 1-D batch; nested keys are columns named by the key parts joined with ``separator``
 (``"."`` by default), and reading splits the names again. The ``from_*`` class methods
 build the class they are called on: ``MyClass.from_parquet(path)`` gives a ``MyClass``
@@ -19,13 +20,8 @@ import torch
 
 from ...core.self_types import B
 from .arrow import Nulls, from_table, read_parquet, to_table
-from .frames import (
-    PathLike,
-    from_dataframe,
-    read_csv,
-    read_json,
-    to_dataframe,
-)
+from .columns import Layout
+from .frames import PathLike, from_dataframe, read_csv, read_json, to_dataframe
 
 __all__ = [
     "from_arrow",
@@ -73,17 +69,8 @@ def from_pandas(
     is ``[len(dataframe)]`` unless ``batch_size`` is given; ``auto_batch_size=True``
     (or ``batch_dims``) takes the longest shape every leaf shares.
     """
-    result: B = from_dataframe(
-        cls,
-        dataframe,
-        separator=separator,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-    )
-    return result
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_dataframe(cls, dataframe, layout)
 
 
 def to_arrow(self: B, *, separator: str | None = None) -> Any:
@@ -105,11 +92,11 @@ def to_arrow(self: B, *, separator: str | None = None) -> Any:
 
 def from_arrow(
     cls: type[B],
-    table: Any,
+    table: object,
     *,
     copy: bool | None = None,
     nulls: Nulls = "raise",
-    mask_key: Any = None,
+    mask_key: object = None,
     device: torch.device | str | int | None = None,
     separator: str | None = None,
 ) -> B:
@@ -126,10 +113,7 @@ def from_arrow(
     buffers with). ``separator`` also splits column names into nested keys.
     """
     del copy
-    result: B = from_table(
-        cls, table, separator=separator, nulls=nulls, mask_key=mask_key, device=device
-    )
-    return result
+    return from_table(cls, table, Layout(separator, device=device), nulls, mask_key)
 
 
 def from_parquet(
@@ -144,25 +128,14 @@ def from_parquet(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     columns: list[str] | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> B:
     """Read a Parquet file (only ``columns``, if given): one entry per column, as
     :meth:`from_arrow` reads them, names split at ``separator``. A file that is not
     Parquet raises :class:`~tensorclass.TableFormatError` naming it. ``kwargs`` go to
     ``pyarrow.parquet.read_table``; the other keywords are :meth:`from_pandas`'s."""
-    table = read_parquet(path, columns, **kwargs)
-    result: B = from_table(
-        cls,
-        table,
-        separator=separator,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        what="from_parquet",
-    )
-    return result
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_table(cls, read_parquet(path, columns, **kwargs), layout, what="from_parquet")
 
 
 def from_csv(
@@ -176,7 +149,7 @@ def from_csv(
     batch_size: Sequence[int] | None = None,
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> B:
     """Read a CSV file as :meth:`from_pandas` reads a data frame (``kwargs`` go to
     ``pandas.read_csv``). A file that is not CSV raises
@@ -189,16 +162,8 @@ def from_csv(
     >>> TensorDict.from_csv(path)["b", "c"].tolist()
     [1.0, 1.0, 1.0]
     """
-    frame = read_csv(path, **kwargs)
-    return cls.from_pandas(
-        frame,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-        separator=separator,
-        dtype=dtype,
-    )
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_dataframe(cls, read_csv(path, **kwargs), layout)
 
 
 def from_json(
@@ -213,18 +178,10 @@ def from_json(
     separator: str | None = ".",
     dtype: torch.dtype | None = None,
     lines: bool = False,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> B:
     """Read a JSON file of row objects (``lines=True``: one per line) as
     :meth:`from_pandas` reads a data frame (``kwargs`` go to ``pandas.read_json``). A
     file that is not such JSON raises :class:`~tensorclass.TableFormatError` naming it."""
-    frame = read_json(path, lines, **kwargs)
-    return cls.from_pandas(
-        frame,
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-        separator=separator,
-        dtype=dtype,
-    )
+    layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
+    return from_dataframe(cls, read_json(path, lines, **kwargs), layout)

@@ -28,11 +28,11 @@ import torch
 from torch import Tensor
 from torch.distributions import Distribution
 
-from ..errors import KeyNotFoundError
-from ..keys import NestedKey, unravel_key
-from ..tensordict import TensorDict
-from .keys import Key
-from .lp_aggregate import composite_lp_aggregate
+from ...errors import KeyNotFoundError
+from ...keys import NestedKey, unravel_key
+from ...tensordict import TensorDict
+from ..keys import Key
+from ..lp_aggregate import composite_lp_aggregate
 
 _Shape = torch.Size | list[int] | tuple[int, ...]
 _EMPTY = torch.Size()
@@ -102,7 +102,7 @@ class CompositeDistribution(Distribution):
         distribution_map: Mapping[NestedKey, Callable[..., Distribution]],
         *,
         name_map: Mapping[NestedKey, NestedKey] | None = None,
-        extra_kwargs: Mapping[NestedKey, Mapping[str, Any]] | None = None,
+        extra_kwargs: Mapping[NestedKey, Mapping[str, object]] | None = None,
         log_prob_key: NestedKey | None = None,
         entropy_key: NestedKey | None = None,
     ) -> None:
@@ -175,7 +175,7 @@ class CompositeDistribution(Distribution):
         """``(sample key, component)`` pairs."""
         return list(self._dists.items())
 
-    def get(self, key: NestedKey, default: Any = None) -> Any:
+    def get(self, key: NestedKey, default: object = None) -> Any:
         """The component at ``key`` (``default`` if none)."""
         return self._dists.get(unravel_key(key), default)
 
@@ -185,7 +185,7 @@ class CompositeDistribution(Distribution):
 
     # -- values -------------------------------------------------------------------------
 
-    def _collect(self, shape: torch.Size, value_of: Callable[[Distribution], Tensor]) -> Any:
+    def _collect(self, shape: torch.Size, value_of: Callable[[Distribution], Tensor]) -> TensorDict:
         out = TensorDict(batch_size=shape + self.batch_shape, device=self._device())
         for key, dist in self._dists.items():
             out.set(key, value_of(dist))
@@ -244,13 +244,15 @@ class CompositeDistribution(Distribution):
 
     # -- scores -----------------------------------------------------------------------------
 
-    def _per_key(self, suffix: str, batch: torch.Size, score: Callable[..., Tensor]) -> Any:
+    def _per_key(
+        self, suffix: str, batch: torch.Size, score: Callable[[Key, Distribution], Tensor]
+    ) -> TensorDict:
         out = TensorDict(batch_size=batch, device=self._device())
         for key, dist in self._dists.items():
             out.set(suffixed(key, suffix), score(key, dist))
         return out
 
-    def _total(self, batch: torch.Size, score: Callable[..., Tensor]) -> Tensor:
+    def _total(self, batch: torch.Size, score: Callable[[Key, Distribution], Tensor]) -> Tensor:
         total: Tensor | int = 0
         for key, dist in self._dists.items():
             total = total + _sum_to(score(key, dist), batch)

@@ -22,7 +22,7 @@ from torch.distributions.utils import broadcast_all
 _Shape = torch.Size | list[int] | tuple[int, ...]
 _EMPTY = torch.Size()
 
-__all__ = ["TruncatedNormal"]
+__all__ = ["TruncatedNormal", "TruncatedStandardNormal"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -153,3 +153,20 @@ class TruncatedNormal(Distribution):
         shape = self._extended_shape(torch.Size(sample_shape))
         u = torch.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.icdf(u)
+
+
+class TruncatedStandardNormal(TruncatedNormal):
+    """The standard normal distribution (mean 0, standard deviation 1) restricted to
+    ``[a, b]``: a :class:`TruncatedNormal` with ``loc=0`` and ``scale=1``.
+
+    >>> import torch
+    >>> from tensorclass.nn.distributions.truncated_normal import TruncatedStandardNormal
+    >>> round(TruncatedStandardNormal(torch.tensor(-1.0), torch.tensor(2.0)).mean.item(), 4)
+    0.2296
+    """
+
+    def __init__(
+        self, a: float | Tensor, b: float | Tensor, validate_args: bool | None = None
+    ) -> None:
+        a, b = broadcast_all(a, b)
+        super().__init__(torch.zeros_like(a), torch.ones_like(a), a, b, validate_args)
