@@ -111,14 +111,15 @@ class NotSerializableError(TensorClassError, TypeError):
 
 
 class ModeError(TensorClassError, ValueError):
-    """A switch was given a value whose behaviour tensorclass does not have.
+    """A switch (or an option) was given a value it does not take: a switch's mode is
+    ``True`` or ``False``, so a typo never switches a behaviour silently.
 
     >>> from tensorclass import set_lazy_legacy
     >>> try:
-    ...     set_lazy_legacy(True)
+    ...     set_lazy_legacy("yes")
     ... except ValueError as err:
-    ...     print(str(err)[:58])
-    set_lazy_legacy(True) is not supported: tensorclass has no
+    ...     print(err)
+    set_lazy_legacy('yes'): the mode must be True or False
     """
 
 

@@ -306,9 +306,9 @@ class MetaData(NonTensorDataBase, metaclass=_MetaDataMeta):
 class NonTensorStack(_Counted):
     """One non-tensor value per batch element, in an object array shaped like the batch.
 
-    Reading a key returns the values as nested lists. Indexing selects values the way it
-    selects tensor elements; a selection whose values are all equal is one shared value
-    again (reading it returns the value, not a list).
+    ``td[key]`` returns the values as nested lists, ``td.get(key)`` the stack (``tolist()``,
+    ``data``, ``shape``). Indexing selects values the way it selects tensor elements: one
+    element gives its value, several a stack (even of equal values).
 
     Examples:
         >>> from tensorclass import NonTensorStack, TensorDict
@@ -317,7 +317,7 @@ class NonTensorStack(_Counted):
         >>> b = TensorDict({"x": torch.zeros(2)}, batch_size=[2]); b["name"] = "b"
         >>> both = torch.stack([a, b])
         >>> both["name"], both[0]["name"], both[:, 0]["name"]
-        ([['a', 'a'], ['b', 'b']], 'a', ['a', 'b'])
+        ([['a', 'a'], ['b', 'b']], ['a', 'a'], ['a', 'b'])
         >>> tags = NonTensorStack.from_list(["x", "y", "z"])
         >>> tags.batch_size, tags[1:].tolist()
         (torch.Size([3]), ['y', 'z'])
@@ -344,6 +344,27 @@ class NonTensorStack(_Counted):
         """A stack from (nested) lists: each list level is a batch dim, so the nesting
         must be rectangular; anything that is not a list is a value."""
         shape = _list_shape(values)
+        array = np.empty(shape, dtype=object)
+        for position in np.ndindex(*shape):
+            item: Any = values
+            for i in position:
+                item = item[i]
+            array[position] = item.data if type(item) is NonTensorData else item
+        return cls(array)
+
+    @classmethod
+    def from_values(cls, values: list[Any]) -> NonTensorStack:
+        """A stack from (nested) lists, as a list written to a key becomes: each level of
+        lists of one length is a dim; below the first level whose lists differ in length
+        (or are not all lists), the items are the values.
+
+        >>> from tensorclass import NonTensorStack
+        >>> NonTensorStack.from_values([["a", "b"], ["c", "d"]]).batch_size
+        torch.Size([2, 2])
+        >>> NonTensorStack.from_values([["a", "b"], ["c"]]).tolist()
+        [['a', 'b'], ['c']]
+        """
+        shape = _rectangular_shape(values)
         array = np.empty(shape, dtype=object)
         for position in np.ndindex(*shape):
             item: Any = values
@@ -400,10 +421,6 @@ class NonTensorStack(_Counted):
         if isinstance(result, np.ndarray):
             if not result.ndim:
                 return NonTensorData(result.item())
-            flat = result.reshape(-1)
-            first = flat[0] if flat.size else None
-            if flat.size and all(same_value(item, first) for item in flat[1:]):
-                return NonTensorData(first)  # equal values: one shared value again
             return NonTensorStack(result)
         return NonTensorData(result)
 
@@ -521,11 +538,21 @@ def is_non_tensor(data: object) -> bool:
 
 
 def stack_non_tensors(
-    leaves: Sequence[NonTensorData | NonTensorStack], dim: int, member_shape: Sequence[int]
+    leaves: Sequence[NonTensorData | NonTensorStack],
+    dim: int,
+    member_shape: Sequence[int],
+    *,
+    capture: bool,
 ) -> NonTensorData | NonTensorStack:
-    """Stack non-tensor leaves: equal shared values stay shared, others become a stack."""
+    """Stack non-tensor leaves into a :class:`NonTensorStack` (one value per element);
+    with ``capture`` (``set_capture_non_tensor_stack(True)``), equal shared values stay
+    one shared value. ``MetaData`` of one object, and an unbatched tensor (a tensor held
+    as a value), always stay one value."""
     first = leaves[0]
-    if _one_shared_value(leaves):
+    if (
+        capture
+        or (type(first) is NonTensorData and (first.meta or isinstance(first.data, torch.Tensor)))
+    ) and _one_shared_value(leaves):
         return first
     arrays = [_as_array(leaf, member_shape) for leaf in leaves]
     return NonTensorStack(np.stack(arrays, axis=dim))
@@ -578,6 +605,21 @@ def _list_shape(values: object) -> tuple[int, ...]:
             f"one depth have different lengths: {sorted(set(inner))})"
         )
     return (len(values), *(inner[0] if inner else ()))
+
+
+def _rectangular_shape(values: Any) -> tuple[int, ...]:
+    """The dims of nested lists down to the first level that is not lists of one length."""
+    shape: list[int] = []
+    level: list[Any] = [values]
+    while all(type(item) is list for item in level):
+        lengths = {len(item) for item in level}
+        if len(lengths) != 1:
+            break
+        shape.append(lengths.pop())
+        level = [part for item in level for part in item]
+        if not level:
+            break
+    return tuple(shape)
 
 
 def _as_array(leaf: NonTensorData | NonTensorStack, shape: Sequence[int]) -> np.ndarray:

@@ -13,6 +13,7 @@ stored:
 
 from __future__ import annotations
 
+import collections.abc
 import enum
 import sys
 import types
@@ -29,11 +30,18 @@ from torch import Tensor
 
 from .annotations import resolve_annotations
 from .collection import TensorCollection
-from .errors import FieldTypeError, KeyNotFoundError, SchemaError, TensorClassError
+from .errors import (
+    BatchSizeError,
+    FieldTypeError,
+    KeyNotFoundError,
+    SchemaError,
+    TensorClassError,
+)
 from .fields import MISSING
 from .non_tensor import NonTensorData, NonTensorStack
 from .registry import dynamic_class
 from .specs import Spec, has_spec_metadata, spec_from_annotation
+from .switches import lists_per_element
 from .unbatched import UnbatchedTensor
 
 __all__ = [
@@ -208,7 +216,8 @@ def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None
     (the conversion of a dynamic schema, and of ``Any`` fields).
 
     Tensors and tensor classes are checked against the batch size (and moved to the device);
-    a mapping becomes the nested class of ``key``; numbers, lists and arrays become tensors;
+    a mapping becomes the nested class of ``key``; numbers, lists and arrays of numbers
+    become tensors; another list holds one value per element (see :func:`per_element`);
     anything else is a non-tensor value shared along the batch.
     """
     if isinstance(value, (Tensor, TensorCollection)):
@@ -225,9 +234,35 @@ def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None
         try:
             tensor = torch.as_tensor(value, device=owner._device)
         except (TypeError, ValueError, RuntimeError):
+            if isinstance(value, list) and lists_per_element():
+                return per_element(owner, key, value, where)
             return NonTensorData(value)
         return owner._check_leaf(key, tensor, where)
     return NonTensorData(value)
+
+
+def per_element(owner: Any, key: str, values: list[Any], where: object = None) -> Any:
+    """A list written under ``key`` that is not numbers, as one value per element: the
+    stack of its items when they are tensors of one shape (or tensor classes), else a
+    :class:`NonTensorStack` (nested lists of one length give one dim each). Its dims must
+    start with the batch size: a list of another length is refused."""
+    if all(isinstance(item, Tensor) for item in values):
+        shapes = {item.shape for item in values}
+        if len(shapes) == 1:
+            return owner._check_leaf(key, torch.stack(values).to(owner._device), where)
+    elif all(isinstance(item, TensorCollection) for item in values):
+        return owner._check_leaf(key, torch.stack(values), where)
+    stack = NonTensorStack.from_values(values)
+    shape, batch_size = stack.shape, owner._batch_size
+    if shape[: len(batch_size)] != batch_size:
+        raise BatchSizeError(
+            f"{type(owner).__name__}: the list for key {where or key!r} has shape "
+            f"{list(shape)}, which does not start with the batch size {list(batch_size)}: "
+            f"a list holds one value per batch element (set_non_tensor({key!r}, value) "
+            f"stores a list as one value shared by the batch)",
+            key=key,
+        )
+    return stack
 
 
 def _describe(value: object) -> str:
@@ -279,7 +314,42 @@ def _convert_non_tensor(field: Field, owner: _Owner, value: object, where: objec
         return value.shared()
     if type(value) is NonTensorStack:
         return owner._check_leaf(field.name, value, where)
+    if (
+        isinstance(value, list)
+        and value
+        and lists_per_element()
+        and _list_per_element(field, value)
+    ):
+        return per_element(owner, field.name, value, where)
     return NonTensorData(value)
+
+
+_LIST_LIKE = frozenset(
+    (
+        list,
+        tuple,
+        collections.abc.Sequence,
+        collections.abc.MutableSequence,
+        collections.abc.Iterable,
+        collections.abc.Collection,
+    )
+)
+
+
+def _list_per_element(field: Field, value: list[Any]) -> bool:
+    """Whether a list written to a non-tensor field holds one value per element, as the
+    annotation says: a list-typed field (``list[str]``, ``Sequence[int]``...) takes a list
+    as one value, shared by the batch, unless every item is itself a list (one list per
+    element); another class (``str``, a dataclass...) takes a list as one value per
+    element unless the list is an instance of it; ``object`` and what the annotation
+    cannot decide take tensordict's rule (one value per element)."""
+    annotation, _ = _strip_optional(field.annotation)
+    origin = typing.get_origin(annotation) or annotation
+    if origin in _LIST_LIKE:
+        return all(type(item) is list for item in value)
+    if isinstance(origin, type) and origin is not object:
+        return not isinstance(value, origin)
+    return True
 
 
 _TEXT = (str, bytes)  # fields whose values are never converted from another type
@@ -291,6 +361,16 @@ def _convert_text(field: Field, owner: _Owner, value: object, where: object = No
     expected, optional = _strip_optional(field.annotation)
     assert isinstance(expected, type)  # a str or bytes field (see Field.__post_init__)
     inner = value.data if type(value) is NonTensorData else value
+    if type(inner) is list and inner and lists_per_element():
+        for item in inner:  # one value per element: each one is checked
+            if not isinstance(item, expected) and not (optional and item is None):
+                raise FieldTypeError(
+                    f"{type(owner).__name__}.{field.name} is a {expected.__name__} field; "
+                    f"the list written to it holds one value per element, and one is "
+                    f"{_describe(item)}",
+                    key=field.name,
+                )
+        return per_element(owner, field.name, inner, where)
     if not isinstance(inner, expected) and not (optional and inner is None):
         if type(value) is not NonTensorStack:
             raise FieldTypeError(

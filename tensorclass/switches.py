@@ -1,40 +1,51 @@
-"""Behaviour switches, scoped to a ``with`` block (or a decorated function).
+"""Behaviour switches: tensordict 0.15.3's, with its defaults and both of their values.
 
-tensordict has process-wide switches that change what an operation does. tensorclass has
-one behaviour for each, so its switches are *statements*: a switch given the value that
-matches tensorclass's behaviour is accepted (as a context manager or a decorator, so code
-written for tensordict runs unchanged), and any other value is a :class:`ModeError` that
-says what tensorclass does instead. The one switch that really changes something,
-:class:`set_printoptions`, changes only how instances print, and only inside its block.
+Each switch changes what an operation does, for the whole process (as in tensordict):
 
-Every switch stores its value in a :class:`contextvars.ContextVar`: leaving the block
-restores the previous value, and threads and asyncio tasks each see their own.
+- as a context manager (``with set_list_to_stack(False): ...``) the value holds inside the
+  block and the previous one comes back when it ends;
+- as a decorator (``@set_lazy_legacy(True)``) it holds during each call of the function
+  (decorating changes nothing at import time);
+- ``switch.set()`` applies it for the rest of the program, and ``switch.unset()`` brings
+  back the value that ``set()`` replaced.
 
-=============================  ==========  ===============================================
-switch (getter)                 accepted    what tensorclass does
-=============================  ==========  ===============================================
-``set_lazy_legacy``             ``False``   shape operations return a tensor class and
-(``lazy_legacy``)                           ``torch.stack`` stacks densely; ``lazy_stack``
-                                            builds a lazy stack
-``set_list_to_stack``           ``False``   a list written to a key is one value shared by
-(``list_to_stack``)                         the batch; ``NonTensorStack.from_list`` gives
-                                            one value per element
-``set_capture_non_tensor_``     ``True``    stacking equal non-tensor values keeps one
-``stack``                                   shared value
-(``capture_non_tensor_stack``)
-``set_get_defaults_to_none``    ``False``   ``get`` of a missing key raises
-(``get_defaults_to_none``)                  ``KeyNotFoundError``; ``get(key, None)``
-                                            returns ``None``
-=============================  ==========  ===============================================
+A mode is ``True`` or ``False`` (``0``/``1`` too); anything else is a :class:`ModeError`,
+so a typo never switches a behaviour silently. The value is one per process, not per thread.
+
+==================================  =========  =============================================
+switch (getter)                     default    what ``True`` does (``False``: the other)
+==================================  =========  =============================================
+``set_list_to_stack``               ``True``   a list written to a key of a ``TensorDict``
+(``list_to_stack``)                            holds one value per element (a
+                                               :class:`~tensorclass.NonTensorStack` whose
+                                               dims start with the batch size); ``False``:
+                                               one value shared by the batch
+``set_capture_non_tensor_stack``    ``False``  stacking equal non-tensor values gives one
+(``capture_non_tensor_stack``)                 shared value; ``False``: a ``NonTensorStack``
+``set_get_defaults_to_none``        ``True``   ``td.get(key)`` of a missing key returns
+(``get_defaults_to_none``)                     ``None``; ``False``: it raises ``KeyError``
+``set_lazy_legacy``                 ``False``  ``torch.stack`` of tensor classes gives a
+(``lazy_legacy``)                              lazy stack
+==================================  =========  =============================================
+
+As in tensordict, the values it deprecates warn when the switch is made:
+``set_list_to_stack(False)``, ``set_capture_non_tensor_stack(True)`` and
+``set_lazy_legacy(True)`` emit a ``DeprecationWarning``, as does every call of
+``set_get_defaults_to_none`` (a call that also applies its value at once, as tensordict's
+function does; it is a context manager and a decorator as well). The environment variables
+``LIST_TO_STACK``, ``CAPTURE_NONTENSOR_STACK``, ``TD_GET_DEFAULTS_TO_NONE`` and
+``LAZY_LEGACY_OP`` set the starting values, as in tensordict.
 """
 
 from __future__ import annotations
 
 import contextvars
+import os
+import warnings
 from collections.abc import Callable, Mapping
 from contextlib import ContextDecorator
 from types import MappingProxyType, TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from typing_extensions import Self
 
@@ -55,6 +66,8 @@ __all__ = [
     "set_list_to_stack",
     "set_printoptions",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ExitRestores:
@@ -105,202 +118,308 @@ class _Scoped(ContextDecorator, ExitRestores):
     def _restore(self) -> None:
         self._var.reset(self._tokens.pop())
 
+    def set(self) -> None:
+        """Apply the value outside a block (in the calling thread), until :meth:`unset`."""
+        self.__enter__()
 
-# -- switches whose one accepted value is tensorclass's behaviour -------------------------
+    def unset(self) -> None:
+        """Bring back the value that the last :meth:`set` replaced."""
+        if not self._tokens:
+            raise RuntimeError(f"{type(self).__name__}.unset() without a set() before it")
+        self.__exit__(None, None, None)
 
 
-class _Statement(_Scoped):
-    """A switch with one accepted value (the subclass's ``_accepted``)."""
+# -- process-wide switches ------------------------------------------------------------------
 
-    _accepted: bool
-    _instead: str
+
+class _Modes:
+    """The value of every switch, one per process (``None``: never set, the default)."""
+
+    list_to_stack: bool | None = None
+    capture_non_tensor_stack: bool | None = None
+    get_defaults_to_none: bool | None = None
+    lazy_legacy: bool | None = None
+
+
+_TRUE = ("y", "yes", "t", "true", "on", "1")
+_FALSE = ("n", "no", "f", "false", "off", "0")
+
+
+def _from_env(name: str) -> bool | None:
+    text = os.environ.get(name)
+    if text is None or text.lower() == "none":
+        return None
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise ModeError(f"the environment variable {name}={text!r} is not a truth value")
+
+
+_Modes.list_to_stack = _from_env("LIST_TO_STACK")
+_Modes.capture_non_tensor_stack = _from_env("CAPTURE_NONTENSOR_STACK")
+_Modes.get_defaults_to_none = _from_env("TD_GET_DEFAULTS_TO_NONE")
+_Modes.lazy_legacy = _from_env("LAZY_LEGACY_OP")
+
+
+def check_mode(switch: str, mode: object) -> bool:
+    """``mode`` as a bool: ``True``/``False`` (or ``1``/``0``); anything else is a
+    :class:`ModeError` that names the switch."""
+    if mode is True or mode is False:
+        return mode
+    if type(mode) is int and mode in (0, 1):
+        return bool(mode)
+    raise ModeError(f"{switch}({mode!r}): the mode must be True or False")
+
+
+class _Switch(ContextDecorator):
+    """A process-wide switch: a context manager, a decorator, and ``set()``/``unset()``."""
+
+    _attr: str  # its attribute of _Modes
+    _deprecated: bool | None = None  # the value that warns when the switch is made
+    _advice: str = ""
 
     def __init__(self, mode: bool) -> None:
-        super().__init__()
-        if mode is not self._accepted and mode != self._accepted:
-            raise ModeError(
-                f"{type(self).__name__}({mode!r}) is not supported: {self._instead} "
-                f"({type(self).__name__}({self._accepted!r}) is accepted)"
-            )
-        self.mode = self._accepted
+        self.mode = check_mode(type(self).__name__, mode)
+        self._saved: list[bool | None] = []
+        if self.mode is self._deprecated:
+            self._warn()
 
-    def _value(self) -> bool:
-        return self._accepted
+    def _warn(self) -> None:
+        warnings.warn(
+            f"{type(self).__name__}({self.mode}) is deprecated in tensordict (removed in "
+            f"its 0.17): {self._advice}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
 
+    def _recreate_cm(self) -> Self:
+        # ContextDecorator reuses the instance on every call: give each call its own
+        # saved values, so recursive calls of a decorated function nest.
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._saved = []
+        return clone
 
-def _getter(var: contextvars.ContextVar[bool | None], default: bool) -> Callable[[bool], Any]:
-    def get(allow_none: bool = False) -> bool | None:
-        value = var.get()
-        if value is None:
-            return None if allow_none else default
-        return value
+    def __enter__(self) -> None:
+        self._saved.append(getattr(_Modes, self._attr))
+        setattr(_Modes, self._attr, self.mode)
 
-    return get
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        setattr(_Modes, self._attr, self._saved.pop())
 
+    def set(self) -> None:
+        """Apply the value for the rest of the program (until :meth:`unset`)."""
+        self.__enter__()
 
-_LAZY_LEGACY: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
-    "tensorclass_lazy_legacy", default=None
-)
-_LIST_TO_STACK: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
-    "tensorclass_list_to_stack", default=None
-)
-_CAPTURE: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
-    "tensorclass_capture_non_tensor_stack", default=None
-)
-_GET_NONE: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
-    "tensorclass_get_defaults_to_none", default=None
-)
-
-
-class set_lazy_legacy(_Statement):
-    """Accepts ``False`` only: shape operations and ``torch.stack`` are never lazy.
-
-    tensordict's legacy lazy mode made ``unsqueeze``, ``permute``... return lazy views and
-    ``torch.stack`` a lazy stack. In tensorclass they always return a tensor class; use
-    :func:`tensorclass.lazy_stack` for a lazy stack. ``True`` raises :class:`ModeError`.
-
-    >>> import torch
-    >>> from tensorclass import TensorDict, lazy_legacy, set_lazy_legacy
-    >>> with set_lazy_legacy(False):
-    ...     print(lazy_legacy(), type(torch.stack([TensorDict(), TensorDict()])).__name__)
-    False TensorDict
-    """
-
-    _var = _LAZY_LEGACY
-    _accepted = False
-    _instead = (
-        "tensorclass has no legacy lazy mode: shape operations return a tensor class and "
-        "torch.stack stacks densely; use tensorclass.lazy_stack to build a lazy stack"
-    )
+    def unset(self) -> None:
+        """Bring back the value that the last :meth:`set` of this switch replaced."""
+        if not self._saved:
+            raise RuntimeError(f"{type(self).__name__}.unset() without a set() before it")
+        self.__exit__(None, None, None)
 
 
-class set_list_to_stack(_Statement):
-    """Accepts ``False`` only: a list written to a key is one value shared by the batch.
+class set_list_to_stack(_Switch):
+    """Whether a list written to a key holds one value per element (``True``, the default).
 
-    tensordict (by default) turns ``td[key] = ["a", "b"]`` into a stack with one value per
-    element. In tensorclass a list that is not numeric is one non-tensor value; write
-    ``NonTensorStack.from_list(values)`` to store one value per element. ``True`` raises
-    :class:`ModeError`.
+    With ``True``, ``td["tags"] = ["a", "b", "c"]`` on a ``TensorDict`` of batch size ``[3]``
+    stores a :class:`~tensorclass.NonTensorStack`: ``td[1]["tags"] == "b"``. Nested lists
+    give one dim each; the dims must start with the batch size (a list of the wrong length
+    is refused). A list of numbers still becomes a tensor, and a list of tensors of one
+    shape their stack. With ``False`` (deprecated in tensordict, so it warns) a list that
+    is not numeric is one value shared by the batch; ``td.set_non_tensor(key, values)``
+    stores a list as one value in either mode.
 
+    >>> import warnings
     >>> from tensorclass import TensorDict, set_list_to_stack
     >>> td = TensorDict(batch_size=[2])
-    >>> with set_list_to_stack(False):
-    ...     td["x"] = ["a", "b"]
-    >>> td["x"]
+    >>> td["x"] = ["a", "b"]
+    >>> td[1]["x"], td.get("x").tolist()
+    ('b', ['a', 'b'])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     with set_list_to_stack(False):
+    ...         td["y"] = ["a", "b"]
+    >>> td[1]["y"]
     ['a', 'b']
     """
 
-    _var = _LIST_TO_STACK
-    _accepted = False
-    _instead = (
-        "tensorclass stores a list as one value shared by the batch; write "
-        "NonTensorStack.from_list(values) to store one value per element"
-    )
+    _attr = "list_to_stack"
+    _deprecated = False
+    _advice = "use td.set_non_tensor(key, value) to store a list as one value"
 
 
-class set_capture_non_tensor_stack(_Statement):
-    """Accepts ``True`` only: stacking equal non-tensor values keeps one shared value.
+class set_capture_non_tensor_stack(_Switch):
+    """Whether stacking equal non-tensor values gives one shared value (``True``) or a
+    :class:`~tensorclass.NonTensorStack` with one value per element (``False``, the
+    default).
 
-    ``False`` (tensordict's default) would make a stack of equal values per element; in
-    tensorclass equal values stay one shared value, and reading it returns the value.
-    ``False`` raises :class:`ModeError`.
+    Either way, indexing one element gives the value back; ``NonTensorStack.data`` gives
+    the one value of a stack of equal values. ``True`` is deprecated in tensordict, so it
+    warns.
 
-    >>> import torch
+    >>> import torch, warnings
     >>> from tensorclass import TensorDict, set_capture_non_tensor_stack
-    >>> a = TensorDict(batch_size=[]); a["name"] = "run"
-    >>> with set_capture_non_tensor_stack(True):
-    ...     torch.stack([a, a.clone()])["name"]
+    >>> stacked = torch.stack([TensorDict(name="run"), TensorDict(name="run")])
+    >>> stacked.get("name").tolist(), stacked[0]["name"], stacked.get("name").data
+    (['run', 'run'], 'run', 'run')
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     with set_capture_non_tensor_stack(True):
+    ...         torch.stack([TensorDict(name="run"), TensorDict(name="run")])["name"]
     'run'
     """
 
-    _var = _CAPTURE
-    _accepted = True
-    _instead = (
-        "tensorclass keeps equal non-tensor values stacked together as one shared value "
-        "(read it with td[key]); different values make a NonTensorStack"
-    )
+    _attr = "capture_non_tensor_stack"
+    _deprecated = True
+    _advice = "use NonTensorStack.data to get the one value of a stack of equal values"
 
 
-class set_get_defaults_to_none(_Statement):
-    """Accepts ``False`` only: ``get`` of a missing key raises ``KeyNotFoundError``.
+class set_lazy_legacy(_Switch):
+    """Whether ``torch.stack`` of tensor classes gives a lazy stack (``True``) or a dense
+    instance (``False``, the default).
 
-    Pass a default to get one back instead: ``td.get(key, None)``. ``True`` raises
-    :class:`ModeError`. (tensordict's function applies the setting for the rest of the
-    program; here it is a context manager and a decorator like the other switches, and
-    calling it alone changes nothing.)
+    ``True`` is tensordict's legacy lazy mode (deprecated there, so it warns when the switch
+    is made). :func:`tensorclass.lazy_stack` builds a lazy stack in either mode.
 
-    >>> from tensorclass import TensorDict, set_get_defaults_to_none
-    >>> with set_get_defaults_to_none(False):
-    ...     print(TensorDict().get("missing", None))
-    None
+    >>> import torch, warnings
+    >>> from tensorclass import TensorDict, lazy_legacy, set_lazy_legacy
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     @set_lazy_legacy(True)
+    ...     def stacked():
+    ...         return torch.stack([TensorDict(), TensorDict()])
+    >>> type(stacked()).__name__, type(torch.stack([TensorDict(), TensorDict()])).__name__
+    ('LazyStackedTensorDict[TensorDict]', 'TensorDict')
     """
 
-    _var = _GET_NONE
-    _accepted = False
-    _instead = (
-        "tensorclass's get raises KeyNotFoundError for a missing key; pass a default "
-        "(td.get(key, None)) to get None"
-    )
+    _attr = "lazy_legacy"
+    _deprecated = True
+    _advice = "shape operations return a tensor class; use lazy_stack for a lazy stack"
+
+
+class set_get_defaults_to_none(_Switch):
+    """Whether ``get(key)`` of a missing key returns ``None`` (``True``, the default) or
+    raises a ``KeyError`` (``False``); a ``default=`` given to ``get`` wins either way.
+
+    As tensordict's function, calling it applies the value for the rest of the program
+    and warns (tensordict deprecates it: ``td[key]`` raises for a missing key). It is
+    also a context manager (the value from before the call comes back at the end of the
+    block) and a decorator (the value holds during each call; decorating changes nothing).
+
+    >>> import warnings
+    >>> from tensorclass import TensorDict, set_get_defaults_to_none
+    >>> td = TensorDict()
+    >>> print(td.get("missing"))
+    None
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     with set_get_defaults_to_none(False):
+    ...         try:
+    ...             td.get("missing")
+    ...         except KeyError as err:
+    ...             print(type(err).__name__)
+    KeyNotFoundError
+    """
+
+    _attr = "get_defaults_to_none"
+    _advice = "td[key] raises a KeyError for a missing key"
 
     def __init__(self, set_to_none: bool = True) -> None:
         super().__init__(set_to_none)
+        self._warn()
+        self.__enter__()  # applied at once, as tensordict's function
 
+    def __call__(self, func: F) -> F:
+        self.__exit__(None, None, None)  # a decorator: undo the call's change
+        return super().__call__(func)
 
-_lazy_legacy = _getter(_LAZY_LEGACY, False)
-_list_to_stack = _getter(_LIST_TO_STACK, False)
-_capture = _getter(_CAPTURE, True)
+    def __enter__(self) -> None:
+        if len(self._saved) == 1 and getattr(_Modes, self._attr) is self.mode:
+            self._saved.append(self._saved[0])  # the call applied it already
+            return
+        super().__enter__()
 
 
 def lazy_legacy(allow_none: bool = False) -> bool | None:
-    """Whether the legacy lazy mode is on: always ``False`` (see :class:`set_lazy_legacy`).
-
-    With ``allow_none=True``, ``None`` outside a :class:`set_lazy_legacy` block.
+    """Whether ``torch.stack`` gives lazy stacks (see :class:`set_lazy_legacy`); ``False``
+    unless set. With ``allow_none=True``, ``None`` while it was never set.
 
     >>> from tensorclass import lazy_legacy
     >>> lazy_legacy(), lazy_legacy(allow_none=True)
     (False, None)
     """
-    result: bool | None = _lazy_legacy(allow_none)
-    return result
+    value = _Modes.lazy_legacy
+    if value is None:
+        return None if allow_none else False
+    return value
 
 
 def list_to_stack(allow_none: bool = False) -> bool | None:
-    """Whether a written list becomes a per-element stack: always ``False``.
-
-    See :class:`set_list_to_stack`; with ``allow_none=True``, ``None`` outside its block.
+    """Whether a list written to a key holds one value per element (see
+    :class:`set_list_to_stack`); ``True`` unless set. With ``allow_none=True``, ``None``
+    while it was never set.
 
     >>> from tensorclass import list_to_stack
     >>> list_to_stack()
-    False
+    True
     """
-    result: bool | None = _list_to_stack(allow_none)
-    return result
+    value = _Modes.list_to_stack
+    if value is None:
+        return None if allow_none else True
+    return value
 
 
 def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
-    """Whether stacking equal non-tensor values keeps one value: always ``True``.
-
-    See :class:`set_capture_non_tensor_stack`; with ``allow_none=True``, ``None`` outside
-    its block.
+    """Whether stacking equal non-tensor values gives one value (see
+    :class:`set_capture_non_tensor_stack`); ``False`` unless set. With
+    ``allow_none=True``, ``None`` while it was never set.
 
     >>> from tensorclass import capture_non_tensor_stack
     >>> capture_non_tensor_stack()
-    True
+    False
     """
-    result: bool | None = _capture(allow_none)
-    return result
+    value = _Modes.capture_non_tensor_stack
+    if value is None:
+        return None if allow_none else False
+    return value
 
 
 def get_defaults_to_none(set_to_none: bool = True) -> bool:
-    """Whether ``get`` returns ``None`` for a missing key: always ``False``.
-
-    ``set_to_none`` is ignored (as in tensordict). See :class:`set_get_defaults_to_none`.
+    """Whether ``get`` of a missing key returns ``None`` (see
+    :class:`set_get_defaults_to_none`); ``True`` unless set. ``set_to_none`` is ignored
+    (as in tensordict).
 
     >>> from tensorclass import get_defaults_to_none
     >>> get_defaults_to_none()
-    False
+    True
     """
-    return False
+    return _Modes.get_defaults_to_none is not False
+
+
+def lists_per_element() -> bool:
+    """:func:`list_to_stack` for the engine (a plain bool, no argument)."""
+    return _Modes.list_to_stack is not False
+
+
+def stacks_capture() -> bool:
+    """:func:`capture_non_tensor_stack` for the engine (a plain bool, no argument)."""
+    return _Modes.capture_non_tensor_stack is True
+
+
+def stacks_lazily() -> bool:
+    """:func:`lazy_legacy` for the engine (a plain bool, no argument)."""
+    return _Modes.lazy_legacy is True
+
+
+def missing_gets_none() -> bool:
+    """:func:`get_defaults_to_none` for the engine."""
+    return _Modes.get_defaults_to_none is not False
 
 
 # -- print options -------------------------------------------------------------------------

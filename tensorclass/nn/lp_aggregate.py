@@ -1,4 +1,4 @@
-"""Whether composite log-probabilities are summed into one tensor, scoped to a block.
+"""Whether composite log-probabilities are summed into one tensor.
 
 >>> from tensorclass.nn import composite_lp_aggregate, set_composite_lp_aggregate
 >>> composite_lp_aggregate()
@@ -12,30 +12,48 @@ False
 
 from __future__ import annotations
 
-import contextvars
+import os
+import threading
+from contextlib import ContextDecorator
+from types import TracebackType
 
-from ..switches import _Scoped
+from typing_extensions import Self
+
+from ..switches import check_mode
 
 __all__ = ["composite_lp_aggregate", "set_composite_lp_aggregate"]
 
-_AGGREGATE: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "tensorclass_composite_lp_aggregate", default=False
-)
+
+class _Process:
+    """The process-wide value (the ``COMPOSITE_LP_AGGREGATE`` environment variable, if
+    set, starts it)."""
+
+    mode: bool = os.environ.get("COMPOSITE_LP_AGGREGATE", "").lower() in ("1", "true", "yes")
 
 
-class set_composite_lp_aggregate(_Scoped):
+class _Thread(threading.local):
+    """The value of the calling thread's ``thread_local=True`` blocks (``None``: none)."""
+
+    mode: bool | None = None
+
+
+_THREAD = _Thread()
+
+
+class set_composite_lp_aggregate(ContextDecorator):
     """Sum the log-probabilities (and entropies) of a ``CompositeDistribution`` into one
     tensor (``True``) or keep one ``<key>_log_prob`` entry per sampled key (``False``,
-    the default) inside a ``with`` block or a decorated function.
+    the default).
 
     The value also decides the keys a probabilistic module with a composite
     distribution writes (read when the module is built): its per-key entries, and while
     ``True`` also their sum at ``"sample_log_prob"``. A module with one ordinary
     distribution writes ``"sample_log_prob"`` either way (unless given ``log_prob_key``).
 
-    The value lives in a :class:`contextvars.ContextVar`: leaving the block restores the
-    previous one, and threads and asyncio tasks each see their own (``thread_local`` is
-    accepted for tensordict's signature; the block is always local).
+    As in tensordict, it is a context manager, a decorator, and ``set()`` applies the
+    value for the rest of the program (``unset()`` brings back the one it replaced). The
+    value is process-wide; ``thread_local=True`` sets it for the calling thread only (and
+    the blocks that thread enters inside it stay in that thread).
 
     >>> from tensorclass.nn import composite_lp_aggregate, set_composite_lp_aggregate
     >>> @set_composite_lp_aggregate(True)
@@ -43,26 +61,62 @@ class set_composite_lp_aggregate(_Scoped):
     ...     return composite_lp_aggregate()
     >>> summed(), composite_lp_aggregate()
     (True, False)
+    >>> switch = set_composite_lp_aggregate(True)
+    >>> switch.set(); composite_lp_aggregate()
+    True
+    >>> switch.unset(); composite_lp_aggregate()
+    False
     """
 
-    _var = _AGGREGATE
-
     def __init__(self, mode: bool = True, *, thread_local: bool = False) -> None:
-        super().__init__()
-        self.mode = bool(mode)
+        self.mode = check_mode("set_composite_lp_aggregate", mode)
         self.thread_local = thread_local
+        self._saved: list[tuple[bool, bool | None]] = []
 
-    def _value(self) -> bool:
-        return self.mode
+    def _recreate_cm(self) -> Self:
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._saved = []
+        return clone
+
+    def __enter__(self) -> None:
+        if self.thread_local or _THREAD.mode is not None:
+            self._saved.append((True, _THREAD.mode))
+            _THREAD.mode = self.mode
+        else:
+            self._saved.append((False, _Process.mode))
+            _Process.mode = self.mode
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        local, previous = self._saved.pop()
+        if local:
+            _THREAD.mode = previous
+        else:
+            _Process.mode = bool(previous)
+
+    def set(self) -> None:
+        """Apply the value outside a block, until :meth:`unset`."""
+        self.__enter__()
+
+    def unset(self) -> None:
+        """Bring back the value that the last :meth:`set` replaced."""
+        if not self._saved:
+            raise RuntimeError("set_composite_lp_aggregate.unset() without a set() before it")
+        self.__exit__(None, None, None)
 
 
 def composite_lp_aggregate(nowarn: bool = False) -> bool:
     """Whether composite log-probabilities are summed (see
-    :class:`set_composite_lp_aggregate`); ``False`` outside its blocks. ``nowarn`` has no
-    effect.
+    :class:`set_composite_lp_aggregate`); ``False`` unless set. ``nowarn`` has no effect.
 
     >>> from tensorclass.nn import composite_lp_aggregate
     >>> composite_lp_aggregate()
     False
     """
-    return _AGGREGATE.get()
+    mode = _THREAD.mode
+    return _Process.mode if mode is None else mode

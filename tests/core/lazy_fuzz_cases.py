@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensorclass import TensorClass, TensorDict
+from tensorclass import NonTensorStack, TensorClass, TensorDict
 from tensorclass.engine.core.state import TensorCore
 
 
@@ -612,6 +612,17 @@ def differences(lazy: Any, dense: Any, where: str = "result") -> list[str]:
         for key in keys_d:
             found += differences(lazy.get(key), dense.get(key), f"{where}[{key!r}]")
         return found
+    if isinstance(dense, NonTensorStack) or isinstance(lazy, NonTensorStack):
+        # get gives a stack of values as itself; a stack of equal values and the shared
+        # value read the same element by element (a lazy stack of one member squeezed is
+        # the member, whose value is shared; the dense stack stacked it)
+        if not isinstance(lazy, NonTensorStack) or not isinstance(dense, NonTensorStack):
+            stack, value = (lazy, dense) if isinstance(lazy, NonTensorStack) else (dense, lazy)
+            equal = all(item == value for item in stack.array.reshape(-1).tolist())
+            return [] if equal else [f"{where}: {lazy!r} != {dense!r}"]
+        if lazy.shape != dense.shape:
+            return [f"{where}: shape {list(lazy.shape)} != {list(dense.shape)}"]
+        return differences(lazy.tolist(), dense.tolist(), where)
     if isinstance(dense, Tensor):
         if not isinstance(lazy, Tensor):
             return [f"{where}: a {type(lazy).__name__}, expected a tensor"]

@@ -20,6 +20,7 @@ from tensorclass import (
     TensorClass,
     TensorDict,
     lazy_stack,
+    set_get_defaults_to_none,
 )
 
 B = (3, 4)
@@ -395,8 +396,10 @@ def test_get_at_and_set_at_(kind: str) -> None:
     assert torch.equal(source.get_at("b", (1, slice(0, 2))), source.get("b")[1, :2])
     assert torch.equal(source.get_at(("n", "c"), 2), source.get(("n", "c"))[2])
     assert source.get_at("missing", 0, default="d") == "d"
-    with pytest.raises(KeyNotFoundError):
-        source.get_at("missing", 0)
+    assert source.get_at("missing", 0) is None  # get's default, as tensordict's
+    with pytest.warns(DeprecationWarning), set_get_defaults_to_none(False):
+        with pytest.raises(KeyNotFoundError):
+            source.get_at("missing", 0)
     expected = source.get("b").clone()
     expected[:, 1] = 7.0
     assert source.set_at_("b", 7.0, (slice(None), 1)) is source

@@ -1,5 +1,8 @@
 """Key-level reads and writes on TensorDict and typed classes."""
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 import torch
 
@@ -9,8 +12,17 @@ from tensorclass import (
     LockedError,
     TensorClass,
     TensorDict,
+    set_get_defaults_to_none,
     unravel_key,
 )
+
+
+@contextlib.contextmanager
+def no_none_default() -> Iterator[None]:
+    """``get`` of a missing key raises inside the block (``set_get_defaults_to_none(False)``,
+    whose call warns as tensordict's does)."""
+    with pytest.warns(DeprecationWarning), set_get_defaults_to_none(False):
+        yield
 
 
 def make() -> TensorDict:
@@ -45,7 +57,9 @@ def test_get_default_and_nested() -> None:
     assert td.get("missing", None) is None
     assert td.get(("b", "x"), 7) == 7
     assert td.get(("b", ("d", "e"))).shape == (3, 2)
-    with pytest.raises(KeyNotFoundError, match="available keys: 'a', 'b'"):
+    assert td.get("missing") is None and td.get(("b", "zz")) is None  # tensordict's default
+    assert td.get(("zz", "x")) is None  # a missing level too
+    with no_none_default(), pytest.raises(KeyNotFoundError, match="available keys: 'a', 'b'"):
         td.get("missing")
     with pytest.raises(KeyError, match=r"\('b', 'x'\).*'c', 'd'"):
         td["b", "x"]
@@ -234,7 +248,8 @@ def test_typed_unset_field_reads_none_like_the_attribute() -> None:
         KeyNotFoundError, match=r"key \('inner', 'v'\): Inner has no field 'v'; its fields are"
     ):
         outer["inner", "v"]
-    with pytest.raises(KeyNotFoundError, match="Outer has no field 'y'"):
+    assert outer.get("y") is None  # get's default, as tensordict's tensorclass
+    with no_none_default(), pytest.raises(KeyNotFoundError, match="Outer has no field 'y'"):
         outer.get("y")
     with pytest.raises(KeyError):
         outer.pop("y")

@@ -15,6 +15,7 @@ from tensorclass import (
     TensorClass,
     TensorDict,
     lazy_stack,
+    set_get_defaults_to_none,
 )
 from tensorclass.engine.leafwise.elementwise_kinds import unary
 from tensorclass.engine.leafwise.kind import TABLE
@@ -173,8 +174,10 @@ def test_get_with_a_default_and_ragged_reads() -> None:
     assert stack.get("missing", "d", as_list=True) == "d"
     assert stack.get("only0", None) is None  # as tensordict: a default covers a partial key
     assert stack.get("only0", None, as_list=True) is None
-    with pytest.raises(KeyNotFoundError, match=r"only in members \[0\]"):
-        stack.get("only0", as_list=True)
+    assert stack.get("only0", as_list=True) is None  # get's default, as tensordict's
+    with pytest.warns(DeprecationWarning), set_get_defaults_to_none(False):
+        with pytest.raises(KeyNotFoundError, match=r"only in members \[0\]"):
+            stack.get("only0", as_list=True)
     with pytest.raises(StructureMismatchError, match="obs"):
         stack.get("obs", None)
     assert [t.tolist() for t in stack.get("obs", as_list=True)] == [

@@ -205,7 +205,8 @@ def test_typed_members_stay_typed() -> None:
     stack = lazy_stack(members, 1)
     assert isinstance(stack, Batch) and isinstance(stack, LazyStackedTensorDict)
     assert stack.member_class is Batch and type(stack).__name__ == "LazyStackedTensorDict[Batch]"
-    assert stack.images.shape == (4, 2, 2) and stack.name == "b" and stack.mask is None
+    assert stack.images.shape == (4, 2, 2) and stack.name == [["b", "b"]] * 4
+    assert stack.mask is None
     assert isinstance(stack.inner, Inner) and stack.inner.x.shape == (4, 2, 3)
     stack.labels = torch.zeros(4, 2, dtype=torch.long)
     assert members[1].labels.tolist() == [0] * 4
@@ -438,9 +439,10 @@ def test_unset_typed_field_in_a_lazy_stack() -> None:
     both_unset = lazy_stack([unset, unset.clone()])
     assert both_unset["opt"] is None and both_unset.get("opt") is None and both_unset.opt is None
     partial = lazy_stack([Opt(torch.zeros(2), torch.ones(2), batch_size=[2]), unset])
-    for read in (lambda: partial["opt"], lambda: partial.get("opt"), lambda: partial.opt):
+    for read in (lambda: partial["opt"], lambda: partial.opt):
         with pytest.raises(KeyNotFoundError, match=r"only in members \[0\].*members \[1\] lack"):
             read()
+    assert partial.get("opt") is None  # get's default (as tensordict's for a partial key)
 
 
 def test_tensordictbase_is_a_base_of_lazy_stacks_after_the_lazy_engine() -> None:

@@ -1,4 +1,6 @@
-"""A missing key raises ``KeyNotFoundError`` with no internal ``KeyError`` chained under it."""
+"""A missing key raises ``KeyNotFoundError`` with no internal ``KeyError`` chained under it
+(``td[key]`` always; ``get`` under ``set_get_defaults_to_none(False)``, else it gives
+``None``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-from tensorclass import LazyStackedTensorDict, TensorClass, TensorDict
+from tensorclass import LazyStackedTensorDict, TensorClass, TensorDict, set_get_defaults_to_none
 from tensorclass.errors import KeyNotFoundError
 
 
@@ -41,8 +43,9 @@ READS: dict[str, Callable[[Any], object]] = {
 @pytest.mark.parametrize("which", range(3), ids=["TensorDict", "typed", "lazy-stack"])
 def test_missing_key_has_no_chained_key_error(which: int, read: Callable[[Any], object]) -> None:
     obj = _instances()[which]
-    with pytest.raises(KeyNotFoundError, match="missing") as info:
-        read(obj)
+    with pytest.warns(DeprecationWarning), set_get_defaults_to_none(False):
+        with pytest.raises(KeyNotFoundError, match="missing") as info:
+            read(obj)
     err = info.value
     assert err.__cause__ is None
     # nothing is shown above the real error: no context, or a suppressed one
@@ -55,4 +58,5 @@ def test_missing_key_has_no_chained_key_error(which: int, read: Callable[[Any], 
 def test_default_is_returned_for_a_missing_key() -> None:
     for obj in _instances():
         assert obj.get("missing", 3) == 3
+        assert obj.get("missing") is None and obj.get(("inner", "missing")) is None
         assert not obj.get("a").any()

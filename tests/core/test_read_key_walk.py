@@ -7,7 +7,7 @@ import torch
 
 from tensorclass import TensorClass, TensorDict
 from tensorclass.engine.core.state import MISSING
-from tensorclass.engine.keys.access import READ_KEY, get, read_path, read_str
+from tensorclass.engine.keys.access import READ_KEY, WRAPPED, get, read_path, read_str
 from tensorclass.engine.shape import indexing
 
 
@@ -15,7 +15,7 @@ class Item(TensorClass):
     x: torch.Tensor
 
 
-def walked(node: Any, key: Any) -> Any:
+def walked(node: Any, key: Any, unwrap: Any) -> Any:
     if key:
         return ("walked", key)
     return MISSING
@@ -52,9 +52,17 @@ def test_the_walks_are_inlined_not_called() -> None:
 
 def test_the_walks() -> None:
     td = make()
-    assert read_str(td, "a") is td._data["a"]
-    assert read_str(td, "zz") is MISSING
-    assert read_path(td, ("n", "s")) == "text"
-    assert read_path(td, ("n", "zz")) is MISSING
-    assert read_path(td, ("a", "b")) is MISSING  # a leaf on the way
-    assert read_path(td, ()) is td
+    assert read_str(td, "a", WRAPPED) is td._data["a"]
+    assert read_str(td, "zz", WRAPPED) is MISSING
+    assert read_path(td, ("n", "s"), WRAPPED) == "text"
+    assert read_path(td, ("n", "zz"), WRAPPED) is MISSING
+    assert read_path(td, ("a", "b"), WRAPPED) is MISSING  # a leaf on the way
+    assert read_path(td, (), WRAPPED) is td
+
+
+def test_the_walks_unwrap_the_leaves_they_are_given() -> None:
+    td = TensorDict({"tags": ["a", "b", "c"]}, [3])
+    assert read_str(td, "tags", WRAPPED) == ["a", "b", "c"]  # td[key]: the values
+    assert read_str(td, "tags", None) is td._data["tags"]  # get (the class's): the stack
+    assert read_path(td, ("tags",), None) is td._data["tags"]
+    assert td["tags"] == ["a", "b", "c"] and td.get("tags").tolist() == ["a", "b", "c"]

@@ -19,6 +19,7 @@ from tensorclass import (
     LazyStackedTensorDict,
     LockedError,
     NonTensorData,
+    NonTensorStack,
     SchemaError,
     StructureMismatchError,
     TensorClass,
@@ -107,8 +108,13 @@ def test_non_tensor_accessors(obj: Any) -> None:
     key = "label" if isinstance(obj, Outer) else "note"  # a typed class takes its fields only
     obj.set_non_tensor(key, "hello")
     assert obj.is_non_tensor(key) and not obj.is_non_tensor("a")
-    assert obj.get_non_tensor(key) == "hello"
     assert obj.get_non_tensor("nothing", 3) == 3
+    if isinstance(obj, LazyStackedTensorDict):  # read from the members: one per element
+        expected = ["hello"] * obj.batch_size[0]
+        assert obj.get_non_tensor(key) == expected and obj.entry_class(key) is NonTensorStack
+        assert (key, expected) in obj.non_tensor_items()
+        return
+    assert obj.get_non_tensor(key) == "hello"
     assert (key, "hello") in obj.non_tensor_items()
     assert obj.entry_class(key) is NonTensorData
 

@@ -1,38 +1,19 @@
-"""Behaviour switches: context managers and decorators, scoped; values that match
-tensorclass's behaviour accepted, others refused with what tensorclass does instead."""
+"""Print options: a context manager and a decorator, scoped to the block. (The behaviour
+switches of tensordict, with both of their values, are tested in tests/parity/test_switches.py.)"""
 
 from __future__ import annotations
-
-import threading
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 import torch
 
 from tensorclass import (
-    KeyNotFoundError,
     TensorClass,
     TensorDict,
-    capture_non_tensor_stack,
-    get_defaults_to_none,
     get_printoptions,
-    lazy_legacy,
     lazy_stack,
-    list_to_stack,
-    set_capture_non_tensor_stack,
-    set_get_defaults_to_none,
-    set_lazy_legacy,
-    set_list_to_stack,
     set_printoptions,
 )
 from tensorclass.switches import ModeError
-
-SWITCHES: list[tuple[Callable[..., Any], Callable[..., Any], bool, str]] = [
-    (set_lazy_legacy, lazy_legacy, False, "lazy_stack"),
-    (set_list_to_stack, list_to_stack, False, "NonTensorStack.from_list"),
-    (set_capture_non_tensor_stack, capture_non_tensor_stack, True, "one shared value"),
-]
 
 
 class Inner(TensorClass):
@@ -46,91 +27,6 @@ class Typed(TensorClass):
 
 def make_td() -> TensorDict:
     return TensorDict({"b": torch.zeros(2, 3), "a": torch.zeros(2)}, [2])
-
-
-@pytest.mark.parametrize(("setter", "getter", "accepted", "hint"), SWITCHES)
-def test_accepted_value_is_scoped_to_the_block(
-    setter: Callable[..., Any], getter: Callable[..., Any], accepted: bool, hint: str
-) -> None:
-    assert getter() is accepted and getter(allow_none=True) is None
-    with setter(accepted):
-        assert getter() is accepted and getter(allow_none=True) is accepted
-        with setter(accepted):
-            assert getter(allow_none=True) is accepted
-        assert getter(allow_none=True) is accepted
-    assert getter(allow_none=True) is None
-
-
-@pytest.mark.parametrize(("setter", "getter", "accepted", "hint"), SWITCHES)
-def test_other_value_is_an_error_naming_what_tensorclass_does(
-    setter: Callable[..., Any], getter: Callable[..., Any], accepted: bool, hint: str
-) -> None:
-    with pytest.raises(ModeError, match=hint) as info:
-        setter(not accepted)
-    assert isinstance(info.value, ValueError)
-    assert f"{setter.__name__}({not accepted})" in str(info.value)
-    assert getter(allow_none=True) is None
-
-
-@pytest.mark.parametrize(("setter", "getter", "accepted", "hint"), SWITCHES)
-def test_switch_as_decorator_and_after_an_exception(
-    setter: Callable[..., Any], getter: Callable[..., Any], accepted: bool, hint: str
-) -> None:
-    @setter(accepted)
-    def inside(depth: int) -> Any:
-        if depth:
-            return inside(depth - 1)  # the same decorator re-entered
-        return getter(allow_none=True)
-
-    assert inside(2) is accepted
-    assert getter(allow_none=True) is None
-    with pytest.raises(RuntimeError), setter(accepted):
-        raise RuntimeError("boom")
-    assert getter(allow_none=True) is None
-
-
-def test_switches_describe_real_behaviour() -> None:
-    with set_lazy_legacy(False):
-        assert type(torch.stack([make_td(), make_td()])) is TensorDict
-    with set_list_to_stack(False):
-        td = make_td()
-        td["tags"] = ["x", "y"]
-        assert td["tags"] == ["x", "y"] and td[0]["tags"] == ["x", "y"]
-    with set_capture_non_tensor_stack(True):
-        a = make_td()
-        a["name"] = "run"
-        assert torch.stack([a, a.clone()])["name"] == "run"
-
-
-def test_get_defaults_to_none_matches_get() -> None:
-    assert get_defaults_to_none() is False
-    with set_get_defaults_to_none(False):
-        assert get_defaults_to_none() is False
-        with pytest.raises(KeyNotFoundError):
-            make_td().get("missing")
-        assert make_td().get("missing", None) is None
-    with pytest.raises(ModeError, match=r"get\(key, None\)"):
-        set_get_defaults_to_none()  # tensordict's default argument is True
-    with pytest.raises(ModeError):
-        set_get_defaults_to_none(True)
-
-
-def test_switch_values_are_per_thread() -> None:
-    seen: list[Any] = []
-    entered, release = threading.Event(), threading.Event()
-
-    def worker() -> None:
-        with set_lazy_legacy(False):
-            entered.set()
-            release.wait(5)
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    entered.wait(5)
-    seen.append(lazy_legacy(allow_none=True))
-    release.set()
-    thread.join()
-    assert seen == [None]
 
 
 # -- print options ------------------------------------------------------------------------

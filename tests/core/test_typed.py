@@ -150,10 +150,10 @@ def test_non_tensor_fields_follow_indexing_and_stacking() -> None:
     assert a[1:3].obs.name == "obs"
     stacked = torch.stack([a, b])
     assert stacked.obs.name == [["obs"] * 4, ["other"] * 4]
-    assert stacked[1].obs.name == "other"  # equal selected values read as the value
-    assert stacked[1, 2].obs.name == "other"
+    assert stacked[1].obs.name == ["other"] * 4  # several elements: a list
+    assert stacked[1, 2].obs.name == "other"  # one element: its value
     same = torch.stack([a, make_step()])
-    assert same.obs.name == "obs"  # equal values stay one shared value
+    assert same.obs.name == [["obs"] * 4] * 2  # equal values make a stack too
 
 
 def test_getitem_by_field_name_and_every_op_keeps_class() -> None:

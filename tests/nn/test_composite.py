@@ -131,7 +131,7 @@ def test_missing_params_key_is_named() -> None:
         CompositeDistribution(td_params(), {"other": d.Normal})
 
 
-def test_switch_is_scoped_decorates_and_stays_in_its_thread() -> None:
+def test_switch_is_scoped_decorates_and_is_process_wide() -> None:
     assert composite_lp_aggregate() is False
     with set_composite_lp_aggregate():
         assert composite_lp_aggregate() is True
@@ -142,7 +142,12 @@ def test_switch_is_scoped_decorates_and_stays_in_its_thread() -> None:
         thread = threading.Thread(target=lambda: seen.append(composite_lp_aggregate()))
         thread.start()
         thread.join()
-        assert seen == [False]
+        assert seen == [True]  # process-wide, as tensordict's default
+        with set_composite_lp_aggregate(False, thread_local=True):
+            thread = threading.Thread(target=lambda: seen.append(composite_lp_aggregate()))
+            thread.start()
+            thread.join()
+            assert composite_lp_aggregate() is False and seen == [True, True]
     with pytest.raises(RuntimeError), set_composite_lp_aggregate(True):
         raise RuntimeError
     assert composite_lp_aggregate() is False

@@ -25,7 +25,7 @@ def test_typed_items_collate_into_a_stacked_instance() -> None:
     assert [type(b) for b in batches] == [Item, Item, Item]
     first = batches[0]
     assert first.batch_size == (4,) and first.image.shape == (4, 3, 2)
-    assert first.label.tolist() == [0, 1, 2, 3] and first.source == "disk"
+    assert first.label.tolist() == [0, 1, 2, 3] and first.source == ["disk"] * 4
     assert batches[-1].batch_size == (2,)
 
 

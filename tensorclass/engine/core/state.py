@@ -28,8 +28,15 @@ if TYPE_CHECKING:
     from ...tensordict import TensorDict  # built through the registry at run time
     from ..ops import TensorOps
 
+#: the leaves a ``TensorDict``'s ``get`` reads as their value (a stack stays a stack)
+GET_KEEPS_STACKS: frozenset[type] = frozenset((NonTensorData,))
+#: the leaves ``td[key]`` (and a typed class's ``get``) read as their value
+READ_AS_VALUES: frozenset[type] = frozenset((NonTensorData, NonTensorStack))
+
 __all__ = [
     "FAST_WRITE",
+    "GET_KEEPS_STACKS",
+    "READ_AS_VALUES",
     "TensorCore",
     "as_batch_size",
     "as_device",
@@ -49,16 +56,18 @@ class _Missing(enum.Enum):
     """The "no value given" sentinel (an enum member, so torch.compile can trace it)."""
 
     MISSING = "missing"
+    NO_DEFAULT = "no default"
 
     def __repr__(self) -> str:
-        return "<missing>"
+        return f"<{self.value}>"
 
 
 MISSING: Any = _Missing.MISSING
 
-NO_DEFAULT: Any = MISSING
+NO_DEFAULT: Any = _Missing.NO_DEFAULT
 """tensordict's ``NO_DEFAULT``: passed as ``default=`` to ``get``, a missing key raises
-``KeyNotFoundError`` (a ``KeyError``) instead of giving a default back."""
+``KeyNotFoundError`` (a ``KeyError``) instead of giving a default back (``get`` without a
+default gives ``None``)."""
 
 BatchSizeLike = int | Sequence[int] | torch.Size | None
 DeviceLike = torch.device | str | int | None
@@ -200,6 +209,10 @@ class TensorCore(TensorCollection):
     #: whether no stored value can be a non-tensor wrapper (every field a tensor or a nested
     #: class, no other key): reads of every value then need no unwrapping
     _no_wrappers: ClassVar[bool] = False
+    #: the non-tensor leaves ``get`` reads as their value: a ``TensorDict`` keeps a stack
+    #: (:data:`GET_KEEPS_STACKS`), a typed class reads it as a list as its attributes do
+    #: (:data:`READ_AS_VALUES`), as tensordict's tensorclass does
+    _get_unwraps: ClassVar[frozenset[type]] = frozenset((NonTensorData,))
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -215,6 +228,7 @@ class TensorCore(TensorCollection):
         # Keys that are not fields would shadow methods in an instance dict.
         cls._dict_storage = not schema.extra_keys
         cls._blank = blank
+        cls._get_unwraps = GET_KEEPS_STACKS if schema.extra_keys else READ_AS_VALUES
         cls._no_wrappers = not schema.extra_keys and all(
             f.kind is FieldKind.TENSOR or f.kind is FieldKind.NESTED for f in schema.fields
         )

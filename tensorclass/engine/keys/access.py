@@ -15,13 +15,17 @@ from torch import Tensor
 from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
+from ...switches import missing_gets_none
 from ..core.inline import Inlined
 from ..core.lazy_stacks import is_lazy
 from ..core.paths import walk
 from ..core.self_types import E, Node
 from ..core.state import (
     FAST_WRITE,
+    GET_KEEPS_STACKS,
     MISSING,
+    NO_DEFAULT,
+    READ_AS_VALUES,
     BatchSizeLike,
     DeviceLike,
     TensorCore,
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READ_KEY",
+    "WRAPPED",
     "cloned_input",
     "del_",
     "empty",
@@ -44,10 +49,12 @@ __all__ = [
     "filter_non_tensor_data",
     "flatten_keys",
     "get",
+    "get_value",
     "is_empty",
     "items",
     "keys",
     "pop",
+    "read_key",
     "read_path",
     "read_str",
     "read_value",
@@ -71,27 +78,39 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 #: read first (its guard would recompile compiled code whenever the wrapper count changes)
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 
-_WRAPPED: frozenset[object] = frozenset((NonTensorData, NonTensorStack))
+#: the leaves ``td[key]`` reads as their value (a stack: its values as a list)
+WRAPPED = READ_AS_VALUES
 
 
 def read_value(leaf: Any) -> Any:
-    """What a read returns for a stored leaf: non-tensor wrappers give their value."""
+    """What ``td[key]`` returns for a stored leaf: non-tensor wrappers give their value."""
     cls = type(leaf)
     if cls is NonTensorData or cls is NonTensorStack:
         return leaf.value()
     return leaf
 
 
+def get_value(leaf: Any, unwraps: frozenset[type] = GET_KEEPS_STACKS) -> Any:
+    """What ``get`` returns for a stored leaf: the leaves whose class is in ``unwraps``
+    (a shared non-tensor value, for a ``TensorDict``) give their value, a stack stays a
+    :class:`~tensorclass.NonTensorStack`."""
+    return leaf.value() if type(leaf) in unwraps else leaf
+
+
 # -- reading -----------------------------------------------------------------------
 
 
-def read_str(node: TensorCore, key: str) -> Any:
-    """The read key walk of a str key: the value under ``key`` (non-tensor wrappers give
+def read_str(node: TensorCore, key: str, unwrap: frozenset[Any] | None) -> Any:
+    """The read key walk of a str key: the value under ``key`` (the non-tensor wrappers
+    whose class is in ``unwrap``, or with ``None`` in the class's ``_get_unwraps``, give
     their value), or ``MISSING``.
 
     With :func:`read_path`, the one key walk of reads: ``get`` and ``td[key]`` call them as
-    ``if (found := read_str(self, key)) is not MISSING: return found``, and
-    :data:`READ_KEY` inlines them there (see :mod:`..core.inline`).
+    ``if (found := read_str(self, key, unwrap)) is not MISSING: return found``, and
+    :data:`READ_KEY` inlines them there (see :mod:`..core.inline`). ``td[key]`` unwraps
+    :data:`WRAPPED` (a stack gives its values as a list), ``get`` passes ``None``: the
+    class's ``_get_unwraps`` (a ``TensorDict`` keeps a stack a ``NonTensorStack``; an
+    argument of an inlined rule is a name or a constant).
     """
     try:
         leaf = node._data[key]
@@ -100,11 +119,11 @@ def read_str(node: TensorCore, key: str) -> Any:
     else:
         if leaf.__class__ is Tensor:
             return leaf
-        return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        return leaf.value() if leaf.__class__ in (unwrap or node._get_unwraps) else leaf
     return MISSING
 
 
-def read_path(node: TensorCore, key: tuple[Any, ...]) -> Any:
+def read_path(node: TensorCore, key: tuple[Any, ...], unwrap: frozenset[Any] | None) -> Any:
     """The read key walk of a tuple of strings naming an existing leaf (as
     :func:`read_str`); ``MISSING`` for anything else (a nested tuple, a missing level, a
     leaf on the way), which the caller takes by its general path. ``()`` gives ``node``."""
@@ -117,7 +136,7 @@ def read_path(node: TensorCore, key: tuple[Any, ...]) -> Any:
     else:
         if leaf.__class__ is Tensor:
             return leaf
-        return leaf.value() if leaf.__class__ in _WRAPPED else leaf
+        return leaf.value() if leaf.__class__ in (unwrap or node._get_unwraps) else leaf
     return MISSING
 
 
@@ -127,34 +146,60 @@ READ_KEY = Inlined(read_str, read_path)
 
 @READ_KEY
 def get(self: E, key: NestedKey, default: object = MISSING) -> Any:
-    """The value under ``key`` (a string or nested tuple), or ``default`` if given.
+    """The value under ``key`` (a string or nested tuple); for a missing key ``default``
+    if given, else ``None`` (``td[key]`` raises, and ``get`` too given ``NO_DEFAULT`` or
+    under ``set_get_defaults_to_none(False)``).
 
-    Non-tensor values come back as themselves (a string, a number, an object).
+    A shared non-tensor value comes back as itself (a string, a number, an object); one
+    value per element as its :class:`~tensorclass.NonTensorStack`.
     """
     if key.__class__ is str:
-        if (found := read_str(self, key)) is not MISSING:  # inlined (READ_KEY)
+        if (found := read_str(self, key, None)) is not MISSING:  # inlined (READ_KEY)
             return found
+        if default is MISSING:
+            if missing_gets_none():
+                return None
+        elif default is not NO_DEFAULT:
+            return default
         # outside the handler: the error raised here has no internal KeyError chained
-        return self._absent(key) if default is MISSING else default
+        return self._absent(key)
     if key.__class__ is tuple:
         # A tuple of strings naming an existing leaf, walked inline; anything else
         # (nested tuples, a missing level, a leaf on the way) takes the general path.
-        if (found := read_path(self, key)) is not MISSING:  # inlined (READ_KEY)
+        if (found := read_path(self, key, None)) is not MISSING:  # inlined (READ_KEY)
             return found
     flat = unravel_key_tuple(key)
     if self._has(flat if len(flat) > 1 else flat[0]):
-        return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
-    if default is not MISSING:
+        return get_value(self._leaf(flat if len(flat) > 1 else flat[0]), self._get_unwraps)
+    if default is MISSING:
+        return _absent_path(self, flat, key, missing_gets_none())
+    if default is not NO_DEFAULT:
         return default
     return _absent_path(self, flat, key)
 
 
-def _absent_path(self: E, flat: tuple[str, ...], where: object) -> object:
+def read_key(self: E, key: tuple[Any, ...]) -> Any:
+    """``td[key]`` for a key tuple that the inline walk did not take (nested tuples, a
+    missing level): the value (a stack as its list), or a ``KeyError`` (``None`` for a
+    declared field that is not set)."""
+    flat = unravel_key_tuple(key)
+    if self._has(flat if len(flat) > 1 else flat[0]):
+        return read_value(self._leaf(flat if len(flat) > 1 else flat[0]))
+    return _absent_path(self, flat, key)
+
+
+def _absent_path(self: E, flat: tuple[str, ...], where: object, none: bool = False) -> object:
     """Reading a missing (nested) key: ``None`` for a declared field of a typed class
-    that is not set, else a ``KeyError`` that names the level where the path breaks."""
+    that is not set (and for any missing key when ``none``: ``get``'s default), else a
+    ``KeyError`` that names the level where the path breaks. A path through a leaf is an
+    error either way."""
     owner = _owner(self, flat)
     if owner is not None:
+        if none:
+            return None
         return owner._absent(flat[-1], where if len(flat) > 1 else None)
+    if none and isinstance(walk(self, flat)[0], TensorCore):
+        return None  # a level above the key is missing
     raise self._missing_at(flat, where)
 
 
@@ -224,11 +269,11 @@ def values(
     if _one_level(data, include_nested, leaves_only, is_leaf, sort):
         if _plain_level(self, data):
             return iter(data.copy().values())  # nothing to unwrap; a copy is a snapshot
-        return map(read_value, list(data.values()))
+        return iter([get_value(leaf, self._get_unwraps) for leaf in data.values()])
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
     if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
         return iter([leaf for _, leaf in entries])
-    return (read_value(leaf) for _, leaf in entries)
+    return (get_value(leaf, self._get_unwraps) for _, leaf in entries)
 
 
 def items(
@@ -244,11 +289,11 @@ def items(
     if _one_level(data, include_nested, leaves_only, is_leaf, sort):
         if _plain_level(self, data):
             return iter(data.copy().items())  # nothing to unwrap; a copy is a snapshot
-        return iter([(key, read_value(leaf)) for key, leaf in data.items()])
+        return iter([(key, get_value(leaf, self._get_unwraps)) for key, leaf in data.items()])
     entries = _entries_of(self, include_nested, leaves_only, is_leaf, sort)
     if not _is_dynamo_compiling() and not LIVE_WRAPPERS:  # nothing to unwrap (at any depth)
         return iter(entries)
-    return ((key, read_value(leaf)) for key, leaf in entries)
+    return ((key, get_value(leaf, self._get_unwraps)) for key, leaf in entries)
 
 
 def is_empty(self: E) -> bool:
@@ -459,7 +504,7 @@ def pop(self: E, key: NestedKey, default: object = MISSING) -> Any:
     flat = unravel_key_tuple(key)
     owner = _owner(self, flat)
     if owner is None or flat[-1] not in owner._data:
-        if default is not MISSING:
+        if default is not MISSING and default is not NO_DEFAULT:
             return default
         raise self._missing_at(flat, key)
     owner._check_unlocked(key, "delete")

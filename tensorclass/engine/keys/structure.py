@@ -18,7 +18,7 @@ from ...errors import KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack
 from ..core.self_types import E
-from ..core.state import MISSING, TensorCore
+from ..core.state import MISSING, NO_DEFAULT, TensorCore
 from .access import _owner, read_value
 from .listing import _walk
 
@@ -319,8 +319,12 @@ def non_tensor_items(self: E, include_nested: bool = False) -> tuple[tuple[Any, 
 
 
 def get_non_tensor(self: E, key: NestedKey, default: object = MISSING) -> Any:
-    """The value stored at ``key`` (a non-tensor value comes back as itself)."""
-    return self.get(key, default)
+    """The value stored at ``key``, as ``td[key]`` reads it (a non-tensor value comes back
+    as itself, one value per element as a list); ``default`` for a missing key if given,
+    else a ``KeyError``."""
+    if default is MISSING or default is NO_DEFAULT:
+        return self[key]
+    return read_value(self.get(key, default))
 
 
 def set_non_tensor(self: E, key: NestedKey, value: object) -> E:

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from ...errors import KeyNotFoundError, StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
+from ...switches import stacks_capture
 from ..core.inplace import distinct_writes
 from ..core.state import MISSING, TensorCore
 
@@ -58,7 +59,7 @@ def stack_leaves(
             )
         return restack(leaves, dim)
     if all(type(leaf) in _NON_TENSOR for leaf in leaves):
-        return stack_non_tensors(leaves, dim, member_batch)
+        return stack_non_tensors(leaves, dim, member_batch, capture=stacks_capture())
     raise StructureMismatchError(f"cannot stack key {key!r}: the members hold different kinds")
 
 

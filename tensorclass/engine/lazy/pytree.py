@@ -38,6 +38,7 @@ from torch import Tensor
 
 from ...errors import StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
+from ...switches import stacks_capture
 from ..core.self_types import as_op
 from ..core.state import Names, TensorCore
 from .leaves import LazyLeaves
@@ -403,7 +404,9 @@ def unflatten_stack(values: Iterable[object], context: StackContext) -> TensorCo
         key = entry[1]
         if entry[0] == "fixed":
             if hidden == d:
-                parts[0][key] = stack_non_tensors(list(entry[2]), d, context.member_batch)
+                parts[0][key] = stack_non_tensors(
+                    list(entry[2]), d, context.member_batch, capture=stacks_capture()
+                )
             else:
                 for part, fixed in zip(parts, entry[2]):
                     part[key] = fixed

@@ -21,8 +21,9 @@ from torch.nn import functional
 
 from ...errors import StructureMismatchError
 from ...keys import NestedKey
+from ...switches import missing_gets_none
 from ..core.lazy_stacks import is_lazy_stack
-from ..core.state import MISSING
+from ..core.state import MISSING, NO_DEFAULT
 from ..ops import TensorOps
 from .self_type import S
 
@@ -75,7 +76,7 @@ def get(
         raise ValueError("get: pass only one of as_list, as_padded_tensor, as_nested_tensor")
     values = _member_values(self, key, default)
     if values is None:
-        return default
+        return None if default is MISSING else default
     if as_list:
         return values
     tensors = _tensors(key, values)
@@ -86,13 +87,14 @@ def get(
 
 def _member_values(self: S, key: NestedKey, default: object) -> list[object] | None:
     """Each member's value under ``key``; None if a member lacks it and a default is
-    given (as ``get``); else the usual missing-key error, naming the members."""
+    given (or ``get``'s default is ``None``); else the usual missing-key error, naming the
+    members."""
     members = self._lazy.members
     values = [m.get(key, _ABSENT) for m in members]
     if any(v is _ABSENT for v in values):
-        if default is not MISSING:
-            return None
-        TensorOps.get(self, key)  # raises the error that names the members lacking it
+        if default is NO_DEFAULT or (default is MISSING and not missing_gets_none()):
+            self[key]  # raises the error that names the members lacking it
+        return None
     return values
 
 
@@ -139,7 +141,7 @@ def get_nestedtensor(
     """
     values = _member_values(self, key, default)
     if values is None:
-        return default
+        return None if default is MISSING else default
     tensors = _tensors(key, values)
     return _nested(self, key, tensors, torch.strided if layout is None else layout)
 

@@ -45,7 +45,7 @@ from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class, register_lazy_stack_function
-from ...switches import printoption
+from ...switches import printoption, stacks_capture
 from ..base import TensorDictBase
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
@@ -1300,7 +1300,7 @@ def _maybe_dense(members: list[T], dim: int) -> T:
         elif isinstance(leaf, TensorCore):
             data[key] = _maybe_dense(leaves, dim)
         else:
-            data[key] = stack_non_tensors(leaves, dim, first._batch_size)
+            data[key] = stack_non_tensors(leaves, dim, first._batch_size, capture=stacks_capture())
     batch = first._batch_size
     device = first._device if all(m._device == first._device for m in members) else None
     names = first._names

@@ -24,7 +24,7 @@ from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
 from ..core.self_types import E, as_op
 from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
-from ..keys.access import READ_KEY, read_path, read_str, read_value
+from ..keys.access import READ_KEY, WRAPPED, read_key, read_path, read_str, read_value
 
 __all__ = [
     "BatchIndex",
@@ -227,17 +227,17 @@ def __getitem__(self: E, index: Any) -> Any:
     """``td["key"]`` or ``td["a", "b"]`` reads a key; anything else indexes the batch."""
     cls = index.__class__
     if cls is str:
-        if (found := read_str(self, index)) is not MISSING:  # inlined (as in get)
+        if (found := read_str(self, index, WRAPPED)) is not MISSING:  # inlined (as in get)
             return found
         return self._absent(index)  # outside the handler: nothing chained
     if cls is tuple:
         # A tuple of strings naming an existing leaf, walked inline (as in get); ()
         # indexes the batch.
         if index:
-            if (found := read_path(self, index)) is not MISSING:  # inlined
+            if (found := read_path(self, index, WRAPPED)) is not MISSING:  # inlined
                 return found
         if index and _is_key_tuple(index):
-            return self.get(index)
+            return read_key(self, index)
         _check_no_key_parts(index)
     return self._index(index)
 

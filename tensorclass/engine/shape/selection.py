@@ -28,8 +28,9 @@ from ...errors import BatchSizeError, KeyNotFoundError
 from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData
 from ...registry import dynamic_class
+from ...switches import missing_gets_none
 from ..core.self_types import E, Node, as_op
-from ..core.state import MISSING, TensorCore
+from ..core.state import MISSING, NO_DEFAULT, TensorCore
 from ..keys.access import _entries, _flat_entries, _owner, read_value
 from .batch_dims import _become, batch_dim
 from .indexing import _broadcast_to, _fits, _leaves, indexed_batch_size, normalize_index
@@ -196,13 +197,18 @@ def tensor_split(
 
 
 def get_at(self: E, key: NestedKey, index: object, default: object = MISSING) -> Any:
-    """``self[key][index]`` without building the intermediate result; ``default`` is
-    returned for a missing key (else a ``KeyError``)."""
+    """``self[key][index]`` without building the intermediate result; for a missing key
+    ``default`` if given, else ``None`` (a ``KeyError`` under
+    ``set_get_defaults_to_none(False)``)."""
     flat = unravel_key_tuple(key)
     try:
         leaf = self._leaf(_key(flat))
     except KeyNotFoundError:
         if default is MISSING:
+            if missing_gets_none():
+                return None
+            raise
+        if default is NO_DEFAULT:
             raise
         return default
     if type(leaf) is NonTensorData:

@@ -15,7 +15,7 @@ torch.Size([6])
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -23,6 +23,8 @@ from torch import Tensor
 from ...errors import StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
+from ...registry import lazy_stack_function
+from ...switches import stacks_capture, stacks_lazily
 from ..core.self_types import as_op, is_op
 from ..core.state import TensorCore
 from ..leafwise.apply import paired_tensor_leaves
@@ -195,7 +197,7 @@ def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) ->
                 raise StructureMismatchError(
                     f"cannot stack key {full_key!r}: tensors and non-tensor values are mixed"
                 )
-            out[key] = stack_non_tensors(leaves, dim, first._batch_size)
+            out[key] = stack_non_tensors(leaves, dim, first._batch_size, capture=stacks_capture())
     new_size = list(first._batch_size)
     names = first._names
     if names is not None and any(item._names != names for item in items):
@@ -214,11 +216,14 @@ def stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Stack instances of one class along a new batch dim ``dim``.
 
     Every instance needs the same keys and batch size; the result is the same class.
-    Use ``lazy_stack`` to keep members with different keys.
+    Use ``lazy_stack`` to keep members with different keys. Under
+    ``set_lazy_legacy(True)`` the result is a lazy stack.
     """
     items = list(input)
     if not items or not isinstance(items[0], TensorCore):
         _check_members(items, "stack")
+    if stacks_lazily():
+        return cast(T, lazy_stack_function()(items, dim, out=out))
     if dim != 0:
         dim = batch_dim(dim, len(items[0]._batch_size), extra=1)
     result = _combine(items, dim, (), _STACK)

@@ -112,7 +112,7 @@ class CompositeDistribution(Distribution):
         for name, dist_class in distribution_map.items():
             key = unravel_key(name)
             try:
-                sub = params.get(key)
+                sub = params[key]
             except KeyError:
                 raise KeyNotFoundError(
                     f"CompositeDistribution: the params have no entry {key!r} for the "

@@ -83,6 +83,8 @@ def to_columns(obj: Node, what: str) -> list[tuple[tuple[str, ...], Column]]:
 
 def _cells(obj: Node, path: tuple[str, ...], value: Any, n: int) -> list[object]:
     """The rows of a non-tensor leaf: a stack's values, or a shared value ``n`` times."""
+    if isinstance(value, NonTensorStack):  # get's stack (a TensorDict's)
+        return list(value.tolist())
     node: object = obj
     for part in path:  # the stored leaf, when the storage is a dict (not a lazy stack)
         data = getattr(node, "_data", None)
