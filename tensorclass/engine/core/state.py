@@ -117,17 +117,14 @@ def fast_write(node: TensorCore, key: str, value: Any) -> bool:
     """
     return (
         value.__class__ is Tensor
+        and not node._locked
+        and node._device is None
+        and ((keys := node._fast_keys) is None or key in keys)
         and (
-            (
-                (is_open := not node._locked and node._device is None)
-                and (keys := node._fast_keys) is None
-            )
-            or (is_open and keys is not None and key in keys)
-        )
-        and (
-            shape[0] == size[0] and (n == 1 or shape[1] == size[1])
-            if ((n := len(size := node._batch_size)) == 1 and (shape := value.shape))
-            or (n == 2 and len(shape := value.shape) > 1)
+            shape[0] == size[0]
+            if (n := len(size := node._batch_size)) == 1 and (shape := value.shape)
+            else shape[0] == size[0] and shape[1] == size[1]
+            if n == 2 and len(shape := value.shape) > 1
             else fits_batch(value.shape, size)
         )
     )
