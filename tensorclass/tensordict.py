@@ -126,12 +126,14 @@ class TensorDict(TensorClass, dynamic=True):
         if lock:
             self.lock_()
 
-    @FAST_WRITE
+    @FAST_WRITE.hoisting("self", when="len(entries) > 2")
     def _fill(self, entries: Any, size: torch.Size, data: dict[str, Any]) -> None:
         if size and self._device is None:
             # The common case, checked first: a str key and a tensor that fits the batch
             # (the write fast path, state.fast_write, inlined: a call per key costs as much
-            # again).
+            # again; its parts that read only self, the lock and the batch dims, computed
+            # once before the loop, which does not change them, unless there are two keys
+            # or fewer: a level of a chain of nested dicts costs less without).
             for key, value in entries:
                 if key.__class__ is str:
                     if fast_write(self, key, value):

@@ -79,8 +79,17 @@ def test_the_rule_is_inlined_not_called() -> None:
     from tensorclass.engine.keys import access
     from tensorclass.engine.shape import indexing
 
-    for func in (access.set, indexing.__setitem__, TensorCore._set_str):
+    for func in (access.set, indexing.__setitem__, TensorCore._set_str, TensorDict._fill):
         assert "fast_write" not in func.__code__.co_names
+
+
+def test_the_constructor_reads_the_instance_part_once() -> None:
+    # the constructor's loop runs the rule with its instance part hoisted out of the loop
+    hoisted = [name for name in TensorDict._fill.__code__.co_varnames if "_hoisted_" in name]
+    assert hoisted
+    with FAST_WRITE.replaced(refuse):  # a rule without an instance part: nothing to hoist
+        assert not any("_hoisted_" in name for name in TensorDict._fill.__code__.co_varnames)
+    assert hoisted[0] in TensorDict._fill.__code__.co_varnames  # the rule is back
 
 
 def test_the_rule() -> None:
