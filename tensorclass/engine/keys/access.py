@@ -42,10 +42,10 @@ __all__ = [
     "empty",
     "exclude",
     "filter_non_tensor_data",
-    "flatten_keys",
     "get",
     "is_empty",
     "items",
+    "joined_keys",
     "keys",
     "pop",
     "read_path",
@@ -60,6 +60,7 @@ __all__ = [
     "update",
     "update_",
     "values",
+    "with_entries",
 ]
 
 #: ``self`` of the private helpers that also run on nested instances (typed ``TensorCore``)
@@ -602,18 +603,12 @@ def filter_non_tensor_data(self: E) -> E:
     return self._like(data)
 
 
-def flatten_keys(
-    self: TensorCore,
-    separator: str = ".",
-    inplace: bool = False,
-    is_leaf: Callable[[type], bool] | None = None,
-) -> TensorDict:
-    """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``.
-
-    ``inplace=True`` rewrites this instance instead (a ``TensorDict``: a typed class
-    keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
-    whole.
-    """
+def joined_keys(
+    self: TensorCore, separator: str, is_leaf: Callable[[type], bool] | None
+) -> dict[str, object]:
+    """The entries of ``flatten_keys``: every leaf under its nested key joined by
+    ``separator`` (``("a", "b")`` becomes ``"a.b"``); ``is_leaf`` keeps the nested instances
+    whose class it accepts whole."""
     flat: dict[str, object] = {}
     if is_leaf is not None:  # values that are not tensor classes stay leaves
         given = is_leaf
@@ -625,9 +620,15 @@ def flatten_keys(
                 f"flatten_keys: two keys become {name!r}; choose another separator"
             )
         flat[name] = leaf
+    return flat
+
+
+def with_entries(self: TensorCore, data: dict[str, object], inplace: bool, what: str) -> TensorDict:
+    """A TensorDict of ``data``, or with ``inplace`` this instance rewritten to hold it
+    (only a ``TensorDict``: a class with fixed fields refuses)."""
     if inplace:
-        return _rewrite_keys(self, flat, "flatten_keys")
-    return self._as_dynamic()._like(flat)
+        return _rewrite_keys(self, data, what)
+    return self._as_dynamic()._like(data)
 
 
 def unflatten_keys(self: TensorCore, separator: str = ".", inplace: bool = False) -> TensorDict:
