@@ -30,7 +30,7 @@ from ..core.state import (
     check_names,
     fast_write,
 )
-from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk_is_leaf
+from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
@@ -613,7 +613,7 @@ def joined_keys(
     if is_leaf is not None:  # values that are not tensor classes stay leaves
         given = is_leaf
         is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
-    for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
+    for key, leaf in _walk(self, (), True, True, is_leaf):
         name = key if type(key) is str else separator.join(key)
         if name in flat:
             raise StructureMismatchError(
