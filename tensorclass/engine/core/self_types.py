@@ -17,6 +17,7 @@ indexing) is still honoured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from typing_extensions import TypeIs
@@ -34,12 +35,13 @@ if TYPE_CHECKING:
 else:
     Node = TensorCore
 
-__all__ = ["B", "E", "Node", "as_op", "is_op"]
+__all__ = ["B", "E", "Node", "as_op", "is_op", "typed_as"]
 
 #: ``self`` of an operation attached to ``TensorOps``: every class, lazy stacks included.
 E = TypeVar("E", bound="TensorOps")
 #: ``self`` of a storage or scale operation attached to ``TensorDictBase``.
 B = TypeVar("B", bound="TensorDictBase")
+_F = TypeVar("_F", bound="Callable[..., object]")
 
 
 def is_op(value: object) -> TypeIs[TensorOps]:
@@ -55,3 +57,10 @@ def as_op(value: TensorCore) -> TensorOps:
     instance, as every one is (``TensorOps`` is the one class deriving from ``TensorCore``).
     """
     return cast("TensorOps", value)
+
+
+def typed_as(stub: _F, function: Callable[..., object]) -> _F:
+    """``function`` typed as ``stub``: one overloaded stub typed ``self: E`` is the signature
+    type checkers see of several operations built at run time by one factory (``all`` and
+    ``any``); attached in a class, each binds as a method (the stub is a function)."""
+    return cast(_F, function)

@@ -34,7 +34,7 @@ from ..core.state import (
     check_names,
     fast_write,
 )
-from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk_is_leaf
+from .listing import FilteredKeysView, KeysView, _count, _entries_of, _nests, _walk
 
 if TYPE_CHECKING:
     from ...tensordict import TensorDict
@@ -47,11 +47,11 @@ __all__ = [
     "empty",
     "exclude",
     "filter_non_tensor_data",
-    "flatten_keys",
     "get",
     "get_value",
     "is_empty",
     "items",
+    "joined_keys",
     "keys",
     "pop",
     "read_key",
@@ -67,6 +67,7 @@ __all__ = [
     "update",
     "update_",
     "values",
+    "with_entries",
 ]
 
 #: ``self`` of the private helpers that also run on nested instances (typed ``TensorCore``)
@@ -647,32 +648,32 @@ def filter_non_tensor_data(self: E) -> E:
     return self._like(data)
 
 
-def flatten_keys(
-    self: TensorCore,
-    separator: str = ".",
-    inplace: bool = False,
-    is_leaf: Callable[[type], bool] | None = None,
-) -> TensorDict:
-    """A TensorDict whose nested keys are joined: ``("a", "b")`` becomes ``"a.b"``.
-
-    ``inplace=True`` rewrites this instance instead (a ``TensorDict``: a typed class
-    keeps its fields); ``is_leaf`` keeps the nested instances whose class it accepts
-    whole.
-    """
+def joined_keys(
+    self: TensorCore, separator: str, is_leaf: Callable[[type], bool] | None
+) -> dict[str, object]:
+    """The entries of ``flatten_keys``: every leaf under its nested key joined by
+    ``separator`` (``("a", "b")`` becomes ``"a.b"``); ``is_leaf`` keeps the nested instances
+    whose class it accepts whole."""
     flat: dict[str, object] = {}
     if is_leaf is not None:  # values that are not tensor classes stay leaves
         given = is_leaf
         is_leaf = lambda cls: not issubclass(cls, TensorCore) or given(cls)  # noqa: E731
-    for key, leaf in _walk_is_leaf(self, (), True, True, is_leaf):
+    for key, leaf in _walk(self, (), True, True, is_leaf):
         name = key if type(key) is str else separator.join(key)
         if name in flat:
             raise StructureMismatchError(
                 f"flatten_keys: two keys become {name!r}; choose another separator"
             )
         flat[name] = leaf
+    return flat
+
+
+def with_entries(self: TensorCore, data: dict[str, object], inplace: bool, what: str) -> TensorDict:
+    """A TensorDict of ``data``, or with ``inplace`` this instance rewritten to hold it
+    (only a ``TensorDict``: a class with fixed fields refuses)."""
     if inplace:
-        return _rewrite_keys(self, flat, "flatten_keys")
-    return self._as_dynamic()._like(flat)
+        return _rewrite_keys(self, data, what)
+    return self._as_dynamic()._like(data)
 
 
 def unflatten_keys(self: TensorCore, separator: str = ".", inplace: bool = False) -> TensorDict:

@@ -35,11 +35,23 @@ def _nests(data: object) -> bool:
 
 
 def _walk(
-    node: TensorCore, prefix: tuple[str, ...], include_nested: bool, leaves_only: bool
+    node: TensorCore,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+    is_leaf: Callable[[type], bool] | None = None,
 ) -> list[tuple[str | tuple[str, ...], object]]:
-    """``(key, leaf)`` pairs, depth first (a list: cheaper than nested generators)."""
+    """``(key, leaf)`` pairs, depth first (a list: cheaper than nested generators).
+
+    ``is_leaf(type(entry))``, when given, decides what is a leaf: an entry it accepts is a
+    leaf (a nested instance is then not entered); one it refuses is a node: entered if it
+    is a nested instance, left out of ``leaves_only`` walks.
+    """
     out: list[tuple[str | tuple[str, ...], object]] = []
-    _walk_into(node, prefix, include_nested, leaves_only, out)
+    if is_leaf is None:
+        _walk_into(node, prefix, include_nested, leaves_only, out)
+    else:
+        _walk_is_leaf_into(node, prefix, include_nested, leaves_only, is_leaf, out)
     return out
 
 
@@ -59,25 +71,6 @@ def _walk_into(
                 _walk_into(leaf, path, include_nested, leaves_only, out)
         else:
             out.append(((*prefix, key) if prefix else key, leaf))
-
-
-def _walk_is_leaf(
-    node: TensorCore,
-    prefix: tuple[str, ...],
-    include_nested: bool,
-    leaves_only: bool,
-    is_leaf: Callable[[type], bool] | None,
-) -> list[tuple[str | tuple[str, ...], object]]:
-    """:func:`_walk` where ``is_leaf(type(entry))`` decides what is a leaf (when given).
-
-    An entry it accepts is a leaf (a nested instance is then not entered); one it refuses
-    is a node: entered if it is a nested instance, left out of ``leaves_only`` walks.
-    """
-    if is_leaf is None:
-        return _walk(node, prefix, include_nested, leaves_only)
-    out: list[tuple[str | tuple[str, ...], object]] = []
-    _walk_is_leaf_into(node, prefix, include_nested, leaves_only, is_leaf, out)
-    return out
 
 
 def _walk_is_leaf_into(
@@ -125,7 +118,7 @@ def _entries_of(
         out = list(data.items())
         one_level = True
     else:
-        out = _walk_is_leaf(node, (), include_nested, leaves_only, is_leaf)
+        out = _walk(node, (), include_nested, leaves_only, is_leaf)
         one_level = not include_nested
     if sort:  # string keys sort as they are; nested ones as tuples of their parts
         out.sort(key=_first if one_level else _sort_key)

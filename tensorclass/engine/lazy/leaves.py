@@ -19,6 +19,7 @@ from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ...switches import stacks_capture
 from ..core.inplace import distinct_writes
 from ..core.state import MISSING, TensorCore
+from ..leafwise.reductions import shape_mismatch
 
 if TYPE_CHECKING:
     from .pytree import _Tree
@@ -27,6 +28,13 @@ if TYPE_CHECKING:
 __all__ = ["LazyLeaves", "split_leaf", "stack_leaves"]
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
+
+
+def _unstackable(key: object, shapes: list[list[int]], err: RuntimeError) -> str:
+    return (
+        f"cannot stack key {key!r} of the lazy stack: the members hold shapes "
+        f"{shapes} ({err}); read it from each member instead"
+    )
 
 
 def stack_leaves(
@@ -47,11 +55,7 @@ def stack_leaves(
         try:
             return torch.stack(leaves, dim)
         except RuntimeError as err:
-            shapes = [list(leaf.shape) for leaf in leaves]
-            raise StructureMismatchError(
-                f"cannot stack key {key!r} of the lazy stack: the members hold shapes "
-                f"{shapes} ({err}); read it from each member instead"
-            ) from None
+            raise shape_mismatch(leaves, _unstackable, key, err) from None
     if isinstance(first, TensorCore):
         if not all(isinstance(leaf, TensorCore) for leaf in leaves):
             raise StructureMismatchError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar, overload
 
 import numpy as np
@@ -21,7 +21,7 @@ from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
 from ..core.inplace import holds_lazy, through_lazy
-from ..core.self_types import E, Node
+from ..core.self_types import E, Node, typed_as
 from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
 from . import functions as leaf_functions
@@ -722,33 +722,51 @@ def _reduce(
 
 
 @overload
-def all(self: E, dim: None = None) -> bool: ...
+def _truth(self: E, dim: None = None) -> bool: ...
 
 
 @overload
-def all(self: E, dim: int) -> E: ...
+def _truth(self: E, dim: int) -> E: ...
 
 
-def all(self: E, dim: int | None = None) -> bool | E:
-    """``True`` if every element of every tensor is true; with ``dim``, per batch dim."""
-    if dim is None:
-        return builtins.all(bool(leaf.all()) for leaf in tensor_leaves(self))
-    return self._reduce(single_dim(torch.all), dim, False)
+def _truth(self: object, dim: int | None = None) -> object:
+    """The one typed signature of :func:`all` and :func:`any` (a stub): a ``bool`` over
+    every element, an instance per batch ``dim``."""
 
 
-@overload
-def any(self: E, dim: None = None) -> bool: ...
+def _truth_test(
+    every: Callable[[Iterable[bool]], bool], leaf_test: Callable[..., Tensor], doc: str
+) -> Callable[..., object]:
+    """A truth test over the leaves (``all`` / ``any``): ``every`` of ``leaf_test`` of each
+    tensor, or ``leaf_test`` along batch ``dim`` (see :func:`_truth`)."""
+    name = every.__name__
+
+    def test(self: E, dim: int | None = None) -> bool | E:
+        if dim is None:
+            return every(bool(leaf_test(leaf)) for leaf in tensor_leaves(self))
+        return self._reduce(single_dim(leaf_test), dim, False)
+
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = doc
+    return test
 
 
-@overload
-def any(self: E, dim: int) -> E: ...
-
-
-def any(self: E, dim: int | None = None) -> bool | E:
-    """``True`` if any element of any tensor is true; with ``dim``, per batch dim."""
-    if dim is None:
-        return builtins.any(bool(leaf.any()) for leaf in tensor_leaves(self))
-    return self._reduce(single_dim(torch.any), dim, False)
+all = typed_as(
+    _truth,
+    _truth_test(
+        builtins.all,
+        torch.all,
+        "``True`` if every element of every tensor is true; with ``dim``, per batch dim.",
+    ),
+)
+any = typed_as(
+    _truth,
+    _truth_test(
+        builtins.any,
+        torch.any,
+        "``True`` if any element of any tensor is true; with ``dim``, per batch dim.",
+    ),
+)
 
 
 def _paired_like(node: C, data: dict[str, object], other: TensorCore) -> C:

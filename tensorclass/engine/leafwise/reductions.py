@@ -56,10 +56,12 @@ __all__ = [
     "reduce_leaves",
     "rename_keys",
     "scan_leaves",
+    "shape_mismatch",
 ]
 
 T_co = TypeVar("T_co", covariant=True)
 C = TypeVar("C", bound=TensorCore)
+_C = TypeVar("_C")  # what a join failure's message names
 _NO_LEAD = torch.Size(())
 
 #: a leaf function: (tensor, the batch dims of its level) -> one tensor, or two (a pair)
@@ -345,11 +347,26 @@ def _join(tensors: list[Tensor], dim: int, what: str) -> Tensor:
     try:
         return torch.cat(tensors, dim)
     except RuntimeError as err:
-        shapes = [list(t.shape) for t in tensors]
-        raise StructureMismatchError(
-            f"{what}(reduce=True) joins the leaves along dim {dim}, but their shapes "
-            f"{shapes} differ in another dim ({err})"
-        ) from None
+        raise shape_mismatch(tensors, _unjoinable, (what, dim), err) from None
+
+
+def _unjoinable(at: tuple[str, int], shapes: list[list[int]], err: RuntimeError) -> str:
+    what, dim = at
+    return (
+        f"{what}(reduce=True) joins the leaves along dim {dim}, but their shapes "
+        f"{shapes} differ in another dim ({err})"
+    )
+
+
+def shape_mismatch(
+    tensors: list[Tensor],
+    problem: Callable[[_C, list[list[int]], RuntimeError], str],
+    context: _C,
+    err: RuntimeError,
+) -> StructureMismatchError:
+    """The error for ``tensors`` that ``torch.cat`` or ``torch.stack`` refused (``err``):
+    ``problem(context, shapes, err)`` words it from their shapes."""
+    return StructureMismatchError(problem(context, [list(t.shape) for t in tensors], err))
 
 
 def reduce_all_pairs(

@@ -234,7 +234,8 @@ def flatten_keys(
     ``is_leaf`` keeps the nested instances whose class it accepts whole. As a context
     manager, the entries of the flat result are written back (nested again) on exit.
     """
-    result = access.flatten_keys(self, separator, inplace, is_leaf)
+    flat = access.joined_keys(self, separator, is_leaf)
+    result = access.with_entries(self, flat, inplace, "flatten_keys")
     return self._remember(result, _undo_flatten_keys, separator, inplace)
 
 
