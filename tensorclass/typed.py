@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from .compiler import TensorClassMeta, install_schema, regenerate_init, resolve_annotations
 from .engine.base import TensorDictBase
+from .engine.build.from_containers import _Options as BatchOptions
 from .engine.core.state import FAST_WRITE, TensorCore, fast_write
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
@@ -194,14 +195,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         obj: object,
         *,
         dest_cls: type | None = None,
-        auto_batch_size: bool | None = None,
-        batch_dims: int | None = None,
-        batch_size: object = None,
-        device: object = None,
         frozen: bool = False,
+        **options: Unpack[BatchOptions],
     ) -> object:
         """A dataclass type as a tensor class, or a dataclass instance as an instance of one
-        (``dest_cls``, or the class made for its type): see ``tensorclass.from_dataclass``."""
+        (``dest_cls``, or the class made for its type; ``options`` go to its
+        ``from_dataclass``): see ``tensorclass.from_dataclass``."""
         if isinstance(obj, type):
             return tensor_class_of(obj, frozen)
         if not dataclasses.is_dataclass(obj):
@@ -209,13 +208,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 f"from_dataclass expects a dataclass or an instance of one; got {obj!r}"
             )
         target: Any = dest_cls if dest_cls is not None else tensor_class_of(type(obj), frozen)
-        return target.from_dataclass(
-            obj,
-            auto_batch_size=auto_batch_size,
-            batch_dims=batch_dims,
-            batch_size=batch_size,
-            device=device,
-        )
+        return target.from_dataclass(obj, **options)
 
     @classmethod
     def _field_names(cls) -> tuple[str, ...]:
