@@ -51,22 +51,19 @@ class TensorDictBase(TensorOps):
     # storage/
 
     # storage/memmap/methods.py
-    # (with ``save`` and ``all_reduce`` below, typed by their signature kind: ``return_early=True``
-    # gives a future, ``async_op=True`` a transfer)
+    # (with ``save`` below, typed by their signature kind: ``return_early=True`` gives a future)
     if TYPE_CHECKING:
         memmap: ClassVar[memmap_methods.Memmap[Self]]
         memmap_: ClassVar[memmap_methods.MemmapInPlace[Self]]
         memmap_like: ClassVar[memmap_methods.MemmapLike[Self]]
         save: ClassVar[memmap_methods.Save[Self]]
         dumps: ClassVar[memmap_methods.Save[Self]]
-        all_reduce: ClassVar[point_to_point.AllReduce[Self]]
     else:
         memmap = memmap_methods.memmap
         memmap_ = memmap_methods.memmap_
         memmap_like = memmap_methods.memmap_like
         save = save_load.save
         dumps = save_load.save
-        all_reduce = point_to_point.all_reduce
     is_memmap = memmap_methods.is_memmap
 
     # storage/parallel/methods.py (``share_memory_``: storage/consolidate.py's, below)
@@ -82,7 +79,7 @@ class TensorDictBase(TensorOps):
     isend = point_to_point.isend
     irecv = point_to_point.irecv
     broadcast = point_to_point.broadcast
-    # (``all_reduce``: above, with ``memmap``)
+    all_reduce = point_to_point.all_reduce
     all_gather = point_to_point.all_gather
 
     # storage/distributed/rooted.py

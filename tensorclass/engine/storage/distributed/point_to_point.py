@@ -23,12 +23,11 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
-from typing_extensions import Unpack
 
 from ....errors import StructureMismatchError
 from ....json_values import non_tensor_from_json, non_tensor_to_json, rebuilder_of
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
 
 __all__ = [
-    "AllReduce",
     "Transfer",
     "as_group",
     "reducing",
@@ -62,29 +60,6 @@ __all__ = [
 ]
 
 Path = tuple[str, ...]
-_T_co = TypeVar("_T_co", covariant=True)
-
-
-class _ReduceOptions(TypedDict, total=False):
-    """The keywords of :func:`all_reduce` besides ``async_op``."""
-
-    group: object
-    bucket_bytes: int | None
-
-
-class AllReduce(Protocol[_T_co]):
-    """The type of ``all_reduce`` on an instance of ``_T_co``: the instance, or with
-    ``async_op=True`` a :class:`Transfer`."""
-
-    @overload
-    def __call__(
-        self, op: Any = ..., *, async_op: Literal[False] = ..., **options: Unpack[_ReduceOptions]
-    ) -> _T_co: ...
-
-    @overload
-    def __call__(
-        self, op: Any = ..., *, async_op: Literal[True], **options: Unpack[_ReduceOptions]
-    ) -> Transfer: ...
 
 
 def _slots(node: TensorCore, path: Path) -> Iterator[tuple[Path, TensorCore, str, Any]]:
@@ -608,6 +583,28 @@ def broadcast(
         index = ranks.index(src) if ranks is not None else src
         _apply_non_tensor_payload(self, payloads[index])
     return self
+
+
+@overload
+def all_reduce(
+    self: B,
+    op: Any = None,
+    *,
+    group: object = None,
+    async_op: Literal[False] = False,
+    bucket_bytes: int | None = None,
+) -> B: ...
+
+
+@overload
+def all_reduce(
+    self: B,
+    op: Any = None,
+    *,
+    group: object = None,
+    async_op: Literal[True],
+    bucket_bytes: int | None = None,
+) -> Transfer: ...
 
 
 def all_reduce(
