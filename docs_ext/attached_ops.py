@@ -18,11 +18,17 @@ annotation, as griffe shows a ``@property``. A line whose function is not found 
 packages (or is not a function) stays an attribute. Annotations keep the scope of the
 function's module, so their cross-references resolve as they do on the function.
 
+An operation typed for type checkers by its signature kind is declared in an
+``if TYPE_CHECKING:`` block (``memmap: ClassVar[Memmap[Self]]``) and attached in its
+``else:`` (``memmap = memmap_methods.memmap``); griffe keeps the declaration, so such an
+attribute without a docstring of its own is read from the ``else:`` line.
+
 Enabled in ``mkdocs.yml`` under the python handler's ``extensions:``.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,6 +51,7 @@ from griffe import (
     Object,
     Parameter,
     Parameters,
+    safe_get_expression,
 )
 
 #: the wrapper's last name -> what the attached function becomes
@@ -80,6 +87,8 @@ class AttachedOps(Extension):
 def as_operation(attr: Attribute, cls: Class, loader: GriffeLoader) -> Object | None:
     """The method or property ``attr`` (an attribute of ``cls``) is at run time, or None."""
     value = attr.value
+    if value is None and attr.docstring is None:
+        value = _attached_if_not_type_checking(attr, cls)
     kind = "method"
     arguments: list[Any] = [value]
     if isinstance(value, ExprCall):
@@ -119,6 +128,28 @@ def as_operation(attr: Attribute, cls: Class, loader: GriffeLoader) -> Object | 
     if kind != "method":
         method.labels.add(kind)
     return method
+
+
+def _attached_if_not_type_checking(attr: Attribute, cls: Class) -> Any:
+    """The value the ``else:`` of an ``if TYPE_CHECKING:`` in ``cls``' body assigns to
+    ``attr`` (declared in that block), or None."""
+    path = cls.filepath
+    if isinstance(path, list) or cls.lineno is None:
+        return None
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == cls.name):
+            continue
+        for block in node.body:
+            if not (isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"):
+                continue
+            for line in block.orelse:
+                if isinstance(line, ast.Assign) and any(
+                    isinstance(target, ast.Name) and target.id == attr.name
+                    for target in line.targets
+                ):
+                    return safe_get_expression(line.value, parent=cls)
+    return None
 
 
 def _function(expr: Any, cls: Class, line: int | None, loader: GriffeLoader) -> Function | None:

@@ -8,9 +8,10 @@ Loading never unpickles anything and never runs code from the save.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
 
 import torch
+from typing_extensions import Unpack
 
 from .engine.core.state import TensorCore
 from .engine.lazy.stack import LazyStackedTensorDict
@@ -31,21 +32,38 @@ T = TypeVar("T", bound=TensorCore)
 _Device = torch.device | str | int
 
 
+class _LoadOptions(TypedDict, total=False):
+    """The keywords of :func:`load_memmap` that do not choose the type of the result."""
+
+    classes: ClassPolicy
+    device: _Device | None
+    robust_key: bool | None
+    subpath: str | tuple[str, ...] | None
+    mode: str | None
+    num_threads: int
+    allow_pickle: bool | None
+    validate: bool
+
+
+@overload
+def load_memmap(
+    prefix: PathLike,
+    cls: _Device | None = ...,
+    non_blocking: bool = ...,
+    *,
+    out: T,
+    **options: Unpack[_LoadOptions],
+) -> T: ...
+
+
 @overload
 def load_memmap(
     prefix: PathLike,
     cls: type[T],
     non_blocking: bool = ...,
     *,
-    classes: ClassPolicy = ...,
-    device: _Device | None = ...,
     out: T | None = ...,
-    robust_key: bool | None = ...,
-    subpath: str | tuple[str, ...] | None = ...,
-    mode: str | None = ...,
-    num_threads: int = ...,
-    allow_pickle: bool | None = ...,
-    validate: bool = ...,
+    **options: Unpack[_LoadOptions],
 ) -> T: ...
 
 
@@ -55,33 +73,8 @@ def load_memmap(
     cls: _Device | None = ...,
     non_blocking: bool = ...,
     *,
-    classes: ClassPolicy = ...,
-    device: _Device | None = ...,
-    out: T,
-    robust_key: bool | None = ...,
-    subpath: str | tuple[str, ...] | None = ...,
-    mode: str | None = ...,
-    num_threads: int = ...,
-    allow_pickle: bool | None = ...,
-    validate: bool = ...,
-) -> T: ...
-
-
-@overload
-def load_memmap(
-    prefix: PathLike,
-    cls: _Device | None = ...,
-    non_blocking: bool = ...,
-    *,
-    classes: ClassPolicy = ...,
-    device: _Device | None = ...,
     out: None = ...,
-    robust_key: bool | None = ...,
-    subpath: str | tuple[str, ...] | None = ...,
-    mode: str | None = ...,
-    num_threads: int = ...,
-    allow_pickle: bool | None = ...,
-    validate: bool = ...,
+    **options: Unpack[_LoadOptions],
 ) -> TensorClass | LazyStackedTensorDict: ...
 
 

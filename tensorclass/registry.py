@@ -60,9 +60,11 @@ class _Role(Generic[R]):
         self.value: R | None = None
 
     def register(self, value: R) -> None:
+        """Register the role's value (its layer does, when it is imported)."""
         self.value = value
 
     def get(self) -> R:
+        """The registered value (importing the library first if none is registered yet)."""
         if self.value is None:
             for load in _loaders:
                 load()  # imports the library: its modules register their classes
@@ -71,89 +73,26 @@ class _Role(Generic[R]):
         return self.value
 
 
-_dynamic: _Role[type[TensorDict]] = _Role("dynamic")
-_params: _Role[type[TensorDictParams]] = _Role("params")
-_swap: _Role[type[ParamSwap]] = _Role("swap")
-_lazy: _Role[type[LazyStackedTensorDict]] = _Role("lazy")
-_lazy_stack: _Role[Callable[..., Any]] = _Role("lazy_stack")
-_typed: _Role[type[TensorClass]] = _Role("typed")
-_attrs: _Role[type[TensorAttrs]] = _Role("attrs")
+# one role per class (or function) that a lower layer builds and an upper one defines
+_dynamic: _Role[type[TensorDict]] = _Role("dynamic")  # TensorDict: what mappings become
+_params: _Role[type[TensorDictParams]] = _Role("params")  # what as_module=True returns
+_swap: _Role[type[ParamSwap]] = _Role("swap")  # what to_module returns
+_lazy: _Role[type[LazyStackedTensorDict]] = _Role("lazy")  # lazy_stack, from_list...
+_lazy_stack: _Role[Callable[..., Any]] = _Role("lazy_stack")  # engine/lazy/stack.py's
+_typed: _Role[type[TensorClass]] = _Role("typed")  # makes tensor classes of dataclasses
+_attrs: _Role[type[TensorAttrs]] = _Role("attrs")  # the leaf descriptor attrs() builds
+
+# ``register_X(value)``, called by the module that defines it, and ``X()``, the value
+register_dynamic_class, dynamic_class = _dynamic.register, _dynamic.get
+register_params_class, params_class = _params.register, _params.get
+register_swap_class, swap_class = _swap.register, _swap.get
+register_lazy_class, lazy_class = _lazy.register, _lazy.get
+register_lazy_stack_function, lazy_stack_function = _lazy_stack.register, _lazy_stack.get
+register_typed_class, typed_class = _typed.register, _typed.get
+register_attrs_class, attrs_class = _attrs.register, _attrs.get
 
 
 def register_loader(load: Callable[[], object]) -> None:
     """Register what imports the modules that register the roles (the package does, as it
     is imported: before any role can be asked for)."""
     _loaders.append(load)
-
-
-def register_dynamic_class(cls: type[TensorDict]) -> None:
-    """Register the class with the dynamic schema (``TensorDict``): what mappings become."""
-    _dynamic.register(cls)
-
-
-def dynamic_class() -> type[TensorDict]:
-    """The registered ``TensorDict`` class."""
-    return _dynamic.get()
-
-
-def register_params_class(cls: type[TensorDictParams]) -> None:
-    """Register the parameter wrapper (``TensorDictParams``) that ``as_module=True`` returns."""
-    _params.register(cls)
-
-
-def params_class() -> type[TensorDictParams]:
-    """The registered ``TensorDictParams`` class."""
-    return _params.get()
-
-
-def register_swap_class(cls: type[ParamSwap]) -> None:
-    """Register the class of what ``to_module`` returns (``ParamSwap``)."""
-    _swap.register(cls)
-
-
-def swap_class() -> type[ParamSwap]:
-    """The registered ``ParamSwap`` class."""
-    return _swap.get()
-
-
-def register_lazy_class(cls: type[LazyStackedTensorDict]) -> None:
-    """Register the lazy-stack class (``LazyStackedTensorDict``), which the constructors of
-    every class use (``lazy_stack``, ``from_list``, ``maybe_dense_stack``)."""
-    _lazy.register(cls)
-
-
-def lazy_class() -> type[LazyStackedTensorDict]:
-    """The registered ``LazyStackedTensorDict`` class."""
-    return _lazy.get()
-
-
-def register_lazy_stack_function(function: Callable[..., Any]) -> None:
-    """Register ``lazy_stack`` (the function of ``engine/lazy/stack.py``), which the
-    operations below lazy stacks call to build one."""
-    _lazy_stack.register(function)
-
-
-def lazy_stack_function() -> Callable[..., Any]:
-    """The registered ``lazy_stack`` function."""
-    return _lazy_stack.get()
-
-
-def register_typed_class(cls: type[TensorClass]) -> None:
-    """Register the root of typed classes (``TensorClass``): it makes tensor classes from
-    dataclasses."""
-    _typed.register(cls)
-
-
-def typed_class() -> type[TensorClass]:
-    """The registered ``TensorClass`` class."""
-    return _typed.get()
-
-
-def register_attrs_class(cls: type[TensorAttrs]) -> None:
-    """Register ``TensorAttrs``, the leaf descriptor ``attrs()`` builds."""
-    _attrs.register(cls)
-
-
-def attrs_class() -> type[TensorAttrs]:
-    """The registered ``TensorAttrs`` class."""
-    return _attrs.get()

@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from .compiler import TensorClassMeta, install_schema, regenerate_init, resolve_annotations
 from .engine.base import TensorDictBase
+from .engine.build.from_containers import _Options
 from .engine.core.state import FAST_WRITE, TensorCore, fast_write
 from .engine.storage.memmap.load import ClassPolicy
 from .engine.storage.memmap.tensor import PathLike
@@ -63,6 +64,14 @@ def _retain_none(source: TensorCore, target: TensorCore) -> None:
     for name in type(source).__tensorclass_schema__.names:
         if name not in target._data:
             target._set_str(name, None)
+
+
+class _DataclassOptions(_Options, total=False):
+    """The keywords of :meth:`TensorClass._from_dataclass`: the batch keywords of every
+    ``from_*`` constructor, the class to build (``dest_cls``) and ``frozen``."""
+
+    dest_cls: type | None
+    frozen: bool
 
 
 class _PydanticSerializer:
@@ -189,19 +198,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return cls(**kwargs, batch_size=batch_size, device=device)
 
     @classmethod
-    def _from_dataclass(
-        cls,
-        obj: object,
-        *,
-        dest_cls: type | None = None,
-        auto_batch_size: bool | None = None,
-        batch_dims: int | None = None,
-        batch_size: object = None,
-        device: object = None,
-        frozen: bool = False,
-    ) -> object:
+    def _from_dataclass(cls, obj: object, **options: Unpack[_DataclassOptions]) -> object:
         """A dataclass type as a tensor class, or a dataclass instance as an instance of one
-        (``dest_cls``, or the class made for its type): see ``tensorclass.from_dataclass``."""
+        (``dest_cls``, or the class made for its type; the batch keywords go to its
+        ``from_dataclass``): see ``tensorclass.from_dataclass``."""
+        dest_cls = options.pop("dest_cls", None)
+        frozen = options.pop("frozen", False)
         if isinstance(obj, type):
             return tensor_class_of(obj, frozen)
         if not dataclasses.is_dataclass(obj):
@@ -209,13 +211,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 f"from_dataclass expects a dataclass or an instance of one; got {obj!r}"
             )
         target: Any = dest_cls if dest_cls is not None else tensor_class_of(type(obj), frozen)
-        return target.from_dataclass(
-            obj,
-            auto_batch_size=auto_batch_size,
-            batch_dims=batch_dims,
-            batch_size=batch_size,
-            device=device,
-        )
+        return target.from_dataclass(obj, **options)
 
     @classmethod
     def _field_names(cls) -> tuple[str, ...]:

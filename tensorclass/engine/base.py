@@ -10,6 +10,10 @@ this class.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
+from typing_extensions import Self
+
 from .core.attach import class_op, op_property
 from .ops import TensorOps
 from .storage import consolidate as consolidation
@@ -47,9 +51,19 @@ class TensorDictBase(TensorOps):
     # storage/
 
     # storage/memmap/methods.py
-    memmap = memmap_methods.memmap
-    memmap_ = memmap_methods.memmap_
-    memmap_like = memmap_methods.memmap_like
+    # (with ``save`` below, typed by their signature kind: ``return_early=True`` gives a future)
+    if TYPE_CHECKING:
+        memmap: ClassVar[memmap_methods.Memmap[Self]]
+        memmap_: ClassVar[memmap_methods.MemmapInPlace[Self]]
+        memmap_like: ClassVar[memmap_methods.MemmapLike[Self]]
+        save: ClassVar[memmap_methods.Save[Self]]
+        dumps: ClassVar[memmap_methods.Save[Self]]
+    else:
+        memmap = memmap_methods.memmap
+        memmap_ = memmap_methods.memmap_
+        memmap_like = memmap_methods.memmap_like
+        save = save_load.save
+        dumps = save_load.save
     is_memmap = memmap_methods.is_memmap
 
     # storage/parallel/methods.py (``share_memory_``: storage/consolidate.py's, below)
@@ -78,8 +92,7 @@ class TensorDictBase(TensorOps):
     arecv = distributed.arecv
 
     # storage/save_load.py
-    save = save_load.save
-    dumps = save_load.save
+    # (``save`` and ``dumps``: above, with ``memmap``)
     load = class_op(save_load.load)
     load_memmap_ = save_load.load_memmap_
     load_ = save_load.load_

@@ -32,7 +32,7 @@ from ..engine.ops import TensorOps
 from ..errors import InvalidKeyError, StructureMismatchError
 from ..keys import NestedKey, unravel_key
 from ..non_tensor import NonTensorData, NonTensorStack
-from .base import T, TensorDictModuleBase
+from .base import FixedKeysModule, T
 from .keys import Key, KeysLike, as_keys
 from .schema_check import check_module_keys
 
@@ -61,7 +61,7 @@ def _describe_output(result: object) -> str:
     return f"one {type(result).__name__}"
 
 
-class TensorDictModule(TensorDictModuleBase[T]):
+class TensorDictModule(FixedKeysModule[T]):
     """Wrap a module or callable so that it reads ``in_keys`` and writes ``out_keys``.
 
     Args:
@@ -161,31 +161,13 @@ class TensorDictModule(TensorDictModuleBase[T]):
             object.__setattr__(self, "_fn", functools.partial(fn, **kwargs) if kwargs else fn)
 
     @property
-    def in_keys(self) -> list[Key]:
-        """The keys read from the input, in the order they are passed; assigning new keys
-        makes the module read those (as many as its keyword names, for a dict ``in_keys``)."""
-        return list(self._in_keys)
-
-    @in_keys.setter
-    def in_keys(self, keys: Any) -> None:
-        self._set_in_keys(as_keys(keys, "in_keys"))
-
-    @property
-    def out_keys(self) -> list[Key]:
-        """The keys written (all of ``out_keys_source`` unless selected); assigning new keys
-        makes the module write its outputs there (and ends a selection)."""
-        return self._current_out_keys()
-
-    @out_keys.setter
-    def out_keys(self, keys: Any) -> None:
-        self._set_out_keys(as_keys(keys, "out_keys"))
-
-    @property
     def out_keys_source(self) -> list[Key]:
         """Every key the module writes (``"_"`` entries, which are dropped, left out)."""
         return [key for key in self._out_source if key != DROP]
 
     def _set_in_keys(self, keys: list[Key]) -> None:
+        """Assigning ``in_keys``: the module reads those keys, in the order given (as many
+        as its keyword names, for a dict ``in_keys``)."""
         names = self._kwargs
         if names is not None and len(keys) != len(names):
             raise ValueError(
@@ -197,6 +179,7 @@ class TensorDictModule(TensorDictModuleBase[T]):
         self._in_keys = keys
 
     def _set_out_keys(self, keys: list[Key]) -> None:
+        """Assigning ``out_keys``: the module writes its outputs there (a selection ends)."""
         written = [key for key in keys if key != DROP]
         if len(set(written)) != len(written):
             raise ValueError(f"out_keys has a key twice: {keys!r}")

@@ -29,7 +29,7 @@ from torch.distributions import Distribution
 from ..engine.ops import TensorOps
 from ..errors import InvalidKeyError
 from ..keys import NestedKey, unravel_key
-from .base import T, TensorDictModuleBase, first_missing
+from .base import FixedKeysModule, T, TensorDictModuleBase, first_missing
 from .distributions.composite import CompositeDistribution, suffixed
 from .generators import as_generator_spec, drawing_from, generator_from
 from .interaction import InteractionType, interaction_type, sample, set_interaction_type
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
+class ProbabilisticTensorDictModule(FixedKeysModule[T]):
     """Read distribution parameters by key, build the distribution, write a value from it.
 
     Args:
@@ -155,27 +155,9 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
             )
             self._schema = schema
 
-    @property
-    def in_keys(self) -> list[Key]:
-        """The keys holding the distribution's parameters (for a dict ``in_keys``, its
-        values); assigning as many keys reads the same parameters from them, in order."""
-        return list(self._in_keys)
-
-    @in_keys.setter
-    def in_keys(self, keys: Any) -> None:
-        self._set_in_keys(as_keys(keys, "in_keys"))
-
-    @property
-    def out_keys(self) -> list[Key]:
-        """The keys written (the sample keys, and the log-probability keys when
-        ``return_log_prob``, unless selected); assigning them is an error, as in tensordict."""
-        return self._current_out_keys()
-
-    @out_keys.setter
-    def out_keys(self, keys: Any) -> None:
-        self._set_out_keys(as_keys(keys, "out_keys"))
-
     def _set_in_keys(self, keys: list[Key]) -> None:
+        """Assigning ``in_keys`` (as many as the distribution's parameters) reads the same
+        parameters from those keys, in order."""
         names = self._names
         if len(keys) != len(names):
             raise ValueError(
@@ -189,6 +171,8 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase[T]):
         self._in_keys = keys
 
     def _set_out_keys(self, keys: list[Key]) -> None:
+        """Assigning ``out_keys`` (the sample and log-probability keys) is an error, as in
+        tensordict."""
         self._refuse_keys("out_keys", "they are the sample and log-probability keys")
 
     def _set_log_prob_keys(

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -91,38 +91,6 @@ def saved_root(node: TensorCore) -> Path | None:
 
 def _split(key: Key) -> tuple[str, ...]:
     return (key,) if isinstance(key, str) else tuple(key)
-
-
-@overload
-def save(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool = False,
-    *,
-    num_threads: int = 0,
-    return_early: Literal[False] = False,
-    share_non_tensor: bool = False,
-    robust_key: bool | None = None,
-    archive: bool | None = None,
-    compression: str | int | None = None,
-    atomic: bool = False,
-) -> B: ...
-
-
-@overload
-def save(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool = False,
-    *,
-    num_threads: int = 0,
-    return_early: Literal[True],
-    share_non_tensor: bool = False,
-    robust_key: bool | None = None,
-    archive: bool | None = None,
-    compression: str | int | None = None,
-    atomic: bool = False,
-) -> Future[B]: ...
 
 
 def save(

@@ -10,7 +10,9 @@ the options (``memmap/options.py``) and runs the save itself, ``memmap/save.py``
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Literal, cast, overload
+from typing import Literal, Protocol, TypedDict, TypeVar, cast, overload
+
+from typing_extensions import Unpack
 
 from ...core.self_types import B
 from ...core.state import TensorCore
@@ -20,43 +22,156 @@ from .save import map_anonymously
 from .save import memmap as save_tree
 from .tensor import MemoryMappedTensor, PathLike
 
-__all__ = ["is_memmap", "memmap", "memmap_", "memmap_like", "write_memmap"]
+__all__ = [
+    "Memmap",
+    "MemmapInPlace",
+    "MemmapLike",
+    "Save",
+    "is_memmap",
+    "memmap",
+    "memmap_",
+    "memmap_like",
+    "write_memmap",
+]
+
+_T = TypeVar("_T")  # invariant, as Future is
 
 
-@overload
-def memmap(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool | None = None,
-    *,
-    num_threads: int = 0,
-    return_early: Literal[False] = False,
-    share_non_tensor: bool = False,
-    existsok: bool = True,
-    robust_key: bool | None = None,
-    archive: bool | None = None,
-    compression: str | int | None = None,
-    atomic: bool = True,
-    fsync: bool = False,
-) -> B: ...
+# The signature kinds of the saving methods (``X.memmap`` is a ``Memmap[X]``...): the result
+# is the instance, or with ``return_early=True`` a future of it. The keywords that do not
+# choose the result are one TypedDict per method; the functions below carry them all.
 
 
-@overload
-def memmap(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool | None = None,
-    *,
-    num_threads: int = 0,
-    return_early: Literal[True],
-    share_non_tensor: bool = False,
-    existsok: bool = True,
-    robust_key: bool | None = None,
-    archive: bool | None = None,
-    compression: str | int | None = None,
-    atomic: bool = True,
-    fsync: bool = False,
-) -> Future[B]: ...
+class _Common(TypedDict, total=False):
+    num_threads: int
+    share_non_tensor: bool
+    robust_key: bool | None
+
+
+class _LikeOptions(_Common, total=False):
+    """The keywords of :func:`memmap_like` besides ``return_early``."""
+
+    existsok: bool
+    archive: bool | None
+
+
+class _InPlaceOptions(_Common, total=False):
+    """The keywords of :func:`memmap_` besides ``return_early``."""
+
+    existsok: bool
+    atomic: bool
+    fsync: bool
+
+
+class _MemmapOptions(_InPlaceOptions, total=False):
+    """The keywords of :func:`memmap` besides ``return_early``."""
+
+    archive: bool | None
+    compression: str | int | None
+
+
+class _SaveOptions(_Common, total=False):
+    """The keywords of ``save`` (``storage/save_load.py``) besides ``return_early``."""
+
+    archive: bool | None
+    compression: str | int | None
+    atomic: bool
+
+
+class Memmap(Protocol[_T]):
+    """The type of ``memmap`` on an instance of ``_T``."""
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool | None = ...,
+        *,
+        return_early: Literal[False] = ...,
+        **options: Unpack[_MemmapOptions],
+    ) -> _T: ...
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool | None = ...,
+        *,
+        return_early: Literal[True],
+        **options: Unpack[_MemmapOptions],
+    ) -> Future[_T]: ...
+
+
+class MemmapInPlace(Protocol[_T]):
+    """The type of ``memmap_`` on an instance of ``_T``."""
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool | None = ...,
+        *,
+        return_early: Literal[False] = ...,
+        **options: Unpack[_InPlaceOptions],
+    ) -> _T: ...
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool | None = ...,
+        *,
+        return_early: Literal[True],
+        **options: Unpack[_InPlaceOptions],
+    ) -> Future[_T]: ...
+
+
+class MemmapLike(Protocol[_T]):
+    """The type of ``memmap_like`` on an instance of ``_T``."""
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool | None = ...,
+        *,
+        return_early: Literal[False] = ...,
+        **options: Unpack[_LikeOptions],
+    ) -> _T: ...
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool | None = ...,
+        *,
+        return_early: Literal[True],
+        **options: Unpack[_LikeOptions],
+    ) -> Future[_T]: ...
+
+
+class Save(Protocol[_T]):
+    """The type of ``save`` (``storage/save_load.py``) on an instance of ``_T``."""
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool = ...,
+        *,
+        return_early: Literal[False] = ...,
+        **options: Unpack[_SaveOptions],
+    ) -> _T: ...
+
+    @overload
+    def __call__(
+        self,
+        prefix: PathLike | None = ...,
+        copy_existing: bool = ...,
+        *,
+        return_early: Literal[True],
+        **options: Unpack[_SaveOptions],
+    ) -> Future[_T]: ...
 
 
 def memmap(
@@ -113,38 +228,6 @@ def memmap(
     )
 
 
-@overload
-def memmap_(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool | None = None,
-    *,
-    num_threads: int = 0,
-    return_early: Literal[False] = False,
-    share_non_tensor: bool = False,
-    existsok: bool = True,
-    robust_key: bool | None = None,
-    atomic: bool = True,
-    fsync: bool = False,
-) -> B: ...
-
-
-@overload
-def memmap_(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool | None = None,
-    *,
-    num_threads: int = 0,
-    return_early: Literal[True],
-    share_non_tensor: bool = False,
-    existsok: bool = True,
-    robust_key: bool | None = None,
-    atomic: bool = True,
-    fsync: bool = False,
-) -> Future[B]: ...
-
-
 def memmap_(
     self: B,
     prefix: PathLike | None = None,
@@ -176,36 +259,6 @@ def memmap_(
         inplace=True,
         fsync=fsync,
     )
-
-
-@overload
-def memmap_like(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool | None = None,
-    *,
-    existsok: bool = True,
-    num_threads: int = 0,
-    return_early: Literal[False] = False,
-    share_non_tensor: bool = False,
-    robust_key: bool | None = None,
-    archive: bool | None = None,
-) -> B: ...
-
-
-@overload
-def memmap_like(
-    self: B,
-    prefix: PathLike | None = None,
-    copy_existing: bool | None = None,
-    *,
-    existsok: bool = True,
-    num_threads: int = 0,
-    return_early: Literal[True],
-    share_non_tensor: bool = False,
-    robust_key: bool | None = None,
-    archive: bool | None = None,
-) -> Future[B]: ...
 
 
 def memmap_like(
