@@ -154,3 +154,21 @@ def test_python_m_tensorclass_version_prints_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"tensorclass {tensorclass.__version__}"
+
+
+def test_the_readme_test_command_prints_its_counts() -> None:
+    """pytest prints the passed/skipped counts at one ``-q``, none at two: the README's
+    test command (and CI's, which runs it) plus the configured ``addopts`` stay at one."""
+    import tomllib  # Python 3.11+: the suite's own runs; 3.10 has no reader built in
+
+    root = ROOT
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"python -m pytest[^\n`]*", readme)
+    assert command is not None, "the README names no test command"
+    options = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    addopts = options["tool"]["pytest"]["ini_options"].get("addopts", "")
+    words = f"{command.group(0)} {addopts}".split()
+    quiet = sum(w.count("q") for w in words if re.fullmatch(r"-q+", w)) + words.count("--quiet")
+    assert quiet <= 1, f"pytest would run as -{'q' * quiet}, which hides the counts: {words}"
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert command.group(0) in ci, "CI must run the README's test command"
