@@ -9,6 +9,7 @@ that whatever changed the keys of a plain ``TensorDict`` in place keeps a
 
 from __future__ import annotations
 
+import copy
 import inspect
 import warnings
 from collections.abc import Callable
@@ -43,32 +44,36 @@ def name(key: Any) -> str:
     return ".".join(key) if isinstance(key, tuple) else key
 
 
-def stored_tensors(td: TensorCore, prefix: str = "") -> dict[str, Tensor]:
-    """Every tensor the tensor class stores (non-tensor data aside), by its module name."""
-    found: dict[str, Tensor] = {}
+def stored_tensors(td: TensorCore, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Tensor]:
+    """Every tensor the tensor class stores (non-tensor data aside), by its path (a tuple:
+    a key ``"a.b"`` that ``flatten_keys`` made is not the nested ``("a", "b")``)."""
+    found: dict[tuple[str, ...], Tensor] = {}
     for key, value in td._data.items():
         if isinstance(value, Tensor):
-            found[prefix + key] = value
+            found[(*prefix, key)] = value
         elif isinstance(value, TensorCore):
-            found.update(stored_tensors(value, f"{prefix}{key}."))
+            found.update(stored_tensors(value, (*prefix, key)))
     return found
 
 
-def tensor_leaves(params: TensorDictParams) -> dict[str, Tensor]:
-    """Every tensor leaf of the held tensor class, by its module name."""
+def tensor_leaves(params: TensorDictParams) -> dict[tuple[str, ...], Tensor]:
+    """Every tensor leaf of the held tensor class, by its path."""
     return stored_tensors(params._td)
 
 
-def raw_registration(module: nn.Module, prefix: str = "") -> dict[str, tuple[str, Any]]:
-    """What the module registers, read from its dicts (no method that could fix it first)."""
-    found: dict[str, tuple[str, Any]] = {}
+def raw_registration(
+    module: nn.Module, prefix: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], tuple[str, Any]]:
+    """What the module registers, read from its dicts (no method that could fix it first),
+    by path."""
+    found: dict[tuple[str, ...], tuple[str, Any]] = {}
     for kind in ("_parameters", "_buffers"):
         for key, tensor in module.__dict__[kind].items():
-            found[prefix + key] = (kind, tensor)
+            found[(*prefix, key)] = (kind, tensor)
     for key, child in module.__dict__["_modules"].items():
         assert isinstance(child, TensorDictParams)
         assert child.__dict__["_td"] is module.__dict__["_td"]._data[key], key
-        found.update(raw_registration(child, f"{prefix}{key}."))
+        found.update(raw_registration(child, (*prefix, key)))
     return found
 
 
@@ -84,10 +89,15 @@ def assert_in_step(params: TensorDictParams) -> None:
         assert kind == ("_parameters" if differentiable else "_buffers"), key
 
 
+def dotted_leaves(params: TensorDictParams) -> dict[str, Tensor]:
+    """Every tensor leaf by its module name (``named_parameters``' and ``state_dict``'s)."""
+    return {".".join(path): leaf for path, leaf in tensor_leaves(params).items()}
+
+
 def assert_module_sees_the_leaves(params: TensorDictParams, expected: set[str]) -> None:
     """named_parameters, state_dict, an optimizer step and to() act on the live leaves."""
     named = dict(params.named_parameters())  # first: a read brings the registration in step
-    leaves = tensor_leaves(params)
+    leaves = dotted_leaves(params)
     assert set(leaves) == expected
     floats = {k for k, v in leaves.items() if v.is_floating_point()}
     assert set(named) == floats
@@ -100,14 +110,14 @@ def assert_module_sees_the_leaves(params: TensorDictParams, expected: set[str]) 
         for parameter in params.parameters():
             parameter.grad = torch.ones_like(parameter)
         optimizer.step()
-        after = tensor_leaves(params)
+        after = dotted_leaves(params)
         for key in floats:
             torch.testing.assert_close(after[key], before[key] - 1)
         stepped = {id(p) for group in optimizer.param_groups for p in group["params"]}
         assert stepped == {id(leaves[k]) for k in floats}
 
     assert params.to(torch.float64) is params
-    moved = tensor_leaves(params)
+    moved = dotted_leaves(params)
     assert {k for k, v in moved.items() if v.dtype == torch.float64} == floats
     named = dict(params.named_parameters())
     assert all(named[k] is moved[k] for k in floats)
@@ -395,6 +405,9 @@ def engine_methods() -> list[str]:
 
 
 def call(target: Any, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    # fresh arguments each call: a method that fills a dict it is given (``state_dict``,
+    # ``to_zarr``) must not change what the next method is called with
+    args, kwargs = copy.deepcopy((args, kwargs))
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
