@@ -376,6 +376,11 @@ class TensorDictParams(nn.Module):
         """The held tensor class, shown in the module's repr."""
         return f"params={self._td!r}"
 
+    def __repr__(self) -> str:
+        # tensordict's form: the held tensor class only, not the nested modules that
+        # register its nested levels
+        return f"{type(self).__name__}({self.extra_repr()})"
+
 
 def _flatten(params: TensorDictParams) -> tuple[list[Any], Any]:
     children, context = flatten_node(params._td)
