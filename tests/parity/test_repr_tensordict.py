@@ -8,6 +8,7 @@ for the side-by-side check) and states the text tensordict 0.15.3 prints for it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -148,6 +149,74 @@ CASES = {
     "tensorclass_inside": lambda m: m.TensorDict(x=item(m), batch_size=[3]),
 }
 
+
+@functools.cache
+def hidden_class(m):
+    @m.tensorclass
+    class Hidden:
+        a: torch.Tensor
+        secret: torch.Tensor = dataclasses.field(default=None, repr=False)
+
+    return Hidden
+
+
+def stacked_stacks(m):
+    def inner():
+        return m.lazy_stack([m.TensorDict(a=torch.zeros(3)), m.TensorDict(a=torch.zeros(3))])
+
+    return m.lazy_stack([inner(), inner()])
+
+
+def deep(m):
+    level = m.TensorDict(d=torch.zeros(2, 2, 2, 2, 5), batch_size=[2, 2, 2, 2])
+    for name, dims in (("c", 3), ("b", 2), ("a", 1)):
+        level = m.TensorDict({name: level}, batch_size=[2] * dims)
+    return level
+
+
+CASES.update(
+    {
+        "field_repr_false": lambda m: hidden_class(m)(
+            a=torch.zeros(2), secret=torch.zeros(2), batch_size=[2]
+        ),
+        "lazy_of_lazy": stacked_stacks,
+        "locked": lambda m: m.TensorDict(a=torch.zeros(2), batch_size=[2]).lock_(),
+        "indexed": lambda m: m.TensorDict(a=torch.zeros(4, 2), batch_size=[4])[1:3],
+        "nested_with_names": lambda m: m.TensorDict(
+            a=m.TensorDict(b=torch.zeros(2, 3), batch_size=[2, 3]), batch_size=[2], names=["n"]
+        ),
+        "nested_off_cpu": lambda m: m.TensorDict(
+            a=m.TensorDict(b=torch.zeros(2, 3, device="meta"), batch_size=[2]), batch_size=[2]
+        ),
+        "python_values": lambda m: m.TensorDict(a=True, b=1.5, c=m.NonTensorData(None)),
+        "metadata": lambda m: m.TensorDict(cfg=m.MetaData({"lr": 1})),
+        "many_keys": lambda m: m.TensorDict(
+            {k: torch.zeros(1) for k in "abcdefghijklmnopqrstuvwxyz"}
+        ),
+        "deep": deep,
+        "long_key": lambda m: m.TensorDict({"x" * 90: torch.zeros(1)}),
+        "lazy_device": lambda m: m.lazy_stack(
+            [
+                m.TensorDict(a=torch.zeros(3), device="cpu"),
+                m.TensorDict(a=torch.zeros(3), device="cpu"),
+            ]
+        ),
+        "lazy_exclusive_nested": lambda m: m.lazy_stack(
+            [
+                m.TensorDict(a=torch.zeros(3), n=m.TensorDict(x=torch.zeros(2))),
+                m.TensorDict(a=torch.ones(3)),
+            ]
+        ),
+    }
+)
+OPTION_CASES_MORE = {
+    "detailed_lazy_ranks_differ": ("lazy_ranks_differ", {"compact": False}),
+    "detailed_field_repr_false": ("field_repr_false", {"compact": False}),
+    "detailed_metadata": ("metadata", {"compact": False}),
+    "no_dtype_lazy": ("lazy_shapes_differ", {"show_dtype": False}),
+}
+
+
 #: (case, options) pairs printed under set_printoptions(**options)
 OPTION_CASES = {
     "insertion_order": ("two", {"sort_keys": None}),
@@ -179,6 +248,7 @@ OPTION_CASES = {
     "plain": ("plain", {"plain": True}),
     "compact_ignores_detailed_options": ("two", {"compact": True, "show_shape": False}),
 }
+OPTION_CASES.update(OPTION_CASES_MORE)
 CASES["two"] = two
 CASES["plain"] = lambda m: m.TensorDict(
     a=torch.arange(4), b=torch.ones(1), c=torch.zeros(0), d=torch.arange(3.0)
@@ -264,6 +334,23 @@ EXPECTED: dict[str, str] = {
     "opt:storage_size": "TensorDict(\n    fields={\n        a: TensorDict(\n            fields={\n                c: Tensor(shape=torch.Size([2]), device=cpu, dtype=torch.float32, is_shared=False, storage_size=8)},\n            batch_size=torch.Size([2]),\n            device=None,\n            is_shared=False),\n        b: Tensor(shape=torch.Size([2, 3]), device=cpu, dtype=torch.float32, is_shared=False, storage_size=24)},\n    batch_size=torch.Size([2]),\n    device=None,\n    is_shared=False)",
     "opt:plain": "TensorDict(\n    fields={\n        a: Tensor(shape=torch.Size([4]), device=cpu, dtype=torch.int64, is_shared=False, min=0, max=3),\n        b: Tensor(shape=torch.Size([1]), device=cpu, dtype=torch.float32, is_shared=False, mean=1, std=nan),\n        c: Tensor(shape=torch.Size([0]), device=cpu, dtype=torch.float32, is_shared=False, []),\n        d: Tensor(shape=torch.Size([3]), device=cpu, dtype=torch.float32, is_shared=False, mean=1, std=1)},\n    batch_size=torch.Size([]),\n    device=None,\n    is_shared=False)",
     "opt:compact_ignores_detailed_options": "TensorDict(batch_size=[2], fields={a: {c: f32[]}, b: f32[3]})",
+    "field_repr_false": "Hidden(batch_size=[2], fields={a: f32[]})",
+    "lazy_of_lazy": "LazyStackedTensorDict(batch_size=[2,2], stack_dim=0, fields={a: f32[3]})",
+    "locked": "TensorDict(batch_size=[2], fields={a: f32[]})",
+    "indexed": "TensorDict(batch_size=[2], fields={a: f32[2]})",
+    "nested_with_names": "TensorDict(batch_size=[2], fields={a: [3]{b: f32[]}})",
+    "nested_off_cpu": "TensorDict(batch_size=[2], fields={a: {b: f32[3]@meta}})",
+    "python_values": "TensorDict(batch_size=[], fields={a: bool[], b: f32[], c: NoneType})",
+    "metadata": "TensorDict(batch_size=[], fields={cfg: MetaData})",
+    "many_keys": "TensorDict(batch_size=[], fields={\n    a: f32[1],\n    b: f32[1],\n    c: f32[1],\n    d: f32[1],\n    e: f32[1],\n    f: f32[1],\n    g: f32[1],\n    h: f32[1],\n    i: f32[1],\n    j: f32[1],\n    k: f32[1],\n    l: f32[1],\n    m: f32[1],\n    n: f32[1],\n    o: f32[1],\n    p: f32[1],\n    q: f32[1],\n    r: f32[1],\n    s: f32[1],\n    t: f32[1],\n    u: f32[1],\n    v: f32[1],\n    w: f32[1],\n    x: f32[1],\n    y: f32[1],\n    z: f32[1]})",
+    "deep": "TensorDict(batch_size=[2], fields={a: [2]{b: [2]{c: [2]{d: f32[5]}}}})",
+    "long_key": "TensorDict(batch_size=[], fields={\n    xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx: f32[1]})",
+    "lazy_device": "LazyStackedTensorDict(batch_size=[2], device=cpu, stack_dim=0, fields={\n    a: f32[3]})",
+    "lazy_exclusive_nested": "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={\n    a: f32[3]}, exclusive_fields={0: {n: {x: f32[2]}}})",
+    "opt:detailed_lazy_ranks_differ": "LazyStackedTensorDict(\n    fields={\n        a: Tensor(shape=torch.Size([-1]), device=cpu, dtype=torch.float32, is_shared=False)},\n    exclusive_fields={\n    },\n    batch_size=torch.Size([2]),\n    device=None,\n    is_shared=False,\n    stack_dim=0)",
+    "opt:detailed_field_repr_false": "Hidden(\n    a=Tensor(shape=torch.Size([2]), device=cpu, dtype=torch.float32, is_shared=False),\n    batch_size=torch.Size([2]),\n    device=None,\n    is_shared=False)",
+    "opt:detailed_metadata": "TensorDict(\n    fields={\n        cfg: MetaData(data={'lr': 1}, batch_size=torch.Size([]), device=None)},\n    batch_size=torch.Size([]),\n    device=None,\n    is_shared=False)",
+    "opt:no_dtype_lazy": "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={a: [-1], b: [2]})",
 }
 
 

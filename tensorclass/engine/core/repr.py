@@ -142,6 +142,24 @@ def _token(owner: TensorCore, stats: _Stats, options: dict[str, Any]) -> str:
     return token
 
 
+def _leaves_of(node: TensorCore) -> list[TensorCore]:
+    """The dense members of a lazy stack (nested stacks walked through)."""
+    leaves = stacked_leaves(node)
+    if leaves is None:
+        return [node]
+    return [dense for member in leaves.members for dense in _leaves_of(member)]
+
+
+def _ranks(node: TensorCore, key: str) -> set[int]:
+    """The numbers of feature dims the members of a lazy stack hold under ``key``."""
+    ranks = set()
+    for member in _leaves_of(node):
+        tensor = _tensor_of(member._data.get(key))
+        if tensor is not None:
+            ranks.add(len(_feature_shape(member, tensor)))
+    return ranks
+
+
 def _first_member(node: TensorCore) -> TensorCore:
     """``node``, or the first member (at the deepest level) of a lazy stack."""
     while (leaves := stacked_leaves(node)) is not None and leaves.members:
@@ -159,6 +177,8 @@ def _entry(node: TensorCore, key: str, options: dict[str, Any] | None = None) ->
         stats = _leaf_stats(node, key)
         return stats if isinstance(stats, str) else _token(node, stats, options)
     if isinstance(item, NonTensorData):
+        if item.meta:
+            return "MetaData"
         held = getattr(item.data, "_td", None)  # a TensorDictParams: the class it holds
         if isinstance(held, TensorCore):
             return type(item.data).__name__, _body(held, options)
@@ -210,9 +230,16 @@ def _body(node: TensorCore, options: dict[str, Any]) -> list[tuple[str, Node]]:
     if schema.dynamic:
         return _entries(node, keys, options)
     first = _first_member(node)
-    present = [key for key in keys if first._data.get(key) is not None]
-    absent = [name for name in schema.names if name not in present]
+    hidden = _hidden(node)
+    present = [key for key in keys if first._data.get(key) is not None and key not in hidden]
+    absent = [name for name in schema.names if name not in present and name not in hidden]
     return _entries(node, present, options) + [(name, "None") for name in absent]
+
+
+def _hidden(node: TensorCore) -> set[str]:
+    """The fields of a typed class that its repr leaves out (``field(repr=False)``)."""
+    schema = type(node).__tensorclass_schema__
+    return {name for name, spec in schema.by_name.items() if not spec.shown}
 
 
 def _render(node: Node, indent: str, used: int, tail: int) -> str:
@@ -304,7 +331,8 @@ def _detailed_entry(node: TensorCore, key: str, options: dict[str, Any]) -> str:
         if first is not node:  # a lazy stack: the stacked shape, read from the members
             stats = _leaf_stats(node, key)
             if not isinstance(stats, str):
-                shape = [*node._batch_size, *stats[0]]
+                ranks = _ranks(node, key)
+                shape = [*node._batch_size, *stats[0]] if len(ranks) == 1 else [-1]
         name = "Tensor" if first is not node else type(item).__name__
         return _tensor_detail(name, shape, item, options)
     if isinstance(item, TensorCore):
@@ -355,9 +383,12 @@ def _detailed(obj: TensorCore, options: dict[str, Any]) -> str:
     footer = [textwrap.indent(part, _INDENT) for part in footer]
     if not schema.dynamic:  # a typed class: name=value, then its absent fields
         first = _first_member(obj)
-        present = [key for key in keys if first._data.get(key) is not None]
+        hidden = _hidden(obj)
+        present = [k for k in keys if first._data.get(k) is not None and k not in hidden]
         parts = [_lines(obj, present, "=", options)] if present else []
-        absent = [f"{name}=None" for name in schema.names if name not in present]
+        absent = [
+            f"{name}=None" for name in schema.names if name not in present and name not in hidden
+        ]
         if absent:
             parts.append(textwrap.indent(",\n".join(absent), _INDENT))
         return class_label(obj) + "(" + ",\n".join(parts + footer) + ")"
