@@ -389,7 +389,8 @@ class set_printoptions(_Scoped):
       ``show_field_is_shared``, ``show_grad``, ``show_is_contiguous``, ``show_is_view``,
       ``show_storage_size``, ``plain``. Passing one of these without ``compact`` turns
       the compact form off;
-    - ``html``: kept for tensordict's notebook display (tensorclass has none).
+    - ``html``: the HTML tree notebooks show (``_repr_html_``); ``False`` turns it off,
+      and under ``compact=False`` a notebook shows the detailed text.
 
     ``verbose=False`` hides the devices, dtypes and ``is_shared`` unless an option sets
     them. An unknown option is a ``TypeError``.

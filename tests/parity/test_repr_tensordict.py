@@ -403,3 +403,46 @@ def test_side_by_side_with_tensordict() -> None:
         assert render(tensordict, name) == EXPECTED[name], name
     for name, (case, options) in OPTION_CASES.items():
         assert render(tensordict, case, options) == EXPECTED[f"opt:{name}"], name
+
+
+_UL = '<ul style="list-style:none;margin:0;padding-left:1.5em">'
+_DIM = '<span style="opacity:0.7">'
+
+
+def test_notebook_display_matches_tensordict() -> None:
+    m = tensorclass
+    sub = m.TensorDict(c=torch.zeros(3, 2), batch_size=[3, 2])
+    td = m.TensorDict(a=torch.zeros(3, 4), sub=sub, s="x<y", batch_size=[3], names=["t"])
+    assert td._repr_html_() == (
+        '<div style="font-family:monospace;line-height:1.4"><details open><summary>'
+        f"<b>TensorDict</b> {_DIM}batch_size=[3], names=[t]</span></summary>{_UL}"
+        f"<li>a: {_DIM}f32[4]</span></li><li>s: {_DIM}str</span></li>"
+        f"<li><details open><summary>sub: {_DIM}[2] 1 entry</span></summary>{_UL}"
+        f"<li>c: {_DIM}f32[]</span></li></ul></details></li></ul></details></div>"
+    )
+    assert diff_keys(m)._repr_html_() == (
+        '<div style="font-family:monospace;line-height:1.4"><details open><summary>'
+        f"<b>LazyStackedTensorDict</b> {_DIM}batch_size=[2], stack_dim=0</span></summary>"
+        f"{_UL}<li>a: {_DIM}f32[3]</span></li></ul>"
+        '<details open style="padding-left:1.5em"><summary>'
+        '<i style="opacity:0.7">exclusive_fields</i></summary>'
+        f"{_UL}<li><details open><summary>0: {_DIM}1 entry</span></summary>{_UL}"
+        f"<li>b: {_DIM}f32[1]</span></li></ul></details></li>"
+        f"<li><details open><summary>1: {_DIM}1 entry</span></summary>{_UL}"
+        f"<li>c: {_DIM}f32[2]</span></li></ul></details></li></ul></details></details></div>"
+    )
+    many = m.TensorDict({f"k{i:03d}": torch.zeros(1) for i in range(205)})._repr_html_()
+    assert many is not None and many.count("<li>k") == 200
+    assert many.endswith("<li>... and 5 more</li></ul></details></div>")
+    with m.set_printoptions(compact=False):
+        assert flat(m)._repr_html_() == f"<pre>{flat(m)!r}</pre>"
+    with m.set_printoptions(html=False):
+        assert flat(m)._repr_html_() is None
+
+
+def test_notebook_display_side_by_side_with_tensordict() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    for name in sorted(CASES):
+        ours, theirs = CASES[name](tensorclass), CASES[name](tensordict)
+        if hasattr(theirs, "_repr_html_") and hasattr(ours, "_repr_html_"):
+            assert ours._repr_html_() == theirs._repr_html_(), name

@@ -20,6 +20,7 @@ no lazy stack is stacked.
 
 from __future__ import annotations
 
+import html
 import textwrap
 from collections.abc import Iterable, Sequence
 from functools import reduce
@@ -38,6 +39,7 @@ __all__ = [
     "class_label",
     "describe_non_tensor",
     "format_instance",
+    "html_instance",
     "short_dtype",
 ]
 
@@ -257,7 +259,10 @@ def _render(node: Node, indent: str, used: int, tail: int) -> str:
     return prefix + "{\n" + ",\n".join(lines) + "}"
 
 
-def _compact(obj: TensorCore, options: dict[str, Any]) -> str:
+def _parts(
+    obj: TensorCore, options: dict[str, Any]
+) -> tuple[list[str], list[tuple[str, Node]], list[tuple[str, Node]]]:
+    """The header items, the entries and the exclusive fields (of a lazy stack) of ``obj``."""
     header = []
     if options["show_batch_size"]:
         header.append(f"batch_size=[{','.join(map(str, obj._batch_size))}]")
@@ -265,21 +270,87 @@ def _compact(obj: TensorCore, options: dict[str, Any]) -> str:
         header.append(f"device={obj._device}")
     exclusive: list[tuple[str, Node]] = []
     leaves = stacked_leaves(obj)
-    label = class_label(obj)
-    if leaves is not None and label == "LazyStackedTensorDict":
+    if leaves is not None and class_label(obj) == "LazyStackedTensorDict":
         header.append(f"stack_dim={leaves.dim}")
         common = set(leaves)
         for i, member in enumerate(leaves.members):
             own = [key for key in _keys(member) if key not in common]
             if own:
                 exclusive.append((str(i), ("", _entries(member, own, options))))
-    head = f"{label}(" + "".join(f"{part}, " for part in header) + "fields="
+    return header, _body(obj, options), exclusive
+
+
+def _compact(obj: TensorCore, options: dict[str, Any]) -> str:
+    header, body, exclusive = _parts(obj, options)
+    head = f"{class_label(obj)}(" + "".join(f"{part}, " for part in header) + "fields="
     tail = 1 + len(", exclusive_fields={") if exclusive else 1
-    text = head + _render(("", _body(obj, options)), "", len(head), tail)
+    text = head + _render(("", body), "", len(head), tail)
     if exclusive:
         used = len(text.rsplit("\n", 1)[-1]) + len(", exclusive_fields=")
         text += ", exclusive_fields=" + _render(("", exclusive), "", used, 1)
     return text + ")"
+
+
+# -- the notebook display -------------------------------------------------------------------
+
+#: the entries an HTML display shows at most
+_HTML_ENTRIES = 200
+_HTML_LIST = "list-style:none;margin:0;padding-left:1.5em"
+_HTML_DIM = "opacity:0.7"
+
+
+def _html_list(entries: list[tuple[str, Node]], budget: list[int]) -> str:
+    """``entries`` as a ``<ul>``, nested containers as open ``<details>`` blocks; ``budget``
+    (one number, shared by the whole display) counts the entries left to show."""
+    items = []
+    for done, (key, value) in enumerate(entries):
+        if budget[0] <= 0:
+            items.append(f"<li>... and {len(entries) - done} more</li>")
+            break
+        budget[0] -= 1
+        name = html.escape(key)
+        if isinstance(value, str):
+            items.append(f'<li>{name}: <span style="{_HTML_DIM}">{html.escape(value)}</span></li>')
+            continue
+        prefix, inner = value
+        count = f"{len(inner)} {'entry' if len(inner) == 1 else 'entries'}"
+        label = html.escape(f"{prefix} " if prefix else "") + count
+        items.append(
+            f'<li><details open><summary>{name}: <span style="{_HTML_DIM}">{label}</span>'
+            f"</summary>{_html_list(inner, budget)}</details></li>"
+        )
+    return f'<ul style="{_HTML_LIST}">' + "".join(items) + "</ul>"
+
+
+def html_instance(obj: TensorCore, options: dict[str, Any] | None = None) -> str | None:
+    """What a notebook shows for an instance (``_repr_html_``), as in tensordict: the compact
+    entries as a tree of open ``<details>`` blocks (at most 200 entries); the detailed text
+    in a ``<pre>`` block under ``compact=False``; nothing (``None``) under ``html=False``."""
+    if options is None:
+        options = get_printoptions()
+    if not options["html"]:
+        return None
+    if not options["compact"]:
+        return f"<pre>{html.escape(format_instance(obj, options))}</pre>"
+    header, body, exclusive = _parts(obj, options)
+    names = obj._names if options["show_batch_size"] else None
+    if names is not None and any(name is not None for name in names):
+        at = 1 if header and header[0].startswith("batch_size=") else 0
+        header.insert(at, f"names=[{','.join(map(str, names))}]")
+    budget = [_HTML_ENTRIES]
+    text = (
+        '<div style="font-family:monospace;line-height:1.4"><details open><summary>'
+        f"<b>{html.escape(class_label(obj))}</b> "
+        f'<span style="{_HTML_DIM}">{html.escape(", ".join(header))}</span></summary>'
+        f"{_html_list(body, budget)}"
+    )
+    if exclusive:
+        text += (
+            '<details open style="padding-left:1.5em"><summary>'
+            f'<i style="{_HTML_DIM}">exclusive_fields</i></summary>'
+            f"{_html_list(exclusive, budget)}</details>"
+        )
+    return text + "</details></div>"
 
 
 # -- the detailed form ----------------------------------------------------------------------
