@@ -209,11 +209,38 @@ CASES.update(
         ),
     }
 )
+
+
+@functools.cache
+def typed_dict_class(m):
+    class State(m.TypedTensorDict):
+        eta: torch.Tensor
+
+    return State
+
+
+def typed_dict(m, extra=False):
+    state = typed_dict_class(m)(eta=torch.zeros(4), batch_size=[4])
+    if extra:
+        state["extra"] = torch.zeros(4, 2)
+    return state
+
+
+CASES.update(
+    {
+        "typed_tensordict": typed_dict,
+        "typed_tensordict_extra_key": lambda m: typed_dict(m, extra=True),
+        "typed_tensordict_lazy_stack": lambda m: m.lazy_stack([typed_dict(m), typed_dict(m)]),
+        "unsqueezed": lambda m: m.TensorDict(a=torch.zeros(4), batch_size=[4]).unsqueeze(0),
+        "nested_from_dict": lambda m: m.TensorDict({"a": {"b": torch.zeros(2)}}, batch_size=[2]),
+    }
+)
 OPTION_CASES_MORE = {
     "detailed_lazy_ranks_differ": ("lazy_ranks_differ", {"compact": False}),
     "detailed_field_repr_false": ("field_repr_false", {"compact": False}),
     "detailed_metadata": ("metadata", {"compact": False}),
     "no_dtype_lazy": ("lazy_shapes_differ", {"show_dtype": False}),
+    "detailed_typed_tensordict": ("typed_tensordict_extra_key", {"compact": False}),
 }
 
 
@@ -351,6 +378,12 @@ EXPECTED: dict[str, str] = {
     "opt:detailed_field_repr_false": "Hidden(\n    a=Tensor(shape=torch.Size([2]), device=cpu, dtype=torch.float32, is_shared=False),\n    batch_size=torch.Size([2]),\n    device=None,\n    is_shared=False)",
     "opt:detailed_metadata": "TensorDict(\n    fields={\n        cfg: MetaData(data={'lr': 1}, batch_size=torch.Size([]), device=None)},\n    batch_size=torch.Size([]),\n    device=None,\n    is_shared=False)",
     "opt:no_dtype_lazy": "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={a: [-1], b: [2]})",
+    "typed_tensordict": "State(batch_size=[4], fields={eta: f32[]})",
+    "typed_tensordict_extra_key": "State(batch_size=[4], fields={eta: f32[], extra: f32[2]})",
+    "typed_tensordict_lazy_stack": "LazyStackedTensorDict(batch_size=[2,4], stack_dim=0, fields={eta: f32[]})",
+    "unsqueezed": "TensorDict(batch_size=[1,4], fields={a: f32[]})",
+    "nested_from_dict": "TensorDict(batch_size=[2], fields={a: {b: f32[]}})",
+    "opt:detailed_typed_tensordict": "State(\n    fields={\n        eta: Tensor(shape=torch.Size([4]), device=cpu, dtype=torch.float32, is_shared=False),\n        extra: Tensor(shape=torch.Size([4, 2]), device=cpu, dtype=torch.float32, is_shared=False)},\n    batch_size=torch.Size([4]),\n    device=None,\n    is_shared=False)",
 }
 
 

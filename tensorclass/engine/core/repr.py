@@ -63,11 +63,14 @@ def short_dtype(dtype: torch.dtype) -> str:
 
 
 def class_label(obj: TensorCore) -> str:
-    """The class name a repr shows: a lazy stack of typed instances shows their class."""
+    """The class name a repr shows: a lazy stack of tensor-class instances shows their
+    class; one of ``TensorDict`` or ``TypedTensorDict`` members (keys beyond the fields)
+    shows ``LazyStackedTensorDict``, as in tensordict."""
     leaves = stacked_leaves(obj)
     if leaves is None:
         return type(obj).__name__
-    if type(obj).__tensorclass_schema__.dynamic:
+    schema = type(obj).__tensorclass_schema__
+    if schema.dynamic or schema.extra_keys:
         return "LazyStackedTensorDict"
     for cls in type(obj).__mro__:
         if not cls.__name__.startswith("LazyStackedTensorDict"):
@@ -452,7 +455,7 @@ def _detailed(obj: TensorCore, options: dict[str, Any]) -> str:
     if options["show_is_shared"]:
         footer.append(f"is_shared={_is_shared(obj)}")
     footer = [textwrap.indent(part, _INDENT) for part in footer]
-    if not schema.dynamic:  # a typed class: name=value, then its absent fields
+    if not (schema.dynamic or schema.extra_keys):  # a tensor class: name=value, absent fields
         first = _first_member(obj)
         hidden = _hidden(obj)
         present = [k for k in keys if first._data.get(k) is not None and k not in hidden]
