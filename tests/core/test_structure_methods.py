@@ -724,5 +724,11 @@ def test_parse_tensor_dict_string(obj: Any) -> None:
         parse_tensor_dict_string("hello")
     with pytest.raises(ValueError, match="exclusive fields"):
         parse_tensor_dict_string(repr(lazy_stack([TensorDict(a=torch.zeros(1)), TensorDict()])))
-    with set_printoptions(compact=False), pytest.raises(ValueError, match="cannot rebuild entry"):
-        parse_tensor_dict_string(repr(nested))
+    with set_printoptions(compact=False):  # the detailed form reads back too
+        detailed = parse_tensor_dict_string(repr(nested))
+        lazy = parse_tensor_dict_string(repr(make_lazy()))
+    assert detailed["n"].batch_size == (2, 3) and detailed["n", "c"].shape == (2, 3, 4)
+    assert detailed["my key"].dtype == torch.int8 and detailed.device == torch.device("cpu")
+    assert lazy["inner", "d"].shape == (2, 4) and lazy.batch_size == (2,)
+    with pytest.raises(ValueError, match="exclusive fields"):
+        parse_tensor_dict_string(repr(lazy_stack([TensorDict(a=torch.zeros(1)), TensorDict()])))

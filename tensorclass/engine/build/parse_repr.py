@@ -27,6 +27,8 @@ _HEADER = re.compile(r"\s*([A-Za-z_][\w.]*)\(")
 _TENSOR = re.compile(r"([a-z0-9_]+)\[([-0-9,]*)\](?:@([\w:,]+))?")
 #: a nested entry's prefix: an optional class name, optional extra batch dims
 _NESTED = re.compile(r"([A-Za-z_]\w*)?(?:\[([0-9,]*)\])?\{")
+#: a tensor of the detailed form: ``Tensor(shape=torch.Size([3, 4]), device=cpu, ...)``
+_DETAIL = re.compile(r"\w*Tensor\((?=shape=torch\.Size\()")
 #: the dtypes by their short printed names (``f32`` -> ``torch.float32``)
 _DTYPES = {
     short_dtype(value): value for value in vars(torch).values() if isinstance(value, torch.dtype)
@@ -66,6 +68,32 @@ def _closing(text: str, start: int) -> int:
     raise ValueError(f"parse_tensor_dict_string: unbalanced brackets in {text[start:][:60]!r}")
 
 
+def _size(text: str) -> list[int]:
+    """``[3]`` or ``torch.Size([3])`` as a list of ints."""
+    text = text.strip()
+    if text.startswith("torch.Size(") and text.endswith(")"):
+        text = text[len("torch.Size(") : -1]
+    if not (text.startswith("[") and text.endswith("]")):
+        raise ValueError(f"parse_tensor_dict_string: {text!r} is not a size")
+    return _dims(text[1:-1])
+
+
+def _detailed_tensor(key: str, inner: str, device: torch.device | None) -> torch.Tensor:
+    """The zeros of a detailed-form tensor entry (``shape=..., device=..., dtype=...``)."""
+    fields = dict(part.partition("=")[::2] for part in _split_top(inner))
+    shape = _size(fields["shape"])
+    if -1 in shape:
+        raise ValueError(
+            f"parse_tensor_dict_string: entry {key!r} has a dim that differs between the "
+            f"members of a lazy stack (-1); its shape cannot be rebuilt"
+        )
+    dtype = getattr(torch, fields.get("dtype", "torch.float32").removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"parse_tensor_dict_string: entry {key!r} has no dtype")
+    where = fields.get("device") or (device if device is not None else "cpu")
+    return torch.zeros(shape, dtype=dtype, device=where)
+
+
 def _entries(body: str, batch: list[int], device: torch.device | None) -> Any:
     """A ``TensorDict`` of batch size ``batch`` from the entries ``key: value, ...``."""
     data: dict[str, Any] = {}
@@ -88,6 +116,10 @@ def _entries(body: str, batch: list[int], device: torch.device | None) -> Any:
         elif nested is not None and value.endswith("}"):
             extra = _dims(nested.group(2) or "")
             data[key] = _entries(value[nested.end() : -1], [*batch, *extra], device)
+        elif (detail := _DETAIL.match(value)) is not None and value.endswith(")"):
+            data[key] = _detailed_tensor(key, value[detail.end() : -1], device)
+        elif _HEADER.match(value) is not None and value.endswith(")"):
+            data[key] = _instance(value)  # a nested instance in the detailed form
         elif value == "None":
             continue  # an absent field of a typed class
         else:
@@ -101,12 +133,13 @@ def _entries(body: str, batch: list[int], device: torch.device | None) -> Any:
 
 
 def parse_tensor_dict_string(s: str) -> Any:
-    """A ``TensorDict`` with the structure printed in ``s`` (the compact repr of an instance).
+    """A ``TensorDict`` with the structure printed in ``s`` (the repr of an instance, in the
+    compact or the detailed form).
 
     Keys, dtypes, shapes, batch sizes and devices come from the text; tensors are zeros.
     Typed classes and lazy stacks come back as ``TensorDict``; entries that print no
     structure (non-tensor values, the exclusive keys of a lazy stack, dims that differ
-    between its members) are a ``ValueError``, as is text that is not a compact repr.
+    between its members) are a ``ValueError``, as is text that is not a repr.
 
     >>> import torch
     >>> from tensorclass import TensorDict, parse_tensor_dict_string
@@ -117,7 +150,11 @@ def parse_tensor_dict_string(s: str) -> Any:
     >>> rebuilt["next", "done"].dtype, rebuilt.batch_size, rebuilt["obs"].sum()
     (torch.bool, torch.Size([3]), tensor(0.))
     """
-    text = " ".join(line.strip() for line in s.strip().splitlines())
+    return _instance(" ".join(line.strip() for line in s.strip().splitlines()))
+
+
+def _instance(text: str) -> Any:
+    """The ``TensorDict`` printed in ``text`` (one line), compact or detailed."""
     header = _HEADER.match(text)
     if header is None or not text.endswith(")"):
         raise ValueError(f"parse_tensor_dict_string: not a printed tensor class: {text[:60]!r}")
@@ -130,20 +167,20 @@ def parse_tensor_dict_string(s: str) -> Any:
     body = None
     for part in _split_top(inner):
         name, _, value = part.partition("=")
-        if name == "batch_size" and value.startswith("["):
-            batch = _dims(value[1:-1])
+        if name == "batch_size":
+            batch = _size(value)
         elif name == "device":
-            device = torch.device(value)
+            device = None if value == "None" else torch.device(value)
         elif name == "fields" and value.startswith("{") and value.endswith("}"):
             body = value[1:-1]
-        elif name == "exclusive_fields":
+        elif name == "exclusive_fields" and value.strip("{} "):
             raise ValueError(
                 "parse_tensor_dict_string: the exclusive fields of a lazy stack cannot be "
                 "rebuilt in a TensorDict"
             )
     if body is None:
         raise ValueError(
-            f"parse_tensor_dict_string: not a printed tensor class (no 'fields={{...}}', "
-            f"print it with the default print options): {text[:60]!r}"
+            f"parse_tensor_dict_string: not a printed tensor class (no 'fields={{...}}'): "
+            f"{text[:60]!r}"
         )
     return _entries(body, batch, device)

@@ -20,6 +20,7 @@ no lazy stack is stacked.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -502,5 +503,7 @@ def format_instance(obj: TensorCore, options: dict[str, Any] | None = None) -> s
     if options is None:
         options = get_printoptions()
     if options["compact"]:
-        return _compact(obj, options)
+        # a repr must not raise: should the compact form fail, the detailed one instead
+        with contextlib.suppress(Exception):
+            return _compact(obj, options)
     return _detailed(obj, options)
