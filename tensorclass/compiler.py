@@ -84,6 +84,7 @@ def _make_field(cls: type, name: str, annotation: object, kw_only: bool = False)
     default = cls.__dict__.get(name, MISSING)
     factory: object = MISSING
     metadata: Mapping[str, object] = {}
+    shown = True
     if isinstance(default, dataclasses.Field):  # dataclasses.field(...): the same options
         default = _from_dataclass_field(cls, name, default)
     if isinstance(default, FieldSpec):
@@ -94,6 +95,7 @@ def _make_field(cls: type, name: str, annotation: object, kw_only: bool = False)
             spec.kw_only or kw_only,
             spec.metadata,
         )
+        shown = spec.shown
     if isinstance(default, _MUTABLE_DEFAULTS):
         raise SchemaError(
             f"{cls.__name__}.{name}: a {type(default).__name__} default would be shared by "
@@ -106,7 +108,17 @@ def _make_field(cls: type, name: str, annotation: object, kw_only: bool = False)
     else:
         kind, optional, nested = classify_annotation(annotation)
     return Field(
-        name, annotation, kind, default, factory, kw_only, optional, nested, metadata, cls.__name__
+        name,
+        annotation,
+        kind,
+        default,
+        factory,
+        kw_only,
+        optional,
+        nested,
+        metadata,
+        cls.__name__,
+        shown=shown,
     )
 
 
@@ -122,7 +134,9 @@ def _from_dataclass_field(cls: type, name: str, spec: dataclasses.Field[Any]) ->
         return MISSING if value is dataclasses.MISSING else value
 
     kw_only = spec.kw_only is True  # dataclasses.MISSING when not given
-    return FieldSpec(given(spec.default), given(spec.default_factory), kw_only, spec.metadata)
+    return FieldSpec(
+        given(spec.default), given(spec.default_factory), kw_only, spec.metadata, bool(spec.repr)
+    )
 
 
 def _dataclass_fields(schema: Schema) -> dict[str, dataclasses.Field[Any]]:

@@ -24,7 +24,7 @@ MISSING: Any = _MissingType()
 class FieldSpec:
     """What :func:`field` returns: the options of one field, read at class creation."""
 
-    __slots__ = ("default", "default_factory", "kw_only", "metadata")
+    __slots__ = ("default", "default_factory", "kw_only", "metadata", "shown")
 
     def __init__(
         self,
@@ -32,6 +32,7 @@ class FieldSpec:
         default_factory: Callable[[], object] | object,
         kw_only: bool,
         metadata: Mapping[str, object] | None,
+        shown: bool = True,
     ) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("a field cannot have both a default and a default_factory")
@@ -39,6 +40,8 @@ class FieldSpec:
         self.default_factory = default_factory
         self.kw_only = kw_only
         self.metadata = dict(metadata or {})
+        #: whether the repr lists the field (``dataclasses.field(repr=False)`` hides it)
+        self.shown = shown
 
 
 @overload

@@ -190,11 +190,12 @@ class NonTensorData(_Counted):
         return NonTensorData(self.data, meta=self.meta)
 
     def __repr__(self) -> str:
+        # tensordict's form: the value's str, the batch size as a torch.Size, the device
+        text = str(self.data)
+        if len(text) > 200:
+            text = f"{text[:20]}  ...  {text[-20:]}"
         name = "MetaData" if self.meta else "NonTensorData"
-        extra = f", batch_size={list(self.shape)}" if self.shape else ""
-        if self.device is not None:
-            extra += f", device={self.device}"
-        return f"{name}({self.data!r}{extra})"
+        return f"{name}(data={text}, batch_size={torch.Size(self.shape)}, device={self.device})"
 
     def _with_shape(self, shape: torch.Size) -> NonTensorData:
         return NonTensorData(self.data, batch_size=shape, device=self.device, meta=self.meta)
@@ -411,10 +412,14 @@ class NonTensorStack(_Counted):
         return (self._wrap(part) for part in self.array)
 
     def __repr__(self) -> str:
-        values = repr(self.array.tolist())
-        if len(values) > 60:
-            values = values[:57] + "..."
-        return f"NonTensorStack({values}, batch_size={list(self.array.shape)})"
+        # tensordict's form: the values (cut after 50 characters), batch size, device
+        values = str(self.array.tolist())
+        if len(values) > 50:
+            values = f"{values[:50]}..."
+        return (
+            f"NonTensorStack(\n    {values},\n    batch_size={torch.Size(self.array.shape)},"
+            "\n    device=None)"
+        )
 
     @staticmethod
     def _wrap(result: object) -> NonTensorData | NonTensorStack:

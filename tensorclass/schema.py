@@ -118,6 +118,8 @@ class Field:
     spec: Spec | None = dataclass_field(default=None, init=False)
     #: whether a plain tensor can be stored as it is (the fast path of attribute writes)
     holds_tensors: bool = dataclass_field(default=False, init=False, repr=False, compare=False)
+    #: whether the instance's repr lists the field (``dataclasses.field(repr=False)``: no)
+    shown: bool = dataclass_field(default=True, compare=False)
 
     def __post_init__(self) -> None:
         # The converter is looked up once here: hashing an enum member costs a Python call.

@@ -424,40 +424,49 @@ def missing_gets_none() -> bool:
 
 # -- print options -------------------------------------------------------------------------
 
-#: The defaults: what tensorclass's repr shows.
+#: The defaults, tensordict 0.15.3's: the compact form, entries sorted by name.
 _DEFAULT_PRINT: Mapping[str, Any] = MappingProxyType(
     {
         "show_batch_size": True,
         "show_device": True,
+        "show_is_shared": True,
+        "show_shape": True,
         "show_field_device": True,
         "show_dtype": True,
-        "show_shape": True,
-        "sort_keys": None,
-        "compact": True,
-        "show_is_shared": False,
-        "show_field_is_shared": False,
+        "show_field_is_shared": True,
         "show_grad": False,
         "show_is_contiguous": False,
         "show_is_view": False,
         "show_storage_size": False,
         "plain": False,
-        "html": False,
+        "sort_keys": "alphabetical",
+        "compact": True,
+        "html": True,
     }
 )
-#: The options tensorclass's repr never shows: only ``False`` is accepted.
-_NEVER_SHOWN = frozenset(
+#: The options only the detailed form uses: passing one without ``compact`` turns the
+#: compact form off, as in tensordict.
+_DETAILED_ONLY = frozenset(
     {
         "show_is_shared",
+        "show_shape",
+        "show_field_device",
         "show_field_is_shared",
         "show_grad",
         "show_is_contiguous",
         "show_is_view",
         "show_storage_size",
         "plain",
-        "html",
     }
 )
-_NOT_VERBOSE = ("show_device", "show_field_device", "show_dtype")
+#: What ``verbose=False`` hides unless an option sets it.
+_NOT_VERBOSE = (
+    "show_device",
+    "show_is_shared",
+    "show_field_device",
+    "show_dtype",
+    "show_field_is_shared",
+)
 
 _PRINT: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
     "tensorclass_printoptions", default=_DEFAULT_PRINT
@@ -471,7 +480,7 @@ def _check_print_option(name: str, value: Any) -> None:
             f"{', '.join(sorted(_DEFAULT_PRINT))}"
         )
     if name == "sort_keys":
-        if value is None or value is False or value == "alphabetical" or callable(value):
+        if value is None or isinstance(value, bool) or value == "alphabetical" or callable(value):
             return
         raise ModeError(
             f"set_printoptions: sort_keys must be 'alphabetical', a callable that gives the "
@@ -479,41 +488,47 @@ def _check_print_option(name: str, value: Any) -> None:
         )
     if not isinstance(value, bool):
         raise ModeError(f"set_printoptions: {name} must be a bool; got {value!r}")
-    if value and name in _NEVER_SHOWN:
-        what = "has no HTML display" if name == "html" else f"does not show {name}"
-        raise ModeError(
-            f"set_printoptions({name}=True) is not supported: tensorclass's repr "
-            f"{what}; it shows each leaf as dtype[shape] (and @device off the CPU)"
-        )
 
 
 class set_printoptions(_Scoped):
-    """Change how tensor classes print, inside a ``with`` block or a decorated function.
+    """Change how instances print, inside a ``with`` block or a decorated function.
 
     Options not passed keep their current value; leaving the block restores the previous
-    ones (:func:`get_printoptions` reads them):
+    ones (:func:`get_printoptions` reads them). The defaults are tensordict 0.15.3's:
 
+    - ``compact=True``: each entry as its short dtype and its dims after the batch dims
+      (``f32[3]``), entries past 80 columns one a line; ``compact=False`` gives the
+      detailed form, one ``Tensor(shape=..., device=..., dtype=..., is_shared=...)`` per
+      entry;
     - ``show_batch_size``, ``show_device``: the ``batch_size=`` and ``device=`` entries;
-    - ``show_dtype``, ``show_shape``, ``show_field_device``: each tensor leaf's dtype,
-      shape and (off the CPU) ``@device``;
-    - ``sort_keys``: ``None`` (insertion order, the default), ``"alphabetical"``, or a
-      callable giving the sort key of each entry's text;
-    - ``compact``: ``False`` prints one entry per line even when the whole fits on a line.
+      ``show_dtype``: each tensor's dtype (both forms);
+    - ``sort_keys``: ``"alphabetical"`` (the default), a callable giving the sort key of
+      each entry's text, or anything else for insertion order;
+    - the detailed form only: ``show_shape``, ``show_field_device``, ``show_is_shared``,
+      ``show_field_is_shared``, ``show_grad``, ``show_is_contiguous``, ``show_is_view``,
+      ``show_storage_size``, ``plain``. Passing one of these without ``compact`` turns
+      the compact form off;
+    - ``html``: the HTML tree notebooks show (``_repr_html_``); ``False`` turns it off,
+      and under ``compact=False`` a notebook shows the detailed text.
 
-    ``verbose=False`` hides the dtypes and devices unless an option sets them. tensordict's
-    options that tensorclass's repr never shows (``show_is_shared``, ``show_grad``,
-    ``show_is_contiguous``, ``show_is_view``, ``show_storage_size``,
-    ``show_field_is_shared``, ``plain``, ``html``) accept ``False`` only. An unknown option
-    is a ``TypeError``.
+    ``verbose=False`` hides the devices, dtypes and ``is_shared`` unless an option sets
+    them. An unknown option is a ``TypeError``.
 
     >>> import torch
     >>> from tensorclass import TensorDict, set_printoptions
     >>> td = TensorDict({"b": torch.zeros(2, 3), "a": torch.zeros(2)}, batch_size=[2])
-    >>> with set_printoptions(sort_keys="alphabetical", show_dtype=False):
-    ...     print(td)
-    TensorDict(a: [2], b: [2, 3], batch_size=[2])
     >>> print(td)
-    TensorDict(b: float32[2, 3], a: float32[2], batch_size=[2])
+    TensorDict(batch_size=[2], fields={a: f32[], b: f32[3]})
+    >>> with set_printoptions(sort_keys=None, show_dtype=False):
+    ...     print(td)
+    TensorDict(batch_size=[2], fields={b: [3], a: []})
+    >>> with set_printoptions(compact=False, verbose=False):
+    ...     print(td)
+    TensorDict(
+        fields={
+            a: Tensor(shape=torch.Size([2])),
+            b: Tensor(shape=torch.Size([2, 3]))},
+        batch_size=torch.Size([2]))
     """
 
     _var = _PRINT
@@ -522,6 +537,8 @@ class set_printoptions(_Scoped):
         super().__init__()
         for name, value in options.items():
             _check_print_option(name, value)
+        if "compact" not in options and not _DETAILED_ONLY.isdisjoint(options):
+            options["compact"] = False
         if not verbose:
             options = {**dict.fromkeys(_NOT_VERBOSE, False), **options}
         self._options = options

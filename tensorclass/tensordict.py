@@ -74,7 +74,7 @@ class TensorDict(TensorClass, dynamic=True):
     >>> td = TensorDict({"obs": torch.zeros(4, 3), "info": {"step": torch.arange(4)}},
     ...                 batch_size=[4])
     >>> td[1:3]
-    TensorDict(obs: float32[2, 3], info: TensorDict(step: int64[2], batch_size=[2]), batch_size=[2])
+    TensorDict(batch_size=[2], fields={info: {step: i64[]}, obs: f32[3]})
     >>> td["info", "step"]
     tensor([0, 1, 2, 3])
 

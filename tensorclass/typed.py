@@ -105,7 +105,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ...     labels: torch.Tensor
     >>> batch = Batch(torch.zeros(8, 3, 4, 4), torch.arange(8), batch_size=[8])
     >>> batch[:2]
-    Batch(images=float32[2, 3, 4, 4], labels=int64[2], batch_size=[2])
+    Batch(batch_size=[2], fields={images: f32[3,4,4], labels: i64[]})
     >>> batch.reshape(2, 4).labels.shape
     torch.Size([2, 4])
 

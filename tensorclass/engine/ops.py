@@ -20,7 +20,7 @@ from typing_extensions import Self
 from .build import conversion, instances
 from .build import from_containers as containers
 from .core.attach import class_op, op_property
-from .core.repr import format_instance
+from .core.repr import format_instance, html_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names, TensorCore
 from .keys import access, dim_names, structure
@@ -392,6 +392,10 @@ class TensorOps(
 
     def __repr__(self) -> str:
         return format_instance(self)
+
+    def _repr_html_(self) -> str | None:
+        """What a notebook shows: the entries as a tree, as tensordict's display."""
+        return html_instance(self)
 
     def __len__(self) -> int:
         """The size of the first batch dim (0 without batch dims), as for tensors."""

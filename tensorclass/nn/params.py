@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import html
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from ..engine.core.state import TensorCore
 from ..engine.torch_api.pytree import flatten_node, unflatten_node
 from ..keys import NestedKey
 from ..registry import register_params_class
+from ..switches import get_printoptions
 from ..tensordict import TensorDict
 from .params_forward import install_forwards, unwrap
 from .params_sync import reconcile, reconcile_level, registered
@@ -375,6 +377,17 @@ class TensorDictParams(nn.Module):
     def extra_repr(self) -> str:
         """The held tensor class, shown in the module's repr."""
         return f"params={self._td!r}"
+
+    def __repr__(self) -> str:
+        # tensordict's form: the held tensor class only, not the nested modules that
+        # register its nested levels
+        return f"{type(self).__name__}({self.extra_repr()})"
+
+    def _repr_html_(self) -> str | None:
+        """What a notebook shows: the text repr in a ``<pre>`` block, as in tensordict."""
+        if not get_printoptions()["html"]:
+            return None
+        return f"<pre>{html.escape(repr(self))}</pre>"
 
 
 def _flatten(params: TensorDictParams) -> tuple[list[Any], Any]:

@@ -249,4 +249,4 @@ def test_tensorclass_seed_example() -> None:
     assert reshaped.label.shape == (10, 10)
     text = repr(selected)
     assert text.startswith("MyData(") and f"batch_size=[{count}]" in text
-    assert "image=float32" in text
+    assert "image: f32[3,64,64]" in text

@@ -159,8 +159,10 @@ def test_standalone_nontensordata_stored_in_an_instance_is_shared() -> None:
     td = TensorDict({"x": torch.zeros(3)}, [3])
     td["s"] = NonTensorData("v", batch_size=[3])
     assert td._data["s"].shape == () and td[1]["s"] == "v" and td["s"] == "v"
-    assert repr(NonTensorData("v", batch_size=[3])) == "NonTensorData('v', batch_size=[3])"
-    assert repr(MetaData(1)) == "MetaData(1)"
+    assert repr(NonTensorData("v", batch_size=[3])) == (
+        "NonTensorData(data=v, batch_size=torch.Size([3]), device=None)"
+    )
+    assert repr(MetaData(1)) == "MetaData(data=1, batch_size=torch.Size([]), device=None)"
 
 
 # -- NonTensorStack -----------------------------------------------------------------------
@@ -176,7 +178,10 @@ def test_nontensorstack_from_list_tolist_data_and_indexing() -> None:
     with pytest.raises(AttributeError, match="holds different values"):
         tags.data
     assert NonTensorStack.from_list(["z", "z"]).data == "z"
-    assert repr(tags) == "NonTensorStack([['a', 'b'], ['c', 'd']], batch_size=[2, 2])"
+    assert repr(tags) == (
+        "NonTensorStack(\n    [['a', 'b'], ['c', 'd']],\n"
+        "    batch_size=torch.Size([2, 2]),\n    device=None)"
+    )
     assert NonTensorStack("a", "b").tolist() == ["a", "b"]
     assert NonTensorStack(NonTensorData("a"), NonTensorData("b")).tolist() == ["a", "b"]
     with pytest.raises(ValueError, match="not rectangular"):
@@ -227,7 +232,7 @@ def test_unbatched_tensor_is_untouched_by_batch_operations() -> None:
     clone["table"].add_(1)
     assert torch.equal(td["table"], torch.arange(5))  # clone copied the payload
     assert torch.equal((td + 1)["table"], table)  # element-wise ops: batched leaves only
-    assert "table: UnbatchedTensor(int64[5])" in repr(td)
+    assert "table: i64[5]" in repr(td)  # its own full shape, not the batch's
 
 
 def test_unbatched_tensor_is_a_tensor() -> None:

@@ -286,10 +286,16 @@ def test_batch_device_and_names_keyword_only() -> None:
 def test_repr_is_compact() -> None:
     step = make_step()
     text = repr(step)
-    assert "obs=Obs(pixels=float32[4, 3], name='obs', extra=None, batch_size=[4])" in text
-    assert "reward=float32[4]" in text and "info=None" in text
+    # tensordict's layout: entries sorted, absent fields last as None, 80 columns a line
+    assert text == (
+        "Step(batch_size=[4], fields={\n"
+        "    obs: Obs{name: str, pixels: f32[3], extra: None},\n"
+        "    reward: f32[],\n"
+        "    tags: list,\n"
+        "    info: None})"
+    )
     assert repr(Pair(torch.zeros(2), torch.zeros(2), batch_size=[2])) == (
-        "Pair(left=float32[2], right=float32[2], batch_size=[2])"
+        "Pair(batch_size=[2], fields={left: f32[], right: f32[]})"
     )
 
 

@@ -14,7 +14,7 @@ import torch
 
 def test_quickstart_runs(capsys) -> None:  # type: ignore[no-untyped-def]
     quickstart.main()
-    assert "Batch(images=float32[8, 3, 16, 16]" in capsys.readouterr().out
+    assert "Batch(batch_size=[8], fields={images: f32[3,16,16]" in capsys.readouterr().out
 
 
 def test_supervised_loss_goes_down() -> None:

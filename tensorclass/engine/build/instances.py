@@ -23,7 +23,7 @@ The batch size follows one rule everywhere: ``batch_size=`` sets it; ``auto_batc
 ...     x: torch.Tensor
 ...     y: torch.Tensor
 >>> Pair.from_dict({"x": torch.zeros(3, 2), "y": torch.ones(3)}, auto_batch_size=True)
-Pair(x=float32[3, 2], y=float32[3], batch_size=[3])
+Pair(batch_size=[3], fields={x: f32[2], y: f32[]})
 >>> TensorDict.from_dict({"a": torch.zeros(3)}, batch_size=[3]).keys()
 KeysView(['a'])
 """

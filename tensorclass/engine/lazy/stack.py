@@ -45,11 +45,11 @@ from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class, register_lazy_stack_function
-from ...switches import printoption, stacks_capture
+from ...switches import stacks_capture
 from ..base import TensorDictBase
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
-from ..core.repr import describe_leaf, describe_tensor
+from ..core.repr import format_instance
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, Names, TensorCore, set_state
@@ -290,28 +290,7 @@ class LazyStackedTensorDict(TensorDictBase):
         return super().keys(include_nested, leaves_only, is_leaf, sort=sort)
 
     def __repr__(self) -> str:
-        leaves = self._lazy
-        first = leaves.members[0]
-        parts = []
-        for key in leaves:
-            leaf = first._data[key]
-            if isinstance(leaf, Tensor):
-                shape = list(leaf.shape)
-                shape.insert(leaves.dim, len(leaves.members))
-                parts.append(f"{key}: {describe_tensor(leaf.dtype, shape, leaf.device)}")
-            elif isinstance(leaf, TensorCore):
-                parts.append(f"{key}: {leaves[key]!r}")
-            else:
-                parts.append(f"{key}: {describe_leaf(leaves[key])}")
-        exclusive = sorted({k for m in leaves.members for k in m._data} - set(leaves))
-        if exclusive:
-            parts.append(f"exclusive_keys={exclusive}")
-        if printoption("show_batch_size"):
-            parts.append(f"batch_size={list(self._batch_size)}")
-        parts.append(f"stack_dim={leaves.dim}")
-        if self._device is not None and printoption("show_device"):
-            parts.append(f"device={self._device}")
-        return f"{type(self).__name__}({', '.join(parts)})"
+        return format_instance(self)
 
     def __reduce__(self) -> tuple[object, ...]:
         packed = self._consolidated_reduce()
