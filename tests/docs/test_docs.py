@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from .extras import missing_extra
 from .fences import PAGES, ROOT, Block, blocks, markers, shown
 
 # Languages that are shown, never run. Anything else (``py``, ``python3``, ``pycon``, a bare
@@ -84,6 +85,11 @@ def test_page_examples_run(page: Path, tmp_path: Path) -> None:
     try:
         for block in code_blocks:
             exec(compile(block.source, block.where, "exec"), namespace)
+    except ImportError as error:
+        extra = missing_extra(error)
+        if extra is None:
+            raise
+        pytest.skip(f"the page's examples need the optional extra {extra!r} (not installed)")
     finally:
         os.chdir(previous)
 

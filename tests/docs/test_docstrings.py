@@ -16,11 +16,14 @@ import itertools
 import pkgutil
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 import tensorclass
 import tensorclass.nn
+
+from .extras import missing_extra
 
 MODULES = sorted(
     name
@@ -34,11 +37,30 @@ PUBLIC = [(module, name) for module in (tensorclass, tensorclass.nn) for name in
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner = ExtrasAwareRunner(
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE | doctest.FAIL_FAST
+    )
     for test in finder.find(module, name):
         runner.run(test)
     result = runner.summarize(verbose=False)
+    if result.failed and result.failed == len(runner.needs):
+        pytest.skip(f"examples need the optional extras {sorted(set(runner.needs))} (not installed)")
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+class ExtrasAwareRunner(doctest.DocTestRunner):
+    """A runner that stops a docstring at its first failure (``FAIL_FAST``) and remembers
+    the failures that only say an optional extra is not installed."""
+
+    def __init__(self, optionflags: int) -> None:
+        super().__init__(optionflags=optionflags)
+        self.needs: list[str] = []
+
+    def report_unexpected_exception(self, out: Any, test: Any, example: Any, exc_info: Any) -> None:
+        extra = missing_extra(exc_info[1])
+        if extra is not None:
+            self.needs.append(extra)
+        super().report_unexpected_exception(out, test, example, exc_info)
 
 
 def test_docstring_examples_exist() -> None:
