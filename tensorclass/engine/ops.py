@@ -19,8 +19,8 @@ from typing_extensions import Self
 
 from .build import conversion, instances
 from .build import from_containers as containers
+from .build.printing import format_instance, html_instance
 from .core.attach import class_op, op_property
-from .core.repr import format_instance, html_instance
 from .core.safe_globals import allow_loading
 from .core.state import Names, TensorCore
 from .keys import access, dim_names, structure

@@ -44,7 +44,9 @@ def test_docstring_examples(name: str) -> None:
         runner.run(test)
     result = runner.summarize(verbose=False)
     if result.failed and result.failed == len(runner.needs):
-        pytest.skip(f"examples need the optional extras {sorted(set(runner.needs))} (not installed)")
+        pytest.skip(
+            f"examples need the optional extras {sorted(set(runner.needs))} (not installed)"
+        )
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 

@@ -1,6 +1,6 @@
 """``parse_tensor_dict_string``: rebuild an instance's structure from its printed form.
 
-A debugging aid: the compact repr (see :mod:`~tensorclass.engine.core.repr`) shows every
+A debugging aid: the compact repr (see :mod:`~tensorclass.engine.build.printing`) shows every
 key, dtype, feature shape, batch size and device, so a ``TensorDict`` of zeros with that
 structure can be rebuilt from a log line. Values are not printed: an entry that is not a
 tensor or a nested instance (``str``, ``NonTensorStack``) cannot be rebuilt and is an error,
@@ -15,8 +15,8 @@ from typing import Any
 import torch
 
 from ...registry import dynamic_class
-from ..core.repr import short_dtype
 from ..core.state import as_batch_size
+from .printing import short_dtype
 
 __all__ = ["parse_tensor_dict_string"]
 

@@ -47,9 +47,9 @@ from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class, register_lazy_stack_function
 from ...switches import stacks_capture
 from ..base import TensorDictBase
+from ..build.printing import format_instance
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
-from ..core.repr import format_instance
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, Names, TensorCore, set_state

@@ -33,8 +33,8 @@ from torch import Tensor
 from ...non_tensor import NonTensorData, NonTensorStack
 from ...switches import get_printoptions
 from ...unbatched import UnbatchedTensor
-from .lazy_stacks import stacked_leaves
-from .state import TensorCore
+from ..core.lazy_stacks import stacked_leaves
+from ..core.state import TensorCore
 
 __all__ = [
     "class_label",
