@@ -49,7 +49,8 @@ def stack_leaves(
             shapes = [list(leaf.shape) for leaf in leaves]
             raise StructureMismatchError(
                 f"cannot stack key {key!r} of the lazy stack: the members hold shapes "
-                f"{shapes} ({err}); read it from each member instead"
+                f"{shapes} ({err}); read it with get(key, as_padded_tensor=True), "
+                f"as_nested_tensor=True or as_list=True, or from each member"
             ) from None
     if isinstance(first, TensorCore):
         if not all(isinstance(leaf, TensorCore) for leaf in leaves):

@@ -19,19 +19,41 @@ import torch
 from torch import Tensor
 from torch.nn import functional
 
-from ...errors import StructureMismatchError
+from ...errors import BatchSizeError, StructureMismatchError
 from ...keys import NestedKey
 from ..core.lazy_stacks import is_lazy_stack
-from ..core.state import MISSING
+from ..core.state import MISSING, TensorCore
 from ..ops import TensorOps
 from .self_type import S
 
-__all__ = ["densify", "get", "get_nestedtensor", "pad_stack"]
+__all__ = ["densify", "get", "get_nestedtensor", "is_ragged", "pad_stack", "ragged_batch"]
 
 _ABSENT = object()
 _D = TypeVar("_D")
 #: where ``get(key, as_padded_tensor=True)`` pads
 _PaddingSide = Literal["left", "right"]
+
+
+def ragged_batch(sizes: list[torch.Size], where: str) -> torch.Size:
+    """The batch size the members of a lazy stack share, ``-1`` at each dim where they
+    differ (episodes of different lengths: ``[3]`` and ``[5]`` give ``[-1]``, the stack
+    dim left out). Members must have the same number of batch dims."""
+    first = sizes[0]
+    if any(len(size) != len(first) for size in sizes):
+        shown = [list(size) for size in sizes]
+        raise BatchSizeError(
+            f"{where}: members have different numbers of batch dims {shown}; a lazy stack "
+            f"needs one number of batch dims (their sizes may differ)"
+        )
+    return torch.Size(
+        size if all(other[d] == size for other in sizes) else -1 for d, size in enumerate(first)
+    )
+
+
+def is_ragged(self: TensorCore) -> bool:
+    """Whether some batch dim of ``self`` (a lazy stack) differs between its members (its
+    size is then ``-1``)."""
+    return -1 in self._batch_size
 
 
 def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: object) -> Tensor:

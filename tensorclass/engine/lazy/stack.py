@@ -65,9 +65,9 @@ from .cat import LAZY_FUNCTIONS
 from .forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
-from .ragged import _PaddingSide, pad_stack
+from .ragged import _PaddingSide, pad_stack, ragged_batch
 
-__all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
+__all__ = ["LazyStackedTensorDict", "dense_stack_members", "lazy_stack", "maybe_dense_stack"]
 
 T = TypeVar("T", bound=TensorCore)
 _Out = TypeVar("_Out", bound=TensorCore)
@@ -619,6 +619,13 @@ class LazyStackedTensorDict(TensorDictBase):
                     return moved
         return self._per_member("to", *args, **kwargs)
 
+    def numel(self) -> int:
+        """The number of elements in the batch: the members' together (a ragged stack,
+        batch size ``-1`` where the members' sizes differ, has no product)."""
+        if -1 not in self._batch_size:
+            return self._batch_size.numel()
+        return sum(member.numel() for member in self._lazy.members)
+
     def detach(self) -> Self:
         """A lazy stack of the detached members."""
         return self._per_member("detach")
@@ -1085,6 +1092,7 @@ class LazyStackedTensorDict(TensorDictBase):
     _lazy = op_property(shape._lazy)
     _index = shape._index
     _set_at = shape._set_at
+    update_at_ = shape.update_at_
     unbind = shape.unbind
     _split_sections = shape._split_sections
     unsqueeze = shape.unsqueeze
@@ -1195,10 +1203,7 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
                 f"lazy_stack: item 0 is a {type(first).__name__}, item {index} a "
                 f"{type(item).__name__}; members must share their class"
             )
-        if item._batch_size != first._batch_size:
-            sizes = [list(m._batch_size) for m in members]
-            raise StructureMismatchError(f"lazy_stack: members have different batch sizes {sizes}")
-    batch = first._batch_size
+    batch = ragged_batch([m._batch_size for m in members], "lazy_stack")
     d = batch_dim(dim, len(batch), extra=1)
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
@@ -1336,6 +1341,37 @@ def maybe_dense_stack(items: Sequence[T], dim: int = 0) -> T:
     d = batch_dim(dim, len(members[0]._batch_size), extra=1)
     result: T = _maybe_dense(members, d)
     return result
+
+
+def dense_stack_members(items: Sequence[T], dim: int) -> T:
+    """:func:`maybe_dense_stack`, except that lazy stacks of one layout (the same stack
+    dim and number of members) are stacked member by member: the result is a lazy stack
+    of the dense stacks of their corresponding members (so members of different batch
+    sizes, a ragged stack, still give dense parts). ``dense_stack_tds`` stacks so.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict, lazy_stack
+    >>> episode = lazy_stack([TensorDict(x=torch.zeros(3), batch_size=[3]),
+    ...                       TensorDict(x=torch.zeros(5), batch_size=[5])])
+    >>> both = dense_stack_members([episode, episode.clone()], 0)
+    >>> both.batch_size, both.stack_dim, [m.batch_size for m in both.tensordicts]
+    (torch.Size([2, 2, -1]), 1, [torch.Size([2, 3]), torch.Size([2, 5])])
+    """
+    members = list(items)
+    stacks = [m._lazy for m in members if isinstance(m, LazyStackedTensorDict)]
+    if members and len(stacks) == len(members):
+        inner, count, ndim = stacks[0].dim, len(stacks[0].members), len(members[0]._batch_size)
+        if all(
+            s.dim == inner and len(s.members) == count and len(m._batch_size) == ndim
+            for s, m in zip(stacks, members)
+        ):
+            d = batch_dim(dim, ndim, extra=1)
+            new_stack, member_dim = (inner + 1, d) if d <= inner else (inner, d - 1)
+            parts: list[T] = [
+                maybe_dense_stack([s.members[i] for s in stacks], member_dim) for i in range(count)
+            ]
+            return lazy_stack(parts, new_stack)
+    return maybe_dense_stack(members, dim)
 
 
 register_lazy_class(LazyStackedTensorDict)  # what the constructors of every class stack with

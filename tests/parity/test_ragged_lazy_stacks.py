@@ -1,0 +1,287 @@
+"""Ragged lazy stacks behave as tensordict 0.15.3's: members whose batch sizes differ
+(episodes of different lengths) stack lazily with ``-1`` at each dim where they differ.
+
+The expectations are literal (checked against tensordict 0.15.3); the side-by-side tests at
+the end run only where tensordict is installed.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tensorclass import (
+    BatchSizeError,
+    LazyStackedTensorDict,
+    StructureMismatchError,
+    TensorDict,
+    dense_stack_tds,
+    lazy_stack,
+    load_memmap,
+)
+
+
+def episodes() -> Any:
+    """Two episodes of lengths 3 and 5 (observations of 2 features)."""
+    first = TensorDict(obs=torch.zeros(3, 2), batch_size=[3])
+    second = TensorDict(obs=torch.ones(5, 2), batch_size=[5])
+    return lazy_stack([first, second])
+
+
+# -- building --------------------------------------------------------------------------
+
+
+def test_batch_size_is_minus_one_where_members_differ() -> None:
+    stack = episodes()
+    assert stack.batch_size == torch.Size([2, -1])
+    assert stack.shape == torch.Size([2, -1])
+    assert stack.batch_dims == 2 and stack.ndim == 2
+    assert len(stack) == 2
+    assert stack.numel() == 8  # the members' elements together
+
+
+@pytest.mark.parametrize(
+    ("dim", "expected"), [(0, [2, 3, -1]), (1, [3, 2, -1]), (2, [3, -1, 2]), (-1, [3, -1, 2])]
+)
+def test_two_dim_members_at_every_stack_dim(dim: int, expected: list[int]) -> None:
+    a = TensorDict(obs=torch.zeros(3, 4, 2), batch_size=[3, 4])
+    b = TensorDict(obs=torch.zeros(3, 6, 2), batch_size=[3, 6])
+    assert lazy_stack([a, b], dim).batch_size == torch.Size(expected)
+
+
+def test_members_differing_in_every_dim() -> None:
+    a = TensorDict(obs=torch.zeros(3, 4), batch_size=[3, 4])
+    b = TensorDict(obs=torch.zeros(4, 6), batch_size=[4, 6])
+    assert lazy_stack([a, b]).batch_size == torch.Size([2, -1, -1])
+
+
+def test_stack_dim_one_of_one_dim_members() -> None:
+    a, b = episodes().unbind(0)
+    assert lazy_stack([a, b], 1).batch_size == torch.Size([-1, 2])
+    assert lazy_stack([a, b], -1).batch_size == torch.Size([-1, 2])
+
+
+def test_constructor_gives_the_same_stack() -> None:
+    a, b = episodes().unbind(0)
+    assert LazyStackedTensorDict(a, b).batch_size == torch.Size([2, -1])
+
+
+def test_different_numbers_of_batch_dims_are_refused() -> None:
+    a = TensorDict(obs=torch.zeros(3), batch_size=[3])
+    b = TensorDict(obs=torch.zeros(3, 4), batch_size=[3, 4])
+    with pytest.raises(
+        BatchSizeError, match=r"different numbers of batch dims \[\[3\], \[3, 4\]\]"
+    ):
+        lazy_stack([a, b])
+    with pytest.raises(BatchSizeError, match="numbers of batch dims"):
+        LazyStackedTensorDict(a, b)
+
+
+def test_dense_torch_stack_still_needs_one_batch_size() -> None:
+    a, b = episodes().unbind(0)
+    with pytest.raises(StructureMismatchError, match=r"different batch sizes.*\[\[3\], \[5\]\]"):
+        torch.stack([a, b])
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def test_get_of_a_ragged_key_names_the_key_and_shapes() -> None:
+    stack = episodes()
+    expected = r"'obs'.*\[\[3, 2\], \[5, 2\]\].*as_padded_tensor=True"
+    with pytest.raises(StructureMismatchError, match=expected):
+        stack.get("obs")
+    with pytest.raises(StructureMismatchError, match=expected):
+        stack["obs"]
+
+
+def test_get_as_padded_tensor() -> None:
+    stack = episodes()
+    padded = stack.get("obs", as_padded_tensor=True)
+    assert padded.shape == torch.Size([2, 5, 2])
+    assert padded[0, 3:].eq(0).all() and padded[1].eq(1).all()
+    ints = lazy_stack([TensorDict(x=torch.arange(2)), TensorDict(x=torch.arange(3))])
+    assert ints.get("x", as_padded_tensor=True, padding_value=-1).tolist() == [
+        [0, 1, -1],
+        [0, 1, 2],
+    ]
+    left = ints.get("x", as_padded_tensor=True, padding_value=-1, padding_side="left")
+    assert left.tolist() == [[-1, 0, 1], [0, 1, 2]]
+
+
+def test_get_as_nested_tensor_is_jagged_by_default() -> None:
+    nested = episodes().get("obs", as_nested_tensor=True)
+    assert nested.is_nested and nested.layout == torch.jagged
+    assert [t.shape for t in nested.unbind()] == [torch.Size([3, 2]), torch.Size([5, 2])]
+    strided = episodes().get("obs", as_nested_tensor=True, layout=torch.strided)
+    assert strided.layout == torch.strided
+    assert episodes().get_nestedtensor("obs").layout == torch.strided
+
+
+def test_get_as_list() -> None:
+    values = episodes().get("obs", as_list=True)
+    assert [v.shape for v in values] == [torch.Size([3, 2]), torch.Size([5, 2])]
+
+
+def test_nested_ragged_key_pads() -> None:
+    a = TensorDict(n=TensorDict(obs=torch.zeros(3, 2), batch_size=[3]), batch_size=[3])
+    b = TensorDict(n=TensorDict(obs=torch.zeros(4, 2), batch_size=[4]), batch_size=[4])
+    stack = lazy_stack([a, b])
+    assert stack["n"].batch_size == torch.Size([2, -1])
+    assert stack.get(("n", "obs"), as_padded_tensor=True).shape == torch.Size([2, 4, 2])
+
+
+def test_indexing() -> None:
+    stack = episodes()
+    first, second = stack.tensordicts
+    assert stack[0] is first and stack[1] is second
+    assert stack[1, :2].batch_size == torch.Size([2])
+    assert stack[0, 1].batch_size == torch.Size([])
+    assert stack[:, 0].batch_size == torch.Size([2])  # every member is long enough
+    assert stack[..., 0].batch_size == torch.Size([2])
+    assert stack[:, :2]["obs"].shape == torch.Size([2, 2, 2])  # no longer ragged
+    assert stack[[0, 1]].batch_size == torch.Size([2, -1])
+    assert stack[1:].batch_size == torch.Size([1, 5])
+    assert stack[torch.tensor([True, False])].batch_size == torch.Size([1, 3])
+
+
+def test_unbind_iteration_and_len() -> None:
+    stack = episodes()
+    assert [m.batch_size for m in stack.unbind(0)] == [torch.Size([3]), torch.Size([5])]
+    assert [m.batch_size for m in stack] == [torch.Size([3]), torch.Size([5])]
+    assert len(stack) == 2
+
+
+# -- operations member by member ---------------------------------------------------------
+
+
+def test_member_wise_operations_keep_the_ragged_batch() -> None:
+    stack = episodes()
+    for result in (
+        stack.apply(lambda x: x + 1),
+        stack + 1,
+        stack + stack,
+        stack.clone(),
+        stack.to(torch.float64),
+        stack == stack,
+        torch.cat([stack, episodes()], 1),
+        stack.unsqueeze(0)[0],
+        torch.zeros_like(stack),
+    ):
+        assert result.batch_size == torch.Size([2, -1])
+    assert stack.to(torch.float64)[1]["obs"].dtype == torch.float64
+    assert (stack + 1)[1]["obs"].eq(2).all()
+    assert torch.cat([stack, episodes()], 0).batch_size == torch.Size([4, -1])
+    assert stack.unsqueeze(-1).batch_size == torch.Size([2, -1, 1])
+    assert stack.transpose(0, 1).batch_size == torch.Size([-1, 2])
+
+
+def test_in_place_operations_reach_the_members() -> None:
+    stack = episodes()
+    first, second = stack.tensordicts
+    stack.apply_(lambda x: x + 1)
+    stack.mul_(2)
+    assert first["obs"].eq(2).all() and second["obs"].eq(4).all()
+    stack.zero_()
+    assert second["obs"].eq(0).all()
+
+
+def test_write_a_member_at_its_index() -> None:
+    stack = episodes()
+    second = stack[1]
+    stack[1] = TensorDict(obs=torch.full((5, 2), 7.0), batch_size=[5])
+    assert second["obs"].eq(7).all()
+    stack.update_at_(TensorDict(obs=torch.full((3, 2), 9.0), batch_size=[3]), 0)
+    assert stack[0]["obs"].eq(9).all()
+    stack[1, :2] = TensorDict(obs=torch.full((2, 2), 3.0), batch_size=[2])
+    assert second["obs"][:, 0].tolist() == [3, 3, 7, 7, 7]
+
+
+def test_write_of_the_wrong_length_is_refused_and_writes_nothing() -> None:
+    stack = episodes()
+    with pytest.raises(BatchSizeError, match=r"batch size \[4\].*\[5\]"):
+        stack[1] = TensorDict(obs=torch.full((4, 2), 7.0), batch_size=[4])
+    with pytest.raises(BatchSizeError, match="2 members"):
+        stack[:] = lazy_stack([TensorDict(obs=torch.zeros(3, 2), batch_size=[3])])
+    assert stack[1]["obs"].eq(1).all()
+
+
+def test_append_and_insert_members_of_other_lengths() -> None:
+    stack = episodes()
+    stack.append(TensorDict(obs=torch.ones(7, 2), batch_size=[7]))
+    stack.insert(0, TensorDict(obs=torch.ones(1, 2), batch_size=[1]))
+    assert stack.batch_size == torch.Size([4, -1])
+    assert [m.batch_size[0] for m in stack] == [1, 3, 5, 7]
+    with pytest.raises(BatchSizeError, match=r"batch size \[3, 2\]"):
+        stack.append(TensorDict(obs=torch.ones(3, 2), batch_size=[3, 2]))
+    # a stack whose members share their size takes only that size (as tensordict)
+    even = lazy_stack([TensorDict(obs=torch.zeros(3), batch_size=[3])] * 2)
+    with pytest.raises(BatchSizeError, match=r"batch size \[7\]"):
+        even.append(TensorDict(obs=torch.zeros(7), batch_size=[7]))
+    assert even.batch_size == torch.Size([2, 3])
+
+
+def test_contiguous_refuses_densify_nests() -> None:
+    stack = episodes()
+    with pytest.raises(StructureMismatchError, match="'obs'"):
+        stack.contiguous()
+    dense = stack.densify()
+    assert type(dense) is TensorDict and dense.batch_size == torch.Size([2, -1])
+    assert dense["obs"].is_nested and dense["obs"].layout == torch.strided
+    assert stack.densify(layout=torch.jagged)["obs"].layout == torch.jagged
+
+
+def test_dense_stack_tds_of_ragged_stacks() -> None:
+    result = dense_stack_tds([episodes(), episodes()], 0)
+    assert result.batch_size == torch.Size([2, 2, -1])
+    assert [m.batch_size for m in result.tensordicts] == [torch.Size([2, 3]), torch.Size([2, 5])]
+    assert dense_stack_tds(lazy_stack([episodes(), episodes()])).batch_size == (2, 2, -1)
+
+
+def test_member_wise_reductions_refuse() -> None:
+    with pytest.raises(StructureMismatchError, match="'obs'"):
+        episodes().sum()
+
+
+# -- saving ---------------------------------------------------------------------------------
+
+
+def test_memmap_round_trip(tmp_path: Path) -> None:
+    stack = episodes()
+    stack.memmap(tmp_path / "saved")
+    assert (tmp_path / "saved" / "0").is_dir() and (tmp_path / "saved" / "1").is_dir()
+    loaded = load_memmap(tmp_path / "saved")
+    assert isinstance(loaded, LazyStackedTensorDict)
+    assert loaded.batch_size == torch.Size([2, -1])
+    assert [m["obs"].shape for m in loaded] == [torch.Size([3, 2]), torch.Size([5, 2])]
+    assert loaded[1]["obs"].eq(1).all()
+
+
+# -- side by side with tensordict ------------------------------------------------------------
+
+
+def test_side_by_side_batch_sizes_and_reads() -> None:
+    td = pytest.importorskip("tensordict")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = td.lazy_stack(
+            [
+                td.TensorDict(obs=torch.zeros(3, 2), batch_size=[3]),
+                td.TensorDict(obs=torch.ones(5, 2), batch_size=[5]),
+            ]
+        )
+    ours = episodes()
+    assert ours.batch_size == theirs.batch_size
+    for options in ({"as_padded_tensor": True}, {"as_padded_tensor": True, "padding_value": 3}):
+        assert torch.equal(ours.get("obs", **options), theirs.get("obs", **options))
+    assert (
+        ours.get("obs", as_nested_tensor=True).layout
+        == theirs.get("obs", as_nested_tensor=True).layout
+    )
+    assert ours[1, :2].batch_size == theirs[1, :2].batch_size
+    assert ours[1:].batch_size == theirs[1:].batch_size
+    assert (ours + 1).batch_size == (theirs + 1).batch_size
