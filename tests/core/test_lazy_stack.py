@@ -179,7 +179,7 @@ def test_different_keys_are_allowed_and_missing_reads_are_clear() -> None:
         stack["nowhere"]
     with pytest.raises(KeyNotFoundError, match=r"key \('only0', 'x'\): 'only0' is only in"):
         stack["only0", "x"]
-    assert "exclusive_keys=['only0']" in repr(stack)
+    assert "exclusive_fields={0: {only0: " in repr(stack)
     assert list(stack.contiguous().keys()) == ["a", "n"]
     assert stack.get("only0", None) is None
     with pytest.raises(StructureMismatchError, match="lazy_stack"):

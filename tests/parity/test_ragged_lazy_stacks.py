@@ -247,6 +247,33 @@ def test_member_wise_reductions_refuse() -> None:
         episodes().sum()
 
 
+def test_repr_shows_minus_one_and_exclusive_fields() -> None:
+    shown = repr(episodes())
+    assert "obs: float32[2, -1, 2]" in shown and "batch_size=[2, -1]" in shown
+    a = TensorDict(obs=torch.zeros(3), x=torch.zeros(3), batch_size=[3])
+    b = TensorDict(obs=torch.zeros(4), y=torch.zeros(4, 1), batch_size=[4])
+    shown = repr(lazy_stack([a, b]))
+    assert "exclusive_fields={0: {x: float32[3]}, 1: {y: float32[4, 1]}}" in shown
+
+
+def test_from_modules_of_differently_structured_modules() -> None:
+    small = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+    wide = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Linear(5, 2))
+    with pytest.raises(StructureMismatchError, match="lazy_stack=True"):
+        TensorDict.from_modules(small, wide)
+    params = TensorDict.from_modules(small, wide, lazy_stack=True)
+    assert isinstance(params, LazyStackedTensorDict) and params.batch_size == torch.Size([2])
+    weights = params.get(("0", "weight"), as_list=True)
+    assert [w.shape for w in weights] == [torch.Size([4, 3]), torch.Size([5, 3])]
+    assert isinstance(params[1]["0", "weight"], torch.nn.Parameter)
+    x = torch.randn(3)
+    with params[1].to_module(small):
+        assert torch.allclose(small(x), wide(x))
+    shorter = torch.nn.Sequential(torch.nn.Linear(3, 4))
+    mixed = TensorDict.from_modules(small, shorter, lazy_stack=True)
+    assert list(mixed.keys()) == ["0"] and "exclusive_fields={0: {1: " in repr(mixed)
+
+
 # -- saving ---------------------------------------------------------------------------------
 
 

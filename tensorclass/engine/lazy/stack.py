@@ -293,19 +293,25 @@ class LazyStackedTensorDict(TensorDictBase):
         leaves = self._lazy
         first = leaves.members[0]
         parts = []
-        for key in leaves:
+        shared = list(leaves)
+        for key in shared:
             leaf = first._data[key]
             if isinstance(leaf, Tensor):
-                shape = list(leaf.shape)
+                shape = _shown_shape([m._data[key] for m in leaves.members])
                 shape.insert(leaves.dim, len(leaves.members))
                 parts.append(f"{key}: {describe_tensor(leaf.dtype, shape, leaf.device)}")
             elif isinstance(leaf, TensorCore):
                 parts.append(f"{key}: {leaves[key]!r}")
             else:
                 parts.append(f"{key}: {describe_leaf(leaves[key])}")
-        exclusive = sorted({k for m in leaves.members for k in m._data} - set(leaves))
-        if exclusive:
-            parts.append(f"exclusive_keys={exclusive}")
+        # the keys only some members have, member by member (as tensordict shows them)
+        exclusive = {
+            index: [f"{k}: {_shown_leaf(m._data[k])}" for k in m._data if k not in shared]
+            for index, m in enumerate(leaves.members)
+        }
+        shown = [f"{index}: {{{', '.join(found)}}}" for index, found in exclusive.items() if found]
+        if shown:
+            parts.append(f"exclusive_fields={{{', '.join(shown)}}}")
         if printoption("show_batch_size"):
             parts.append(f"batch_size={list(self._batch_size)}")
         parts.append(f"stack_dim={leaves.dim}")
@@ -1116,6 +1122,26 @@ for _name, _method in _AFTER_BODY.items():
         setattr(LazyStackedTensorDict, _name, _method)
 for _name in MEMBER_CLASS_NAMES:
     setattr(LazyStackedTensorDict, _name, MemberAttribute(_name))
+
+
+def _shown_shape(tensors: list[Tensor]) -> list[int]:
+    """The shape a lazy stack's repr shows for its members' tensors under one key: ``-1``
+    at each dim where their sizes differ (as tensordict's repr)."""
+    first = tensors[0].shape
+    if any(t.ndim != len(first) for t in tensors):
+        return [-1] * len(first)
+    return [
+        size if all(t.shape[d] == size for t in tensors) else -1 for d, size in enumerate(first)
+    ]
+
+
+def _shown_leaf(leaf: object) -> str:
+    """How the repr of a lazy stack shows one member's leaf."""
+    if isinstance(leaf, Tensor):
+        return describe_tensor(leaf.dtype, list(leaf.shape), leaf.device)
+    if isinstance(leaf, TensorCore):
+        return repr(leaf)
+    return describe_leaf(leaf)
 
 
 def _unbind(node: TensorCore, dim: int) -> tuple[Node, ...]:
