@@ -242,6 +242,61 @@ def test_dense_stack_tds_of_ragged_stacks() -> None:
     assert dense_stack_tds(lazy_stack([episodes(), episodes()])).batch_size == (2, 2, -1)
 
 
+def test_masks_over_the_stack_dim() -> None:
+    stack = episodes()
+    filled = stack.masked_fill(torch.tensor([True, False]), 5.0)
+    assert filled.batch_size == torch.Size([2, -1])
+    assert filled[0]["obs"].eq(5).all() and filled[1]["obs"].eq(1).all()
+    stack.masked_fill_(torch.tensor([False, True]), 4.0)
+    assert stack[1]["obs"].eq(4).all() and stack[0]["obs"].eq(0).all()
+    assert stack[torch.tensor([False, True])].batch_size == torch.Size([1, 5])
+
+
+def test_keyed_operations_member_by_member() -> None:
+    stack = episodes()
+    stack.update_(episodes() + 1)
+    assert stack[1]["obs"].eq(2).all()
+    stack.copy_(episodes())
+    assert stack[1]["obs"].eq(1).all()
+    assert stack.lerp(episodes() + 2, 0.5)[1]["obs"].eq(2).all()
+    assert stack.named_apply(lambda key, x: x + 1).batch_size == torch.Size([2, -1])
+    stack.rename_key_("obs", "observation")
+    assert list(stack.keys()) == ["observation"]
+    nested = lazy_stack([TensorDict(n={"x": torch.zeros(n)}, batch_size=[n]) for n in (2, 4)])
+    flat = nested.flatten_keys()
+    assert list(flat.keys()) == ["n.x"] and flat.batch_size == torch.Size([2, -1])
+    assert list(flat.unflatten_keys().keys(True, True)) == [("n", "x")]
+
+
+def test_reshape_to_one_dim_gives_the_elements() -> None:
+    stack = episodes()
+    rows = stack.reshape(-1)
+    assert rows.batch_size == torch.Size([8]) and rows["obs"].shape == torch.Size([8, 2])
+    assert stack.flatten(0, 1).batch_size == torch.Size([8])
+    rows[4] = TensorDict(obs=torch.full((2,), 6.0))  # a view: reaches the member
+    assert stack[1]["obs"][1].tolist() == [6.0, 6.0]
+    with pytest.raises(BatchSizeError, match="ragged"):
+        stack.reshape(2, 4)
+    with pytest.raises(BatchSizeError, match="ragged"):
+        stack.view(-1)
+
+
+def test_splitting_a_ragged_dim_is_refused() -> None:
+    with pytest.raises(BatchSizeError, match="cannot unbind dim 1"):
+        episodes().unbind(1)
+    with pytest.raises(BatchSizeError, match="cannot split dim 1"):
+        episodes().split(2, 1)
+    assert [p.batch_size for p in episodes().split(1, 0)] == [(1, 3), (1, 5)]
+
+
+def test_cat_with_a_dense_instance_along_the_stack_dim() -> None:
+    stack = episodes()
+    dense = TensorDict(obs=torch.zeros(2, 4, 2), batch_size=[2, 4])
+    joined = torch.cat([stack, dense], 0)
+    assert joined.batch_size == torch.Size([4, -1])
+    assert [m.batch_size[0] for m in joined] == [3, 5, 4, 4]
+
+
 def test_member_wise_reductions_refuse() -> None:
     with pytest.raises(StructureMismatchError, match="'obs'"):
         episodes().sum()

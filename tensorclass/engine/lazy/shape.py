@@ -440,6 +440,11 @@ def unbind(self: S, dim: int = 0) -> tuple[S, ...]:
     d = batch_dim(dim, len(self._batch_size))
     if d == leaves.dim:
         return tuple(leaves.members)
+    if self._batch_size[d] == -1:
+        raise BatchSizeError(
+            f"cannot unbind dim {d} of a ragged lazy stack (batch_size="
+            f"{list(self._batch_size)}): its members have different sizes there"
+        )
     member_dim = d if d < leaves.dim else d - 1
     new_stack = leaves.dim if d > leaves.dim else leaves.dim - 1
     columns = [member.unbind(member_dim) for member in leaves.members]
@@ -448,6 +453,11 @@ def unbind(self: S, dim: int = 0) -> tuple[S, ...]:
 
 def _split_sections(self: S, sections: list[int], d: int) -> tuple[S, ...]:
     leaves = self._lazy
+    if self._batch_size[d] == -1:
+        raise BatchSizeError(
+            f"cannot split dim {d} of a ragged lazy stack (batch_size="
+            f"{list(self._batch_size)}): its members have different sizes there"
+        )
     if d == leaves.dim:
         out, start = [], 0
         for size in sections:
@@ -612,14 +622,44 @@ def view(
     if size is not None or batch_size is not None or any(isinstance(s, torch.dtype) for s in shape):
         return context.view(self, *shape, size=size, batch_size=batch_size)
     sizes = _sizes(shape)
+    if -1 in self._batch_size:
+        raise BatchSizeError(
+            f"cannot view a ragged lazy stack (batch_size={list(self._batch_size)}) as "
+            f"{list(sizes)}: its members have different sizes; reshape(-1) gives their "
+            f"elements as a lazy stack"
+        )
     new = _infer_shape(sizes, self._batch_size.numel(), self._batch_size)
     result = _reshaped(self, new, "view")
     return context.view(self, new) if result is None else result
 
 
+def _ragged_rows(self: S) -> S | None:
+    """A ragged stack (stack dim 0) flattened to one batch dim: a lazy stack of every
+    member's elements in order (views of the members), as tensordict flattens one; None
+    for a stack that is not ragged or whose stack dim is not 0."""
+    leaves = self._lazy
+    if -1 not in self._batch_size or leaves.dim != 0:
+        return None
+    rows = [row for member in leaves.members for row in member.reshape(-1).unbind(0)]
+    if not rows:
+        return None
+    return _restack(rows, 0, self)
+
+
 def reshape(self: S, *shape: int | Sequence[int]) -> S:
     """Reshape the batch dims; a lazy stack when the stack dim stays whole (see
-    ``TensorDict.reshape``), else a dense copy."""
+    ``TensorDict.reshape``), else a dense copy. A ragged stack reshapes only to one
+    dim (``reshape(-1)``): a lazy stack of the members' elements."""
+    if -1 in self._batch_size:
+        sizes = _sizes(shape)
+        rows = _ragged_rows(self) if len(sizes) == 1 and sizes[0] in (-1, self.numel()) else None
+        if rows is None:
+            raise BatchSizeError(
+                f"cannot reshape a ragged lazy stack (batch_size={list(self._batch_size)}) "
+                f"to {list(sizes)}: only reshape(-1) with stack dim 0 (its members' elements "
+                f"in order) is defined"
+            )
+        return rows
     new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
     result = _reshaped(self, new, "reshape")
     return batch_dims.reshape(self, new) if result is None else result
@@ -634,6 +674,8 @@ def flatten(self: S, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = F
         return context.flatten(self, start_dim, end_dim)
     start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
     stack = self._lazy.dim
+    if -1 in self._batch_size and (start, end) == (0, n - 1) and n > 1:
+        return reshape(self, -1)
     if start > end or (start <= stack <= end and start != end):
         return context.flatten(self, start_dim, end_dim)
     bs = self._batch_size

@@ -49,6 +49,7 @@ from ...switches import printoption
 from ..base import TensorDictBase
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
+from ..core.masks import check_mask
 from ..core.repr import describe_leaf, describe_tensor
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
@@ -530,6 +531,18 @@ class LazyStackedTensorDict(TensorDictBase):
 
     def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
         """Write ``value`` where ``mask`` (over the stack's batch dims) is true."""
+        if -1 in self._batch_size:  # ragged: no dense copy; each member its part
+            check_mask(self, mask, "masked_fill_")
+            masks = maths.split_mask(self, mask)
+            if masks is None:
+                raise BatchSizeError(
+                    f"masked_fill_: a mask of shape {list(mask.shape)} cannot be split between "
+                    f"the members of a ragged lazy stack (batch_size={list(self._batch_size)}); "
+                    f"give one over the dims up to the stack dim {self._lazy.dim}"
+                )
+            for member, part in zip(self._lazy.members, masks):
+                member.masked_fill_(part, value)
+            return self
         return self._write_back(self.contiguous().masked_fill_(mask, value), "masked_fill_")
 
     def detach_(self) -> Self:
@@ -1060,6 +1073,14 @@ class LazyStackedTensorDict(TensorDictBase):
 
     get_nestedtensor = ragged.get_nestedtensor
     densify = ragged.densify
+    # member by member when ragged (the engine's otherwise)
+    update_ = ragged.update_
+    copy_ = ragged.copy_
+    lerp = ragged.lerp
+    named_apply = ragged.named_apply
+    rename_key_ = ragged.rename_key_
+    flatten_keys = ragged.flatten_keys
+    unflatten_keys = ragged.unflatten_keys
 
     # lazy/members.py
     tensordicts = op_property(member_list.tensordicts)
