@@ -295,10 +295,11 @@ class LazyStackedTensorDict(TensorDictBase):
         first = leaves.members[0]
         parts = []
         shared = list(leaves)
+        members = leaves.members
         for key in shared:
             leaf = first._data[key]
             if isinstance(leaf, Tensor):
-                shape = _shown_shape([m._data[key] for m in leaves.members])
+                shape = _shown_shape([m._data[key] for m in members])
                 shape.insert(leaves.dim, len(leaves.members))
                 parts.append(f"{key}: {describe_tensor(leaf.dtype, shape, leaf.device)}")
             elif isinstance(leaf, TensorCore):
@@ -306,9 +307,11 @@ class LazyStackedTensorDict(TensorDictBase):
             else:
                 parts.append(f"{key}: {describe_leaf(leaves[key])}")
         # the keys only some members have, member by member (as tensordict shows them)
+        count = len(shared)
         exclusive = {
             index: [f"{k}: {_shown_leaf(m._data[k])}" for k in m._data if k not in shared]
-            for index, m in enumerate(leaves.members)
+            for index, m in enumerate(members)
+            if len(m._data) != count  # a member with the shared keys only has none
         }
         shown = [f"{index}: {{{', '.join(found)}}}" for index, found in exclusive.items() if found]
         if shown:
@@ -1149,6 +1152,8 @@ def _shown_shape(tensors: list[Tensor]) -> list[int]:
     """The shape a lazy stack's repr shows for its members' tensors under one key: ``-1``
     at each dim where their sizes differ (as tensordict's repr)."""
     first = tensors[0].shape
+    if all(t.shape == first for t in tensors):
+        return list(first)
     if any(t.ndim != len(first) for t in tensors):
         return [-1] * len(first)
     return [
@@ -1238,6 +1243,8 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         )
     first = members[0]
     member_cls = getattr(type(first), "_member_cls", None) or type(first)
+    batch = first._batch_size if isinstance(first, TensorCore) else None
+    same_batch = True
     for index, item in enumerate(members):
         if not isinstance(item, TensorCore):
             raise TypeError(
@@ -1250,7 +1257,11 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
                 f"lazy_stack: item 0 is a {type(first).__name__}, item {index} a "
                 f"{type(item).__name__}; members must share their class"
             )
-    batch = ragged_batch([m._batch_size for m in members], "lazy_stack")
+        if same_batch and item._batch_size != batch:
+            same_batch = False
+    if not same_batch:  # ragged: -1 where the members' sizes differ
+        batch = ragged_batch([m._batch_size for m in members], "lazy_stack")
+    assert batch is not None
     d = batch_dim(dim, len(batch), extra=1)
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
