@@ -329,6 +329,24 @@ def test_from_modules_of_differently_structured_modules() -> None:
     assert list(mixed.keys()) == ["0"] and "exclusive_fields={0: {1: " in repr(mixed)
 
 
+def test_pytree_round_trip_keeps_each_members_batch_size() -> None:
+    stack = episodes()
+    mapped = torch.utils._pytree.tree_map(lambda x: x + 1, stack)
+    assert mapped.batch_size == torch.Size([2, -1])
+    assert [m.batch_size for m in mapped] == [torch.Size([3]), torch.Size([5])]
+    assert mapped[1]["obs"].eq(2).all()
+    with pytest.raises(StructureMismatchError, match="ragged"):
+        torch.vmap(lambda t: t + 1)(stack)  # the stack dim has no one size to map
+
+
+def test_nested_in_a_dense_instance() -> None:
+    outer = TensorDict(episode=episodes(), batch_size=[2])
+    assert outer["episode"].batch_size == torch.Size([2, -1])
+    assert outer[1]["episode"].batch_size == torch.Size([5])
+    with pytest.raises(BatchSizeError, match=r"\[2, -1\]"):
+        TensorDict(episode=episodes(), batch_size=[2, 3])
+
+
 # -- saving ---------------------------------------------------------------------------------
 
 

@@ -13,7 +13,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, cast, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
@@ -26,6 +27,9 @@ from ..core.state import MISSING, TensorCore
 from ..ops import TensorOps
 from .self_type import S
 
+if TYPE_CHECKING:
+    from ...tensordict import TensorDict
+
 __all__ = [
     "copy_",
     "densify",
@@ -33,7 +37,7 @@ __all__ = [
     "get",
     "get_nestedtensor",
     "is_ragged",
-    "lerp",
+    "nary",
     "named_apply",
     "pad_stack",
     "ragged_batch",
@@ -225,11 +229,11 @@ def _parts_of(self: S, other: object, what: str) -> list[Any]:
 
 def update_(
     self: S,
-    input_dict_or_td: Any = None,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
     clone: bool = False,
     *,
     non_blocking: bool = False,
-    keys_to_update: Any = None,
+    keys_to_update: Iterable[NestedKey] | None = None,
 ) -> S:
     """``update_`` of a lazy stack (member by member when ragged)."""
     if not is_ragged(self) or not isinstance(input_dict_or_td, TensorCore):
@@ -251,7 +255,7 @@ def update_(
     return self
 
 
-def copy_(self: S, tensordict: Any, non_blocking: bool = False) -> S:
+def copy_(self: S, tensordict: Mapping[Any, Any] | TensorCore, non_blocking: bool = False) -> S:
     """``copy_`` of a lazy stack (member by member when ragged)."""
     if not is_ragged(self):
         result: S = TensorOps.copy_(self, tensordict, non_blocking)
@@ -259,19 +263,27 @@ def copy_(self: S, tensordict: Any, non_blocking: bool = False) -> S:
     return update_(self, tensordict, non_blocking=non_blocking)
 
 
-def lerp(self: S, end: object, weight: object) -> S:
-    """``lerp`` of a lazy stack (member by member when ragged)."""
-    if not is_ragged(self):
-        return cast(S, TensorOps.lerp(self, end, weight))  # the engine's: self's type
-    parts = _parts_of(self, end, "lerp")
-    members = [m.lerp(p, weight) for m, p in zip(self._lazy.members, parts)]
-    result: S = self._restack(members, self._lazy.dim)
-    return result
+def nary(
+    self: S, fn: Callable[..., Tensor], operands: tuple[object, ...], kwargs: dict[str, object]
+) -> S:
+    """The lazy stack's ``_nary`` (``lerp``, ``addcmul``...: ``fn(leaf, *operands)`` for
+    every tensor leaf): member by member when ragged and every operand splits between
+    the members, else the engine's."""
+    split = [self._split_other(o) for o in operands] if is_ragged(self) else [None]
+    if any(parts is None for parts in split):
+        result: S = TensorOps._nary(self, fn, operands, kwargs)
+        return result
+    members = [
+        m._nary(fn, tuple(parts[i] for parts in split if parts is not None), kwargs)
+        for i, m in enumerate(self._lazy.members)
+    ]
+    restacked: S = self._restack(members, self._lazy.dim)
+    return restacked
 
 
 def named_apply(
     self: S,
-    fn: Any,
+    fn: Callable[..., Any],
     *others: TensorCore,
     nested_keys: bool = False,
     batch_size: Any = None,
@@ -282,9 +294,9 @@ def named_apply(
     filter_empty: bool | None = None,
     propagate_lock: bool = False,
     call_on_nested: bool = False,
-    is_leaf: Any = None,
+    is_leaf: Callable[[type], bool] | None = None,
     out: TensorCore | None = None,
-) -> Any:
+) -> S:
     """``named_apply`` of a lazy stack (see ``TensorDict.named_apply``): member by member
     when ragged (``batch_size``, ``names`` and ``out`` then need a stack that is not)."""
     options: dict[str, Any] = {
@@ -298,9 +310,10 @@ def named_apply(
         "is_leaf": is_leaf,
     }
     if not is_ragged(self) or batch_size is not None or names is not None or out is not None:
-        return TensorOps.named_apply(
+        engine: S = TensorOps.named_apply(
             self, fn, *others, batch_size=batch_size, names=names, out=out, **options
         )
+        return engine
     split = [_parts_of(self, other, "named_apply") for other in others]
     results = [
         m.named_apply(fn, *(parts[i] for parts in split), **options)
@@ -308,9 +321,10 @@ def named_apply(
     ]
     if inplace:
         return self
-    if any(r is None for r in results):
-        return None
-    return self._restack(results, self._lazy.dim)
+    if any(r is None for r in results):  # fn returned nothing for every leaf
+        return cast(S, None)  # as the engine's named_apply
+    result: S = self._restack(results, self._lazy.dim)
+    return result
 
 
 def rename_key_(self: S, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> S:
@@ -326,17 +340,23 @@ def rename_key_(self: S, old_key: NestedKey, new_key: NestedKey, safe: bool = Fa
     return self
 
 
-def flatten_keys(self: S, separator: str = ".", inplace: bool = False, is_leaf: Any = None) -> Any:
+def flatten_keys(
+    self: S,
+    separator: str = ".",
+    inplace: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+) -> TensorDict:
     """``flatten_keys`` of a lazy stack (in each member when ragged)."""
     if not is_ragged(self) or is_leaf is not None:
         return TensorOps.flatten_keys(self, separator, inplace, is_leaf)
     results = [m.flatten_keys(separator, inplace) for m in self._lazy.members]
-    return self if inplace else self._restack(results, self._lazy.dim)
+    # a lazy stack stands where the engine's signature says TensorDict (its members' class)
+    return cast("TensorDict", self if inplace else self._restack(results, self._lazy.dim))
 
 
-def unflatten_keys(self: S, separator: str = ".", inplace: bool = False) -> Any:
+def unflatten_keys(self: S, separator: str = ".", inplace: bool = False) -> TensorDict:
     """``unflatten_keys`` of a lazy stack (in each member when ragged)."""
     if not is_ragged(self):
         return TensorOps.unflatten_keys(self, separator, inplace)
     results = [m.unflatten_keys(separator, inplace) for m in self._lazy.members]
-    return self if inplace else self._restack(results, self._lazy.dim)
+    return cast("TensorDict", self if inplace else self._restack(results, self._lazy.dim))

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, OperandError
-from ...keys import shown_key
+from ...keys import NestedKey, shown_key
 from ...registry import dynamic_class
 from ..core.inplace import first_difference, holds_lazy
 from ..core.self_types import Node
@@ -285,12 +285,12 @@ def _check_write(member: Any, index: object, value: object) -> None:
 
 def update_at_(
     self: S,
-    input_dict_or_td: Any,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore,
     idx: object,
     clone: bool = False,
     *,
     non_blocking: bool = False,
-    keys_to_update: Sequence[Any] | None = None,
+    keys_to_update: Sequence[NestedKey] | None = None,
 ) -> S:
     """``update_at_`` of a lazy stack: member by member when the stack is ragged (members
     of different batch sizes), else the dense engine's."""

@@ -1079,7 +1079,7 @@ class LazyStackedTensorDict(TensorDictBase):
     # member by member when ragged (the engine's otherwise)
     update_ = ragged.update_
     copy_ = ragged.copy_
-    lerp = ragged.lerp
+    _nary = ragged.nary
     named_apply = ragged.named_apply
     rename_key_ = ragged.rename_key_
     flatten_keys = ragged.flatten_keys
