@@ -22,6 +22,11 @@ lazy stacks, so members whose leaves have different shapes keep working; the oth
 (reductions over batch dims, reshapes across the stack dim...) return dense results in the
 members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
 
+Members may also differ in batch size (episodes of different lengths): the stack's batch
+size is then ``-1`` at each dim where they differ (a ragged stack), and the operations
+that keep the members work member by member (``lazy/ragged.py``); reading a key whose
+shapes differ needs ``as_padded_tensor``, ``as_nested_tensor`` or ``as_list``.
+
 In-place operations (``add_``, ``exp_``, ``copy_``, ``update_``, ``stack[index] = v``...)
 write the members' own tensors, also when the stack is nested in another instance. A member
 held at several positions (``lazy_stack([a, a])``, a stack indexed with repeated indices)
@@ -153,9 +158,10 @@ class LazyStackedTensorDict(TensorDictBase):
         """``LazyStackedTensorDict(*members, stack_dim=0)``: :func:`lazy_stack` of the
         members. ``device`` moves them first; ``names`` names every dim of the result,
         ``stack_dim_name`` the stack dim; ``batch_size``, if given, must be the stack's.
-        The members always share one batch size (tensordict's ``strict_shape=True``:
-        ``strict_shape=False`` does not relax it)."""
-        del strict_shape  # members always need one batch size here
+        The members need one number of batch dims; their sizes may differ (a ragged
+        stack, ``-1`` where they do). ``strict_shape=False`` does not relax the number of
+        dims (tensordict's ``strict_shape=True``)."""
+        del strict_shape  # members always need one number of batch dims here
         if fields and not tensordicts:
             # The members' constructor, given fields (dataclasses.replace calls the class
             # of a lazy stack of typed instances so): a dense instance.
@@ -1224,7 +1230,9 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
 def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Stack instances along a new batch dim ``dim`` without copying (see the module doc).
 
-    The members must share their class and batch size; their keys may differ. The result
+    The members must share their class and number of batch dims; their keys may differ,
+    and so may their batch sizes (episodes of different lengths): the stack's batch size is
+    then ``-1`` at each dim where they differ (a ragged stack, as in tensordict). The result
     is an instance of the members' class and of :class:`LazyStackedTensorDict`. ``out``
     (of the stacked batch size) receives the result in place instead.
 
