@@ -385,3 +385,49 @@ def test_side_by_side_batch_sizes_and_reads() -> None:
     assert ours[1, :2].batch_size == theirs[1, :2].batch_size
     assert ours[1:].batch_size == theirs[1:].batch_size
     assert (ours + 1).batch_size == (theirs + 1).batch_size
+
+
+def _their_episodes(td: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return td.lazy_stack(
+            [
+                td.TensorDict(obs=torch.zeros(3, 2), batch_size=[3]),
+                td.TensorDict(obs=torch.ones(5, 2), batch_size=[5]),
+            ]
+        )
+
+
+def test_side_by_side_operations() -> None:
+    td = pytest.importorskip("tensordict")
+    theirs, ours = _their_episodes(td), episodes()
+    mask = torch.tensor([True, False])
+    for op in (
+        lambda s: s.masked_fill(mask, 5.0),
+        lambda s: s.apply(lambda x: x * 2),
+        lambda s: torch.cat([s, s], 0),
+        lambda s: torch.cat([s, s], 1),
+        lambda s: s.reshape(-1),
+        lambda s: s.unsqueeze(-1),
+        lambda s: s[:, 0],
+    ):
+        assert op(ours).batch_size == op(theirs).batch_size
+    assert torch.equal(
+        ours.masked_fill(mask, 5.0)[0]["obs"], theirs.masked_fill(mask, 5.0)[0]["obs"]
+    )
+    grown_theirs, grown_ours = _their_episodes(td), episodes()
+    grown_theirs.append(td.TensorDict(obs=torch.ones(7, 2), batch_size=[7]))
+    grown_ours.append(TensorDict(obs=torch.ones(7, 2), batch_size=[7]))
+    assert grown_ours.batch_size == grown_theirs.batch_size
+    dense_theirs = td.dense_stack_tds([theirs, theirs.clone()], 0)
+    dense_ours = dense_stack_tds([ours, ours.clone()], 0)
+    assert dense_ours.batch_size == dense_theirs.batch_size
+    assert dense_ours.stack_dim == dense_theirs.stack_dim
+
+
+def test_side_by_side_a_ragged_save_of_tensordict_loads(tmp_path: Path) -> None:
+    td = pytest.importorskip("tensordict")
+    _their_episodes(td).memmap(tmp_path / "theirs")
+    loaded = load_memmap(tmp_path / "theirs")
+    assert loaded.batch_size == torch.Size([2, -1])
+    assert [m["obs"].shape for m in loaded] == [torch.Size([3, 2]), torch.Size([5, 2])]
