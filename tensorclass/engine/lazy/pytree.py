@@ -463,10 +463,10 @@ def unflatten_stack(values: Iterable[object], context: StackContext) -> TensorCo
                     rest = index[:at] + index[at + 1 :]
                     whole = all(i == slice(None) for i in rest)
                     part[key] = piece if whole else piece[rest]
-    batches = [
-        _rebuilt_batch(given, layout, d)
-        for given in context.member_batches or (context.member_batch,) * count
-    ]
+    if context.member_batches is None:  # one batch size for every member
+        batches = [_rebuilt_batch(context.member_batch, layout, d)] * count
+    else:
+        batches = [_rebuilt_batch(given, layout, d) for given in context.member_batches]
     if context.member_batches is not None and hidden is not None and hidden != d:
         in_member = hidden if hidden < d else hidden - 1
         sizes = {given[in_member] for given in context.member_batches if in_member < len(given)}
