@@ -254,6 +254,14 @@ def test_masks_over_the_stack_dim() -> None:
     assert stack[torch.tensor([False, True])].batch_size == torch.Size([1, 5])
 
 
+def test_where_member_by_member() -> None:
+    stack = episodes()
+    picked = stack.where(torch.tensor([False, True]), 7.0)  # as tensordict
+    assert picked.batch_size == torch.Size([2, -1])
+    assert picked[0]["obs"].eq(7).all() and picked[1]["obs"].eq(1).all()
+    assert torch.where(torch.tensor(True), stack, 0)[1]["obs"].eq(1).all()
+
+
 def test_keyed_operations_member_by_member() -> None:
     stack = episodes()
     stack.update_(episodes() + 1)

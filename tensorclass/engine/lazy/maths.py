@@ -122,6 +122,8 @@ def clamp(self: S, min: object = None, max: object = None, *, out: TensorCore | 
 def split_mask(self: S, mask: Tensor) -> list[Tensor] | None:
     """A batch mask split along the stack dim (None unless it spans the batch dims)."""
     stack = self._lazy.dim
+    if -1 in self._batch_size and mask.ndim == 0:  # ragged: one value for every element
+        return [mask.expand(m._batch_size) for m in self._lazy.members]
     if -1 in self._batch_size and stack < mask.ndim < len(self._batch_size):
         # ragged: a mask over the dims up to the stack dim; each member's part is
         # expanded over its own remaining dims (as tensordict masks a ragged stack)
