@@ -29,7 +29,7 @@ from .engine.core.state import (
 )
 from .engine.keys.merging import merge_tensordicts
 from .engine.lazy.stack import LazyStackedTensorDict
-from .engine.lazy.stack import maybe_dense_stack as _maybe_dense_stack
+from .engine.lazy.stack import dense_stack_members as _dense_stack_members
 from .engine.leafwise.comparing import assert_allclose_td
 from .engine.shape.expand_right import expand_as_right, expand_right
 from .engine.storage.memmap import MemoryMappedTensor
@@ -282,9 +282,9 @@ def dense_stack_tds(td_list: Sequence[T] | LazyStackedTensorDict, dim: int | Non
     ('TensorDict', torch.Size([2]), torch.Size([2, 4]))
     """
     if isinstance(td_list, LazyStackedTensorDict):
-        return _maybe_dense_stack(list(td_list.members), td_list.stack_dim)  # type: ignore[no-any-return]
+        return _dense_stack_members(list(td_list.members), td_list.stack_dim)  # type: ignore[no-any-return]
     if isinstance(td_list, TensorCore):
         return td_list  # type: ignore[return-value]
     if dim is None:
         raise ValueError("dense_stack_tds: pass dim= to stack a list")
-    return _maybe_dense_stack(td_list, dim)
+    return _dense_stack_members(td_list, dim)

@@ -51,7 +51,9 @@ def lazy_cat(items: Sequence[Any], dim: int = 0, *, out: TensorCore | None = Non
             f"cannot cat instances whose batch sizes {sizes} have different numbers of dims"
         )
     d = batch_dim(dim, ndim)
-    for item in items:
+    # along the stack dim the members are joined as they are (their sizes may differ: a
+    # ragged stack); along another dim each member is concatenated (torch checks sizes)
+    for item in items if d != like._lazy.dim else ():
         if any(
             a != b for k, (a, b) in enumerate(zip(item._batch_size, like._batch_size)) if k != d
         ):

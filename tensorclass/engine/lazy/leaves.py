@@ -33,7 +33,8 @@ _NON_TENSOR = (NonTensorData, NonTensorStack)
 def _unstackable(key: object, shapes: list[list[int]], err: RuntimeError) -> str:
     return (
         f"cannot stack key {key!r} of the lazy stack: the members hold shapes "
-        f"{shapes} ({err}); read it from each member instead"
+        f"{shapes} ({err}); read it with get(key, as_padded_tensor=True), "
+        f"as_nested_tensor=True or as_list=True, or from each member"
     )
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 from torch import Tensor
 
 from ..core.masks import check_mask
@@ -44,6 +45,7 @@ __all__ = [
     "as_tensor",
     "clamp",
     "masked_fill",
+    "split_mask",
     "where",
 ]
 
@@ -117,21 +119,37 @@ def clamp(self: S, min: object = None, max: object = None, *, out: TensorCore | 
     return elementwise.clamp(self, min, max, out=out)
 
 
-def _split_mask(self: S, mask: Tensor) -> list[Tensor] | None:
+def split_mask(self: S, mask: Tensor) -> list[Tensor] | None:
     """A batch mask split along the stack dim (None unless it spans the batch dims)."""
+    stack = self._lazy.dim
+    if -1 in self._batch_size and mask.ndim == 0:  # ragged: one value for every element
+        return [mask.expand(m._batch_size) for m in self._lazy.members]
+    if -1 in self._batch_size and stack < mask.ndim < len(self._batch_size):
+        # ragged: a mask over the dims up to the stack dim; each member's part is
+        # expanded over its own remaining dims (as tensordict masks a ragged stack)
+        members = self._lazy.members
+        if mask.shape[stack] != len(members):
+            return None
+        parts = mask.unbind(stack)
+        return [_right_expanded(p, m._batch_size) for p, m in zip(parts, members)]
     if mask.ndim != len(self._batch_size):
         return None
     try:
         full = mask.expand(self._batch_size)
     except RuntimeError:
         return None
-    return list(full.unbind(self._lazy.dim))
+    return list(full.unbind(stack))
+
+
+def _right_expanded(mask: Tensor, batch: torch.Size) -> Tensor:
+    """``mask`` (over the leading dims of ``batch``) expanded over the trailing ones."""
+    return mask.reshape(*mask.shape, *(1,) * (len(batch) - mask.ndim)).expand(batch)
 
 
 def masked_fill(self: S, mask: Tensor, value: float | bool | Tensor) -> S:
     """See ``TensorDict.masked_fill``; the mask is split between the members."""
     check_mask(self, mask, "masked_fill")
-    masks = _split_mask(self, mask)
+    masks = split_mask(self, mask)
     if masks is None:
         return applying.masked_fill(self, mask, value)
     results = [m.masked_fill(part, value) for m, part in zip(self._lazy.members, masks)]
@@ -150,7 +168,7 @@ def where(
     """See ``TensorDict.where``: member by member when ``condition`` spans the batch
     dims and ``other`` can be split between the members, else on the dense stack."""
     check_mask(self, condition, "where")
-    masks = None if out is not None or pad is not None else _split_mask(self, condition)
+    masks = None if out is not None or pad is not None else split_mask(self, condition)
     parts = None if masks is None else _parts(self, other)
     if masks is None or parts is None:
         return self.contiguous().where(

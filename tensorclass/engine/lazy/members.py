@@ -2,7 +2,8 @@
 
 Growing a lazy stack adds members along the stack dim (its size grows by one per member),
 as ``list.append`` / ``list.insert`` do; nothing is copied. A new member must be of the
-members' class and have their batch size; a bad one is refused before anything changes:
+members' class and have their batch size (any size at a dim where the members' sizes
+already differ, ``-1`` in the batch size); a bad one is refused before anything changes:
 
 >>> import torch
 >>> from tensorclass import TensorDict, lazy_stack
@@ -58,10 +59,13 @@ def _check_new_member(self: S, item: object, position: str) -> None:
             f"cannot add a {type(item).__name__} to a lazy stack of "
             f"{type(first).__name__} ({position}): the members share their class"
         )
-    if item._batch_size != first._batch_size:
+    # the members' batch size, -1 where they differ (a ragged stack takes any size there)
+    shared = [size for d, size in enumerate(self._batch_size) if d != leaves.dim]
+    given = item._batch_size
+    if len(given) != len(shared) or any(s not in (-1, g) for s, g in zip(shared, given)):
         raise BatchSizeError(
-            f"cannot add an instance of batch size {list(item._batch_size)} to a lazy "
-            f"stack whose members have batch size {list(first._batch_size)} ({position})"
+            f"cannot add an instance of batch size {list(given)} to a lazy stack whose "
+            f"members have batch size {shared} ({position}; -1: sizes differ there)"
         )
     if self._locked:
         raise LockedError(

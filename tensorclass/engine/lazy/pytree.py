@@ -86,6 +86,15 @@ class StackContext(NamedTuple):
     batch_size)`` for a nested lazy stack, ``("value", key)`` for one object every member
     holds (a tree_map put it there), ``("fixed", key, values)`` for the members' non-tensor
     values."""
+    member_batches: tuple[torch.Size, ...] | None = None
+    """Each member's batch size when they differ (a ragged stack), else ``None``."""
+
+
+def _member_batches(members: list[TensorCore]) -> tuple[torch.Size, ...] | None:
+    first = members[0]._batch_size
+    if all(m._batch_size == first for m in members):
+        return None
+    return tuple(m._batch_size for m in members)
 
 
 @contextlib.contextmanager
@@ -170,7 +179,9 @@ def _flatten(
         else:
             entries.append(("fixed", key, tuple(values)))
     states = tuple((type(m), m._device, m._names, m._locked) for m in members)
-    context = StackContext(type(stack), d, members[0]._batch_size, states, tuple(entries))
+    context = StackContext(
+        type(stack), d, members[0]._batch_size, states, tuple(entries), _member_batches(members)
+    )
     return children, context
 
 
@@ -226,8 +237,9 @@ def _cached(leaves: LazyLeaves) -> tuple[list[object], StackContext] | None:
     tree = leaves.tree
     if tree is None or len(leaves.members) != len(tree.members):
         return None
-    batch = tree.context.member_batch
-    for member, (given, part) in zip(leaves.members, tree.members):
+    context = tree.context
+    batches = context.member_batches or (context.member_batch,) * len(tree.members)
+    for member, (given, part), batch in zip(leaves.members, tree.members, batches):
         if member is not given or member._batch_size != batch:
             return None
         data = member._data
@@ -263,7 +275,14 @@ def _remember(
     leaves = _leaves(stack)
     members = leaves.members
     states = tuple((type(m), m._device, m._names, m._locked) for m in members)
-    fresh = StackContext(type(stack), leaves.dim, members[0]._batch_size, states, tuple(entries))
+    fresh = StackContext(
+        type(stack),
+        leaves.dim,
+        members[0]._batch_size,
+        states,
+        tuple(entries),
+        _member_batches(members),
+    )
     marks = [isinstance(c, Tensor) and c.requires_grad for c in children]
     leaves.tree = _Tree(children, fresh, tuple(zip(members, parts)), tuple(cuts), marks)
 
@@ -389,6 +408,17 @@ def _member_index(
     return indices
 
 
+def _rebuilt_batch(given: torch.Size, layout: _Layout, d: int) -> torch.Size:
+    """A member's batch size after a transform changed the children (see ``_Layout``)."""
+    batch = list(given[layout.drop :])
+    hidden = layout.hidden
+    if hidden is not None and hidden != d:
+        in_member = hidden if hidden < d else hidden - 1
+        if in_member < len(given):
+            del batch[in_member]
+    return _Size((*layout.lead, *batch))
+
+
 def unflatten_stack(values: Iterable[object], context: StackContext) -> TensorCore:
     """Rebuild a lazy stack from its children (see the module documentation); a dense
     member when vmap maps the stack dim."""
@@ -436,14 +466,17 @@ def unflatten_stack(values: Iterable[object], context: StackContext) -> TensorCo
                     rest = index[:at] + index[at + 1 :]
                     whole = all(i == slice(None) for i in rest)
                     part[key] = piece if whole else piece[rest]
-    batch = list(context.member_batch[layout.drop :])
-    if hidden is not None and hidden != d:
+    if context.member_batches is None:  # one batch size for every member
+        batches = [_rebuilt_batch(context.member_batch, layout, d)] * count
+    else:
+        batches = [_rebuilt_batch(given, layout, d) for given in context.member_batches]
+    if context.member_batches is not None and hidden is not None and hidden != d:
         in_member = hidden if hidden < d else hidden - 1
-        if in_member < len(context.member_batch):
-            del batch[in_member]
-    member_batch = _Size((*layout.lead, *batch))
+        sizes = {given[in_member] for given in context.member_batches if in_member < len(given)}
+        if len(sizes) > 1:
+            raise _ragged_error("batch", context.member_batches, f"dim {hidden}")
     members = []
-    for part, (cls, device, names, locked) in zip(parts, context.members):
+    for part, (cls, device, names, locked), member_batch in zip(parts, context.members, batches):
         if names is not None and len(names) != len(member_batch):
             names = None
         member = cls._new(part, member_batch, device, names)

@@ -13,26 +13,66 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
 from torch.nn import functional
 
-from ...errors import StructureMismatchError
+from ...errors import BatchSizeError, StructureMismatchError
 from ...keys import NestedKey
 from ...switches import missing_gets_none
 from ..core.lazy_stacks import is_lazy_stack
-from ..core.state import MISSING, NO_DEFAULT
+from ..core.state import MISSING, NO_DEFAULT, TensorCore
 from ..ops import TensorOps
 from .self_type import S
 
-__all__ = ["densify", "get", "get_nestedtensor", "pad_stack"]
+if TYPE_CHECKING:
+    from ...tensordict import TensorDict
+
+__all__ = [
+    "copy_",
+    "densify",
+    "flatten_keys",
+    "get",
+    "get_nestedtensor",
+    "is_ragged",
+    "nary",
+    "named_apply",
+    "pad_stack",
+    "ragged_batch",
+    "rename_key_",
+    "unflatten_keys",
+    "update_",
+]
 
 _ABSENT = object()
 _D = TypeVar("_D")
 #: where ``get(key, as_padded_tensor=True)`` pads
 _PaddingSide = Literal["left", "right"]
+
+
+def ragged_batch(sizes: list[torch.Size], where: str) -> torch.Size:
+    """The batch size the members of a lazy stack share, ``-1`` at each dim where they
+    differ (episodes of different lengths: ``[3]`` and ``[5]`` give ``[-1]``, the stack
+    dim left out). Members must have the same number of batch dims."""
+    first = sizes[0]
+    if any(len(size) != len(first) for size in sizes):
+        shown = [list(size) for size in sizes]
+        raise BatchSizeError(
+            f"{where}: members have different numbers of batch dims {shown}; a lazy stack "
+            f"needs one number of batch dims (their sizes may differ)"
+        )
+    return torch.Size(
+        size if all(other[d] == size for other in sizes) else -1 for d, size in enumerate(first)
+    )
+
+
+def is_ragged(self: TensorCore) -> bool:
+    """Whether some batch dim of ``self`` (a lazy stack) differs between its members (its
+    size is then ``-1``)."""
+    return -1 in self._batch_size
 
 
 def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: object) -> Tensor:
@@ -170,3 +210,155 @@ def densify(self: S, layout: torch.layout = torch.strided) -> Any:
             leaf = leaves[key]
             data[key] = leaf.densify(layout) if is_lazy_stack(leaf) else leaf
     return type(self)._new(data, self._batch_size, self._device, self._names)
+
+
+# -- member by member where the members' batch sizes differ ------------------------------
+# A ragged stack has no dense layout, so these operations, which the engine computes on the
+# stacked keys, run on each member instead (a stack that is not ragged keeps the engine's).
+
+
+def _parts_of(self: S, other: object, what: str) -> list[Any]:
+    """One part of ``other`` (an instance over the stack's batch dims) per member."""
+    parts = self._split_other(other)
+    if parts is None:
+        shown = list(other._batch_size) if isinstance(other, TensorCore) else type(other).__name__
+        raise BatchSizeError(
+            f"{what}: cannot split {shown} between the members of a ragged lazy stack "
+            f"(batch_size={list(self._batch_size)}); give an instance of its batch size"
+        )
+    return parts
+
+
+def update_(
+    self: S,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore | None = None,
+    clone: bool = False,
+    *,
+    non_blocking: bool = False,
+    keys_to_update: Iterable[NestedKey] | None = None,
+) -> S:
+    """``update_`` of a lazy stack (member by member when ragged)."""
+    if not is_ragged(self) or not isinstance(input_dict_or_td, TensorCore):
+        result: S = TensorOps.update_(
+            self,
+            input_dict_or_td,
+            clone,
+            non_blocking=non_blocking,
+            keys_to_update=keys_to_update,
+        )
+        return result
+    parts = _parts_of(self, input_dict_or_td, "update_")
+    for member, part in zip(self._lazy.members, parts):  # each checks its keys first
+        for key in part.keys(True, True):
+            if key not in member.keys(True, True):
+                raise member._missing(key)
+    for member, part in zip(self._lazy.members, parts):
+        member.update_(part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update)
+    return self
+
+
+def copy_(self: S, tensordict: Mapping[Any, Any] | TensorCore, non_blocking: bool = False) -> S:
+    """``copy_`` of a lazy stack (member by member when ragged)."""
+    if not is_ragged(self):
+        result: S = TensorOps.copy_(self, tensordict, non_blocking)
+        return result
+    return update_(self, tensordict, non_blocking=non_blocking)
+
+
+def nary(
+    self: S, fn: Callable[..., Tensor], operands: tuple[object, ...], kwargs: dict[str, object]
+) -> S:
+    """The lazy stack's ``_nary`` (``lerp``, ``addcmul``...: ``fn(leaf, *operands)`` for
+    every tensor leaf): member by member when ragged and every operand splits between
+    the members, else the engine's."""
+    split = [self._split_other(o) for o in operands] if is_ragged(self) else [None]
+    if any(parts is None for parts in split):
+        result: S = TensorOps._nary(self, fn, operands, kwargs)
+        return result
+    members = [
+        m._nary(fn, tuple(parts[i] for parts in split if parts is not None), kwargs)
+        for i, m in enumerate(self._lazy.members)
+    ]
+    restacked: S = self._restack(members, self._lazy.dim)
+    return restacked
+
+
+def named_apply(
+    self: S,
+    fn: Callable[..., Any],
+    *others: TensorCore,
+    nested_keys: bool = False,
+    batch_size: Any = None,
+    device: Any = MISSING,
+    names: Any = None,
+    inplace: bool = False,
+    default: Any = MISSING,
+    filter_empty: bool | None = None,
+    propagate_lock: bool = False,
+    call_on_nested: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+    out: TensorCore | None = None,
+) -> S:
+    """``named_apply`` of a lazy stack (see ``TensorDict.named_apply``): member by member
+    when ragged (``batch_size``, ``names`` and ``out`` then need a stack that is not)."""
+    options: dict[str, Any] = {
+        "nested_keys": nested_keys,
+        "device": device,
+        "inplace": inplace,
+        "default": default,
+        "filter_empty": filter_empty,
+        "propagate_lock": propagate_lock,
+        "call_on_nested": call_on_nested,
+        "is_leaf": is_leaf,
+    }
+    if not is_ragged(self) or batch_size is not None or names is not None or out is not None:
+        engine: S = TensorOps.named_apply(
+            self, fn, *others, batch_size=batch_size, names=names, out=out, **options
+        )
+        return engine
+    split = [_parts_of(self, other, "named_apply") for other in others]
+    results = [
+        m.named_apply(fn, *(parts[i] for parts in split), **options)
+        for i, m in enumerate(self._lazy.members)
+    ]
+    if inplace:
+        return self
+    if any(r is None for r in results):  # fn returned nothing for every leaf
+        return cast(S, None)  # as the engine's named_apply
+    result: S = self._restack(results, self._lazy.dim)
+    return result
+
+
+def rename_key_(self: S, old_key: NestedKey, new_key: NestedKey, safe: bool = False) -> S:
+    """``rename_key_`` of a lazy stack (in each member when ragged)."""
+    if not is_ragged(self):
+        result: S = TensorOps.rename_key_(self, old_key, new_key, safe)
+        return result
+    for member in self._lazy.distinct():  # a refusal in a member leaves the others as they are
+        if old_key not in member.keys(True) or (safe and new_key in member.keys(True)):
+            TensorOps.rename_key_(member, old_key, new_key, safe)  # raises its clear error
+    for member in self._lazy.distinct():
+        member.rename_key_(old_key, new_key, safe)
+    return self
+
+
+def flatten_keys(
+    self: S,
+    separator: str = ".",
+    inplace: bool = False,
+    is_leaf: Callable[[type], bool] | None = None,
+) -> TensorDict:
+    """``flatten_keys`` of a lazy stack (in each member when ragged)."""
+    if not is_ragged(self) or is_leaf is not None:
+        return TensorOps.flatten_keys(self, separator, inplace, is_leaf)
+    results = [m.flatten_keys(separator, inplace) for m in self._lazy.members]
+    # a lazy stack stands where the engine's signature says TensorDict (its members' class)
+    return cast("TensorDict", self if inplace else self._restack(results, self._lazy.dim))
+
+
+def unflatten_keys(self: S, separator: str = ".", inplace: bool = False) -> TensorDict:
+    """``unflatten_keys`` of a lazy stack (in each member when ragged)."""
+    if not is_ragged(self):
+        return TensorOps.unflatten_keys(self, separator, inplace)
+    results = [m.unflatten_keys(separator, inplace) for m in self._lazy.members]
+    return cast("TensorDict", self if inplace else self._restack(results, self._lazy.dim))

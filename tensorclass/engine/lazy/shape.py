@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, OperandError
-from ...keys import shown_key
+from ...keys import NestedKey, shown_key
 from ...registry import dynamic_class
 from ..core.inplace import first_difference, holds_lazy
 from ..core.self_types import Node
@@ -34,6 +34,7 @@ from ..shape.indexing import (
     _tensor_leaves,
     normalize_index,
 )
+from ..shape.selection import update_at_ as indexing_update_at_
 from .leaves import LazyLeaves
 from .self_type import S
 
@@ -48,6 +49,7 @@ __all__ = [
     "unbind",
     "unflatten",
     "unsqueeze",
+    "update_at_",
     "view",
 ]
 
@@ -197,7 +199,127 @@ def _pick_members(self: S, normalized: tuple[object, ...]) -> S | None:
 # -- writing at an index -------------------------------------------------------------
 
 
+def _member_parts(self: S, index: object) -> tuple[list[tuple[Any, Any]], int | None]:
+    """Where ``index`` falls member by member: ``(member, index into it)`` for each member
+    it selects (in order), and the dim of the result that holds them (``None`` when one
+    integer picks a single member). Used by ragged stacks, whose batch has no dense layout;
+    an index that a member-by-member split cannot express is refused."""
+    leaves = self._lazy
+    members, stack = leaves.members, leaves.dim
+    normalized = normalize_index(index, self._batch_size)
+    dim, before, found = 0, 0, False
+    stack_part: Any = slice(None)
+    member_parts: list[Any] = []
+    for part in normalized:
+        if part is None:
+            member_parts.append(None)
+            before += 0 if found else 1
+            continue
+        if dim == stack:
+            stack_part, found = part, True
+        else:
+            if isinstance(part, Tensor) and part.ndim > 0:
+                raise IndexError(
+                    f"cannot index a ragged lazy stack (batch_size={list(self._batch_size)}) "
+                    f"with a tensor at dim {dim}: index the stack dim {stack} first"
+                )
+            member_parts.append(part)
+            before += 1 if (not found and type(part) is slice) else 0
+        dim += 1
+    if not found:
+        before += stack - dim
+    member_index: Any = tuple(member_parts) if member_parts else Ellipsis
+    if isinstance(stack_part, Tensor):
+        stack_part = stack_part.tolist()
+        if isinstance(stack_part, list) and stack_part and isinstance(stack_part[0], bool):
+            stack_part = [i for i, keep in enumerate(stack_part) if keep]
+    positions = range(len(members))
+    if isinstance(stack_part, int):
+        if not -len(members) <= stack_part < len(members):
+            raise IndexError(
+                f"index {stack_part} is out of range for the stack dim {stack} of size "
+                f"{len(members)} (batch_size={list(self._batch_size)})"
+            )
+        return [(members[stack_part], member_index)], None
+    chosen = positions[stack_part] if isinstance(stack_part, slice) else stack_part
+    return [(members[i], member_index) for i in chosen], before
+
+
+def _ragged_values(value: object, count: int, dim: int | None) -> list[object]:
+    """The value each of ``count`` selected members receives: an instance is split along
+    ``dim`` (one part per member), anything else is given whole to each."""
+    if dim is None or not isinstance(value, TensorCore):
+        return [value] * count
+    parts: tuple[object, ...] = cast(Any, value).unbind(dim)
+    if len(parts) != count:
+        raise BatchSizeError(
+            f"cannot write a {type(value).__name__} of batch size {list(value._batch_size)} "
+            f"into {count} members of a ragged lazy stack: its dim {dim} has {len(parts)} "
+            f"entries"
+        )
+    return list(parts)
+
+
+def _set_at_ragged(self: S, index: object, value: object) -> None:
+    """``self[index] = value`` member by member (each member checks its own write first)."""
+    parts, dim = _member_parts(self, index)
+    values = _ragged_values(value, len(parts), dim)
+    for (member, member_index), part in zip(parts, values):
+        _check_write(member, member_index, part)
+    for (member, member_index), part in zip(parts, values):
+        target: Any = member
+        target[member_index] = part
+
+
+def _check_write(member: Any, index: object, value: object) -> None:
+    """Refuse (before any member is written) a value whose batch size does not fit."""
+    if isinstance(value, TensorCore):
+        selected = torch.Size(member[index].batch_size)
+        if not _fits(value._batch_size, selected):
+            raise BatchSizeError(
+                f"cannot write a {type(value).__name__} of batch size "
+                f"{list(value._batch_size)} into a member of a ragged lazy stack at an "
+                f"index selecting batch shape {list(selected)}"
+            )
+
+
+def update_at_(
+    self: S,
+    input_dict_or_td: Mapping[Any, Any] | TensorCore,
+    idx: object,
+    clone: bool = False,
+    *,
+    non_blocking: bool = False,
+    keys_to_update: Sequence[NestedKey] | None = None,
+) -> S:
+    """``update_at_`` of a lazy stack: member by member when the stack is ragged (members
+    of different batch sizes), else the dense engine's."""
+    if -1 not in self._batch_size:
+        result: S = indexing_update_at_(
+            self,
+            input_dict_or_td,
+            idx,
+            clone,
+            non_blocking=non_blocking,
+            keys_to_update=keys_to_update,
+        )
+        return result
+    parts, dim = _member_parts(self, idx)
+    values = _ragged_values(input_dict_or_td, len(parts), dim)
+    for (member, member_index), part in zip(parts, values):
+        if isinstance(part, TensorCore):
+            _check_write(member, member_index, part)
+    for (member, member_index), part in zip(parts, values):
+        member.update_at_(
+            part, member_index, clone, non_blocking=non_blocking, keys_to_update=keys_to_update
+        )
+    return self
+
+
 def _set_at(self: S, index: object, value: object) -> None:
+    if -1 in self._batch_size:
+        _set_at_ragged(self, index, value)
+        return
     if len(self._lazy.distinct()) != len(self._lazy.members):
         _check_repeated_set_at(self, index, value)
     _set_at_members(self, index, value)
@@ -318,6 +440,11 @@ def unbind(self: S, dim: int = 0) -> tuple[S, ...]:
     d = batch_dim(dim, len(self._batch_size))
     if d == leaves.dim:
         return tuple(leaves.members)
+    if self._batch_size[d] == -1:
+        raise BatchSizeError(
+            f"cannot unbind dim {d} of a ragged lazy stack (batch_size="
+            f"{list(self._batch_size)}): its members have different sizes there"
+        )
     member_dim = d if d < leaves.dim else d - 1
     new_stack = leaves.dim if d > leaves.dim else leaves.dim - 1
     columns = [member.unbind(member_dim) for member in leaves.members]
@@ -326,6 +453,11 @@ def unbind(self: S, dim: int = 0) -> tuple[S, ...]:
 
 def _split_sections(self: S, sections: list[int], d: int) -> tuple[S, ...]:
     leaves = self._lazy
+    if self._batch_size[d] == -1:
+        raise BatchSizeError(
+            f"cannot split dim {d} of a ragged lazy stack (batch_size="
+            f"{list(self._batch_size)}): its members have different sizes there"
+        )
     if d == leaves.dim:
         out, start = [], 0
         for size in sections:
@@ -490,14 +622,44 @@ def view(
     if size is not None or batch_size is not None or any(isinstance(s, torch.dtype) for s in shape):
         return context.view(self, *shape, size=size, batch_size=batch_size)
     sizes = _sizes(shape)
+    if -1 in self._batch_size:
+        raise BatchSizeError(
+            f"cannot view a ragged lazy stack (batch_size={list(self._batch_size)}) as "
+            f"{list(sizes)}: its members have different sizes; reshape(-1) gives their "
+            f"elements as a lazy stack"
+        )
     new = _infer_shape(sizes, self._batch_size.numel(), self._batch_size)
     result = _reshaped(self, new, "view")
     return context.view(self, new) if result is None else result
 
 
+def _ragged_rows(self: S) -> S | None:
+    """A ragged stack (stack dim 0) flattened to one batch dim: a lazy stack of every
+    member's elements in order (views of the members), as tensordict flattens one; None
+    for a stack that is not ragged or whose stack dim is not 0."""
+    leaves = self._lazy
+    if -1 not in self._batch_size or leaves.dim != 0:
+        return None
+    rows = [row for member in leaves.members for row in member.reshape(-1).unbind(0)]
+    if not rows:
+        return None
+    return _restack(rows, 0, self)
+
+
 def reshape(self: S, *shape: int | Sequence[int]) -> S:
     """Reshape the batch dims; a lazy stack when the stack dim stays whole (see
-    ``TensorDict.reshape``), else a dense copy."""
+    ``TensorDict.reshape``), else a dense copy. A ragged stack reshapes only to one
+    dim (``reshape(-1)``): a lazy stack of the members' elements."""
+    if -1 in self._batch_size:
+        sizes = _sizes(shape)
+        rows = _ragged_rows(self) if len(sizes) == 1 and sizes[0] in (-1, self.numel()) else None
+        if rows is None:
+            raise BatchSizeError(
+                f"cannot reshape a ragged lazy stack (batch_size={list(self._batch_size)}) "
+                f"to {list(sizes)}: only reshape(-1) with stack dim 0 (its members' elements "
+                f"in order) is defined"
+            )
+        return rows
     new = _infer_shape(_sizes(shape), self._batch_size.numel(), self._batch_size)
     result = _reshaped(self, new, "reshape")
     return batch_dims.reshape(self, new) if result is None else result
@@ -512,6 +674,8 @@ def flatten(self: S, start_dim: int = 0, end_dim: int = -1, *, inplace: bool = F
         return context.flatten(self, start_dim, end_dim)
     start, end = batch_dim(start_dim, n), batch_dim(end_dim, n)
     stack = self._lazy.dim
+    if -1 in self._batch_size and (start, end) == (0, n - 1) and n > 1:
+        return reshape(self, -1)
     if start > end or (start <= stack <= end and start != end):
         return context.flatten(self, start_dim, end_dim)
     bs = self._batch_size

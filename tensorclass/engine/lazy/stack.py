@@ -22,6 +22,11 @@ lazy stacks, so members whose leaves have different shapes keep working; the oth
 (reductions over batch dims, reshapes across the stack dim...) return dense results in the
 members' class, as does :meth:`~LazyStackedTensorDict.contiguous`.
 
+Members may also differ in batch size (episodes of different lengths): the stack's batch
+size is then ``-1`` at each dim where they differ (a ragged stack), and the operations
+that keep the members work member by member (``lazy/ragged.py``); reading a key whose
+shapes differ needs ``as_padded_tensor``, ``as_nested_tensor`` or ``as_list``.
+
 In-place operations (``add_``, ``exp_``, ``copy_``, ``update_``, ``stack[index] = v``...)
 write the members' own tensors, also when the stack is nested in another instance. A member
 held at several positions (``lazy_stack([a, a])``, a stack indexed with repeated indices)
@@ -50,6 +55,7 @@ from ..base import TensorDictBase
 from ..build.printing import format_instance
 from ..core.attach import op_property
 from ..core.inplace import check_nested, distinct_writes
+from ..core.masks import check_mask
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, Names, TensorCore, set_state
@@ -65,9 +71,9 @@ from .cat import LAZY_FUNCTIONS
 from .forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
-from .ragged import _PaddingSide, pad_stack
+from .ragged import _PaddingSide, pad_stack, ragged_batch
 
-__all__ = ["LazyStackedTensorDict", "lazy_stack", "maybe_dense_stack"]
+__all__ = ["LazyStackedTensorDict", "dense_stack_members", "lazy_stack", "maybe_dense_stack"]
 
 T = TypeVar("T", bound=TensorCore)
 _Out = TypeVar("_Out", bound=TensorCore)
@@ -152,9 +158,10 @@ class LazyStackedTensorDict(TensorDictBase):
         """``LazyStackedTensorDict(*members, stack_dim=0)``: :func:`lazy_stack` of the
         members. ``device`` moves them first; ``names`` names every dim of the result,
         ``stack_dim_name`` the stack dim; ``batch_size``, if given, must be the stack's.
-        The members always share one batch size (tensordict's ``strict_shape=True``:
-        ``strict_shape=False`` does not relax it)."""
-        del strict_shape  # members always need one batch size here
+        The members need one number of batch dims; their sizes may differ (a ragged
+        stack, ``-1`` where they do). ``strict_shape=False`` does not relax the number of
+        dims (tensordict's ``strict_shape=True``)."""
+        del strict_shape  # members always need one number of batch dims here
         if fields and not tensordicts:
             # The members' constructor, given fields (dataclasses.replace calls the class
             # of a lazy stack of typed instances so): a dense instance.
@@ -503,6 +510,18 @@ class LazyStackedTensorDict(TensorDictBase):
 
     def masked_fill_(self, mask: Tensor, value: float | bool | Tensor) -> Self:
         """Write ``value`` where ``mask`` (over the stack's batch dims) is true."""
+        if -1 in self._batch_size:  # ragged: no dense copy; each member its part
+            check_mask(self, mask, "masked_fill_")
+            masks = maths.split_mask(self, mask)
+            if masks is None:
+                raise BatchSizeError(
+                    f"masked_fill_: a mask of shape {list(mask.shape)} cannot be split between "
+                    f"the members of a ragged lazy stack (batch_size={list(self._batch_size)}); "
+                    f"give one over the dims up to the stack dim {self._lazy.dim}"
+                )
+            for member, part in zip(self._lazy.members, masks):
+                member.masked_fill_(part, value)
+            return self
         return self._write_back(self.contiguous().masked_fill_(mask, value), "masked_fill_")
 
     def detach_(self) -> Self:
@@ -597,6 +616,13 @@ class LazyStackedTensorDict(TensorDictBase):
                 if moved is not None:
                     return moved
         return self._per_member("to", *args, **kwargs)
+
+    def numel(self) -> int:
+        """The number of elements in the batch: the members' together (a ragged stack,
+        batch size ``-1`` where the members' sizes differ, has no product)."""
+        if -1 not in self._batch_size:
+            return self._batch_size.numel()
+        return sum(member.numel() for member in self._lazy.members)
 
     def detach(self) -> Self:
         """A lazy stack of the detached members."""
@@ -1026,6 +1052,14 @@ class LazyStackedTensorDict(TensorDictBase):
 
     get_nestedtensor = ragged.get_nestedtensor
     densify = ragged.densify
+    # member by member when ragged (the engine's otherwise)
+    update_ = ragged.update_
+    copy_ = ragged.copy_
+    _nary = ragged.nary
+    named_apply = ragged.named_apply
+    rename_key_ = ragged.rename_key_
+    flatten_keys = ragged.flatten_keys
+    unflatten_keys = ragged.unflatten_keys
 
     # lazy/members.py
     tensordicts = op_property(member_list.tensordicts)
@@ -1064,6 +1098,7 @@ class LazyStackedTensorDict(TensorDictBase):
     _lazy = op_property(shape._lazy)
     _index = shape._index
     _set_at = shape._set_at
+    update_at_ = shape.update_at_
     unbind = shape.unbind
     _split_sections = shape._split_sections
     unsqueeze = shape.unsqueeze
@@ -1143,7 +1178,9 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
 def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
     """Stack instances along a new batch dim ``dim`` without copying (see the module doc).
 
-    The members must share their class and batch size; their keys may differ. The result
+    The members must share their class and number of batch dims; their keys may differ,
+    and so may their batch sizes (episodes of different lengths): the stack's batch size is
+    then ``-1`` at each dim where they differ (a ragged stack, as in tensordict). The result
     is an instance of the members' class and of :class:`LazyStackedTensorDict`. ``out``
     (of the stacked batch size) receives the result in place instead.
 
@@ -1162,6 +1199,8 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
         )
     first = members[0]
     member_cls = getattr(type(first), "_member_cls", None) or type(first)
+    batch = first._batch_size if isinstance(first, TensorCore) else None
+    same_batch = True
     for index, item in enumerate(members):
         if not isinstance(item, TensorCore):
             raise TypeError(
@@ -1174,10 +1213,11 @@ def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:
                 f"lazy_stack: item 0 is a {type(first).__name__}, item {index} a "
                 f"{type(item).__name__}; members must share their class"
             )
-        if item._batch_size != first._batch_size:
-            sizes = [list(m._batch_size) for m in members]
-            raise StructureMismatchError(f"lazy_stack: members have different batch sizes {sizes}")
-    batch = first._batch_size
+        if same_batch and item._batch_size != batch:
+            same_batch = False
+    if not same_batch:  # ragged: -1 where the members' sizes differ
+        batch = ragged_batch([m._batch_size for m in members], "lazy_stack")
+    assert batch is not None
     d = batch_dim(dim, len(batch), extra=1)
     cls = _variant(member_cls)
     device = first._device if all(m._device == first._device for m in members) else None
@@ -1315,6 +1355,37 @@ def maybe_dense_stack(items: Sequence[T], dim: int = 0) -> T:
     d = batch_dim(dim, len(members[0]._batch_size), extra=1)
     result: T = _maybe_dense(members, d)
     return result
+
+
+def dense_stack_members(items: Sequence[T], dim: int) -> T:
+    """:func:`maybe_dense_stack`, except that lazy stacks of one layout (the same stack
+    dim and number of members) are stacked member by member: the result is a lazy stack
+    of the dense stacks of their corresponding members (so members of different batch
+    sizes, a ragged stack, still give dense parts). ``dense_stack_tds`` stacks so.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict, lazy_stack
+    >>> episode = lazy_stack([TensorDict(x=torch.zeros(3), batch_size=[3]),
+    ...                       TensorDict(x=torch.zeros(5), batch_size=[5])])
+    >>> both = dense_stack_members([episode, episode.clone()], 0)
+    >>> both.batch_size, both.stack_dim, [m.batch_size for m in both.tensordicts]
+    (torch.Size([2, 2, -1]), 1, [torch.Size([2, 3]), torch.Size([2, 5])])
+    """
+    members = list(items)
+    stacks = [m._lazy for m in members if isinstance(m, LazyStackedTensorDict)]
+    if members and len(stacks) == len(members):
+        inner, count, ndim = stacks[0].dim, len(stacks[0].members), len(members[0]._batch_size)
+        if all(
+            s.dim == inner and len(s.members) == count and len(m._batch_size) == ndim
+            for s, m in zip(stacks, members)
+        ):
+            d = batch_dim(dim, ndim, extra=1)
+            new_stack, member_dim = (inner + 1, d) if d <= inner else (inner, d - 1)
+            parts: list[T] = [
+                maybe_dense_stack([s.members[i] for s in stacks], member_dim) for i in range(count)
+            ]
+            return lazy_stack(parts, new_stack)
+    return maybe_dense_stack(members, dim)
 
 
 register_lazy_class(LazyStackedTensorDict)  # what the constructors of every class stack with

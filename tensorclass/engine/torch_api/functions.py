@@ -114,7 +114,8 @@ def _check_sizes(items: Sequence[TensorCore], dim: int, path: tuple[str, ...], h
             if how.stacks:
                 where = f" under {shown_key(path)!r}" if path else ""
                 raise StructureMismatchError(
-                    f"cannot stack instances with different batch sizes{where}: {sizes}"
+                    f"cannot stack instances with different batch sizes{where}: {sizes} "
+                    f"(lazy_stack keeps them as they are: batch size -1 where they differ)"
                 )
             raise StructureMismatchError(
                 f"cannot cat along dim {dim}: batch sizes {sizes} differ in another dim"

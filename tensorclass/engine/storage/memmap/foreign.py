@@ -36,7 +36,16 @@ import torch
 from ....errors import MemmapFormatError
 from ....json_values import has_shape
 from ...core.state import fits_batch
-from .info import EntryInfo, MemmapInfo, fail, load_json, regular_size, shape_problem, sizes
+from .info import (
+    EntryInfo,
+    MemmapInfo,
+    fail,
+    load_json,
+    regular_size,
+    shape_problem,
+    shared_batch,
+    sizes,
+)
 
 __all__ = ["is_tensordict_meta", "match_class", "read_tensordict"]
 
@@ -263,14 +272,14 @@ def _lazy_stack(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | None
     inner = members[0].batch_size
     if type(stack_dim) is not int or not 0 <= stack_dim <= len(inner):
         raise fail(path, f"invalid stack_dim {stack_dim!r} for members of batch size {list(inner)}")
-    for member in members:
-        if member.batch_size != inner:
-            raise fail(
-                path,
-                f"member {member.path.name} has batch size "
-                f"{list(member.batch_size)}; member 0 has {list(inner)}",
-            )
-    batch = (*inner[:stack_dim], len(members), *inner[stack_dim:])
+    shared = shared_batch([member.batch_size for member in members])
+    if shared is None:  # sizes may differ (a ragged stack: -1 there), not dim counts
+        raise fail(
+            path,
+            f"the members have different numbers of batch dims "
+            f"{[list(member.batch_size) for member in members]}",
+        )
+    batch = (*shared[:stack_dim], len(members), *shared[stack_dim:])
     if parent is not None and batch[: len(parent)] != parent:
         raise fail(
             path, f"batch size {list(batch)} does not start with the parent's {list(parent)}"

@@ -116,6 +116,30 @@ def sizes(path: Path, value: object, what: str) -> tuple[int, ...]:
     return tuple(value)
 
 
+def ragged_sizes(path: Path, value: object, what: str, stack_dim: object) -> tuple[int, ...]:
+    """A lazy stack's batch size read from JSON: as :func:`sizes`, except that a dim
+    other than the stack dim may be ``-1`` (the members' sizes differ there: a ragged
+    stack)."""
+    if type(value) is not list or type(stack_dim) is not int or not 0 <= stack_dim < len(value):
+        return sizes(path, value, what)
+    cleaned = [
+        0 if v == -1 and type(v) is int and d != stack_dim else v for d, v in enumerate(value)
+    ]
+    sizes(path, cleaned, what)
+    return tuple(value)
+
+
+def shared_batch(batches: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The batch size the members of a lazy stack share, ``-1`` at each dim where they
+    differ; ``None`` when they have different numbers of dims."""
+    first = batches[0]
+    if any(len(batch) != len(first) for batch in batches):
+        return None
+    return tuple(
+        size if all(batch[d] == size for batch in batches) else -1 for d, size in enumerate(first)
+    )
+
+
 def shape_problem(shape: tuple[int, ...], itemsize: int) -> str | None:
     """Why torch cannot hold a tensor of ``shape`` (sizes, strides or bytes beyond int64)."""
     if any(size > MAX_SIZE for size in shape):

@@ -75,8 +75,10 @@ from .info import (
     MemmapInfo,
     fail,
     load_json,
+    ragged_sizes,
     regular_size,
     shape_problem,
+    shared_batch,
     sizes,
 )
 
@@ -183,7 +185,10 @@ def _read_level(
         raise _fail(path, f"unknown kind {kind!r}")
     if type(class_path) is not str or ":" not in class_path:
         raise _fail(path, f"invalid class {class_path!r} (expected 'module:qualname')")
-    batch_size = sizes(path, meta.get("batch_size"), "batch_size")
+    if kind == "lazy_stack":
+        batch_size = ragged_sizes(path, meta.get("batch_size"), "batch_size", meta.get("stack_dim"))
+    else:
+        batch_size = sizes(path, meta.get("batch_size"), "batch_size")
     if parent_batch is not None and batch_size[: len(parent_batch)] != parent_batch:
         raise _fail(
             path,
@@ -247,13 +252,22 @@ def _read_members(
         if (path / name).is_symlink():  # a save never holds links: it would reach outside
             raise _fail(path, f"member {name}: {path / name} is a symbolic link")
         member = _read_level(path / name, None)
-        if member.batch_size != member_batch:
+        if len(member.batch_size) != len(member_batch) or any(
+            want not in (-1, size) for want, size in zip(member_batch, member.batch_size)
+        ):
             raise _fail(
                 path,
                 f"member {name} has batch_size {list(member.batch_size)}; the stack needs "
-                f"{list(member_batch)}",
+                f"{list(member_batch)} (-1: any size)",
             )
         read.append(member)
+    found = shared_batch([member.batch_size for member in read])
+    if found != member_batch:  # a -1 only where the members' sizes do differ
+        raise _fail(
+            path,
+            f"the members' batch sizes {[list(m.batch_size) for m in read]} do not give the "
+            f"stack's batch_size {list(batch_size)}",
+        )
     return stack_dim, tuple(read)
 
 
