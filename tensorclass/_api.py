@@ -75,6 +75,7 @@ from .errors import InvalidKeyError as InvalidKeyError
 from .errors import KeyNotFoundError as KeyNotFoundError
 from .errors import LockedError as LockedError
 from .errors import MemmapFormatError as MemmapFormatError
+from .errors import MemmapNotFoundError as MemmapNotFoundError
 from .errors import ModeError as ModeError
 from .errors import NotSerializableError as NotSerializableError
 from .errors import OperandError as OperandError

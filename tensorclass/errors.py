@@ -18,6 +18,7 @@ __all__ = [
     "KeyNotFoundError",
     "LockedError",
     "MemmapFormatError",
+    "MemmapNotFoundError",
     "ModeError",
     "NotSerializableError",
     "OperandError",
@@ -100,6 +101,19 @@ class StructureMismatchError(TensorClassError, ValueError):
 
 class MemmapFormatError(TensorClassError, ValueError):
     """Saved data is missing, truncated, or disagrees with its metadata (``load_memmap``)."""
+
+
+class MemmapNotFoundError(MemmapFormatError, FileNotFoundError):
+    """The path given to a loader (``load_memmap``, ``TensorDict.load``...) does not exist;
+    also a ``FileNotFoundError``, whose ``filename`` is the path."""
+
+    def __init__(self, path: object, what: str) -> None:
+        super().__init__(f"{path}: no such file or directory (expected {what})")
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        # OSError formats "[Errno ...] ..." once filename is set; ours is the sentence.
+        return str(self.args[0])
 
 
 class RecordedClassError(TensorClassError, LookupError):

@@ -294,11 +294,31 @@ def _convert_tensor(field: Field, owner: _Owner, value: object, where: object = 
     )
 
 
+def _nested_misfit(owner: _Owner, name: str, value: Any, where: object) -> BatchSizeError:
+    """The error for a nested instance whose batch size does not start with the owner's."""
+    inner, outer = list(value.batch_size), list(owner._batch_size)
+    key = where if isinstance(where, (str, tuple)) else name
+    cls = type(value).__name__
+    if inner:
+        cause = f"its batch size {inner} does not start with {outer}"
+    else:
+        cause = "it was built without batch_size= (so its batch size is [])"
+    return BatchSizeError(
+        f"{type(owner).__name__}: the nested {cls} for key {key!r} has batch size "
+        f"{inner}, which does not fit the batch size {outer}: {cause}; build it with "
+        f"{cls}(..., batch_size={outer})",
+        key=key,
+    )
+
+
 def _convert_nested(field: Field, owner: _Owner, value: object, where: object = None) -> object:
     cls = field.nested_class
     assert cls is not None
     if isinstance(value, cls):
-        return owner._check_leaf(field.name, value, where)
+        try:
+            return owner._check_leaf(field.name, value, where)
+        except BatchSizeError:
+            raise _nested_misfit(owner, field.name, value, where) from None
     if isinstance(value, TensorCollection):
         value = value._data  # type: ignore[attr-defined]
     if isinstance(value, Mapping):

@@ -27,13 +27,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from torch import Tensor
+from torch.nn import Module
 
 from ..engine.ops import TensorOps
-from ..errors import InvalidKeyError, StructureMismatchError
+from ..errors import BatchSizeError, InvalidKeyError, StructureMismatchError
 from ..keys import NestedKey, unravel_key
 from ..non_tensor import NonTensorData, NonTensorStack
 from .base import FixedKeysModule, T
-from .keys import Key, KeysLike, as_keys
+from .keys import Key, KeysLike, as_keys, show_keys
 from .schema_check import check_module_keys
 
 __all__ = ["TensorDictModule"]
@@ -218,6 +219,10 @@ class TensorDictModule(FixedKeysModule[T]):
                     leaf = leaf.value()
                 args.append(leaf)
         except KeyError:
+            slow = True  # read outside the handler: a missing key's error is not chained
+        else:
+            slow = False
+        if slow:
             args = self._read_slowly(tensordict)
         names = self._kwargs
         try:
@@ -236,8 +241,22 @@ class TensorDictModule(FixedKeysModule[T]):
             raise type(err)(f"{err} ({note})") from err
         if tensordict_out is None:
             tensordict_out = tensordict if self.inplace else tensordict.empty()
-        self._write(result, tensordict_out)
+        try:
+            self._write(result, tensordict_out)
+        except BatchSizeError as err:
+            raise self._output_error(err) from None
         return tensordict_out
+
+    def _output_error(self, err: BatchSizeError) -> BatchSizeError:
+        """``err`` (an output that does not fit the batch size) restated to name the module."""
+        fn = self._fn
+        name = fn.__class__.__name__ if isinstance(fn, Module) else getattr(fn, "__name__", fn)
+        return BatchSizeError(
+            f"{type(self).__name__} over {name} (out_keys={show_keys(self.out_keys)}) returned "
+            f"an output that does not fit: {err} (the module must keep the input's batch "
+            f"dims)",
+            key=err.key,
+        )
 
     def _read_slowly(self, tensordict: Any) -> list[Any]:
         """The inputs read through ``get`` (``get_kwargs``), or with ``None`` for missing

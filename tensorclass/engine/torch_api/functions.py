@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, TypeVar, cast
 import torch
 from torch import Tensor
 
-from ...errors import StructureMismatchError
+from ...errors import KeyNotFoundError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
 from ...registry import lazy_stack_function
@@ -177,11 +177,15 @@ def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) ->
     out: dict[str, object] = {}
     join = how.leaves
     for key, value in first._data.items():
+        leaves: list[Any] | None
         try:
             leaves = [data[key] for data in datas]
         except KeyError:
+            leaves = None
+        if leaves is None:
+            # checked outside the handler: the keys error is not chained on the KeyError
             _check_keys(items, path, how.name)
-            raise
+            raise KeyNotFoundError(f"cannot {how.name}: an item lacks key {key!r}", key=key)
         if value.__class__ is Tensor or isinstance(value, Tensor):
             try:
                 # (no dim argument when 0: torch parses one argument less)

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from typing_extensions import TypeIs
 
-from ....errors import MemmapFormatError
+from ....errors import MemmapFormatError, MemmapNotFoundError
 
 __all__ = [
     "MAX_SIZE",
@@ -77,6 +77,8 @@ def _meta_bytes(path: Path, what: str) -> bytes:
         return source.read_meta(path)
     meta_file = path / META_NAME
     if not path.is_dir():
+        if not path.exists():
+            raise MemmapNotFoundError(path, what)
         raise MemmapFormatError(f"{path} is not a directory holding {what}")
     try:
         info = os.lstat(meta_file)
