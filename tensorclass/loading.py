@@ -20,7 +20,7 @@ from .engine.storage.memmap.load import ClassPolicy, load_tree, read_checked, su
 from .engine.storage.memmap.load_into import load_into
 from .engine.storage.memmap.metadata import MemmapInfo
 from .engine.storage.memmap.tensor import PathLike
-from .errors import MemmapFormatError
+from .errors import MemmapFormatError, MemmapNotFoundError
 from .schema import is_typed
 
 if TYPE_CHECKING:  # annotations only: the typed layer is above this one
@@ -130,7 +130,11 @@ def load_memmap(
     if cls is not None and not (isinstance(cls, type) and issubclass(cls, TensorCore)):
         raise TypeError(f"cls must be a tensor class; got {cls!r}")
     with reading_archive(prefix):  # an archive (pack_memmap) is read in place
-        info = read_checked(prefix, classes)
+        try:
+            info = read_checked(prefix, classes)
+        except MemmapNotFoundError as err:
+            # the path is the user's: the error drops the reader's frames
+            raise err.with_traceback(None) from None
         if subpath is not None:
             info = subtree(info, subpath)
         try:
