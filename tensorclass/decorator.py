@@ -13,7 +13,7 @@ from typing import Any, TypeVar, overload
 from typing_extensions import dataclass_transform
 
 from .annotations import skip_frames_of
-from .compiler import TENSOR_ONLY
+from .compiler import SHADOW, TENSOR_ONLY
 from .errors import SchemaError
 from .fields import FieldSpec, field
 from .typed import TensorClass, TensorClassMeta
@@ -53,6 +53,7 @@ def _rebuild(
     validate: bool | None = None,
     kw_only: bool | None = None,
     tensor_only: bool | None = None,
+    shadow: bool | None = None,
 ) -> type:
     if isinstance(cls, TensorClassMeta):
         schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
@@ -61,6 +62,7 @@ def _rebuild(
             and (validate is None or validate == schema.validate)
             and kw_only is None
             and (tensor_only is None or tensor_only == getattr(cls, TENSOR_ONLY, False))
+            and (shadow is None or shadow == getattr(cls, SHADOW, False))
         ):
             return cls
     if "__slots__" in cls.__dict__:
@@ -81,6 +83,8 @@ def _rebuild(
     options: dict[str, bool] = {} if kw_only is None else {"kw_only": kw_only}
     if tensor_only is not None:
         options["tensor_only"] = tensor_only
+    if shadow is not None:
+        options["shadow"] = shadow
     new = TensorClassMeta(
         cls.__name__, bases, namespace, frozen=frozen, validate=validate, **options
     )
@@ -100,6 +104,7 @@ def tensorclass(
     validate: bool = False,
     kw_only: bool = False,
     tensor_only: bool = False,
+    shadow: bool = False,
 ) -> Callable[[C], C]: ...
 
 
@@ -113,6 +118,7 @@ def tensorclass(
     validate: bool | None = None,
     kw_only: bool | None = None,
     tensor_only: bool | None = None,
+    shadow: bool | None = None,
 ) -> Any:
     """Turn a class with annotated fields into a tensor class.
 
@@ -130,14 +136,15 @@ def tensorclass(
     checks specs and annotations on construction; ``@tensorclass(kw_only=True)`` makes
     every field keyword-only in ``__init__``; ``@tensorclass(tensor_only=True)`` (as
     ``TensorClass["tensor_only"]``) requires every field to be a tensor or a nested tensor
-    class (a ``TypeError`` at definition otherwise). Applied to a class that already derives
+    class (a ``TypeError`` at definition otherwise); ``@tensorclass(shadow=True)`` (as
+    ``TensorClass["shadow"]``) lets a field take the name of a tensor-class method. Applied to a class that already derives
     from :class:`TensorClass`, the decorator changes nothing unless an option differs.
     """
     if cls is None:
-        return lambda klass: _rebuild(klass, frozen, validate, kw_only, tensor_only)
+        return lambda klass: _rebuild(klass, frozen, validate, kw_only, tensor_only, shadow)
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
-    return _rebuild(cls, frozen, validate, kw_only, tensor_only)
+    return _rebuild(cls, frozen, validate, kw_only, tensor_only, shadow)
 
 
 skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

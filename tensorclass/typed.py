@@ -85,11 +85,10 @@ class _PydanticSerializer:
 
 
 #: the options of ``TensorClass[...]`` (see ``TensorClass.__class_getitem__``)
-_CLASS_OPTIONS = ("frozen", "tensor_only")
+_CLASS_OPTIONS = ("frozen", "shadow", "tensor_only")
 _LEFT_OUT = {
     "autocast": "a field's annotation decides how its values are converted",
     "nocast": "a field's annotation decides how its values are converted",
-    "shadow": "a field may not hide a tensor-class method; rename the field",
 }
 #: the base class made for each set of options, made once
 _OPTION_BASES: dict[frozenset[str], type] = {}
@@ -136,10 +135,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """``class X(TensorClass["frozen"])``: tensordict's spelling of class options, a base
         class to derive from. ``"frozen"`` is ``frozen=True``; ``"tensor_only"`` makes
         every field a tensor or a nested tensor class (checked when a subclass is
-        defined); several options combine (``TensorClass["frozen", "tensor_only"]``). The
-        options that change how values are cast (``"autocast"``, ``"nocast"``) and
-        ``"shadow"`` are refused: the annotation decides conversion, and a field may not
-        hide a method."""
+        defined); ``"shadow"`` lets a field take the name of a tensor-class method or
+        attribute (``get``, ``data``, ``keys``...), hiding it on that class (the engine does
+        not read it there); ``batch_size``, ``device``, ``names``, ``shape``, ``batch_dims``,
+        ``ndim``, ``fields`` and names starting with ``_`` stay refused. Several options
+        combine (``TensorClass["frozen", "tensor_only"]``). The options that change how
+        values are cast (``"autocast"``, ``"nocast"``) are refused: the annotation decides
+        conversion."""
         if cls is not TensorClass:
             raise TypeError(f"{cls.__name__}[...]: only TensorClass takes options")
         chosen = frozenset((options,) if isinstance(options, str) else options)
@@ -163,6 +165,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 namespace,
                 frozen=True if "frozen" in chosen else None,
                 tensor_only=True if "tensor_only" in chosen else None,
+                shadow=True if "shadow" in chosen else None,
             )
         base: type[TensorClass] = _OPTION_BASES[chosen]
         return base
