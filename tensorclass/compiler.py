@@ -34,9 +34,11 @@ from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 
 __all__ = [
+    "CAST",
     "SHADOW",
     "TENSOR_ONLY",
     "TensorClassMeta",
+    "cast_option",
     "install_schema",
     "regenerate_init",
     "resolve_annotations",
@@ -51,6 +53,8 @@ _SHADOWABLE = frozenset({"data"})
 _reserved: dict[type, frozenset[str]] = {}
 #: the class attribute that marks a tensor class (and its subclasses) as ``shadow``
 SHADOW = "__tensorclass_shadow__"
+#: the class attribute that holds a tensor class's casting (``"nocast"``, ``"autocast"``)
+CAST = "__tensorclass_cast__"
 #: names a field may not take even under ``shadow``: the constructor's keywords and the
 #: attributes the engine reads on every instance
 _NEVER_SHADOWED = _ENGINE_NAMES | frozenset({"batch_dims", "ndim", "is_locked", "fields"})
@@ -135,6 +139,7 @@ def _make_field(cls: type, name: str, annotation: object, kw_only: bool = False)
         metadata,
         cls.__name__,
         shown=shown,
+        cast=getattr(cls, CAST, "annotation"),
     )
 
 
@@ -306,6 +311,22 @@ def _build_class(
 TENSOR_ONLY = "__tensorclass_tensor_only__"
 
 
+def cast_option(autocast: bool | None, nocast: bool | None, tensor_only: bool | None) -> str | None:
+    """The casting of a class from the options ``autocast``/``nocast`` (``None``: neither
+    given); they exclude each other and ``tensor_only`` (which casts to tensors), a
+    ``TypeError`` otherwise."""
+    chosen = [name for name, on in (("autocast", autocast), ("nocast", nocast)) if on]
+    if len(chosen) == 2 or (chosen and tensor_only):
+        given = [*chosen, *(("tensor_only",) if tensor_only else ())]
+        raise TypeError(
+            f"the class options {' and '.join(given)} exclude each other: autocast converts "
+            f"values to the annotation, nocast keeps them, tensor_only makes them tensors"
+        )
+    if chosen:
+        return chosen[0]
+    return None if autocast is None and nocast is None else "annotation"
+
+
 def _check_tensor_only(cls: type) -> None:
     """tensordict's ``tensor_only``: every field holds tensors or nested tensor classes
     (``None`` allowed); a field of another type is a ``TypeError`` at definition."""
@@ -338,8 +359,11 @@ class TensorClassMeta(type):
         kw_only: bool | None = None,
         tensor_only: bool | None = None,
         shadow: bool | None = None,
+        cast: str | None = None,
         **kwargs: object,
     ) -> TensorClassMeta:
+        if cast is not None:
+            namespace = {**namespace, CAST: cast}
         if tensor_only is not None:
             namespace = {**namespace, TENSOR_ONLY: tensor_only}
         if shadow is not None:
