@@ -1,6 +1,7 @@
 """Class options spelled as tensordict 0.15.3 spells them: ``TensorClass["frozen"]``,
 ``TensorClass["tensor_only"]``, ``TensorClass["shadow"]``, ``TensorClass["nocast"]``,
-``TensorClass["autocast"]``, their ``@tensorclass(...)`` keywords and ``from_dataclass``'s.
+``TensorClass["autocast"]``, their ``@tensorclass(...)`` keywords and ``from_dataclass``'s, and
+``TypedTensorDict["frozen"]``/``["shadow"]``.
 
 In tensordict, ``TensorClass[...]`` is a base class to derive from (one per set of options,
 named ``TensorClass_<options>``); ``"frozen"`` instances refuse field assignment and are
@@ -19,7 +20,7 @@ from typing import Optional
 import pytest
 import torch
 
-from tensorclass import TensorClass, TensorDict, from_dataclass, tensorclass
+from tensorclass import TensorClass, TensorDict, TypedTensorDict, from_dataclass, tensorclass
 from tensorclass.errors import FieldTypeError, FrozenInstanceError, SchemaError
 
 
@@ -289,3 +290,38 @@ def test_casting_same_as_tensordict() -> None:
     theirs = TheirAutoCast(n=2.7, text=3)
     ours = AutoCast(x=0, n=2.7, text=3, ratio=0.0)
     assert (theirs.n, theirs.text) == (ours.n, ours.text) == (2, "3")
+
+
+def test_typed_tensordict_options() -> None:
+    assert TypedTensorDict["frozen"].__name__ == "TypedTensorDict_frozen"
+    assert TypedTensorDict["shadow", "frozen"] is TypedTensorDict["frozen", "shadow"]
+
+    class State(TypedTensorDict["shadow"]):
+        get: torch.Tensor
+
+    state = State(get=torch.zeros(2), batch_size=[2])
+    state["extra"] = torch.ones(2)  # keys besides the fields, as any TypedTensorDict
+    assert isinstance(state.get, torch.Tensor) and sorted(state.keys()) == ["extra", "get"]
+    assert torch.stack([state, state]).get.shape == (2, 2)
+
+    class Locked(TypedTensorDict["frozen"]):
+        a: torch.Tensor
+
+    locked = Locked(a=torch.zeros(2), batch_size=[2])
+    assert locked.is_locked
+    with pytest.raises(FrozenInstanceError):
+        locked.a = torch.ones(2)
+    with pytest.raises(TypeError, match="'frozen', 'shadow'"):
+        TypedTensorDict["nocast"]
+    with pytest.raises(TypeError, match="only TypedTensorDict"):
+        State["frozen"]
+
+
+def test_typed_tensordict_options_same_as_tensordict() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    assert tensordict.TypedTensorDict["frozen"].__name__ == TypedTensorDict["frozen"].__name__
+
+    class Theirs(tensordict.TypedTensorDict["frozen"]):
+        a: torch.Tensor
+
+    assert Theirs(a=torch.zeros(2), batch_size=[2]).is_locked
