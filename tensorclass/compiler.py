@@ -34,8 +34,11 @@ from .init_codegen import make_init
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 
 __all__ = [
+    "CAST",
+    "SHADOW",
     "TENSOR_ONLY",
     "TensorClassMeta",
+    "cast_option",
     "install_schema",
     "regenerate_init",
     "resolve_annotations",
@@ -48,6 +51,13 @@ _ENGINE_NAMES = frozenset({"batch_size", "device", "names", "shape"})
 #: (``data``, the detached tensors, is too common a field name to refuse)
 _SHADOWABLE = frozenset({"data"})
 _reserved: dict[type, frozenset[str]] = {}
+#: the class attribute that marks a tensor class (and its subclasses) as ``shadow``
+SHADOW = "__tensorclass_shadow__"
+#: the class attribute that holds a tensor class's casting (``"nocast"``, ``"autocast"``)
+CAST = "__tensorclass_cast__"
+#: names a field may not take even under ``shadow``: the constructor's keywords and the
+#: attributes the engine reads on every instance
+_NEVER_SHADOWED = _ENGINE_NAMES | frozenset({"batch_dims", "ndim", "is_locked", "fields"})
 
 
 def _reserved_names(cls: type) -> frozenset[str]:
@@ -65,10 +75,20 @@ def _reserved_names(cls: type) -> frozenset[str]:
 def _check_field_name(cls: type, name: str, inherited: Mapping[str, Field]) -> None:
     if name in inherited:
         return
+    if getattr(cls, SHADOW, False) and name not in _NEVER_SHADOWED and not name.startswith("_"):
+        own = cls.__dict__.get(name, MISSING)
+        if callable(own) or isinstance(own, (property, classmethod, staticmethod)):
+            raise SchemaError(f"{cls.__name__}.{name} is declared both as a field and a method")
+        return  # shadow: the field hides the engine's attribute on this class
     if name in _reserved_names(cls):
+        hint = (
+            "; the engine reads it on every instance, even with shadow=True"
+            if name in _NEVER_SHADOWED or name.startswith("_")
+            else "; or let the field hide it: TensorClass['shadow'] / @tensorclass(shadow=True)"
+        )
         raise SchemaError(
             f"{cls.__name__}.{name}: the name {name!r} is reserved by TensorClass (an "
-            f"attribute or method of every tensor class); choose another field name"
+            f"attribute or method of every tensor class); choose another field name{hint}"
         )
     own = cls.__dict__.get(name, MISSING)
     if callable(own) or isinstance(own, (property, classmethod, staticmethod)):
@@ -119,6 +139,7 @@ def _make_field(cls: type, name: str, annotation: object, kw_only: bool = False)
         metadata,
         cls.__name__,
         shown=shown,
+        cast=getattr(cls, CAST, "annotation"),
     )
 
 
@@ -290,6 +311,22 @@ def _build_class(
 TENSOR_ONLY = "__tensorclass_tensor_only__"
 
 
+def cast_option(autocast: bool | None, nocast: bool | None, tensor_only: bool | None) -> str | None:
+    """The casting of a class from the options ``autocast``/``nocast`` (``None``: neither
+    given); they exclude each other and ``tensor_only`` (which casts to tensors), a
+    ``TypeError`` otherwise."""
+    chosen = [name for name, on in (("autocast", autocast), ("nocast", nocast)) if on]
+    if len(chosen) == 2 or (chosen and tensor_only):
+        given = [*chosen, *(("tensor_only",) if tensor_only else ())]
+        raise TypeError(
+            f"the class options {' and '.join(given)} exclude each other: autocast converts "
+            f"values to the annotation, nocast keeps them, tensor_only makes them tensors"
+        )
+    if chosen:
+        return chosen[0]
+    return None if autocast is None and nocast is None else "annotation"
+
+
 def _check_tensor_only(cls: type) -> None:
     """tensordict's ``tensor_only``: every field holds tensors or nested tensor classes
     (``None`` allowed); a field of another type is a ``TypeError`` at definition."""
@@ -321,10 +358,16 @@ class TensorClassMeta(type):
         extra_keys: bool | None = None,
         kw_only: bool | None = None,
         tensor_only: bool | None = None,
+        shadow: bool | None = None,
+        cast: str | None = None,
         **kwargs: object,
     ) -> TensorClassMeta:
+        if cast is not None:
+            namespace = {**namespace, CAST: cast}
         if tensor_only is not None:
             namespace = {**namespace, TENSOR_ONLY: tensor_only}
+        if shadow is not None:
+            namespace = {**namespace, SHADOW: shadow}
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
             _build_class(cls, frozen, validate, defining_scope(), dynamic, extra_keys, kw_only)

@@ -151,13 +151,16 @@ def from_dataclass(
     batch_size: BatchSizeLike = None,
     frozen: bool = False,
     device: DeviceLike = None,
+    autocast: bool = False,
+    nocast: bool = False,
 ) -> Any:
     """A dataclass type as a tensor class, or a dataclass instance as a tensor-class
     instance.
 
     Given a type, the result is a tensor class ``<Name>_tc`` with the same fields (made once
     per dataclass; nested dataclass fields become nested tensor classes; ``frozen=True``
-    gives a frozen class). Given an instance, the result is an instance of ``dest_cls`` (or
+    gives a frozen class; ``autocast=True``/``nocast=True`` give the class those options,
+    see ``TensorClass["autocast"]``). Given an instance, the result is an instance of ``dest_cls`` (or
     of that class) built from its fields. :meth:`TensorDict.from_dataclass` builds a
     ``TensorDict`` instead.
 
@@ -180,6 +183,8 @@ def from_dataclass(
         batch_size=batch_size,
         device=device,
         frozen=frozen,
+        autocast=autocast,
+        nocast=nocast,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar, overload
 from typing_extensions import dataclass_transform
 
 from .annotations import skip_frames_of
-from .compiler import TENSOR_ONLY
+from .compiler import CAST, SHADOW, TENSOR_ONLY, cast_option
 from .errors import SchemaError
 from .fields import FieldSpec, field
 from .typed import TensorClass, TensorClassMeta
@@ -53,6 +53,8 @@ def _rebuild(
     validate: bool | None = None,
     kw_only: bool | None = None,
     tensor_only: bool | None = None,
+    shadow: bool | None = None,
+    cast: str | None = None,
 ) -> type:
     if isinstance(cls, TensorClassMeta):
         schema = cls.__tensorclass_schema__  # type: ignore[attr-defined]
@@ -61,6 +63,8 @@ def _rebuild(
             and (validate is None or validate == schema.validate)
             and kw_only is None
             and (tensor_only is None or tensor_only == getattr(cls, TENSOR_ONLY, False))
+            and (shadow is None or shadow == getattr(cls, SHADOW, False))
+            and (cast is None or cast == getattr(cls, CAST, "annotation"))
         ):
             return cls
     if "__slots__" in cls.__dict__:
@@ -81,8 +85,10 @@ def _rebuild(
     options: dict[str, bool] = {} if kw_only is None else {"kw_only": kw_only}
     if tensor_only is not None:
         options["tensor_only"] = tensor_only
+    if shadow is not None:
+        options["shadow"] = shadow
     new = TensorClassMeta(
-        cls.__name__, bases, namespace, frozen=frozen, validate=validate, **options
+        cls.__name__, bases, namespace, frozen=frozen, validate=validate, cast=cast, **options
     )
     new.__qualname__ = cls.__qualname__
     _retarget_class_cells(namespace, cls, new)
@@ -100,6 +106,9 @@ def tensorclass(
     validate: bool = False,
     kw_only: bool = False,
     tensor_only: bool = False,
+    shadow: bool = False,
+    autocast: bool = False,
+    nocast: bool = False,
 ) -> Callable[[C], C]: ...
 
 
@@ -113,6 +122,9 @@ def tensorclass(
     validate: bool | None = None,
     kw_only: bool | None = None,
     tensor_only: bool | None = None,
+    shadow: bool | None = None,
+    autocast: bool | None = None,
+    nocast: bool | None = None,
 ) -> Any:
     """Turn a class with annotated fields into a tensor class.
 
@@ -130,14 +142,19 @@ def tensorclass(
     checks specs and annotations on construction; ``@tensorclass(kw_only=True)`` makes
     every field keyword-only in ``__init__``; ``@tensorclass(tensor_only=True)`` (as
     ``TensorClass["tensor_only"]``) requires every field to be a tensor or a nested tensor
-    class (a ``TypeError`` at definition otherwise). Applied to a class that already derives
+    class (a ``TypeError`` at definition otherwise); ``@tensorclass(shadow=True)`` (as
+    ``TensorClass["shadow"]``) lets a field take the name of a tensor-class method;
+    ``nocast=True`` keeps numbers and text written to tensor fields as they are and
+    ``autocast=True`` converts values to their field's type (``TensorClass["nocast"]``,
+    ``TensorClass["autocast"]``; they exclude each other and ``tensor_only``). Applied to a class that already derives
     from :class:`TensorClass`, the decorator changes nothing unless an option differs.
     """
+    cast = cast_option(autocast, nocast, tensor_only)
     if cls is None:
-        return lambda klass: _rebuild(klass, frozen, validate, kw_only, tensor_only)
+        return lambda klass: _rebuild(klass, frozen, validate, kw_only, tensor_only, shadow, cast)
     if not isinstance(cls, type):
         raise TypeError(f"@tensorclass decorates classes; got {type(cls).__name__}")
-    return _rebuild(cls, frozen, validate, kw_only, tensor_only)
+    return _rebuild(cls, frozen, validate, kw_only, tensor_only, shadow, cast)
 
 
 skip_frames_of(__file__)  # classes rebuilt here take the names of the decorated scope

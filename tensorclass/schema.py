@@ -120,12 +120,27 @@ class Field:
     holds_tensors: bool = dataclass_field(default=False, init=False, repr=False, compare=False)
     #: whether the instance's repr lists the field (``dataclasses.field(repr=False)``: no)
     shown: bool = dataclass_field(default=True, compare=False)
+    #: how values are converted: ``"annotation"`` (the kind decides), ``"nocast"`` (a tensor
+    #: field keeps numbers and text as they are) or ``"autocast"`` (values are converted to
+    #: the annotation's type): the class options ``TensorClass["nocast"]``/``["autocast"]``
+    cast: str = "annotation"
 
     def __post_init__(self) -> None:
+        if self.cast not in _CASTS:
+            raise SchemaError(f"{self.owner}.{self.name}: cast must be one of {_CASTS}")
+        if self.cast == "nocast" and self.kind is FieldKind.TENSOR:
+            # decided by the value: a tensor (or list...) as in a TensorDict, a number kept
+            object.__setattr__(self, "kind", FieldKind.ANY)
         # The converter is looked up once here: hashing an enum member costs a Python call.
         object.__setattr__(self, "convert", partial(_CONVERTERS[self.kind], self))
-        if self.kind is FieldKind.NON_TENSOR and _strip_optional(self.annotation)[0] in _TEXT:
+        if self.cast == "nocast" and self.kind is FieldKind.ANY:
+            object.__setattr__(self, "convert", partial(_convert_nocast, self))
+        elif self.kind is FieldKind.NON_TENSOR and _strip_optional(self.annotation)[0] in _TEXT:
             object.__setattr__(self, "convert", partial(_convert_text, self))
+        if self.cast == "autocast" and self.kind is FieldKind.NON_TENSOR:
+            target = _autocast_target(self.annotation)
+            if target is not None:
+                object.__setattr__(self, "convert", partial(_autocast, target, self.convert, self))
         object.__setattr__(self, "holds_tensors", self.kind is FieldKind.TENSOR)
         if self.kind is FieldKind.TENSOR:
             try:
@@ -407,6 +422,60 @@ def _convert_any(field: Field, owner: _Owner, value: object, where: object = Non
     return convert_dynamic(owner, field.name, value, where)
 
 
+_CASTS = ("annotation", "nocast", "autocast")
+#: what ``nocast`` keeps as it is in a tensor field (stored as non-tensor data)
+_KEPT_BY_NOCAST = (bool, int, float, complex, str, bytes)
+
+
+def _convert_nocast(field: Field, owner: _Owner, value: object, where: object = None) -> object:
+    """A tensor field of a ``nocast`` class: numbers and text are kept as they are (shared
+    along the batch); tensors, lists and mappings are stored as a ``TensorDict`` stores
+    them."""
+    if isinstance(value, _KEPT_BY_NOCAST):
+        return NonTensorData(value)
+    return convert_dynamic(owner, field.name, value, where)
+
+
+#: the annotations ``autocast`` converts to, by calling them on the value
+_AUTOCAST_TYPES = frozenset((bool, int, float, complex, str, bytes, list, tuple, set, frozenset))
+
+
+def _autocast_target(annotation: object) -> type | None:
+    """The type an ``autocast`` field converts its values to (``Optional`` stripped,
+    ``list[int]`` is ``list``), or ``None`` when the annotation is not one it converts to."""
+    stripped, _ = _strip_optional(annotation)
+    origin = typing.get_origin(stripped) or stripped
+    return origin if origin in _AUTOCAST_TYPES else None
+
+
+def _autocast(
+    target: type,
+    convert: Callable[[_Owner, object, object], object],
+    field: Field,
+    owner: _Owner,
+    value: object,
+    where: object = None,
+) -> object:
+    """A non-tensor field of an ``autocast`` class: the value is converted to the
+    annotation's type (``int(2.7)``, ``str(3)``), ``None`` kept; a value that does not
+    convert is a ``FieldTypeError`` naming the field."""
+    if value is not None and type(value) is not target and not isinstance(value, NonTensorData):
+        try:
+            value = target(
+                value.item() if isinstance(value, Tensor) and target in _AUTOCAST_SCALARS else value
+            )
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise FieldTypeError(
+                f"{type(owner).__name__}.{field.name} is an autocast {target.__name__} field; "
+                f"{_describe(value)} does not convert: {err}",
+                key=field.name,
+            ) from None
+    return convert(owner, value, where)
+
+
+_AUTOCAST_SCALARS = (bool, int, float, complex)
+
+
 def _convert_unresolved(field: Field, owner: _Owner, value: object, where: object = None) -> object:
     schema = type(owner).__tensorclass_schema__
     resolved = schema.resolve()
@@ -555,6 +624,8 @@ class Schema:
                     nested,
                     f.metadata,
                     f.owner,
+                    shown=f.shown,
+                    cast=f.cast,
                 )
             fields.append(f)
         schema = Schema(

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 from typing_extensions import Self, Unpack
 
-from .compiler import TensorClassMeta, install_schema, regenerate_init, resolve_annotations
+from .compiler import (
+    TensorClassMeta,
+    cast_option,
+    install_schema,
+    regenerate_init,
+    resolve_annotations,
+)
 from .engine.base import TensorDictBase
 from .engine.build.from_containers import _Options
 from .engine.core.state import FAST_WRITE, TensorCore, fast_write
@@ -68,10 +74,13 @@ def _retain_none(source: TensorCore, target: TensorCore) -> None:
 
 class _DataclassOptions(_Options, total=False):
     """The keywords of :meth:`TensorClass._from_dataclass`: the batch keywords of every
-    ``from_*`` constructor, the class to build (``dest_cls``) and ``frozen``."""
+    ``from_*`` constructor, the class to build (``dest_cls``), ``frozen``, ``autocast``
+    and ``nocast``."""
 
     dest_cls: type | None
     frozen: bool
+    autocast: bool
+    nocast: bool
 
 
 class _PydanticSerializer:
@@ -85,12 +94,7 @@ class _PydanticSerializer:
 
 
 #: the options of ``TensorClass[...]`` (see ``TensorClass.__class_getitem__``)
-_CLASS_OPTIONS = ("frozen", "tensor_only")
-_LEFT_OUT = {
-    "autocast": "a field's annotation decides how its values are converted",
-    "nocast": "a field's annotation decides how its values are converted",
-    "shadow": "a field may not hide a tensor-class method; rename the field",
-}
+_CLASS_OPTIONS = ("autocast", "frozen", "nocast", "shadow", "tensor_only")
 #: the base class made for each set of options, made once
 _OPTION_BASES: dict[frozenset[str], type] = {}
 
@@ -136,10 +140,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """``class X(TensorClass["frozen"])``: tensordict's spelling of class options, a base
         class to derive from. ``"frozen"`` is ``frozen=True``; ``"tensor_only"`` makes
         every field a tensor or a nested tensor class (checked when a subclass is
-        defined); several options combine (``TensorClass["frozen", "tensor_only"]``). The
-        options that change how values are cast (``"autocast"``, ``"nocast"``) and
-        ``"shadow"`` are refused: the annotation decides conversion, and a field may not
-        hide a method."""
+        defined); ``"nocast"`` keeps numbers and text written to a tensor field as they
+        are (``x: torch.Tensor`` holds ``1``); ``"autocast"`` converts a value to its
+        field's type (``int(2.7)`` for an ``int`` field, ``str(3)`` for a ``str`` one;
+        tensor fields convert as always); ``"shadow"`` lets a field take the name of a tensor-class method or
+        attribute (``get``, ``data``, ``keys``...), hiding it on that class (the engine does
+        not read it there); ``batch_size``, ``device``, ``names``, ``shape``, ``batch_dims``,
+        ``ndim``, ``fields`` and names starting with ``_`` stay refused. Several options
+        combine (``TensorClass["frozen", "tensor_only"]``), except ``"autocast"``,
+        ``"nocast"`` and ``"tensor_only"``, which exclude each other."""
         if cls is not TensorClass:
             raise TypeError(f"{cls.__name__}[...]: only TensorClass takes options")
         chosen = frozenset((options,) if isinstance(options, str) else options)
@@ -149,12 +158,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     raise TypeError(
                         f"TensorClass[{option!r}]: tensorclass takes the options "
                         f"{', '.join(repr(o) for o in _CLASS_OPTIONS)}"
-                        + (
-                            f"; {option!r} is left out on purpose: {_LEFT_OUT[option]}"
-                            if option in _LEFT_OUT
-                            else ""
-                        )
                     )
+            cast = cast_option(
+                "autocast" in chosen or None, "nocast" in chosen or None, "tensor_only" in chosen
+            )
             name = "_".join(("TensorClass", *(o for o in _CLASS_OPTIONS if o in chosen)))
             namespace: dict[str, object] = {"__module__": __name__, "__qualname__": name}
             _OPTION_BASES[chosen] = TensorClassMeta(
@@ -163,6 +170,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 namespace,
                 frozen=True if "frozen" in chosen else None,
                 tensor_only=True if "tensor_only" in chosen else None,
+                shadow=True if "shadow" in chosen else None,
+                cast=cast,
             )
         base: type[TensorClass] = _OPTION_BASES[chosen]
         return base
@@ -204,13 +213,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         ``from_dataclass``): see ``tensorclass.from_dataclass``."""
         dest_cls = options.pop("dest_cls", None)
         frozen = options.pop("frozen", False)
+        cast = cast_option(options.pop("autocast", False), options.pop("nocast", False), False)
+        cast = "annotation" if cast is None else cast
         if isinstance(obj, type):
-            return tensor_class_of(obj, frozen)
+            return tensor_class_of(obj, frozen, cast)
         if not dataclasses.is_dataclass(obj):
             raise TypeError(
                 f"from_dataclass expects a dataclass or an instance of one; got {obj!r}"
             )
-        target: Any = dest_cls if dest_cls is not None else tensor_class_of(type(obj), frozen)
+        target: Any = dest_cls if dest_cls is not None else tensor_class_of(type(obj), frozen, cast)
         return target.from_dataclass(obj, **options)
 
     @classmethod
@@ -374,20 +385,22 @@ TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClas
 register_typed_class(TensorClass)  # the engine makes tensor classes of dataclasses through it
 
 
-#: the tensor class made for each dataclass (and each ``frozen``), made once
-_of_dataclass: weakref.WeakKeyDictionary[type, dict[bool, type]] = weakref.WeakKeyDictionary()
+#: the tensor class made for each dataclass (and each ``frozen`` and casting), made once
+_of_dataclass: weakref.WeakKeyDictionary[type, dict[tuple[bool, str], type]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _as_field_type(annotation: object, frozen: bool) -> object:
+def _as_field_type(annotation: object, frozen: bool, cast: str) -> object:
     """A dataclass annotation for the tensor class: a dataclass type (alone or in
     ``X | None``) becomes its tensor class, so nested dataclasses become nested levels."""
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-        return tensor_class_of(annotation, frozen)
+        return tensor_class_of(annotation, frozen, cast)
     args = typing.get_args(annotation)
     if len(args) == 2 and type(None) in args:
         inner = next(arg for arg in args if arg is not type(None))
         if isinstance(inner, type) and dataclasses.is_dataclass(inner):
-            return typing.Optional[tensor_class_of(inner, frozen)]  # noqa: UP045
+            return typing.Optional[tensor_class_of(inner, frozen, cast)]  # noqa: UP045
     return annotation
 
 
@@ -396,9 +409,10 @@ def _returning(value: object) -> Callable[[], object]:
     return lambda: value
 
 
-def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
+def tensor_class_of(dataclass: type, frozen: bool = False, cast: str = "annotation") -> type:
     """The tensor class with the fields of a dataclass type (``<Name>_tc``), made once per
-    dataclass; a tensor class is returned as it is.
+    dataclass (and per ``frozen`` and ``cast``: ``"annotation"``, ``"nocast"`` or
+    ``"autocast"``, as the class options); a tensor class is returned as it is.
 
     >>> import dataclasses, torch
     >>> @dataclasses.dataclass
@@ -416,8 +430,8 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
     if not (isinstance(dataclass, type) and dataclasses.is_dataclass(dataclass)):
         raise TypeError(f"expected a dataclass type; got {dataclass!r}")
     made = _of_dataclass.setdefault(dataclass, {})
-    if frozen in made:
-        return made[frozen]
+    if (frozen, cast) in made:
+        return made[(frozen, cast)]
     try:
         hints = typing.get_type_hints(dataclass)
     except (NameError, TypeError):
@@ -430,7 +444,7 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
         "__annotations__": annotations,
     }
     for f in dataclasses.fields(dataclass):
-        annotations[f.name] = _as_field_type(hints.get(f.name, f.type), frozen)
+        annotations[f.name] = _as_field_type(hints.get(f.name, f.type), frozen, cast)
         kw_only = f.kw_only is True
         if f.default_factory is not dataclasses.MISSING:
             namespace[f.name] = field(default_factory=f.default_factory, kw_only=kw_only)
@@ -443,8 +457,10 @@ def tensor_class_of(dataclass: type, frozen: bool = False) -> type:
         elif kw_only:
             namespace[f.name] = field(kw_only=True)
     name = f"{dataclass.__name__}_tc"
-    made[frozen] = TensorClassMeta(name, (TensorClass,), namespace, frozen=frozen)
-    return made[frozen]
+    made[(frozen, cast)] = TensorClassMeta(
+        name, (TensorClass,), namespace, frozen=frozen, cast=None if cast == "annotation" else cast
+    )
+    return made[(frozen, cast)]
 
 
 def is_tensorclass(obj: object) -> bool:

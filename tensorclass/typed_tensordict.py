@@ -7,9 +7,15 @@ keys that are not fields are stored by their value, as a ``TensorDict`` stores t
 
 from __future__ import annotations
 
+from .compiler import TensorClassMeta
 from .typed import TensorClass
 
 __all__ = ["TypedTensorDict"]
+
+#: the options of ``TypedTensorDict[...]``
+_OPTIONS = ("frozen", "shadow")
+#: the base class made for each set of options, made once
+_BASES: dict[frozenset[str], type] = {}
 
 
 class TypedTensorDict(TensorClass, extra_keys=True, kw_only=True):
@@ -43,3 +49,30 @@ class TypedTensorDict(TensorClass, extra_keys=True, kw_only=True):
     >>> PredictorState.from_tensordict(td).eta is td["eta"]
     True
     """
+
+    def __class_getitem__(cls, options: str | tuple[str, ...]) -> type[TypedTensorDict]:
+        """``class S(TypedTensorDict["frozen"])``: tensordict's spelling of the options a
+        ``TypedTensorDict`` takes, a base class to derive from. ``"frozen"`` locks every
+        instance (as ``frozen=True``); ``"shadow"`` lets a field take the name of a method
+        (see ``TensorClass["shadow"]``); they combine."""
+        if cls is not TypedTensorDict:
+            raise TypeError(f"{cls.__name__}[...]: only TypedTensorDict takes options")
+        chosen = frozenset((options,) if isinstance(options, str) else options)
+        if chosen not in _BASES:
+            for option in sorted(chosen, key=str):
+                if option not in _OPTIONS:
+                    raise TypeError(
+                        f"TypedTensorDict[{option!r}]: TypedTensorDict takes the options "
+                        f"{', '.join(repr(o) for o in _OPTIONS)}"
+                    )
+            name = "_".join(("TypedTensorDict", *(o for o in _OPTIONS if o in chosen)))
+            namespace: dict[str, object] = {"__module__": __name__, "__qualname__": name}
+            _BASES[chosen] = TensorClassMeta(
+                name,
+                (TypedTensorDict,),
+                namespace,
+                frozen=True if "frozen" in chosen else None,
+                shadow=True if "shadow" in chosen else None,
+            )
+        made: type[TypedTensorDict] = _BASES[chosen]
+        return made
