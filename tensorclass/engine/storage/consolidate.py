@@ -210,7 +210,7 @@ def consolidate(
     instance's by default); ``share_memory``/``pin_memory`` place it in shared or
     pinned memory (pinning needs an accelerator and is skipped without one);
     ``num_threads`` copies leaves in parallel, and ``return_early=True`` returns a
-    :class:`concurrent.futures.Future` of the result. ``use_buffer`` and ``metadata``
+    :class:`~tensorclass.utils.TensorDictFuture` of the result. ``use_buffer`` and ``metadata``
     are accepted and change nothing (the structure is always known).
 
     >>> import torch
