@@ -1,0 +1,53 @@
+"""Nested jagged tensors (``torch.nested``, ``layout=torch.jagged``) as leaves.
+
+Their dim 0 is the batch dim, but torch does not index (slice, list, mask) or concatenate an
+NJT along dim 0. These helpers do it row by row (``unbind`` then one new NJT), as
+tensordict's results read; they are called only after torch's own operation refused, so
+dense leaves pay nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = ["is_jagged", "jagged_cat", "jagged_take"]
+
+
+def is_jagged(value: object) -> bool:
+    """Whether ``value`` is a nested tensor of the jagged layout."""
+    return isinstance(value, Tensor) and value.is_nested and value.layout is torch.jagged
+
+
+def _rebuild(rows: Sequence[Tensor], like: Tensor) -> Tensor:
+    if not rows:
+        raise IndexError("selecting no row of a nested jagged tensor is not supported")
+    return torch.nested.as_nested_tensor(list(rows), layout=torch.jagged).to(like.dtype)
+
+
+def jagged_take(leaf: Tensor, index: object) -> Tensor | None:
+    """``leaf`` (an NJT) at ``index`` along dim 0 (a slice, an integer list or tensor, a
+    boolean mask), or ``None`` when ``index`` is not one of those (the caller's error
+    stands)."""
+    if not is_jagged(leaf):
+        return None
+    if isinstance(index, tuple):
+        if len(index) != 1:
+            return None
+        index = index[0]
+    if not isinstance(index, (slice, list, range, Tensor)):
+        return None
+    positions = torch.arange(leaf.size(0))[index]
+    if positions.dim() != 1:
+        return None
+    rows = leaf.unbind()
+    return _rebuild([rows[int(i)] for i in positions.tolist()], leaf)
+
+
+def jagged_cat(leaves: Sequence[Tensor]) -> Tensor | None:
+    """The NJTs ``leaves`` concatenated along dim 0, or ``None`` when one is not an NJT."""
+    if not all(is_jagged(leaf) for leaf in leaves):
+        return None
+    return _rebuild([row for leaf in leaves for row in leaf.unbind()], leaves[0])
