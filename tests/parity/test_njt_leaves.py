@@ -4,6 +4,8 @@ side by side); where it refuses, so does tensorclass, with an error naming the k
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import Tensor
@@ -85,3 +87,26 @@ def test_apply_and_unbind() -> None:
     doubled = _td().apply(lambda x: x * 2)
     assert _rows(doubled["a"]) == [[2 * v for v in r] for r in ROWS]
     assert _td().unbind(0)[2]["a"].tolist() == ROWS[2]
+
+
+def test_consolidate_packs_values_and_offsets_into_one_buffer() -> None:
+    td = TensorDict(a=_njt(), b={"c": torch.ones(3, 2)}, batch_size=[3])
+    packed = td.consolidate()
+    assert _rows(packed["a"]) == ROWS
+    values = packed["a"].values()
+    assert values.untyped_storage().data_ptr() == packed["b", "c"].untyped_storage().data_ptr()
+    assert values.data_ptr() != td["a"].values().data_ptr()
+
+
+def test_consolidate_of_an_njt_with_holes_keeps_its_rows() -> None:
+    holes = torch.nested.nested_tensor_from_jagged(
+        torch.arange(10.0), torch.tensor([0, 3, 8, 10]), lengths=torch.tensor([2, 4, 1])
+    )
+    packed = TensorDict(a=holes, batch_size=[3]).consolidate()
+    assert _rows(packed["a"]) == [[0.0, 1.0], [3.0, 4.0, 5.0, 6.0], [8.0]]
+
+
+def test_consolidate_into_a_file_is_refused_naming_the_key(tmp_path: Path) -> None:
+    td = TensorDict(x={"a": _njt()}, batch_size=[3])
+    with pytest.raises(NotImplementedError, match=r"\('x', 'a'\)"):
+        td.consolidate(filename=tmp_path / "td.bin")

@@ -9,11 +9,12 @@ dense leaves pay nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 
 import torch
 from torch import Tensor
 
-__all__ = ["is_jagged", "jagged_cat", "jagged_take"]
+__all__ = ["as_jagged", "is_jagged", "jagged_cat", "jagged_parts", "jagged_take"]
 
 
 def is_jagged(value: object) -> bool:
@@ -51,3 +52,18 @@ def jagged_cat(leaves: Sequence[Tensor]) -> Tensor | None:
     if not all(is_jagged(leaf) for leaf in leaves):
         return None
     return _rebuild([row for leaf in leaves for row in leaf.unbind()], leaves[0])
+
+
+def jagged_parts(leaf: Tensor) -> tuple[Tensor, Tensor]:
+    """The plain tensors an NJT is made of: its values and its offsets (an NJT with holes
+    is made contiguous first)."""
+    if not leaf.is_contiguous():
+        leaf = leaf.contiguous()
+    ends = list(accumulate(row.size(0) for row in leaf.unbind()))
+    offsets = torch.tensor([0, *ends], dtype=torch.int64, device=leaf.device)
+    return leaf.values(), offsets
+
+
+def as_jagged(values: Tensor, offsets: Tensor) -> Tensor:
+    """The NJT of ``values`` cut at ``offsets`` (a view of ``values``)."""
+    return torch.nested.nested_tensor_from_jagged(values, offsets)
