@@ -110,3 +110,21 @@ def test_consolidate_into_a_file_is_refused_naming_the_key(tmp_path: Path) -> No
     td = TensorDict(x={"a": _njt()}, batch_size=[3])
     with pytest.raises(NotImplementedError, match=r"\('x', 'a'\)"):
         td.consolidate(filename=tmp_path / "td.bin")
+
+
+@pytest.mark.parametrize("method", ["memmap", "memmap_", "memmap_like", "save"])
+def test_saving_an_njt_is_refused_naming_the_key_and_writes_nothing(
+    method: str, tmp_path: Path
+) -> None:
+    # tensordict 0.15.3: NotImplementedError "memmap does not support nested tensors with
+    # the torch.jagged layout (key 'a')"
+    td = TensorDict(x={"a": _njt()}, b=torch.zeros(3), batch_size=[3])
+    with pytest.raises(NotImplementedError, match=r"jagged.*\('x', 'a'\)"):
+        getattr(td, method)(tmp_path / "save")
+    assert not (tmp_path / "save").exists()
+    assert not td.is_locked
+
+
+def test_memmap_without_prefix_is_refused_naming_the_key() -> None:
+    with pytest.raises(NotImplementedError, match="'a'"):
+        _td().memmap()

@@ -14,7 +14,10 @@ from itertools import accumulate
 import torch
 from torch import Tensor
 
-__all__ = ["as_jagged", "is_jagged", "jagged_cat", "jagged_parts", "jagged_take"]
+from .lazy_stacks import is_lazy_stack
+from .state import TensorCore
+
+__all__ = ["as_jagged", "is_jagged", "jagged_cat", "jagged_key", "jagged_parts", "jagged_take"]
 
 
 def is_jagged(value: object) -> bool:
@@ -67,3 +70,22 @@ def jagged_parts(leaf: Tensor) -> tuple[Tensor, Tensor]:
 def as_jagged(values: Tensor, offsets: Tensor) -> Tensor:
     """The NJT of ``values`` cut at ``offsets`` (a view of ``values``)."""
     return torch.nested.nested_tensor_from_jagged(values, offsets)
+
+
+def jagged_key(node: TensorCore, path: tuple[str, ...] = ()) -> object:
+    """The (nested) key of the first nested jagged tensor of ``node`` (members of lazy
+    stacks included), or ``None``."""
+    if is_lazy_stack(node):
+        for member in node.members:
+            found = jagged_key(member, path)
+            if found is not None:
+                return found
+        return None
+    for key, value in node._data.items():
+        if is_jagged(value):
+            return (*path, key) if path else key
+        if isinstance(value, TensorCore):
+            found = jagged_key(value, (*path, key))
+            if found is not None:
+                return found
+    return None

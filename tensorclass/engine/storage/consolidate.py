@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.jagged import as_jagged, is_jagged, jagged_parts
+from ..core.jagged import as_jagged, is_jagged, jagged_key, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
@@ -250,7 +250,7 @@ def _consolidate(
     if filename is not None and any(is_jagged(leaf) for leaf in leaves):
         raise NotImplementedError(
             f"consolidate(filename=...) does not write nested jagged tensors (key "
-            f"{_jagged_key(self)!r}); consolidate in memory, or save with memmap()"
+            f"{jagged_key(self)!r}); consolidate in memory, or save with memmap()"
         )
     tensors = [part for leaf in leaves for part in _parts(leaf)]
     _, total = byte_layout(tensors)
@@ -283,17 +283,6 @@ def _consolidate(
 def _parts(leaf: Tensor) -> tuple[Tensor, ...]:
     # a nested jagged tensor is packed as its values and its offsets
     return jagged_parts(leaf) if is_jagged(leaf) else (leaf,)
-
-
-def _jagged_key(node: TensorCore, path: tuple[str, ...] = ()) -> object:
-    for key, value in node._data.items():
-        if is_jagged(value):
-            return (*path, key) if path else key
-        if isinstance(value, TensorCore) and not is_lazy_stack(value):
-            found = _jagged_key(value, (*path, key))
-            if found is not None:
-                return found
-    return None
 
 
 def _buffer_device(self: B, tensors: list[Tensor]) -> torch.device:

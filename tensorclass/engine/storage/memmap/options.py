@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ...core.jagged import jagged_key
 from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
 from .future import TensorDictFuture
@@ -107,7 +108,15 @@ def check_save_options(
     compression: Any,
     like: bool,
 ) -> None:
-    """Raise for options tensorclass cannot honour (see the module documentation)."""
+    """Raise for options tensorclass cannot honour (see the module documentation), and
+    for a nested jagged tensor leaf (its shape has no fixed size to map)."""
+    jagged = jagged_key(node)
+    if jagged is not None:
+        raise NotImplementedError(
+            f"memmap cannot save the nested jagged tensor (layout=torch.jagged) under key "
+            f"{jagged!r}; pad it (torch.nested.to_padded_tensor) or keep it in a lazy stack "
+            f"of dense members"
+        )
     path = None if prefix is None else os.fspath(prefix)
     if wants_archive(path, archive):
         raise NotImplementedError(
