@@ -20,10 +20,9 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
@@ -35,6 +34,7 @@ from .engine.build.parse_repr import parse_tensor_dict_string
 from .engine.keys.predicates import is_bool, is_floating, is_inexact, is_integer
 from .engine.leafwise.comparing import assert_allclose_td, assert_close
 from .engine.shape.expand_right import expand_as_right, expand_right
+from .engine.storage.memmap.future import TensorDictFuture
 from .keys import KEY_SEPARATOR, NestedKey, unravel_key, unravel_key_list, unravel_key_to_tuple
 from .non_tensor import is_non_tensor
 from .switches import (
@@ -297,35 +297,3 @@ def print_directory_tree(
 
 
 T = TypeVar("T")
-
-
-class TensorDictFuture(Generic[T]):
-    """A result still being written by background threads: :meth:`result` waits for every
-    one of ``futures`` (raising the first error among them) and returns ``resulting_td``.
-
-    Args:
-        futures: the writes to wait for (``concurrent.futures.Future`` s).
-        resulting_td: what the writes fill, returned once they are done.
-
-    >>> from concurrent.futures import ThreadPoolExecutor
-    >>> from tensorclass import TensorDict
-    >>> from tensorclass.utils import TensorDictFuture
-    >>> with ThreadPoolExecutor(1) as pool:
-    ...     future = TensorDictFuture([pool.submit(lambda: None)], TensorDict())
-    ...     future.result().batch_size
-    torch.Size([])
-    """
-
-    def __init__(self, futures: Sequence[Future[Any]], resulting_td: T) -> None:
-        self.futures = list(futures)
-        self.resulting_td = resulting_td
-
-    def result(self) -> T:
-        """``resulting_td``, once every write is done."""
-        for future in self.futures:
-            future.result()
-        return self.resulting_td
-
-    def done(self) -> bool:
-        """Whether every write is done."""
-        return all(future.done() for future in self.futures)

@@ -5,7 +5,6 @@ import io
 import json
 import pickle
 import sys
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from tensorclass import (
     lazy_stack,
 )
 from tensorclass.engine.storage.consolidate import _rebuild_consolidated
+from tensorclass.utils import TensorDictFuture
 
 
 class Info(TensorClass):
@@ -169,7 +169,7 @@ def test_inplace_keyword_returns_self() -> None:
 
 def test_threads_and_return_early() -> None:
     future = _td().consolidate(num_threads=2, return_early=True)
-    assert isinstance(future, Future)
+    assert isinstance(future, TensorDictFuture)
     result = future.result()
     assert result.is_consolidated()
     _check_same(result, _td())

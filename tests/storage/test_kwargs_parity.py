@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from tensorclass import (
     lazy_stack,
     load_memmap,
 )
+from tensorclass.utils import TensorDictFuture
 
 from .two_ranks import run_two_ranks
 
@@ -97,7 +97,7 @@ def test_copy_existing_guards_files_mapped_elsewhere(kind: str, tmp_path: Path) 
 def test_return_early_gives_a_future(kind: str, threads: int, tmp_path: Path) -> None:
     data = KINDS[kind]()
     future = data.memmap(tmp_path / "x", num_threads=threads, return_early=True)
-    assert isinstance(future, Future)
+    assert isinstance(future, TensorDictFuture)
     result = future.result(timeout=60)
     assert type(result) is type(data) and result.is_locked and same(result, data)
     like = data.memmap_like(tmp_path / "y", return_early=True).result(timeout=60)

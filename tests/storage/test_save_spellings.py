@@ -18,6 +18,7 @@ from tensorclass import (
     lazy_stack,
 )
 from tensorclass.engine.storage.consolidated_file import tensors_of
+from tensorclass.utils import TensorDictFuture
 
 
 class Info(TensorClass):
@@ -91,12 +92,10 @@ def test_save_replaces_and_leaves_source_unchanged(tmp_path: Path) -> None:
 
 
 def test_save_return_early(tmp_path: Path) -> None:
-    from concurrent.futures import Future
-
     future = _td().save(tmp_path, return_early=True)
-    assert isinstance(future, Future)
+    assert isinstance(future, TensorDictFuture)
     assert future.result().saved_path == tmp_path
-    assert isinstance(tensorclass.save(_td(), tmp_path, return_early=True), Future)
+    assert isinstance(tensorclass.save(_td(), tmp_path, return_early=True), TensorDictFuture)
 
 
 def test_save_without_prefix_resaves_in_place(tmp_path: Path) -> None:

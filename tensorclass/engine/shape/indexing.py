@@ -22,6 +22,7 @@ from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
 from ..core.inplace import holds_lazy, run_through_lazy
+from ..core.jagged import jagged_take
 from ..core.self_types import E, as_op
 from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
 from ..keys.access import READ_KEY, WRAPPED, read_key, read_path, read_str, read_value
@@ -297,7 +298,13 @@ def _index(self: E, index: object) -> E:
     if index.__class__ is slice and batch_size:
         data = {}
         for key, leaf in self._data.items():
-            data[key] = leaf[index]
+            try:
+                data[key] = leaf[index]
+            except RuntimeError:
+                taken = jagged_take(leaf, index)
+                if taken is None:
+                    raise
+                data[key] = taken
         length = len(range(*index.indices(batch_size[0])))
         if len(batch_size) == 1:
             new_size = torch.Size((length,))
@@ -313,6 +320,8 @@ def _index(self: E, index: object) -> E:
         # An integer tensor picks along dim 0: the batch size is known without a leaf.
         try:
             data = {key: leaf[index] for key, leaf in self._data.items()}
+        except NotImplementedError:
+            data = {key: _take(leaf, index) for key, leaf in self._data.items()}
         except IndexError as err:
             raise _batch_index_error(err, batch_size) from None
         new_size = torch.Size((*index.shape, *batch_size[1:]))
@@ -323,6 +332,8 @@ def _index(self: E, index: object) -> E:
     normalized = normalize_index(index, batch_size)
     try:
         data = {key: leaf[normalized] for key, leaf in self._data.items()}
+    except NotImplementedError:
+        data = {key: _take(leaf, normalized) for key, leaf in self._data.items()}
     except IndexError as err:
         raise _batch_index_error(err, batch_size) from None
     return type(self)._new(
@@ -564,3 +575,15 @@ def _non_tensor_write(owner: TensorCore, key: str, source: object) -> _Write:
         current[index] = source
 
     return write
+
+
+def _take(leaf: Any, index: Any) -> Any:
+    """``leaf[index]``; a nested jagged tensor, which torch does not index along dim 0 with a
+    list or a mask, row by row (``core/jagged.py``)."""
+    try:
+        return leaf[index]
+    except NotImplementedError:
+        taken = jagged_take(leaf, index)
+        if taken is None:
+            raise
+        return taken

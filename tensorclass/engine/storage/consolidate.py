@@ -30,6 +30,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..core.jagged import as_jagged, is_jagged, jagged_key, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
@@ -210,7 +211,7 @@ def consolidate(
     instance's by default); ``share_memory``/``pin_memory`` place it in shared or
     pinned memory (pinning needs an accelerator and is skipped without one);
     ``num_threads`` copies leaves in parallel, and ``return_early=True`` returns a
-    :class:`concurrent.futures.Future` of the result. ``use_buffer`` and ``metadata``
+    :class:`~tensorclass.utils.TensorDictFuture` of the result. ``use_buffer`` and ``metadata``
     are accepted and change nothing (the structure is always known).
 
     >>> import torch
@@ -245,7 +246,13 @@ def _consolidate(
     share_memory: bool,
     pin_memory: bool,
 ) -> B:
-    tensors = tensors_of(self)
+    leaves = tensors_of(self)
+    if filename is not None and any(is_jagged(leaf) for leaf in leaves):
+        raise NotImplementedError(
+            f"consolidate(filename=...) does not write nested jagged tensors (key "
+            f"{jagged_key(self)!r}); consolidate in memory, or save with memmap()"
+        )
+    tensors = [part for leaf in leaves for part in _parts(leaf)]
     _, total = byte_layout(tensors)
     if filename is not None:
         buffer = write_file(self, filename, total)
@@ -261,10 +268,21 @@ def _consolidate(
     register_buffer(buffer)
     moved = None if device is None and filename is None else buffer.device
     found = iter(views)
-    result: B = rebuild_tree(self, lambda _: next(found), inplace=inplace)
+
+    def rebuilt(leaf: Tensor) -> Tensor:
+        if is_jagged(leaf):
+            return as_jagged(next(found), next(found))
+        return next(found)
+
+    result: B = rebuild_tree(self, rebuilt, inplace=inplace)
     if moved is not None:
         _set_devices(result, moved)
     return result if inplace else result.lock_()
+
+
+def _parts(leaf: Tensor) -> tuple[Tensor, ...]:
+    # a nested jagged tensor is packed as its values and its offsets
+    return jagged_parts(leaf) if is_jagged(leaf) else (leaf,)
 
 
 def _buffer_device(self: B, tensors: list[Tensor]) -> torch.device:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from torch import Tensor
 from ..core.lazy_stacks import is_lazy_stack
 from ..core.self_types import B
 from ..core.state import TensorCore
+from .memmap.future import TensorDictFuture
 from .memmap.metadata import META_NAME, dir_name, leaf_file_name
 from .memmap.methods import write_memmap
 from .memmap.save import _Plan, _plan
@@ -105,12 +105,12 @@ def save(
     archive: bool | None = None,
     compression: str | int | None = None,
     atomic: bool = False,
-) -> B | Future[B]:
+) -> B | TensorDictFuture[B]:
     """Save to the directory ``prefix`` (replacing a save there) and return the
     memory-mapped copy: :meth:`memmap` with ``existsok=True``; this instance is not
     changed. ``prefix=None`` saves again into :attr:`saved_path`. Read it back with
     :meth:`load`. ``return_early=True`` saves in a background thread and returns a
-    :class:`concurrent.futures.Future` of the result; ``atomic`` has no effect (every
+    :class:`~tensorclass.utils.TensorDictFuture` of the result; ``atomic`` has no effect (every
     save is atomic).
 
     >>> import tempfile, torch
@@ -145,7 +145,7 @@ def save_to(
     robust_key: bool | None,
     archive: bool | None,
     compression: str | int | None,
-) -> B | Future[B]:
+) -> B | TensorDictFuture[B]:
     """What :func:`save` does, the method and ``tensorclass.save`` alike: :meth:`memmap`
     with ``existsok=True`` (and, for ``prefix=None``, into :attr:`saved_path`)."""
     if prefix is None:

@@ -25,6 +25,7 @@ from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
 from ...registry import lazy_stack_function
 from ...switches import stacks_capture, stacks_lazily
+from ..core.jagged import jagged_cat
 from ..core.self_types import as_op, is_op
 from ..core.state import TensorCore
 from ..leafwise.apply import paired_tensor_leaves
@@ -191,7 +192,10 @@ def _combine(items: Sequence[T], dim: int, path: tuple[str, ...], how: _Join) ->
                 # (no dim argument when 0: torch parses one argument less)
                 out[key] = join(leaves, dim) if dim else join(leaves)
             except (RuntimeError, TypeError) as err:
-                raise _leaf_error(how.name, path, key, leaves, err) from None
+                joined = None if how.stacks or dim else jagged_cat(leaves)
+                if joined is None:
+                    raise _leaf_error(how.name, path, key, leaves, err) from None
+                out[key] = joined
         elif isinstance(value, TensorCore):
             out[key] = _combine(leaves, dim, (*path, key), how)
         elif not how.stacks:

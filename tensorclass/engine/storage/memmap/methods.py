@@ -9,7 +9,6 @@ the options (``memmap/options.py``) and runs the save itself, ``memmap/save.py``
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from typing import Literal, Protocol, TypedDict, TypeVar, cast, overload
 
 from typing_extensions import Unpack
@@ -17,6 +16,7 @@ from typing_extensions import Unpack
 from ...core.self_types import B
 from ...core.state import TensorCore
 from .archive import save_archive
+from .future import TensorDictFuture
 from .options import check_save_options, in_background, wants_archive
 from .save import map_anonymously
 from .save import memmap as save_tree
@@ -34,7 +34,7 @@ __all__ = [
     "write_memmap",
 ]
 
-_T = TypeVar("_T")  # invariant, as Future is
+_T = TypeVar("_T")  # invariant, as TensorDictFuture is
 
 
 # The signature kinds of the saving methods (``X.memmap`` is a ``Memmap[X]``...): the result
@@ -99,7 +99,7 @@ class Memmap(Protocol[_T]):
         *,
         return_early: Literal[True],
         **options: Unpack[_MemmapOptions],
-    ) -> Future[_T]: ...
+    ) -> TensorDictFuture[_T]: ...
 
 
 class MemmapInPlace(Protocol[_T]):
@@ -123,7 +123,7 @@ class MemmapInPlace(Protocol[_T]):
         *,
         return_early: Literal[True],
         **options: Unpack[_InPlaceOptions],
-    ) -> Future[_T]: ...
+    ) -> TensorDictFuture[_T]: ...
 
 
 class MemmapLike(Protocol[_T]):
@@ -147,7 +147,7 @@ class MemmapLike(Protocol[_T]):
         *,
         return_early: Literal[True],
         **options: Unpack[_LikeOptions],
-    ) -> Future[_T]: ...
+    ) -> TensorDictFuture[_T]: ...
 
 
 class Save(Protocol[_T]):
@@ -171,7 +171,7 @@ class Save(Protocol[_T]):
         *,
         return_early: Literal[True],
         **options: Unpack[_SaveOptions],
-    ) -> Future[_T]: ...
+    ) -> TensorDictFuture[_T]: ...
 
 
 def memmap(
@@ -188,7 +188,7 @@ def memmap(
     compression: str | int | None = None,
     atomic: bool = True,
     fsync: bool = False,
-) -> B | Future[B]:
+) -> B | TensorDictFuture[B]:
     """Save to the directory ``prefix`` and return a copy backed by the files (locked).
 
     One raw file per tensor and a ``meta.json`` per nested level; the save is always
@@ -199,7 +199,7 @@ def memmap(
     ``prefix`` the tensors are copied into anonymous shared memory
     (:class:`MemoryMappedTensor` without a file; nothing is written). ``num_threads``
     writes files in parallel; ``return_early=True`` saves in a background thread and
-    returns a :class:`concurrent.futures.Future` of the result. A leaf already mapped
+    returns a :class:`~tensorclass.utils.TensorDictFuture` of the result. A leaf already mapped
     from a file elsewhere is copied (``copy_existing=False`` refuses that instead, as
     tensordict's default does). File names are
     percent-encoded keys (``robust_key=False`` is accepted when every key is a safe
@@ -240,7 +240,7 @@ def memmap_(
     robust_key: bool | None = None,
     atomic: bool = True,
     fsync: bool = False,
-) -> B | Future[B]:
+) -> B | TensorDictFuture[B]:
     """Like :meth:`memmap` (``fsync`` too), but this instance's tensors are replaced by
     the file-backed ones (or, without ``prefix``, by copies in anonymous shared memory)
     and it is locked; returns this instance (or a future of it)."""
@@ -272,7 +272,7 @@ def memmap_like(
     share_non_tensor: bool = False,
     robust_key: bool | None = None,
     archive: bool | None = None,
-) -> B | Future[B]:
+) -> B | TensorDictFuture[B]:
     """Like :meth:`memmap`, without writing the data: new files of the right sizes
     (or, without ``prefix``, anonymous shared memory), reading as zeros. An expanded
     template is never materialised in memory.
@@ -309,7 +309,7 @@ def write_memmap(
     like: bool,
     inplace: bool,
     fsync: bool = False,
-) -> B | Future[B]:
+) -> B | TensorDictFuture[B]:
     """Save ``self`` as :func:`memmap` (``like``: :func:`memmap_like`, ``inplace``:
     :func:`memmap_`) and ``tensorclass.memmap`` do: check the options, then write the tree
     (or one archive), in a background thread with ``return_early``."""
@@ -330,7 +330,9 @@ def write_memmap(
         def anonymous() -> TensorCore:
             return map_anonymously(self, like=like, inplace=inplace)
 
-        return cast("B | Future[B]", in_background(anonymous) if return_early else anonymous())
+        return cast(
+            "B | TensorDictFuture[B]", in_background(anonymous) if return_early else anonymous()
+        )
     to_archive = not inplace and wants_archive(prefix, archive)
     check_save_options(
         self,
@@ -364,7 +366,7 @@ def write_memmap(
         )
 
     # the tree written is ``self``'s (an archive loads back the classes it recorded: its own)
-    return cast("B | Future[B]", in_background(run) if return_early else run())
+    return cast("B | TensorDictFuture[B]", in_background(run) if return_early else run())
 
 
 def is_memmap(self: B) -> bool:

@@ -23,7 +23,7 @@ They come from ``tensordict`` and are checked here, before anything is written:
   process (and JSON in ``meta.json``); they cannot be shared between processes, so it
   raises ``NotImplementedError``.
 - ``return_early=True``: the save runs in a background thread and a
-  :class:`concurrent.futures.Future` is returned; ``result()`` gives the memory-mapped
+  :class:`~tensorclass.utils.TensorDictFuture` is returned; ``result()`` gives the memory-mapped
   instance (or raises what the save raised).
 """
 
@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ...core.jagged import jagged_key
 from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
+from .future import TensorDictFuture
 from .metadata import LEAF_SUFFIX, leaf_file_name
 from .tensor import MemoryMappedTensor, PathLike
 
@@ -106,7 +108,15 @@ def check_save_options(
     compression: Any,
     like: bool,
 ) -> None:
-    """Raise for options tensorclass cannot honour (see the module documentation)."""
+    """Raise for options tensorclass cannot honour (see the module documentation), and
+    for a nested jagged tensor leaf (its shape has no fixed size to map)."""
+    jagged = jagged_key(node)
+    if jagged is not None:
+        raise NotImplementedError(
+            f"memmap cannot save the nested jagged tensor (layout=torch.jagged) under key "
+            f"{jagged!r}; pad it (torch.nested.to_padded_tensor) or keep it in a lazy stack "
+            f"of dense members"
+        )
     path = None if prefix is None else os.fspath(prefix)
     if wants_archive(path, archive):
         raise NotImplementedError(
@@ -129,10 +139,10 @@ def check_save_options(
         _check_existing(node, None if path is None else os.path.abspath(path))
 
 
-def in_background(run: Callable[[], T]) -> Future[T]:
+def in_background(run: Callable[[], T]) -> TensorDictFuture[T]:
     """Start ``run`` in a new thread; its future gives the result (or the error)."""
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tensorclass-memmap")
     try:
-        return executor.submit(run)
+        return TensorDictFuture.of(executor.submit(run))
     finally:
         executor.shutdown(wait=False)  # the thread ends once ``run`` has
