@@ -257,6 +257,12 @@ def _plain_level(self: TensorCore, data: Mapping[str, object]) -> bool:
     )
 
 
+#: :func:`_one_level` and :func:`_plain_level`, inlined into :func:`values` and :func:`items`
+#: (two calls cost a fifth of a typed class's ``values()``)
+LEVEL_RULES = Inlined(_one_level, _plain_level)
+
+
+@LEVEL_RULES
 def values(
     self: E,
     include_nested: bool = False,
@@ -277,6 +283,7 @@ def values(
     return (get_value(leaf, self._get_unwraps) for _, leaf in entries)
 
 
+@LEVEL_RULES
 def items(
     self: E,
     include_nested: bool = False,
