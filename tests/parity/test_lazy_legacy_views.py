@@ -30,6 +30,7 @@ import pickle
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,6 +41,7 @@ from tensorclass import (
     TensorClass,
     TensorDict,
     lazy_stack,
+    load_memmap,
     set_lazy_legacy,
 )
 from tensorclass.engine.lazy.views import LazyViewTensorDict
@@ -239,3 +241,15 @@ def test_same_as_tensordict() -> None:
         assert td["new"].shape == (3, 4, 5) and td["u"].shape == (3, 4)
         assert torch.equal(td["a"], torch.arange(12.0).view(4, 3).T)
         assert type(view[0]).__name__ == type(view.clone()).__name__ == "TensorDict"
+
+
+def test_a_view_saves_as_the_dense_instance_it_shows(tmp_path: Path) -> None:
+    # tensordict 0.15.3 saves its view classes with their operation (custom_op metadata);
+    # here a view is saved as what it shows, in the viewed class (loadable anywhere)
+    pair = Pair(a=torch.arange(12.0).view(3, 4), batch_size=[3, 4])
+    with legacy():
+        view = pair.permute(1, 0)
+    view.memmap(tmp_path / "view")
+    loaded = load_memmap(tmp_path / "view")
+    assert type(loaded) is Pair and loaded.batch_size == (4, 3)
+    assert torch.equal(loaded.a, pair.a.T)
