@@ -141,12 +141,45 @@ def _like(model: Any, parts: list[Any]) -> Any:
 
 
 def _has_node(tree: Any) -> bool:
+    cls = tree.__class__
+    if cls is Tensor:
+        return False
+    if cls is tuple or cls is list:
+        for part in tree:
+            if part.__class__ is not Tensor and _has_node(part):
+                return True
+        return False
     if isinstance(tree, TensorCore):
         return True
     if isinstance(tree, (tuple, list)):
         return any(_has_node(t) for t in tree)
     if isinstance(tree, dict):
         return any(_has_node(t) for t in tree.values())
+    return False
+
+
+def _plain(dims: Any) -> bool:
+    """Whether ``dims`` means the same to pytree as to a tensor class (non-negative ints and
+    ``None`` in tuples): nothing to resolve."""
+    cls = dims.__class__
+    if cls is int:
+        return bool(dims >= 0)
+    if dims is None:
+        return True
+    if cls is tuple:
+        for part in dims:
+            if not _plain(part):
+                return False
+        return True
+    return False
+
+
+def _needs_finish(output: Any) -> bool:
+    """Whether an output has names or lazy stacks to see to after unwrapping."""
+    if isinstance(output, TensorCore):
+        return output._names is not None or own_node(output)
+    if isinstance(output, (tuple, list)):
+        return any(_needs_finish(o) for o in output)
     return False
 
 
@@ -220,7 +253,7 @@ def _wrap_check(check: Callable[..., None]) -> Callable[..., None]:
 
 def _wrap_process(process: Callable[..., Any]) -> Callable[..., Any]:
     def process_batched_inputs(in_dims: Any, args: Any, func: Callable[..., Any]) -> Any:
-        if _has_node(args):
+        if not _plain(in_dims) and _has_node(args):
             in_dims = _resolve(in_dims, args, 0)
         return process(in_dims, args, func)
 
@@ -235,7 +268,10 @@ def _wrap_unwrap(unwrap: Callable[..., Any]) -> Callable[..., Any]:
         batch_size: int,
         func: Callable[..., Any],
     ) -> Any:
-        mapped = _MAPPED.pop(vmap_level, [])
+        mapped = _MAPPED.pop(vmap_level, []) if _MAPPED else []
+        if not mapped and out_dims.__class__ is int and out_dims >= 0:
+            if not _needs_finish(batched_outputs):  # the common case: pytree alone
+                return unwrap(batched_outputs, out_dims, vmap_level, batch_size, func)
         if not _has_node(batched_outputs):
             return unwrap(batched_outputs, out_dims, vmap_level, batch_size, func)
         resolved = _resolve(out_dims, batched_outputs, 1)
@@ -260,6 +296,8 @@ _ENTRY = "vmap_impl"
 def _ensure() -> None:
     """Wrap the functions of ``torch._functorch.vmap`` that are not wrapped (again, after a
     library that patches them too, such as tensordict, was imported: its version is wrapped)."""
+    if vmap_src._unwrap_batched in _OURS and vmap_src._process_batched_inputs in _OURS:
+        return
     for name, wrap in _WRAPS:
         current = getattr(vmap_src, name)
         if current not in _OURS:
