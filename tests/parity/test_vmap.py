@@ -335,3 +335,11 @@ def test_still_in_place_after_another_library_patches_vmap(monkeypatch: pytest.M
     monkeypatch.setattr(vmap_src, "_unwrap_batched", lambda *args: theirs(*args))
     td = TensorDict(a=torch.zeros(4, 2), batch_size=[4, 2])
     assert torch.vmap(lambda t: t, 1, (0,))(td).batch_size == torch.Size([2, 4])
+
+
+def test_chunk_size_joins_the_chunks_at_the_out_dim() -> None:
+    td = TensorDict(a=torch.arange(24.0).reshape(4, 3, 2), batch_size=[4, 3])
+    for out_dims in ((0,), 1, (-1,)):
+        out = torch.vmap(lambda t: t * 2, 0, out_dims, chunk_size=3)(td)
+        expected = torch.vmap(lambda t: t * 2, 0, out_dims)(td)
+        assert out.batch_size == expected.batch_size and torch.equal(out["a"], expected["a"])

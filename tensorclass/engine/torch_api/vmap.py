@@ -14,7 +14,8 @@ mapped dim at ``out_dims``. What pytree alone cannot say, :func:`install` adds t
   is unnamed;
 - lazy stacks: an output dim other than 0 moves the stack dim as ``movedim`` does, and a
   lazy stack mapped along its stack dim (one member, dense, inside the function) comes back
-  a lazy stack stacked at the output dim when the function returns that member.
+  a lazy stack stacked at the output dim when the function returns that member;
+- ``chunk_size=``: the chunks of one returned instance are joined at the same dims.
 
 >>> import torch
 >>> from tensorclass import TensorDict
@@ -38,7 +39,7 @@ from torch import Tensor
 from ...non_tensor import NonTensorData
 from ..core.self_types import as_op
 from ..core.state import TensorCore
-from .pytree import own_node
+from .pytree import NodeContext, own_node
 
 __all__ = ["install", "mark_mapped_stack"]
 
@@ -87,10 +88,9 @@ def _path_of(keys: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _batch_dim(dim: int, node: TensorCore, extra: int) -> int:
-    """A negative ``dim`` counted from the end of ``node``'s batch (``extra``: dims vmap
-    adds); other dims are the leaves' own."""
-    n = len(node._batch_size) + extra
+def _batch_dim(dim: int, n: int) -> int:
+    """A negative ``dim`` counted from the end of a batch of ``n`` dims; other dims are the
+    leaves' own."""
     return dim + n if -n <= dim < 0 else dim
 
 
@@ -110,7 +110,7 @@ def _resolve(dims: Any, tree: Any, extra: int) -> Any:
         if isinstance(dims, TensorCore):
             return _per_leaf(dims, tree)
         if isinstance(dims, int) and not isinstance(dims, bool):
-            return _batch_dim(dims, tree, extra)
+            return _batch_dim(dims, len(tree._batch_size) + extra)
         return dims
     if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)):
         if len(dims) != len(tree):
@@ -282,11 +282,26 @@ def _wrap_unwrap(unwrap: Callable[..., Any]) -> Callable[..., Any]:
     return unwrap_batched
 
 
+def _wrap_concat(concat: Callable[..., Any]) -> Callable[..., Any]:
+    def concat_chunked_outputs(out_dims: Any, arg_spec: Any, chunks: Any) -> Any:
+        # ``chunk_size=``: the chunks are joined leaf by leaf; one instance's dims as above
+        if isinstance(arg_spec.type, type) and issubclass(arg_spec.type, TensorCore):
+            if isinstance(out_dims, tuple) and len(out_dims) == 1:
+                out_dims = out_dims[0]
+            context = arg_spec.context
+            if isinstance(out_dims, int) and out_dims < 0 and isinstance(context, NodeContext):
+                out_dims = _batch_dim(out_dims, len(context.batch_size))
+        return concat(out_dims, arg_spec, chunks)
+
+    return concat_chunked_outputs
+
+
 #: the functions of ``torch._functorch.vmap`` wrapped, and how
 _WRAPS: tuple[tuple[str, Callable[[Any], Callable[..., Any]]], ...] = (
     ("_check_out_dims_is_int_or_int_pytree", _wrap_check),
     ("_process_batched_inputs", _wrap_process),
     ("_unwrap_batched", _wrap_unwrap),
+    ("_concat_chunked_outputs", _wrap_concat),
 )
 _OURS: set[Callable[..., Any]] = set()
 #: what ``torch.vmap`` calls (in ``torch._functorch.apis``; tensordict leaves it alone)
