@@ -93,6 +93,9 @@ def infer_level(store: Backend, group: Any, filename: object, path: str = "") ->
         elif torch_dtype_of(node.dtype) is not None:
             keys[name] = {"tensor": where}
         else:
+            problem = store.declared_problem(node, node.dtype.itemsize)
+            if problem is not None:
+                raise FileFormatError(f"{filename}: {where!r} {problem}; not read")
             keys[name] = {"non_tensor": _decoded(np.asarray(node[()]).tolist())}
     return {"batch_size": [], "names": None, "keys": keys}
 

@@ -9,7 +9,6 @@ and shapes that torch can represent.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -20,7 +19,8 @@ from typing import Any, Protocol
 
 from typing_extensions import TypeIs
 
-from ....errors import MemmapFormatError, MemmapNotFoundError
+from ....errors import MemmapFormatError, MemmapNotFoundError, UnsafePathError
+from ...core.untrusted import json_value, read_no_follow
 
 __all__ = [
     "MAX_SIZE",
@@ -65,10 +65,7 @@ SOURCE: ContextVar[MetaSource | None] = ContextVar("tensorclass_memmap_source", 
 
 def load_json(path: Path, what: str = "a tensorclass save") -> object:
     """The parsed ``meta.json`` of the level directory ``path`` (any JSON value)."""
-    try:
-        return json.loads(_meta_bytes(path, what))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise fail(path, f"the metadata is not valid JSON ({err})") from None
+    return json_value(_meta_bytes(path, what), path / META_NAME, MemmapFormatError)
 
 
 def _meta_bytes(path: Path, what: str) -> bytes:
@@ -81,14 +78,13 @@ def _meta_bytes(path: Path, what: str) -> bytes:
             raise MemmapNotFoundError(path, what)
         raise MemmapFormatError(f"{path} is not a directory holding {what}")
     try:
-        info = os.lstat(meta_file)
+        return read_no_follow(meta_file)
     except FileNotFoundError:
         raise MemmapFormatError(
             f"{path} holds no {META_NAME}: it is not {what} (or the save is incomplete)"
         ) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise fail(path, "the metadata is not a regular file")
-    return meta_file.read_bytes()
+    except UnsafePathError:
+        raise fail(path, "the metadata is not a regular file") from None
 
 
 def regular_size(file: Path) -> int | None:
