@@ -96,7 +96,6 @@ def _memmap_with(tmp_path: Path, edit: Callable[[dict[str, Any]], object]) -> Pa
         (lambda m: m["entries"][0].update(dtype="Tensor"), "unknown dtype"),
         (lambda m: json.dumps(m).replace('"key": "x"', '"key": "\\ud800"'), "lone surrogate"),
         (lambda m: json.dumps(m).replace('"batch_size": [3]', '"batch_size": [' + "9" * 5000 + "]"), "not valid JSON"),
-        (lambda m: json.dumps(m)[:-1] + ', "kind": "instance"}', "the key 'kind' twice"),
     ],
 )  # fmt: skip
 def test_memmap_metadata_is_checked(tmp_path: Path, edit: Any, message: str) -> None:
@@ -137,6 +136,20 @@ def test_tensordict_save_cannot_name_engine_classes(tmp_path: Path) -> None:
         with pytest.warns(UserWarning, match="loads as TensorDict"):
             back = load_memmap(path)
         assert type(back) is TensorDict and back["x"].shape == (2,)
+
+
+def test_tensordict_save_with_a_key_twice(tmp_path: Path) -> None:
+    path = tmp_path / "td"
+    path.mkdir()
+    entry = '{"dtype": "torch.float32", "shape": [2], "is_nested": false}'
+    text = (
+        '{"_type": "<class \'tensordict._td.TensorDict\'>", "shape": [2], "device": null, '
+        f'"x": {entry}, "x": {entry}}}'
+    )
+    (path / "meta.json").write_text(text)
+    (path / "x.memmap").write_bytes(bytes(8))
+    with pytest.raises(MemmapFormatError, match="the key 'x' twice"):
+        load_memmap(path)
 
 
 def test_memmap_class_cannot_be_an_engine_part(tmp_path: Path) -> None:

@@ -146,18 +146,25 @@ def json_value(
     where: object,
     error: type[FormatError] = FormatError,
     what: str = "the metadata",
+    unique: bool = True,
 ) -> Any:
     """``raw`` (``what``, in the file ``where``) parsed as JSON; anything that is not JSON,
-    an object naming a key twice, an integer beyond Python's digit limit, or nesting deeper
-    than :data:`MAX_JSON_DEPTH` raises ``error`` naming ``where``."""
+    an object naming a key twice (unless ``unique`` is false: for formats whose objects
+    hold fixed fields, where the check would only cost time), an integer beyond Python's
+    digit limit, or nesting deeper than :data:`MAX_JSON_DEPTH` raises ``error`` naming
+    ``where``."""
     try:
-        value = json.loads(raw, object_pairs_hook=_unique)
+        value = json.loads(raw, object_pairs_hook=_unique) if unique else json.loads(raw)
     except _Duplicate as err:
         raise error(f"{where}: {what} holds the key {shown(err.args[0])} twice") from None
     except (ValueError, RecursionError, UnicodeDecodeError) as err:
         why = "nested too deeply" if isinstance(err, RecursionError) else str(err)[:200]
         raise error(f"{where}: {what} is not valid JSON ({why})") from None
-    if _too_deep(value):
+    if isinstance(raw, bytes):
+        brackets = raw.count(b"[") + raw.count(b"{")
+    else:
+        brackets = raw.count("[") + raw.count("{")
+    if brackets > MAX_JSON_DEPTH and _too_deep(value):  # fewer brackets: cannot be deeper
         raise error(f"{where}: {what} nests deeper than {MAX_JSON_DEPTH} levels")
     return value
 

@@ -65,7 +65,13 @@ SOURCE: ContextVar[MetaSource | None] = ContextVar("tensorclass_memmap_source", 
 
 def load_json(path: Path, what: str = "a tensorclass save") -> object:
     """The parsed ``meta.json`` of the level directory ``path`` (any JSON value)."""
-    return json_value(_meta_bytes(path, what), path / META_NAME, MemmapFormatError)
+    raw = _meta_bytes(path, what)
+    # tensorclass's levels hold fixed fields and a list of entries (checked for repeated
+    # keys by the reader); tensordict's map each key to its entry: a key twice is refused
+    value = json_value(raw, path / META_NAME, MemmapFormatError, unique=False)
+    if type(value) is dict and "_type" in value:
+        value = json_value(raw, path / META_NAME, MemmapFormatError)
+    return value
 
 
 def _meta_bytes(path: Path, what: str) -> bytes:
