@@ -382,8 +382,11 @@ class TensorOps(
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
-        if not cls.__name__.startswith("_"):  # internal layouts (_Blank) stay unloadable
-            allow_loading(cls)  # torch.load(weights_only=True) may rebuild it
+        # torch.load(weights_only=True) may rebuild it; internal layouts (_Blank) and the
+        # engine's own classes (TensorDictBase, LazyStackedTensorDict, whose pickles name no
+        # class) stay off the allow-list, so a crafted file cannot even allocate one
+        if not cls.__name__.startswith("_") and not cls.__module__.startswith(__package__):
+            allow_loading(cls)
 
     @classmethod
     def __torch_function__(
