@@ -29,6 +29,7 @@ from tensorclass import (
     FormatError,
     LazyStackedTensorDict,
     MemmapFormatError,
+    PersistentTensorDict,
     RecordedClassError,
     TensorClass,
     TensorDict,
@@ -303,6 +304,8 @@ def test_h5_virtual_datasets_and_links_are_refused(tmp_path: Path) -> None:
         file["a"] = h5py.SoftLink("/real")
     with pytest.raises(UnsafePathError, match="SoftLink"):
         from_h5(tmp_path / "s.h5")
+    with h5py.File(tmp_path / "s.h5", "r+") as group, pytest.raises(UnsafePathError):
+        PersistentTensorDict(group=group, backend="h5")  # the caller's open file: checked too
 
 
 def test_h5_declared_size_is_checked_before_allocation(tmp_path: Path) -> None:

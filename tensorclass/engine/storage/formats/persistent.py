@@ -176,7 +176,11 @@ class PersistentTensorDict:
         self.filename = filename if filename is not None else str(getattr(group, "name", group))
         self.mode = mode
         self.device = None if device is None else torch.device(device)
-        self._root = self._store.open(filename, mode) if group is None else group
+        if group is None:
+            self._root = self._store.open(filename, mode)
+        else:  # the caller's open group: checked as a file is when opened
+            self._store.refuse_outside(group, self.filename)
+            self._root = group
         self._path: tuple[str, ...] = ()
         found = self._store.layout(self._root, self.filename)
         if found is None:
