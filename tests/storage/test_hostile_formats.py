@@ -29,6 +29,7 @@ from tensorclass import (
     FormatError,
     LazyStackedTensorDict,
     MemmapFormatError,
+    NonTensorData,
     PersistentTensorDict,
     RecordedClassError,
     TensorClass,
@@ -439,8 +440,6 @@ def test_torch_load_builds_no_engine_class() -> None:
 
 
 def test_torch_load_checks_typed_values() -> None:
-    from tensorclass import NonTensorData
-
     with pytest.raises(FormatError, match="str field"):
         _rebuilt(Named, {"x": torch.zeros(3), "name": NonTensorData(5)})
     back = _load(Named(x=torch.zeros(3), name="ok", batch_size=[3]))  # the control
@@ -456,3 +455,18 @@ def test_torch_load_refuses_attributes_set_directly() -> None:
 
     with pytest.raises(FormatError, match="rebuilt by their reduce function only"):
         _load(Fake())
+
+
+def test_torch_load_checks_non_tensor_state() -> None:
+    class Fake:
+        __class__ = property(lambda self: NonTensorData)  # pickle checks NEWOBJ's class so
+
+        def __reduce_ex__(self, protocol: object) -> tuple[object, ...]:
+            state = {"data": 1, "device": None, "meta": False, "names": None, "shape": "x"}
+            return (copyreg.__newobj__, (NonTensorData,), (None, state))
+
+    with pytest.raises(ValueError, match="cannot unpickle NonTensorData"):
+        _load(Fake())
+    data = TensorDict(a=torch.zeros(2), batch_size=[2])
+    data["n"] = "kept"
+    assert _load(data)["n"] == "kept"  # the control
