@@ -470,3 +470,19 @@ def test_torch_load_checks_non_tensor_state() -> None:
     data = TensorDict(a=torch.zeros(2), batch_size=[2])
     data["n"] = "kept"
     assert _load(data)["n"] == "kept"  # the control
+
+
+def test_h5_without_layout_nesting_is_limited(tmp_path: Path) -> None:
+    file = tmp_path / "deep.h5"
+    with h5py.File(file, "w") as raw:
+        raw.create_group("/".join(["g"] * 400))
+    with pytest.raises(FileFormatError, match="nest more than"):
+        from_h5(file)
+
+
+def test_safetensors_without_layout_nesting_is_limited(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    save_file({".".join(["n"] * 2000): torch.zeros(1)}, str(tmp_path / "f"))
+    with pytest.raises(FileFormatError, match="nests more than"):
+        from_safetensors(tmp_path / "f")
