@@ -233,6 +233,8 @@ def key_problem(key: object) -> str | None:
     """Why ``key`` is not a key a save may hold (``None``: it is one)."""
     if type(key) is not str:
         return f"a key must be a string; got {shown(key)}"
+    if key.isascii():  # the common case, without encoding
+        return None
     try:
         key.encode("utf-8")
     except UnicodeEncodeError:

@@ -68,10 +68,23 @@ def load_json(path: Path, what: str = "a tensorclass save") -> object:
     raw = _meta_bytes(path, what)
     # tensorclass's levels hold fixed fields and a list of entries (checked for repeated
     # keys by the reader); tensordict's map each key to its entry: a key twice is refused
-    value = json_value(raw, path / META_NAME, MemmapFormatError, unique=False)
+    where = _MetaFile(path)
+    value = json_value(raw, where, MemmapFormatError, unique=False)
     if type(value) is dict and "_type" in value:
-        value = json_value(raw, path / META_NAME, MemmapFormatError)
+        value = json_value(raw, where, MemmapFormatError)
     return value
+
+
+class _MetaFile:
+    """The ``meta.json`` of a level, as errors name it (the path is joined only then)."""
+
+    __slots__ = ("level",)
+
+    def __init__(self, level: Path) -> None:
+        self.level = level
+
+    def __str__(self) -> str:
+        return str(self.level / META_NAME)
 
 
 def _meta_bytes(path: Path, what: str) -> bytes:

@@ -192,7 +192,7 @@ def _read_level(
         batch_size = ragged_sizes(path, meta.get("batch_size"), "batch_size", meta.get("stack_dim"))
     else:
         batch_size = sizes(path, meta.get("batch_size"), "batch_size")
-    if len(batch_size) > MAX_DIMS or any(size > MAX_BATCH for size in batch_size):
+    if len(batch_size) > MAX_DIMS or max(batch_size, default=0) > MAX_BATCH:
         raise _fail(
             path,
             f"batch_size {shown(list(batch_size))} has more than {MAX_DIMS} dims or a dim "
@@ -207,7 +207,7 @@ def _read_level(
     names = meta.get("names")
     if device is not None and type(device) is not str:
         raise _fail(path, f"invalid device {shown(device)}")
-    wrong_names = names_problem(names, len(batch_size))
+    wrong_names = None if names is None else names_problem(names, len(batch_size))
     if wrong_names is not None:
         raise _fail(path, wrong_names)
     schema = meta.get("schema")
@@ -281,7 +281,7 @@ def _read_entry(path: Path, raw: object, batch_size: tuple[int, ...], depth: int
     if type(raw) is not dict or type(raw.get("key")) is not str:
         raise _fail(path, f"invalid entry {shown(raw)}")
     key, kind = raw["key"], raw.get("type")
-    wrong_key = key_problem(key)
+    wrong_key = None if key.isascii() else key_problem(key)  # ASCII: valid, not encoded
     if wrong_key is not None:
         raise _fail(path, wrong_key)
     if type(kind) is not str or kind not in ENTRY_TYPES:
