@@ -70,6 +70,7 @@ from .engine.torch_api.padding import unpad_sequence as unpad_sequence
 from .errors import BatchSizeError as BatchSizeError
 from .errors import FieldTypeError as FieldTypeError
 from .errors import FileFormatError as FileFormatError
+from .errors import FormatError as FormatError
 from .errors import FrozenInstanceError as FrozenInstanceError
 from .errors import InvalidKeyError as InvalidKeyError
 from .errors import KeyNotFoundError as KeyNotFoundError
@@ -84,6 +85,7 @@ from .errors import SchemaError as SchemaError
 from .errors import StructureMismatchError as StructureMismatchError
 from .errors import TableFormatError as TableFormatError
 from .errors import TensorClassError as TensorClassError
+from .errors import UnsafePathError as UnsafePathError
 from .fields import field as field
 from .file_formats import from_h5 as from_h5
 from .file_formats import from_safetensors as from_safetensors

@@ -13,6 +13,7 @@ __all__ = [
     "BatchSizeError",
     "FieldTypeError",
     "FileFormatError",
+    "FormatError",
     "FrozenInstanceError",
     "InvalidKeyError",
     "KeyNotFoundError",
@@ -27,6 +28,7 @@ __all__ = [
     "StructureMismatchError",
     "TableFormatError",
     "TensorClassError",
+    "UnsafePathError",
 ]
 
 
@@ -99,7 +101,14 @@ class StructureMismatchError(TensorClassError, ValueError):
     """Instances combined by stack, cat, apply or arithmetic do not share classes or keys."""
 
 
-class MemmapFormatError(TensorClassError, ValueError):
+class FormatError(TensorClassError, ValueError):
+    """Saved data (a file, a directory, a pickle) that a loader refuses: metadata that is
+    malformed, out of limits, or disagrees with the bytes present. The base of every loader's
+    error (:class:`MemmapFormatError`, :class:`FileFormatError`, :class:`TableFormatError`);
+    the message names the file and the entry."""
+
+
+class MemmapFormatError(FormatError):
     """Saved data is missing, truncated, or disagrees with its metadata (``load_memmap``)."""
 
 
@@ -137,13 +146,27 @@ class ModeError(TensorClassError, ValueError):
     """
 
 
-class FileFormatError(TensorClassError, ValueError):
+class FileFormatError(FormatError):
     """A safetensors, HDF5 or Zarr file that cannot be loaded (malformed structure
     metadata, a shape or dtype that disagrees with it, an unknown class...); the message
     names the file."""
 
 
-class TableFormatError(TensorClassError, ValueError):
+class UnsafePathError(FileFormatError, OSError):
+    """A path a loader or writer will not open: not a regular file (a FIFO, a device, a
+    socket), a symbolic link inside a save, or data stored outside the file (HDF5 external
+    storage, external links, virtual datasets). Also an ``OSError`` whose ``filename`` is
+    the path."""
+
+    def __init__(self, path: object, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class TableFormatError(FormatError):
     """Data does not fit a table format (pandas, Arrow, Parquet, CSV, JSON): a leaf the
     format cannot hold, a batch that is not one row per element, or a file that cannot be
     read as that format (the message names the file)."""

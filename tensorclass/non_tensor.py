@@ -181,6 +181,33 @@ class NonTensorData(_Counted):
         """The batch size (``torch.Size([])`` for a value stored in an instance)."""
         return self.shape
 
+    def __setstate__(self, state: object) -> None:
+        """Unpickling: the slots pickle saved, each checked (``torch.load`` may hand a crafted
+        file's values here): a ``torch.Size`` of at most 64 dims each in ``[0, 2**40]``, a
+        ``torch.device`` or ``None``, a bool, names one per dim."""
+        slots = state[1] if type(state) is tuple and len(state) == 2 else state
+        if type(slots) is not dict or set(slots) != set(NonTensorData.__slots__):
+            raise ValueError("cannot unpickle NonTensorData: its state is not its five slots")
+        shape, device, names = slots["shape"], slots["device"], slots["names"]
+        if (
+            type(shape) is not torch.Size
+            or len(shape) > 64
+            or any(size > 2**40 for size in shape)
+            or not (device is None or type(device) is torch.device)
+            or type(slots["meta"]) is not bool
+            or not (
+                names is None
+                or (
+                    type(names) is list
+                    and len(names) == len(shape)
+                    and all(n is None or type(n) is str for n in names)
+                )
+            )
+        ):
+            raise ValueError(f"cannot unpickle NonTensorData: invalid state {str(slots)[:200]}")
+        for name, value in slots.items():
+            object.__setattr__(self, name, value)
+
     def value(self) -> Any:
         """The value a read returns."""
         return self.data

@@ -10,7 +10,8 @@
   models on it, and prints a report.
 
 Exit status: 0 success; 1 the data has problems (damaged save, or it does not conform);
-2 usage errors (bad arguments or path, not a save, unimportable schema).
+2 usage errors (bad arguments or path, not a save, unimportable schema). Every failure ends
+in one of these and a one-line message, never a traceback.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .. import __version__
+from ..errors import FormatError
 from . import demo, inspect, validate
 from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError, add_command
 
@@ -55,6 +57,10 @@ def _program() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command (``argv`` defaults to ``sys.argv[1:]``) and return its exit status."""
+    for stream in (sys.stdout, sys.stderr):  # a key with a lone surrogate still prints
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -72,6 +78,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`... | head`): stop quietly
         _silence_stdout()
         return EXIT_PROBLEMS
+    except (FormatError, OSError) as err:  # data the checked readers refuse, a file unread
+        print(f"{parser.prog} {args.command}: error: {_one_line(err)}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except Exception as err:  # anything else still ends in one line and an exit status
+        message = f"{type(err).__name__}: {_one_line(err)}"
+        print(f"{parser.prog} {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_PROBLEMS
+
+
+def _one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line, cut to 500 characters."""
+    text = " ".join(str(err).split())
+    return text if len(text) <= 500 else f"{text[:500]}... ({len(text)} characters)"
 
 
 def entry() -> int:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.core.untrusted import json_value, read_no_follow
 from ..engine.storage.memmap.foreign import is_tensordict_meta
 from ..engine.storage.memmap.metadata import FORMAT, META_NAME, MemmapInfo
+from ..errors import FormatError
 from .format import table
 
 __all__ = [
@@ -87,11 +88,11 @@ def save_path(path: str) -> Path:
     if not found.is_dir():
         raise UsageError(f"{path}: not a directory (a save is a directory holding {META_NAME})")
     meta = found / META_NAME
-    if not meta.is_file():
-        raise UsageError(f"{path}: not a tensorclass save (no {META_NAME} in it)")
     try:
-        content = json.loads(meta.read_bytes())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        content = json_value(read_no_follow(meta), meta)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: not a tensorclass save (no {META_NAME} in it)") from None
+    except (OSError, FormatError):  # a link, a FIFO, bad JSON: the checked reader reports it
         return found  # a damaged save: the reader reports it
     if not isinstance(content, dict) or (
         content.get("format") != FORMAT and not is_tensordict_meta(content)

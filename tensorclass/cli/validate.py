@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
+from ..engine.core.untrusted import shown
 from ..engine.storage.memmap.metadata import MemmapInfo, read_metadata
 from ..errors import MemmapFormatError, TensorClassError
 from ..loading import load_memmap
@@ -185,16 +186,27 @@ def _device_problems(cls: type[Any], info: MemmapInfo, loc: list[str | int]) -> 
     return found
 
 
+def shown_text(message: str, limit: int = 1000) -> str:
+    """``message`` cut to ``limit`` characters, with its full length said."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... ({len(message)} characters)"
+
+
 def _problem(error: Any, cls: type[Any]) -> Problem:
     """A pydantic error as a problem whose message says what was expected and found."""
     kind, message, found = error["type"], str(error["msg"]), error.get("input")
     if kind == "missing":
         message = f"required by {cls.__name__}, not in the save"
     elif kind == "extra_forbidden":
-        message = f"not a field of {cls.__name__}; the save holds {found!r}"
+        message = f"not a field of {cls.__name__}; the save holds {shown(found, 200)}"
     elif found is not None and not kind.startswith("tensor"):
-        message += f"; got {found!r}"
+        message += f"; got {shown(found, 200)}"
+    message = shown_text(message)
     out = problem(list(error["loc"]), kind, message)
     if "ctx" in error:
-        out["ctx"] = error["ctx"]
+        out["ctx"] = {
+            key: shown(value, 200) if len(repr(value)) > 200 else value
+            for key, value in error["ctx"].items()
+        }
     return out

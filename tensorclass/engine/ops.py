@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 from typing_extensions import Self
 
+from ..errors import FormatError
 from .build import conversion, instances
 from .build import from_containers as containers
 from .build.printing import format_instance, html_instance
 from .core.attach import class_op, op_property
 from .core.safe_globals import allow_loading
 from .core.state import Names, TensorCore
+from .core.untrusted import rebuild_problem, typed_problem
 from .keys import access, dim_names, structure
 from .leafwise import apply as applying
 from .leafwise import arithmetic, elementwise, factories, tensor_state
@@ -53,7 +55,13 @@ def _rebuild(
     names: Names,
     locked: bool,
 ) -> TensorOps:
-    obj = cls._new(data, batch_size, device, names)
+    # torch.load(weights_only=True) may call this with anything a crafted file holds
+    wrong = rebuild_problem(cls, data, batch_size, device, names, locked)
+    if wrong is None:
+        obj = cls._new(data, batch_size, device, names)
+        wrong = None if any(type(v) is tuple for v in data.values()) else typed_problem(obj)
+    if wrong is not None:
+        raise FormatError(f"cannot unpickle a tensor class: {wrong}")
     if locked:
         obj.lock_()
     return obj
@@ -377,8 +385,11 @@ class TensorOps(
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         register_pytree(cls)  # every tensor class is a pytree node (vmap, torch.func)
-        if not cls.__name__.startswith("_"):  # internal layouts (_Blank) stay unloadable
-            allow_loading(cls)  # torch.load(weights_only=True) may rebuild it
+        # torch.load(weights_only=True) may rebuild it; internal layouts (_Blank) and the
+        # engine's own classes (TensorDictBase, LazyStackedTensorDict, whose pickles name no
+        # class) stay off the allow-list, so a crafted file cannot even allocate one
+        if not cls.__name__.startswith("_") and not cls.__module__.startswith(__package__):
+            allow_loading(cls)
 
     @classmethod
     def __torch_function__(
@@ -429,6 +440,15 @@ class TensorOps(
         return (
             _rebuild,
             (type(self), self._data, self._batch_size, self._device, self._names, self._locked),
+        )
+
+    def __setstate__(self, state: object) -> None:
+        """Refused: an instance is unpickled only by its rebuild function (``__reduce__``),
+        which checks what the file holds; a crafted pickle setting attributes directly
+        (``torch.load``'s ``BUILD`` step) would skip those checks."""
+        raise FormatError(
+            f"cannot unpickle a {type(self).__name__} from attributes: tensor classes are "
+            f"rebuilt by their reduce function only (a crafted or foreign pickle)"
         )
 
     # leafwise/table.py: the leaf-wise table, attached last (its names float, int, bool and

@@ -118,7 +118,7 @@ def test_hostile_files_name_the_file(tmp_path: Path) -> None:
 
     typed().to_safetensors(file)
     _rewrite_layout(file, lambda h: h["__metadata__"].update(tensordict="{not json"))
-    with pytest.raises(FileFormatError, match=f"{file}.*not JSON"):
+    with pytest.raises(FileFormatError, match=f"{file}.*not valid JSON"):
         from_safetensors(file)
 
     plain().to_safetensors(file)

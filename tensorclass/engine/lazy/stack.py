@@ -46,7 +46,7 @@ import torch
 from torch import Tensor
 from typing_extensions import Self, Unpack
 
-from ...errors import BatchSizeError, KeyNotFoundError, StructureMismatchError
+from ...errors import BatchSizeError, FormatError, KeyNotFoundError, StructureMismatchError
 from ...keys import NestedKey, unravel_key_tuple
 from ...non_tensor import stack_non_tensors
 from ...registry import dynamic_class, register_lazy_class, register_lazy_stack_function
@@ -59,6 +59,7 @@ from ..core.masks import check_mask
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, Names, TensorCore, set_state
+from ..core.untrusted import shown
 from ..keys.access import cloned_input, read_value, update_unlocked
 from ..keys.listing import KeysView
 from ..leafwise.apply import zero_tensors
@@ -1136,6 +1137,17 @@ def _unbind(node: TensorCore, dim: int) -> tuple[Node, ...]:
 
 
 def _rebuild(members: list[Node], dim: int, locked: bool) -> Node:
+    # torch.load(weights_only=True) may call this with anything a crafted file holds
+    if (
+        type(members) is not list
+        or not all(isinstance(member, TensorCore) for member in members)
+        or type(dim) is not int
+        or type(locked) is not bool
+    ):
+        raise FormatError(
+            "cannot unpickle a lazy stack: it needs a list of tensor classes, an int dim and "
+            f"a bool; got {shown(members)}, {shown(dim)}, {shown(locked)}"
+        )
     result = lazy_stack(members, dim)
     return result.lock_() if locked else result
 

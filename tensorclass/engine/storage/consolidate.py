@@ -30,11 +30,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ...errors import FormatError
 from ..core.jagged import as_jagged, is_jagged, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
 from ..core.state import TensorCore
+from ..core.untrusted import tree_problem
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .flat_buffer import byte_layout, views_into
@@ -131,6 +133,9 @@ def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
         raise ValueError("a consolidated pickle must hold a tensor class skeleton")
     register_buffer(buffer)
     _fill(skeleton, _Views(buffer))
+    wrong = tree_problem(skeleton)  # the views now stand where the leaf specs were
+    if wrong is not None:
+        raise FormatError(f"cannot unpickle a consolidated tensor class: {wrong}")
     return skeleton
 
 

@@ -18,22 +18,33 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from ...errors import MemmapFormatError, RecordedClassError
+from ...errors import MemmapFormatError, RecordedClassError, UnsafePathError
 from ...json_values import non_tensor_from_json, non_tensor_to_json
 from ...non_tensor import NonTensorData, NonTensorStack
-from ...schema import Field
 from ..core.jagged import as_jagged, is_jagged, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.state import TensorCore, fits_batch
+from ..core.untrusted import (
+    MAX_DEPTH,
+    MAX_DIMS,
+    batch_problem,
+    fields_problem,
+    json_value,
+    key_problem,
+    names_problem,
+    open_regular,
+    shown,
+    typed_problem,
+)
 from .flat_buffer import byte_layout
 from .memmap.info import is_sizes
-from .memmap.load import _fields, resolve_class
+from .memmap.load import resolve_class
 from .memmap.metadata import DTYPES, dtype_name
 from .memmap.save import class_path
 from .memmap.tensor import PathLike, map_file
@@ -146,7 +157,7 @@ def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore
     the tree of views into it; every problem raises ``MemmapFormatError``."""
     path = os.fspath(filename)
     try:
-        with open(path, "rb") as file:
+        with os.fdopen(open_regular(path, "consolidated file"), "rb") as file:
             size = os.fstat(file.fileno()).st_size
             if size < _TAIL:
                 raise _bad(path, f"it is {size} bytes long, too short for the format")
@@ -160,12 +171,14 @@ def read_file(filename: PathLike) -> tuple[Tensor, Callable[[Tensor], TensorCore
             data_bytes = size - _TAIL - length
             file.seek(data_bytes)
             raw = file.read(length)
+    except UnsafePathError:
+        raise
     except OSError as err:
         raise MemmapFormatError(f"cannot read consolidated file {path}: {err}") from err
     try:
-        description = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise _bad(path, f"its description is not valid JSON ({err})") from None
+        description = json_value(raw, path, MemmapFormatError, "the description")
+    except MemmapFormatError as err:
+        raise _bad(path, str(err).removeprefix(f"{path}: ")) from None
     if not isinstance(description, dict) or description.get("format") != FORMAT:
         raise _bad(path, f"its description does not say format={FORMAT!r}")
     if description.get("version") != VERSION:
@@ -207,48 +220,57 @@ class _Reader:
         except RecordedClassError as err:
             raise MemmapFormatError(str(err)) from None
 
-    def check(self, node: object, batch: tuple[int, ...] | None) -> None:
+    def check(self, node: object, batch: tuple[int, ...] | None, depth: int = 0) -> None:
         if not isinstance(node, dict):
             raise self.fail("a level is not a JSON object")
+        if depth > MAX_DEPTH:
+            raise self.fail(f"the tree nests more than {MAX_DEPTH} levels")
         cls = self.cls(node)
         if node.get("kind") == "lazy_stack":
             members = node.get("members")
             if not isinstance(members, list) or not members:
                 raise self.fail("a lazy stack has no members")
-            if type(node.get("stack_dim")) is not int:
-                raise self.fail("a lazy stack has no integer stack_dim")
+            stack_dim = node.get("stack_dim")
+            if type(stack_dim) is not int or not 0 <= stack_dim <= MAX_DIMS:
+                raise self.fail("a lazy stack has no valid integer stack_dim")
             for member in members:
-                self.check(member, None)
+                self.check(member, None, depth + 1)
             return
         if node.get("kind") != "instance":
-            raise self.fail(f"unknown level kind {node.get('kind')!r}")
+            raise self.fail(f"unknown level kind {shown(node.get('kind'))}")
         size = node.get("batch_size")
-        if not is_sizes(size):
-            raise self.fail(f"bad batch_size {size!r}")
+        wrong = batch_problem(size)
+        if wrong is not None:
+            raise self.fail(wrong)
+        assert isinstance(size, list)  # checked
         if batch is not None and not fits_batch(size, batch):
             raise self.fail(f"a nested batch size {size} does not start with {list(batch)}")
-        names = node.get("names")
-        if names is not None and not (
-            isinstance(names, list)
-            and len(names) == len(size)
-            and all(n is None or isinstance(n, str) for n in names)
-        ):
-            raise self.fail(f"bad dim names {names!r}")
+        wrong = names_problem(node.get("names"), len(size))
+        if wrong is not None:
+            raise self.fail(wrong)
         entries = node.get("entries")
         if not isinstance(entries, list):
             raise self.fail("a level has no entry list")
-        fields = _fields(cls)
+        seen: set[str] = set()
         for entry in entries:
-            self.check_entry(entry, tuple(size), cls, fields)
+            self.check_entry(entry, tuple(size), depth)
+            key = entry["key"]
+            if key in seen:
+                raise self.fail(f"the key {shown(key)} appears twice in one level")
+            seen.add(key)
+        wrong = fields_problem(cls, seen)
+        if wrong is not None:
+            raise self.fail(wrong)
 
     def check_entry(
-        self, entry: object, batch: tuple[int, ...], cls: type, fields: Mapping[str, Field] | None
+        self,
+        entry: object,
+        batch: tuple[int, ...],
+        depth: int,
     ) -> None:
-        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
-            raise self.fail(f"bad entry {entry!r}")
+        if not isinstance(entry, dict) or key_problem(entry.get("key")) is not None:
+            raise self.fail(f"bad entry {shown(entry)}")
         key = entry["key"]
-        if fields is not None and key not in fields:
-            raise self.fail(f"the key {key!r} is not a field of {cls.__name__}")
         kind = entry.get("type")
         if kind == "tensor":
             shape = self.check_tensor(entry, key)
@@ -272,17 +294,18 @@ class _Reader:
                     f"integers for a batch {list(batch)}, its values at least 1-D"
                 )
         elif kind == "nested":
-            self.check(entry.get("node"), batch)
+            self.check(entry.get("node"), batch, depth + 1)
         elif kind not in ("non_tensor", "non_tensor_stack"):
-            raise self.fail(f"the entry {key!r} has an unknown type {kind!r}")
+            raise self.fail(f"the entry {shown(key)} has an unknown type {shown(kind)}")
 
     def check_tensor(self, entry: dict[str, Any], key: str) -> list[int]:
         """Check a tensor's dtype, shape and place in the data; its shape."""
-        dtype = DTYPES.get(entry.get("dtype"))  # type: ignore[arg-type]
+        name = entry.get("dtype")
+        dtype = DTYPES.get(name) if type(name) is str else None
         shape = entry.get("shape")
         offset = entry.get("offset")
-        if dtype is None or not is_sizes(shape) or type(offset) is not int:
-            raise self.fail(f"the tensor {key!r} has a bad dtype, shape or offset")
+        if dtype is None or not is_sizes(shape) or len(shape) > MAX_DIMS or type(offset) is not int:
+            raise self.fail(f"the tensor {shown(key)} has a bad dtype, shape or offset")
         nbytes = dtype.itemsize
         for dim in shape:
             nbytes *= dim
@@ -330,7 +353,11 @@ class _Reader:
                     raise self.fail(f"the value of {entry['key']!r} is malformed: {err}") from None
         device = None if node.get("device") is None else torch.device("cpu")
         names = node.get("names")
-        return cls._new(data, torch.Size(size), device, None if names is None else tuple(names))
+        built = cls._new(data, torch.Size(size), device, None if names is None else tuple(names))
+        wrong = typed_problem(built)
+        if wrong is not None:
+            raise self.fail(f"the values do not fit {cls.__name__}: {wrong}")
+        return built
 
 
 def _view(buffer: Tensor, entry: dict[str, Any]) -> Tensor:

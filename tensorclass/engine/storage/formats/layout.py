@@ -42,7 +42,15 @@ from ....unbatched import UnbatchedTensor
 from ...core.lazy_stacks import is_lazy_stack, is_lazy_stack_class, stack_lazily
 from ...core.self_types import as_op
 from ...core.state import TensorCore, fits_batch
-from ..memmap.info import is_sizes
+from ...core.untrusted import (
+    MAX_DEPTH,
+    batch_problem,
+    fields_problem,
+    key_problem,
+    names_problem,
+    shown,
+    typed_problem,
+)
 from ..memmap.load import ClassPolicy, defined_classes, resolve_class
 
 __all__ = [
@@ -174,24 +182,25 @@ def build(
 ) -> TensorCore:
     """The saved tree of a layout ``level``, its tensors from ``read`` (locked: no)."""
     if type(level) is not dict:
-        raise _fail(file, where, f"a level of the layout must be an object, not {level!r:.60}")
+        raise _fail(file, where, f"a level of the layout must be an object, not {shown(level)}")
+    if len(where) > MAX_DEPTH:
+        raise _fail(file, where, f"the layout nests more than {MAX_DEPTH} levels")
     batch_size = level.get("batch_size")
     names = level.get("names")
-    if not is_sizes(batch_size):
-        raise _fail(file, where, f"invalid batch_size {batch_size!r:.60}")
+    wrong = batch_problem(batch_size)
+    if wrong is not None:
+        raise _fail(file, where, wrong)
+    assert type(batch_size) is list  # checked
     if tuple(batch_size[: len(parent)]) != parent:
         raise _fail(file, where, f"batch_size {batch_size} does not start with {list(parent)}")
-    if names is not None and (
-        type(names) is not list
-        or len(names) != len(batch_size)
-        or not all(n is None or type(n) is str for n in names)
-    ):
-        raise _fail(file, where, f"invalid names {names!r:.60}")
+    wrong = names_problem(names, len(batch_size))
+    if wrong is not None:
+        raise _fail(file, where, wrong)
     if cls is not None and is_lazy_stack_class(cls):
         cls = cls.member_class_of()
     if cls is None and "class" in level:
         if type(level["class"]) is not str:
-            raise _fail(file, where, f"invalid class {level['class']!r:.60}")
+            raise _fail(file, where, f"invalid class {shown(level['class'])}")
         cls = _class_named(level["class"], file, classes)
     if "members" in level:
         return _lazy(level, read, file, cls, classes, batch_size, where)
@@ -207,12 +216,19 @@ def build(
         raise _fail(file, where, f"invalid stack_dim {stack_dim!r}")
     schema = resolved_schema(cls)
     fields = None if schema is None else schema.by_name
+    for key in keys:
+        wrong = key_problem(key) or fields_problem(cls, (key,))
+        if wrong is not None:
+            raise _fail(file, where, wrong)
     data: dict[str, object] = {}
     for key, entry in keys.items():
         if type(entry) is not dict:
-            raise _fail(file, (*where, key), f"invalid entry {entry!r:.60}")
+            raise _fail(file, (*where, key), f"invalid entry {shown(entry)}")
         data[key] = _leaf(key, entry, read, file, cls, fields, classes, tuple(batch_size), where)
     built = cls._new(data, torch.Size(batch_size), None, None if names is None else tuple(names))
+    wrong = typed_problem(built)
+    if wrong is not None:
+        raise _fail(file, where, f"the values do not fit {cls.__name__}: {wrong}")
     if stack_dim is not None:  # tensordict's dense save of a lazy stack
         members: list[TensorCore] = list(as_op(built).unbind(stack_dim))
         return stack_lazily(members, stack_dim)
@@ -257,7 +273,7 @@ def _leaf(
     path = (*where, key)
     kinds = [kind for kind in ("tensor", "td", "non_tensor", "non_tensor_stack") if kind in entry]
     if len(kinds) != 1:
-        raise _fail(file, path, f"an entry must have one of tensor/td/non_tensor: {entry!r:.60}")
+        raise _fail(file, path, f"an entry must have one of tensor/td/non_tensor: {shown(entry)}")
     kind = kinds[0]
     child_cls: type[TensorCore] | None = None
     rebuild = None
@@ -281,7 +297,7 @@ def _leaf(
     if kind == "tensor":
         name = entry["tensor"]
         if type(name) is not str:
-            raise _fail(file, path, f"invalid tensor name {name!r:.60}")
+            raise _fail(file, path, f"invalid tensor name {shown(name)}")
         tensor = read(name, entry)
         if entry.get("unbatched") is True:
             return NonTensorData(UnbatchedTensor(tensor))
@@ -311,8 +327,10 @@ def check_tensor(
     """``tensor`` viewed as the entry's recorded ``dtype`` and checked against its ``shape``."""
     dtype = entry.get("dtype")
     if dtype is not None:
-        if dtype not in dtypes:
-            raise FileFormatError(f"{file}: the tensor {name!r} has an unknown dtype {dtype!r:.40}")
+        if type(dtype) is not str or dtype not in dtypes:
+            raise FileFormatError(
+                f"{file}: the tensor {shown(name)} has an unknown dtype {shown(dtype, 40)}"
+            )
         target = dtypes[dtype]
         if target.itemsize != tensor.element_size():
             raise FileFormatError(
@@ -322,6 +340,7 @@ def check_tensor(
     shape = entry.get("shape")
     if shape is not None and list(tensor.shape) != shape:
         raise FileFormatError(
-            f"{file}: the tensor {name!r} has shape {list(tensor.shape)}; the layout says {shape!r:.60}"
+            f"{file}: the tensor {shown(name)} has shape {list(tensor.shape)}; the layout says "
+            f"{shown(shape, 60)}"
         )
     return tensor

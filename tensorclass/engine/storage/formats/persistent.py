@@ -23,6 +23,7 @@ from ....non_tensor import NonTensorData, NonTensorStack
 from ....unbatched import UnbatchedTensor
 from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
+from ...core.untrusted import shown
 from ..memmap.load import ClassPolicy
 from ..memmap.metadata import DTYPES
 from .backends import Backend, numpy_of, torch_dtype_of
@@ -39,7 +40,12 @@ from .tree_io import (
     write_arrays,
 )
 
-__all__ = ["PersistentTensorDict", "open_persistent", "refuse_pickle", "write_persistent"]
+__all__ = [
+    "PersistentTensorDict",
+    "open_persistent",
+    "refuse_pickle",
+    "write_persistent",
+]
 
 _Key = str | tuple[str, ...]
 
@@ -170,12 +176,13 @@ class PersistentTensorDict:
         self.filename = filename if filename is not None else str(getattr(group, "name", group))
         self.mode = mode
         self.device = None if device is None else torch.device(device)
-        self._root = self._store.open(filename, mode) if group is None else group
+        if group is None:
+            self._root = self._store.open(filename, mode)
+        else:  # the caller's open group: checked as a file is when opened
+            self._store.refuse_outside(group, self.filename)
+            self._root = group
         self._path: tuple[str, ...] = ()
-        try:
-            found = self._store.layout(self._root)
-        except FileFormatError as err:
-            raise FileFormatError(f"{self.filename}: {err}") from None
+        found = self._store.layout(self._root, self.filename)
         if found is None:
             found = {
                 "version": VERSION,
@@ -273,12 +280,27 @@ class PersistentTensorDict:
     def _read(self, name: str, entry: dict[str, Any], index: tuple[Any, ...] = ()) -> Tensor:
         """The dataset ``name`` (or its rows at ``index``), checked against its entry."""
         node = self._node(name)
-        if torch_dtype_of(node.dtype) is None:
+        dtype = torch_dtype_of(node.dtype)
+        if dtype is None:
             raise FileFormatError(f"{self.filename}: {name!r} is not a numeric dataset")
-        array = np.asarray(node[index])  # () reads the whole dataset
+        self._check_declared(name, node, dtype)
+        try:
+            array = np.asarray(node[index])  # () reads the whole dataset
+        except Exception as err:  # h5py's, zarr's and numpy's errors: ours, naming the file
+            raise FileFormatError(
+                f"{self.filename}: cannot read {shown(name)}: {type(err).__name__}: "
+                f"{shown(err, 200)}"
+            ) from None
         checks = entry if not index else {"dtype": entry.get("dtype")}  # rows: no full shape
         tensor = check_tensor(torch.from_numpy(array), checks, self.filename, name, DTYPES)
         return tensor if self.device is None else tensor.to(self.device)
+
+    def _check_declared(self, name: str, node: Any, dtype: torch.dtype) -> None:
+        """Refuse a dataset whose declared size the bytes in the file cannot hold, before
+        anything is allocated (see :meth:`Backend.declared_problem`)."""
+        problem = self._store.declared_problem(node, dtype.itemsize)
+        if problem is not None:
+            raise FileFormatError(f"{self.filename}: {shown(name)} {problem}; not read")
 
     def _node(self, name: str) -> Any:
         """The dataset the layout names ``name`` (a path inside the file, never outside)."""
@@ -395,7 +417,7 @@ class PersistentTensorDict:
         for key, leaf in _leaves(value):
             entry = self._entry(key)
             array, _ = numpy_of(torch.as_tensor(leaf))
-            self._root[entry["tensor"]][index] = array
+            self._node(entry["tensor"])[index] = array  # checked: a dataset inside the file
 
     def _entry(self, path: tuple[str, ...]) -> dict[str, Any]:
         level = self._level

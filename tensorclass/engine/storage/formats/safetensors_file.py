@@ -29,6 +29,7 @@ from torch import Tensor
 from ....errors import FileFormatError
 from ...core.self_types import B
 from ...core.state import TensorCore
+from ...core.untrusted import MAX_DIMS, MAX_SIZE, json_value, key_problem, open_regular, shown
 from ..memmap.load import ClassPolicy
 from ..memmap.tensor import PathLike, map_file
 from .extras import require
@@ -98,26 +99,21 @@ def to_safetensors(self: B, path: PathLike) -> None:
 
 
 def _header(file: Path) -> tuple[dict[str, Any], int, int]:
-    """The parsed header, the offset of the data and the file's size."""
-    try:
-        size = os.stat(file).st_size
-        with open(file, "rb") as handle:
-            head = handle.read(8)
-            if len(head) < 8:
-                raise FileFormatError(f"{file}: not a safetensors file (shorter than 8 bytes)")
-            (length,) = struct.unpack("<Q", head)
-            if length > min(size - 8, _MAX_HEADER):
-                raise FileFormatError(
-                    f"{file}: not a safetensors file (a header of {length} bytes in a file "
-                    f"of {size})"
-                )
-            raw = handle.read(length)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{file}: no such safetensors file") from None
-    try:
-        header = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise FileFormatError(f"{file}: the header is not valid JSON ({err})") from None
+    """The parsed header, the offset of the data and the file's size (a FIFO or a device is
+    refused before it is opened)."""
+    fd = open_regular(file, "safetensors file")
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(8)
+        if len(head) < 8:
+            raise FileFormatError(f"{file}: not a safetensors file (shorter than 8 bytes)")
+        (length,) = struct.unpack("<Q", head)
+        if length > min(size - 8, _MAX_HEADER):
+            raise FileFormatError(
+                f"{file}: not a safetensors file (a header of {length} bytes in a file of {size})"
+            )
+        raw = handle.read(length)
+    header = json_value(raw, file, FileFormatError, "the header")
     if type(header) is not dict:
         raise FileFormatError(f"{file}: the header is not a JSON object")
     return header, 8 + length, size
@@ -132,12 +128,24 @@ def _entries(
         if name == "__metadata__":
             continue
         if type(info) is not dict:
-            raise FileFormatError(f"{file}: the header entry {name!r} is not an object")
+            raise FileFormatError(f"{file}: the header entry {shown(name)} is not an object")
+        wrong_key = key_problem(name)
+        if wrong_key is not None:
+            raise FileFormatError(f"{file}: {wrong_key}")
         dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if dtype not in DTYPES:
-            raise FileFormatError(f"{file}: the tensor {name!r} has an unknown dtype {dtype!r:.40}")
-        if type(shape) is not list or not all(type(s) is int and s >= 0 for s in shape):
-            raise FileFormatError(f"{file}: the tensor {name!r} has an invalid shape {shape!r:.60}")
+        if type(dtype) is not str or dtype not in DTYPES:
+            raise FileFormatError(
+                f"{file}: the tensor {shown(name)} has an unknown dtype {shown(dtype, 40)}"
+            )
+        if (
+            type(shape) is not list
+            or len(shape) > MAX_DIMS
+            or not all(type(s) is int and 0 <= s <= MAX_SIZE for s in shape)
+            or math.prod(shape) * DTYPES[dtype].itemsize > MAX_SIZE
+        ):
+            raise FileFormatError(
+                f"{file}: the tensor {shown(name)} has an invalid shape {shown(shape, 60)}"
+            )
         if (
             type(offsets) is not list
             or len(offsets) != 2
@@ -201,10 +209,7 @@ def read_safetensors(
         return build({"batch_size": [], "names": None, "keys": _nest(file, entries)}, read, file)
     if type(text) is not str:
         raise FileFormatError(f"{file}: the {LAYOUT_KEY!r} metadata is not a string")
-    try:
-        layout = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise FileFormatError(f"{file}: the {LAYOUT_KEY!r} metadata is not JSON ({err})") from None
+    layout = json_value(text, file, FileFormatError, f"the {LAYOUT_KEY!r} metadata")
     if type(layout) is not dict or layout.get("version") != VERSION or "root" not in layout:
         raise FileFormatError(f"{file}: the {LAYOUT_KEY!r} metadata is not a version-1 layout")
     return build(layout["root"], read, file, cls, classes)

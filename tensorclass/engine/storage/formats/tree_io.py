@@ -15,6 +15,7 @@ from torch import Tensor
 
 from ....errors import FileFormatError
 from ...core.state import TensorCore
+from ...core.untrusted import MAX_DEPTH
 from .backends import Backend, numpy_of, torch_dtype_of
 from .layout import Layout, describe
 
@@ -81,6 +82,8 @@ def write_arrays(store: Backend, root: object, arrays: Arrays, options: dict[str
 def infer_level(store: Backend, group: Any, filename: object, path: str = "") -> dict[str, Any]:
     """The layout of a group written without one: datasets of numbers are tensors, other
     datasets non-tensor values (read now), groups nested levels; the batch size is ``[]``."""
+    if path.count("/") > MAX_DEPTH:
+        raise FileFormatError(f"{filename}: the groups nest more than {MAX_DEPTH} levels")
     keys: dict[str, Any] = {}
     for name in store.members(group):
         where = f"{path}{name}"
@@ -93,6 +96,9 @@ def infer_level(store: Backend, group: Any, filename: object, path: str = "") ->
         elif torch_dtype_of(node.dtype) is not None:
             keys[name] = {"tensor": where}
         else:
+            problem = store.declared_problem(node, node.dtype.itemsize)
+            if problem is not None:
+                raise FileFormatError(f"{filename}: {where!r} {problem}; not read")
             keys[name] = {"non_tensor": _decoded(np.asarray(node[()]).tolist())}
     return {"batch_size": [], "names": None, "keys": keys}
 

@@ -31,11 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from ....errors import MemmapFormatError
 from ....json_values import has_shape
 from ...core.state import fits_batch
+from ...core.untrusted import DTYPES, MAX_BATCH, key_problem, loadable, names_problem, shown
 from .info import (
     EntryInfo,
     MemmapInfo,
@@ -55,7 +54,7 @@ _WHAT = "a level of a tensordict save"
 _PICKLE_FILES = ("other.pickle", "pickle.pkl")
 _ESCAPED = frozenset('/<>:"|?*\\ \0%') | {chr(i) for i in range(32)} | {chr(127)}
 _ESCAPE = str.maketrans({char: f"%{ord(char):02X}" for char in _ESCAPED})
-_DTYPES = {str(value): value for value in vars(torch).values() if isinstance(value, torch.dtype)}
+_DTYPES = {f"torch.{name}": value for name, value in DTYPES.items()}
 
 
 def is_tensordict_meta(meta: dict[str, Any]) -> bool:
@@ -76,6 +75,7 @@ def match_class(recorded: str, defined: list[type]) -> tuple[type | None, str]:
     """The class among ``defined`` for tensordict's recorded ``"module.Qualname"``: the one
     with that module and name, else the only one with that class name. Returns the class
     (or ``None``) and, when ``None``, why."""
+    defined = [cls for cls in defined if loadable(cls)]  # never an engine part
     for cls in defined:
         if f"{cls.__module__}.{cls.__qualname__}" == recorded:
             return cls, ""
@@ -145,6 +145,8 @@ def _collection(
 
 def _batch(path: Path, value: object, parent: tuple[int, ...] | None) -> tuple[int, ...]:
     batch = sizes(path, value, 'the batch size ("shape")')
+    if any(size > MAX_BATCH for size in batch):
+        raise fail(path, f"batch size {shown(list(batch))} has a dim beyond 2**40")
     if parent is not None and batch[: len(parent)] != parent:
         raise fail(
             path, f"batch size {list(batch)} does not start with the parent's {list(parent)}"
@@ -162,8 +164,8 @@ def _tensordict(path: Path, meta: dict[str, Any], parent: tuple[int, ...] | None
     names = meta.get("_names")
     if type(names) is not list:
         names = None  # a key named "_names" is a dict entry
-    elif len(names) != len(batch) or not all(n is None or type(n) is str for n in names):
-        raise fail(path, f"invalid dim names {names!r}")
+    elif names_problem(names, len(batch)) is not None:
+        raise fail(path, f"{names_problem(names, len(batch))}")
     entries = tuple(_entry(path, key, raw, batch) for key, raw in meta.items() if type(raw) is dict)
     return MemmapInfo(
         path, "instance", _TENSORDICT_PATH, False, batch, device,
@@ -190,6 +192,9 @@ def _child(path: Path, key: str, suffix: str = "") -> Path:
 
 
 def _entry(path: Path, key: str, raw: dict[str, Any], batch: tuple[int, ...]) -> EntryInfo:
+    wrong_key = key_problem(key)
+    if wrong_key is not None:
+        raise fail(path, wrong_key)
     if "type" in raw:
         sub = _child(path, key)
         meta, kind = _level_at(path, sub, f"entry {key!r}: {sub}")
@@ -201,8 +206,8 @@ def _entry(path: Path, key: str, raw: dict[str, Any], batch: tuple[int, ...]) ->
     dtype, shape = raw.get("dtype"), raw.get("shape")
     if raw.get("is_nested"):
         raise fail(path, f"entry {key!r} is a nested (jagged) tensor, which is not read")
-    if dtype not in _DTYPES:
-        raise fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
+    if type(dtype) is not str or dtype not in _DTYPES:
+        raise fail(path, f"entry {key!r} has unknown dtype {shown(dtype)}")
     shape = sizes(path, shape, f"the shape of {key!r}")
     torch_dtype = _DTYPES[dtype]
     too_large = shape_problem(shape, torch_dtype.itemsize)

@@ -9,7 +9,6 @@ and shapes that torch can represent.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -20,7 +19,8 @@ from typing import Any, Protocol
 
 from typing_extensions import TypeIs
 
-from ....errors import MemmapFormatError, MemmapNotFoundError
+from ....errors import MemmapFormatError, MemmapNotFoundError, UnsafePathError
+from ...core.untrusted import json_value, read_no_follow
 
 __all__ = [
     "MAX_SIZE",
@@ -65,10 +65,26 @@ SOURCE: ContextVar[MetaSource | None] = ContextVar("tensorclass_memmap_source", 
 
 def load_json(path: Path, what: str = "a tensorclass save") -> object:
     """The parsed ``meta.json`` of the level directory ``path`` (any JSON value)."""
-    try:
-        return json.loads(_meta_bytes(path, what))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise fail(path, f"the metadata is not valid JSON ({err})") from None
+    raw = _meta_bytes(path, what)
+    # tensorclass's levels hold fixed fields and a list of entries (checked for repeated
+    # keys by the reader); tensordict's map each key to its entry: a key twice is refused
+    where = _MetaFile(path)
+    value = json_value(raw, where, MemmapFormatError, unique=False)
+    if type(value) is dict and "_type" in value:
+        value = json_value(raw, where, MemmapFormatError)
+    return value
+
+
+class _MetaFile:
+    """The ``meta.json`` of a level, as errors name it (the path is joined only then)."""
+
+    __slots__ = ("level",)
+
+    def __init__(self, level: Path) -> None:
+        self.level = level
+
+    def __str__(self) -> str:
+        return str(self.level / META_NAME)
 
 
 def _meta_bytes(path: Path, what: str) -> bytes:
@@ -81,14 +97,13 @@ def _meta_bytes(path: Path, what: str) -> bytes:
             raise MemmapNotFoundError(path, what)
         raise MemmapFormatError(f"{path} is not a directory holding {what}")
     try:
-        info = os.lstat(meta_file)
+        return read_no_follow(meta_file)
     except FileNotFoundError:
         raise MemmapFormatError(
             f"{path} holds no {META_NAME}: it is not {what} (or the save is incomplete)"
         ) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise fail(path, "the metadata is not a regular file")
-    return meta_file.read_bytes()
+    except UnsafePathError:
+        raise fail(path, "the metadata is not a regular file") from None
 
 
 def regular_size(file: Path) -> int | None:

@@ -64,6 +64,7 @@ from ....registry import dynamic_class
 from ....schema import Field, FieldKind, resolved_schema
 from ...core.lazy_stacks import is_lazy_stack_class, stack_lazily
 from ...core.state import TensorCore
+from ...core.untrusted import loadable
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
 from .tensor import MemoryMappedTensor, PathLike, contiguous_strides, map_file
@@ -147,8 +148,7 @@ def _loadable(found: type[TensorCore], prefix: str) -> type[TensorCore]:
     """``found`` if a save may build it: a tensor class (one with its own compiled schema,
     as ``TensorDict`` and every user class have), not an engine part such as
     ``TensorCore``, a mixin or an internal layout (``_Blank``)."""
-    compiled = found is not TensorCore and "__tensorclass_schema__" in found.__dict__
-    if compiled and not found.__name__.startswith("_"):
+    if loadable(found):
         return found
     raise RecordedClassError(
         f"{prefix}{found.__module__}:{found.__qualname__} is a part of tensorclass's engine, "

@@ -67,6 +67,8 @@ import torch
 
 from ....json_values import has_shape
 from ...core.state import fits_batch
+from ...core.untrusted import DTYPES as CHECKED_DTYPES
+from ...core.untrusted import MAX_BATCH, MAX_DEPTH, MAX_DIMS, key_problem, names_problem, shown
 from .foreign import is_tensordict_meta, read_tensordict
 from .info import (
     META_NAME,
@@ -104,11 +106,7 @@ LEAF_SUFFIX = ".memmap"
 TENSORDICT_PATH = "tensorclass:TensorDict"
 ENTRY_TYPES = ("tensor", "nested", "non_tensor", "non_tensor_stack")
 
-DTYPES: dict[str, torch.dtype] = {
-    str(value).removeprefix("torch."): value
-    for value in vars(torch).values()
-    if isinstance(value, torch.dtype)
-}
+DTYPES: dict[str, torch.dtype] = CHECKED_DTYPES
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+=,@ ")
 
 
@@ -154,9 +152,12 @@ def read_metadata(path: str | os.PathLike[str]) -> MemmapInfo:
     """
     root = Path(os.path.abspath(os.fspath(path)))
     meta = load_json(root)
-    if isinstance(meta, dict) and meta.get("format") != FORMAT and is_tensordict_meta(meta):
-        return read_tensordict(root, meta)
-    return _read_level(root, None, meta)
+    try:
+        if isinstance(meta, dict) and meta.get("format") != FORMAT and is_tensordict_meta(meta):
+            return read_tensordict(root, meta)
+        return _read_level(root, None, meta)
+    except RecursionError:  # tensordict's saves: one directory per level, as deep as they go
+        raise _fail(root, f"the save nests more than {MAX_DEPTH} levels") from None
 
 
 _fail = fail
@@ -167,7 +168,7 @@ def _check_format(path: Path, meta: object) -> dict[str, Any]:
         raise _fail(path, f"not a {FORMAT!r} metadata file")
     version = meta.get("version")
     if type(version) is not int or version < 1:
-        raise _fail(path, f"invalid format version {version!r}")
+        raise _fail(path, f"invalid format version {shown(version)}")
     if version > VERSION:
         raise _fail(
             path, f"written in format version {version}; this tensorclass reads up to {VERSION}"
@@ -176,19 +177,27 @@ def _check_format(path: Path, meta: object) -> dict[str, Any]:
 
 
 def _read_level(
-    path: Path, parent_batch: tuple[int, ...] | None, loaded: object = None
+    path: Path, parent_batch: tuple[int, ...] | None, loaded: object = None, depth: int = 0
 ) -> MemmapInfo:
+    if depth > MAX_DEPTH:
+        raise _fail(path, f"the save nests more than {MAX_DEPTH} levels")
     meta = _check_format(path, load_json(path) if loaded is None else loaded)
     kind = meta.get("kind")
     class_path = meta.get("class")
     if kind not in ("instance", "lazy_stack"):
-        raise _fail(path, f"unknown kind {kind!r}")
+        raise _fail(path, f"unknown kind {shown(kind)}")
     if type(class_path) is not str or ":" not in class_path:
-        raise _fail(path, f"invalid class {class_path!r} (expected 'module:qualname')")
+        raise _fail(path, f"invalid class {shown(class_path)} (expected 'module:qualname')")
     if kind == "lazy_stack":
         batch_size = ragged_sizes(path, meta.get("batch_size"), "batch_size", meta.get("stack_dim"))
     else:
         batch_size = sizes(path, meta.get("batch_size"), "batch_size")
+    if len(batch_size) > MAX_DIMS or max(batch_size, default=0) > MAX_BATCH:
+        raise _fail(
+            path,
+            f"batch_size {shown(list(batch_size))} has more than {MAX_DIMS} dims or a dim "
+            f"beyond 2**40",
+        )
     if parent_batch is not None and batch_size[: len(parent_batch)] != parent_batch:
         raise _fail(
             path,
@@ -197,13 +206,10 @@ def _read_level(
     device = meta.get("device")
     names = meta.get("names")
     if device is not None and type(device) is not str:
-        raise _fail(path, f"invalid device {device!r}")
-    if names is not None and (
-        type(names) is not list
-        or len(names) != len(batch_size)
-        or not all(n is None or type(n) is str for n in names)
-    ):
-        raise _fail(path, f"invalid names {names!r}")
+        raise _fail(path, f"invalid device {shown(device)}")
+    wrong_names = None if names is None else names_problem(names, len(batch_size))
+    if wrong_names is not None:
+        raise _fail(path, wrong_names)
     schema = meta.get("schema")
     if schema is not None and (
         type(schema) is not list or not all(type(f) is dict for f in schema)
@@ -220,7 +226,7 @@ def _read_level(
         "schema": None if schema is None else tuple(schema),
     }
     if kind == "lazy_stack":
-        stack_dim, members = _read_members(path, meta, batch_size)
+        stack_dim, members = _read_members(path, meta, batch_size, depth)
         return MemmapInfo(**common, stack_dim=stack_dim, members=members)
     entries = meta.get("entries")
     if type(entries) is not list:
@@ -228,30 +234,30 @@ def _read_level(
     seen: set[str] = set()
     parsed = []
     for raw in entries:
-        entry = _read_entry(path, raw, batch_size)
+        entry = _read_entry(path, raw, batch_size, depth)
         if entry.key in seen:
-            raise _fail(path, f"the key {entry.key!r} appears twice")
+            raise _fail(path, f"the key {shown(entry.key)} appears twice")
         seen.add(entry.key)
         parsed.append(entry)
     return MemmapInfo(**common, entries=tuple(parsed))
 
 
 def _read_members(
-    path: Path, meta: dict[str, Any], batch_size: tuple[int, ...]
+    path: Path, meta: dict[str, Any], batch_size: tuple[int, ...], depth: int
 ) -> tuple[int, tuple[MemmapInfo, ...]]:
     stack_dim = meta.get("stack_dim")
     members = meta.get("members")
     if type(stack_dim) is not int or not 0 <= stack_dim < len(batch_size):
-        raise _fail(path, f"invalid stack_dim {stack_dim!r} for batch_size {list(batch_size)}")
+        raise _fail(path, f"invalid stack_dim {shown(stack_dim)} for batch_size {list(batch_size)}")
     count = batch_size[stack_dim]
     if members != [str(i) for i in range(count)]:
-        raise _fail(path, f"members must be ['0', ..., '{count - 1}']; got {members!r}")
+        raise _fail(path, f"members must be ['0', ..., '{count - 1}']; got {shown(members)}")
     member_batch = batch_size[:stack_dim] + batch_size[stack_dim + 1 :]
     read = []
     for name in members:
         if (path / name).is_symlink():  # a save never holds links: it would reach outside
             raise _fail(path, f"member {name}: {path / name} is a symbolic link")
-        member = _read_level(path / name, None)
+        member = _read_level(path / name, None, depth=depth + 1)
         if len(member.batch_size) != len(member_batch) or any(
             want not in (-1, size) for want, size in zip(member_batch, member.batch_size)
         ):
@@ -271,47 +277,54 @@ def _read_members(
     return stack_dim, tuple(read)
 
 
-def _read_entry(path: Path, raw: object, batch_size: tuple[int, ...]) -> EntryInfo:
+def _read_entry(path: Path, raw: object, batch_size: tuple[int, ...], depth: int) -> EntryInfo:
     if type(raw) is not dict or type(raw.get("key")) is not str:
-        raise _fail(path, f"invalid entry {raw!r:.80}")
+        raise _fail(path, f"invalid entry {shown(raw)}")
     key, kind = raw["key"], raw.get("type")
-    if kind not in ENTRY_TYPES:
-        raise _fail(path, f"entry {key!r} has unknown type {kind!r}")
+    wrong_key = None if key.isascii() else key_problem(key)  # ASCII: valid, not encoded
+    if wrong_key is not None:
+        raise _fail(path, wrong_key)
+    if type(kind) is not str or kind not in ENTRY_TYPES:
+        raise _fail(path, f"entry {shown(key)} has unknown type {shown(kind)}")
     if kind == "tensor":
         dtype = raw.get("dtype")
-        if dtype not in DTYPES:
-            raise _fail(path, f"entry {key!r} has unknown dtype {dtype!r}")
-        shape = sizes(path, raw.get("shape"), f"the shape of {key!r}")
+        if type(dtype) is not str or dtype not in DTYPES:
+            raise _fail(path, f"entry {shown(key)} has unknown dtype {shown(dtype)}")
+        shape = sizes(path, raw.get("shape"), f"the shape of {shown(key)}")
         if not fits_batch(shape, batch_size):
             raise _fail(
                 path,
-                f"entry {key!r} has shape {list(shape)}, which does not start with the "
+                f"entry {shown(key)} has shape {list(shape)}, which does not start with the "
                 f"batch size {list(batch_size)}",
             )
         too_large = shape_problem(shape, DTYPES[dtype].itemsize)
         if too_large is not None:
-            raise _fail(path, f"entry {key!r}: {too_large}")
+            raise _fail(path, f"entry {shown(key)}: {too_large}")
         nbytes = math.prod(shape) * DTYPES[dtype].itemsize
         if raw.get("nbytes") != nbytes:
-            raise _fail(path, f"entry {key!r}: nbytes {raw.get('nbytes')!r}, expected {nbytes}")
+            raise _fail(
+                path, f"entry {shown(key)}: nbytes {shown(raw.get('nbytes'))}, expected {nbytes}"
+            )
         if raw.get("file") != leaf_file_name(key):
-            raise _fail(path, f"entry {key!r}: file must be {leaf_file_name(key)!r}")
+            raise _fail(path, f"entry {shown(key)}: file must be {leaf_file_name(key)!r}")
         file = path / leaf_file_name(key)
         parameter = raw.get("parameter", False) is True
         size = regular_size(file)
         return EntryInfo(key, kind, dtype, shape, nbytes, file, size, parameter=parameter)
     if kind == "nested":
         if raw.get("dir") != dir_name(key):
-            raise _fail(path, f"entry {key!r}: dir must be {dir_name(key)!r}")
+            raise _fail(path, f"entry {shown(key)}: dir must be {dir_name(key)!r}")
         sub = path / dir_name(key)
         if SOURCE.get() is None and sub.is_symlink():
-            raise _fail(path, f"entry {key!r}: {sub} is a symbolic link")
-        return EntryInfo(key, kind, child=_read_level(sub, batch_size))
+            raise _fail(path, f"entry {shown(key)}: {sub} is a symbolic link")
+        return EntryInfo(key, kind, child=_read_level(sub, batch_size, depth=depth + 1))
     if kind == "non_tensor":
         if "value" not in raw:
-            raise _fail(path, f"entry {key!r} has no value")
+            raise _fail(path, f"entry {shown(key)} has no value")
         return EntryInfo(key, kind, value=raw["value"], meta=raw.get("meta", False) is True)
     values = raw.get("values")
     if not has_shape(values, batch_size):
-        raise _fail(path, f"entry {key!r}: values are not nested lists of shape {list(batch_size)}")
+        raise _fail(
+            path, f"entry {shown(key)}: values are not nested lists of shape {list(batch_size)}"
+        )
     return EntryInfo(key, kind, shape=batch_size, value=values)
