@@ -186,6 +186,8 @@ class NonTensorData(_Counted):
         file's values here): a ``torch.Size`` of at most 64 dims each in ``[0, 2**40]``, a
         ``torch.device`` or ``None``, a bool, names one per dim."""
         slots = state[1] if type(state) is tuple and len(state) == 2 else state
+        if type(slots) is dict:  # the live-wrapper mark is ``__new__``'s, never the file's
+            slots = {name: value for name, value in slots.items() if name != "_counted"}
         if type(slots) is not dict or set(slots) != set(NonTensorData.__slots__):
             raise ValueError("cannot unpickle NonTensorData: its state is not its five slots")
         shape, device, names = slots["shape"], slots["device"], slots["names"]

@@ -318,7 +318,8 @@ def rebuild_problem(
     valid instance (``None``: they do). ``torch.load`` (``weights_only=True``) may call that
     function with anything a crafted file holds: the class must be :func:`loadable`, the
     batch size, names and keys pass the checks above, and every leaf fits the batch size.
-    A 4-tuple leaf is a consolidated pickle's leaf spec (checked when the buffer fills it)."""
+    A leaf spec of a consolidated pickle (a 4-tuple, or two of them for a nested jagged
+    tensor's values and offsets) is checked when the buffer fills it."""
     if not loadable(cls):
         return f"{shown(cls)} is not a tensor class a file may build"
     assert isinstance(cls, type) and issubclass(cls, TensorCore)  # loadable says so
@@ -338,11 +339,21 @@ def rebuild_problem(
         return f"the data must be a dict; got {type(data).__name__}"
     for key, value in data.items():
         wrong = key_problem(key)
-        if wrong is None and not (type(value) is tuple and len(value) == 4):
+        if wrong is None and not _is_leaf_spec(value):
             wrong = leaf_problem(value, batch)
         if wrong is not None:
             return f"{shown(key)}: {wrong}" if type(key) is str else wrong
     return fields_problem(cls, data)
+
+
+def _is_leaf_spec(value: object) -> bool:
+    """Whether a pickled leaf is a consolidated pickle's spec: ``(offset, dtype, shape,
+    stride)``, or a pair of them (a nested jagged tensor)."""
+    if type(value) is not tuple:
+        return False
+    return len(value) == 4 or (
+        len(value) == 2 and all(type(part) is tuple and len(part) == 4 for part in value)
+    )
 
 
 def tree_problem(node: TensorCore) -> str | None:
