@@ -1,0 +1,175 @@
+"""Behaviours that tensordict 0.15.3's own test suite relies on, stated side by side.
+
+Found by running tensordict's tests against tensorclass under an import alias: each test
+here states what tensordict 0.15.3 does (as a literal expectation, run without tensordict),
+and the side-by-side tests at the end run the same code on both libraries when tensordict
+is installed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import tensorclass
+import tensorclass.nn
+from tensorclass import BatchSizeError, TensorDict
+from tensorclass import tensorclass as tensorclass_decorator
+from tensorclass.errors import BatchSizeTypeError, KeyCollisionError, StructureMismatchError
+
+# -- errors: the built-in classes tensordict raises --------------------------------------
+
+
+def test_a_batch_size_mismatch_is_a_runtime_error_saying_so() -> None:
+    # tensordict: RuntimeError("batch dimension mismatch, got self.batch_size=...")
+    with pytest.raises(RuntimeError, match="batch dimension mismatch") as info:
+        TensorDict({"a": torch.zeros(4)}, [3])
+    assert isinstance(info.value, BatchSizeError) and isinstance(info.value, ValueError)
+    td = TensorDict({"a": torch.zeros(3)}, [3])
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        td.set("b", torch.zeros(2))
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        td["b"] = ["x", "y"]  # a list of the wrong length
+    assert set(td.keys()) == {"a"}  # nothing half-written
+
+
+def test_a_typed_field_of_the_wrong_batch_size_is_a_runtime_error() -> None:
+    @tensorclass_decorator
+    class Data:
+        x: torch.Tensor
+        y: torch.Tensor
+
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        Data(x=torch.zeros(3), y=torch.zeros(2), batch_size=[3])
+
+
+def test_a_batch_size_that_is_not_a_size_is_a_type_error() -> None:
+    # tensordict passes it to torch.Size: TypeError
+    with pytest.raises(TypeError, match="torch.Size") as info:
+        TensorDict({}, batch_size="bad")  # type: ignore[arg-type]
+    assert isinstance(info.value, BatchSizeTypeError)
+    with pytest.raises(ValueError, match="negative"):
+        TensorDict({}, batch_size=[-2])
+
+
+# -- keys ----------------------------------------------------------------------------------
+
+
+def test_flatten_and_unflatten_collisions_are_key_errors() -> None:
+    # tensordict: KeyError("Flattening keys in tensordict causes keys collision ...") and
+    # KeyError("Unflattening key(s) in tensordict will override an existing for ...")
+    td = TensorDict({"a.b": torch.zeros(()), "a": {"b": torch.zeros(())}})
+    with pytest.raises(KeyError, match="Flattening keys in tensordict causes keys") as info:
+        td.flatten_keys(".")
+    assert isinstance(info.value, KeyCollisionError)
+    assert isinstance(info.value, StructureMismatchError)
+    with pytest.raises(
+        KeyError, match=re.escape("Unflattening key(s) in tensordict will override")
+    ):
+        td.unflatten_keys(".")
+    # no collision: both keys are kept
+    td = TensorDict({"a.b.c.d": torch.zeros(()), "a": {"b": {"c": torch.zeros(())}}})
+    assert set(td.flatten_keys(".").keys()) == {"a.b.c.d", "a.b.c"}
+    with pytest.raises(KeyError):  # a.b.c holds a tensor: d cannot go under it
+        td.unflatten_keys(".")
+
+
+def test_depth_counts_the_levels_of_the_leaves() -> None:
+    # tensordict: the longest key of keys(True, True), less one
+    td = TensorDict({"a": {"b": {"c": {"d": 0}, "e": 0}, "f": 0}, "g": 0})
+    assert td.depth == 3
+    del td["a", "b", "c", "d"]  # leaves a nested instance without entries
+    assert td.depth == 2
+    assert TensorDict({"a": {}}).depth == 0 and TensorDict({"a": {"b": 0}}).depth == 1
+
+
+def test_entries_as_source_and_keywords_at_once_are_refused() -> None:
+    # tensordict: ValueError("... not both")
+    with pytest.raises(ValueError, match="not both"):
+        TensorDict({"b": 2}, a=1)
+    assert TensorDict(a=1, b=1, batch_size=[]).batch_size == ()
+
+
+# -- nn: InteractionType prints its value --------------------------------------------------
+
+
+def test_interaction_type_prints_its_value() -> None:
+    interaction = tensorclass.nn.InteractionType
+    assert str(interaction.MODE) == "mode" and f"{interaction.RANDOM}" == "random"
+    assert repr(interaction.MEAN) == "<InteractionType.MEAN: 'mean'>"
+    with pytest.raises(ValueError, match="'foo' is not a valid InteractionType"):
+        interaction.from_str("foo")
+
+
+# -- side by side with tensordict ----------------------------------------------------------
+
+
+def both(check: Callable[[Any], Any]) -> None:
+    """``check(lib)`` on tensordict and on tensorclass: equal results."""
+    tensordict = pytest.importorskip("tensordict")
+    results = [check(lib) for lib in (tensordict, tensorclass)]
+    assert results[0] == results[1], results
+
+
+def _raised(call: Callable[[], Any]) -> tuple[bool, bool, bool]:
+    try:
+        call()
+    except Exception as err:
+        return (
+            isinstance(err, RuntimeError),
+            isinstance(err, TypeError),
+            "batch dimension mismatch" in str(err),
+        )
+    return (False, False, False)
+
+
+def test_side_by_side_batch_size_errors() -> None:
+    both(lambda lib: _raised(lambda: lib.TensorDict({"a": torch.zeros(4)}, [3])))
+    both(
+        lambda lib: _raised(
+            lambda: lib.TensorDict({"a": torch.zeros(3)}, [3]).set("b", torch.zeros(2))
+        )
+    )
+
+
+def test_side_by_side_typed_batch_size_of_the_wrong_type() -> None:
+    def check(lib: Any) -> tuple[bool, bool, bool]:
+        @lib.tensorclass
+        class Data:
+            x: torch.Tensor
+
+        return _raised(lambda: Data(x=torch.zeros(3), batch_size="bad"))
+
+    both(lambda lib: check(lib)[1])
+
+
+def test_side_by_side_keys() -> None:
+    def collisions(lib: Any) -> list[bool]:
+        td = lib.TensorDict({"a.b": torch.zeros(()), "a": {"b": torch.zeros(())}})
+        out = []
+        for call in (lambda: td.flatten_keys("."), lambda: td.unflatten_keys(".")):
+            try:
+                call()
+                out.append(False)
+            except KeyError:
+                out.append(True)
+        return out
+
+    both(collisions)
+    both(lambda lib: lib.TensorDict({"a": {"b": {"c": {}}, "e": 0}, "g": 0}).depth)
+    both(lambda lib: lib.TensorDict({"a": {}}).depth)
+
+
+def test_side_by_side_interaction_type_str() -> None:
+    both(
+        lambda lib: [
+            str(member)
+            for member in __import__(
+                lib.__name__ + ".nn", fromlist=["InteractionType"]
+            ).InteractionType
+        ]
+    )
