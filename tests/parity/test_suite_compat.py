@@ -17,7 +17,13 @@ import torch
 
 import tensorclass
 import tensorclass.nn
-from tensorclass import BatchSizeError, TensorDict
+from tensorclass import (
+    BatchSizeError,
+    NonTensorData,
+    NonTensorStack,
+    TensorDict,
+    lazy_stack,
+)
 from tensorclass import tensorclass as tensorclass_decorator
 from tensorclass.errors import BatchSizeTypeError, KeyCollisionError, StructureMismatchError
 
@@ -94,6 +100,32 @@ def test_entries_as_source_and_keywords_at_once_are_refused() -> None:
     assert TensorDict(a=1, b=1, batch_size=[]).batch_size == ()
 
 
+# -- consolidate and non-tensor stacks ---------------------------------------------------
+
+
+def test_consolidate_into_a_file_is_on_the_cpu(tmp_path: Any) -> None:
+    # tensordict: the result of consolidate(filename=...) has device cpu, nested too
+    td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(2)}, "d": "x"}, [2])
+    assert td.device is None
+    done = td.consolidate(filename=tmp_path / "file.mmap")
+    assert done.device == torch.device("cpu") and done["b"].device == torch.device("cpu")
+    assert td.consolidate().device is None  # in memory: the device is unchanged
+    stacked = lazy_stack([td, td.clone()]).consolidate(filename=tmp_path / "stack.mmap")
+    assert stacked.device == torch.device("cpu")
+
+
+def test_non_tensor_stack_takes_a_stack_dim() -> None:
+    # tensordict: NonTensorStack(*values, stack_dim=...) stacks along that dim
+    rows = NonTensorData("a", batch_size=[3]), NonTensorData("b", batch_size=[3])
+    stack = NonTensorStack(*rows, stack_dim=1)
+    assert stack.shape == (3, 2) and stack[0].tolist() == ["a", "b"]
+    assert stack[:, 0].tolist() == ["a", "a", "a"]
+    assert NonTensorStack(*rows, stack_dim=-1).shape == (3, 2)
+    assert NonTensorStack(NonTensorStack("2", "3"), stack_dim=1).batch_size == (2, 1)
+    with pytest.raises(IndexError, match="stack_dim"):
+        NonTensorStack(*rows, stack_dim=3)
+
+
 # -- nn: InteractionType prints its value --------------------------------------------------
 
 
@@ -162,6 +194,17 @@ def test_side_by_side_keys() -> None:
     both(collisions)
     both(lambda lib: lib.TensorDict({"a": {"b": {"c": {}}, "e": 0}, "g": 0}).depth)
     both(lambda lib: lib.TensorDict({"a": {}}).depth)
+
+
+def test_side_by_side_consolidate_and_stack_dim(tmp_path: Any) -> None:
+    def check(lib: Any) -> tuple[Any, ...]:
+        td = lib.TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(2)}}, [2])
+        done = td.consolidate(filename=tmp_path / f"{lib.__name__}.mmap")
+        rows = lib.NonTensorData("a", batch_size=[3]), lib.NonTensorData("b", batch_size=[3])
+        stack = lib.NonTensorStack(*rows, stack_dim=1)
+        return done.device, done["b"].device, stack.shape, stack[0].tolist()
+
+    both(check)
 
 
 def test_side_by_side_interaction_type_str() -> None:
