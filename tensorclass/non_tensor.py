@@ -508,6 +508,14 @@ class NonTensorStack(_Counted):
         """Tile the values ``repeats`` times along each dim."""
         return NonTensorStack(np.tile(self.array, _sizes(repeats)))
 
+    def repeat_interleave(
+        self, repeats: int | Sequence[int] | torch.Tensor, dim: int | None = None
+    ) -> NonTensorStack:
+        """Repeat each value ``repeats`` times (one count, or one per value) along ``dim``
+        (the flattened values without ``dim``), as ``torch.repeat_interleave``."""
+        counts = repeats.tolist() if isinstance(repeats, torch.Tensor) else repeats
+        return NonTensorStack(np.repeat(self.array, counts, axis=dim))
+
     def flip(self, dims: Sequence[int]) -> NonTensorStack:
         """Reverse the order of the values along ``dims``."""
         return NonTensorStack(np.flip(self.array, tuple(dims)).copy())

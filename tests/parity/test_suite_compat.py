@@ -126,6 +126,18 @@ def test_non_tensor_stack_takes_a_stack_dim() -> None:
         NonTensorStack(*rows, stack_dim=3)
 
 
+def test_non_tensor_stack_repeat_interleave() -> None:
+    # tensordict: as torch.repeat_interleave, one count or one per value, along dim
+    stack = NonTensorStack(
+        NonTensorData("a", batch_size=[3]), NonTensorData("b", batch_size=[3]), stack_dim=1
+    )
+    repeated = stack.repeat_interleave(3, dim=1)
+    assert isinstance(repeated, NonTensorStack) and repeated.shape == (3, 6)
+    assert repeated[0].tolist() == ["a", "a", "a", "b", "b", "b"]
+    assert stack.repeat_interleave(torch.tensor([1, 2]), dim=1)[0].tolist() == ["a", "b", "b"]
+    assert stack.repeat_interleave(2).shape == (12,)  # no dim: the flattened values
+
+
 # -- nn: InteractionType prints its value --------------------------------------------------
 
 
@@ -202,7 +214,8 @@ def test_side_by_side_consolidate_and_stack_dim(tmp_path: Any) -> None:
         done = td.consolidate(filename=tmp_path / f"{lib.__name__}.mmap")
         rows = lib.NonTensorData("a", batch_size=[3]), lib.NonTensorData("b", batch_size=[3])
         stack = lib.NonTensorStack(*rows, stack_dim=1)
-        return done.device, done["b"].device, stack.shape, stack[0].tolist()
+        repeated = stack.repeat_interleave(torch.tensor([1, 2]), dim=1)
+        return done.device, done["b"].device, stack.shape, repeated[0].tolist()
 
     both(check)
 
