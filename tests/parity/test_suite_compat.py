@@ -220,6 +220,29 @@ def test_side_by_side_consolidate_and_stack_dim(tmp_path: Any) -> None:
     both(check)
 
 
+def test_side_by_side_duplicate_argument_differs_on_purpose() -> None:
+    # a deliberate difference (docs/migrating.md): tensordict ValueError("... already set"),
+    # tensorclass the dataclass signature's TypeError
+    def check(lib: Any) -> str:
+        @lib.tensorclass
+        class Data:
+            x: torch.Tensor
+
+        x = torch.zeros(3)
+        try:
+            Data(x, x=x, batch_size=[3])
+        except TypeError:
+            return "TypeError"
+        except ValueError:
+            return "ValueError"
+        raise AssertionError("accepted")
+
+    pytest.importorskip("tensordict")
+    import tensordict
+
+    assert check(tensordict) == "ValueError" and check(tensorclass) == "TypeError"
+
+
 def test_side_by_side_interaction_type_str() -> None:
     both(
         lambda lib: [
