@@ -26,6 +26,7 @@ from tensorclass import (
 )
 from tensorclass import tensorclass as tensorclass_decorator
 from tensorclass.errors import BatchSizeTypeError, KeyCollisionError, StructureMismatchError
+from tensorclass.utils import isin, remove_duplicates
 
 # -- errors: the built-in classes tensordict raises --------------------------------------
 
@@ -136,6 +137,27 @@ def test_non_tensor_stack_repeat_interleave() -> None:
     assert repeated[0].tolist() == ["a", "a", "a", "b", "b", "b"]
     assert stack.repeat_interleave(torch.tensor([1, 2]), dim=1)[0].tolist() == ["a", "b", "b"]
     assert stack.repeat_interleave(2).shape == (12,)  # no dim: the flattened values
+
+
+# -- utils: isin and remove_duplicates say tensordict's words ------------------------------
+
+
+def test_isin_and_remove_duplicates_errors() -> None:
+    # tensordict's messages, which its tests match
+    td = TensorDict({"t": torch.tensor([[1, 2], [3, 4]]), "n": {"x": torch.zeros(2)}}, [2])
+    with pytest.raises(KeyError, match="Key 'z' not found in input or not a tensor."):
+        isin(td, td, "z")
+    with pytest.raises(ValueError, match="dimension '1' is invalid for an input TensorDict"):
+        isin(td, td, "t", 1)
+    with pytest.raises(ValueError, match="The number of dimensions in the batch size"):
+        isin(td, td[0], "t")
+    with pytest.raises(KeyError, match="The key 'z' does not exist in the TensorDict."):
+        remove_duplicates(td, "z")
+    with pytest.raises(KeyError, match="'n' does not point to a tensor in the TensorDict."):
+        remove_duplicates(td, "n")
+    with pytest.raises(ValueError, match="dimension '-2' is invalid for a TensorDict"):
+        remove_duplicates(td, "t", -2)
+    assert isin(td, td[:1], "t").tolist() == [True, False]
 
 
 # -- nn: InteractionType prints its value --------------------------------------------------
