@@ -11,11 +11,13 @@ import dataclasses
 
 __all__ = [
     "BatchSizeError",
+    "BatchSizeTypeError",
     "FieldTypeError",
     "FileFormatError",
     "FormatError",
     "FrozenInstanceError",
     "InvalidKeyError",
+    "KeyCollisionError",
     "KeyNotFoundError",
     "LockedError",
     "MemmapFormatError",
@@ -72,8 +74,26 @@ class InvalidKeyError(TensorClassError, TypeError):
     """A key is not a string or a (nested) tuple of strings."""
 
 
-class BatchSizeError(TensorClassError, ValueError):
-    """A value's leading dimensions do not match the batch size."""
+class BatchSizeError(TensorClassError, ValueError, RuntimeError):
+    """A value's leading dimensions do not match the batch size.
+
+    Also a ``RuntimeError`` (what tensordict raises here), and a shape mismatch says
+    tensordict's words, so ported ``except RuntimeError`` and
+    ``match="batch dimension mismatch"`` still catch it.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> try:
+    ...     TensorDict({"obs": torch.zeros(4)}, [3])
+    ... except RuntimeError as err:
+    ...     print(str(err).split(":")[0])
+    batch dimension mismatch
+    """
+
+
+class BatchSizeTypeError(BatchSizeError, TypeError):
+    """A ``batch_size`` argument that is not a size at all (``batch_size="bad"``): also a
+    ``TypeError``, as ``torch.Size("bad")`` is and as tensordict raises."""
 
 
 class FieldTypeError(TensorClassError, TypeError):
@@ -106,6 +126,26 @@ class FormatError(TensorClassError, ValueError):
     malformed, out of limits, or disagrees with the bytes present. The base of every loader's
     error (:class:`MemmapFormatError`, :class:`FileFormatError`, :class:`TableFormatError`);
     the message names the file and the entry."""
+
+
+class KeyCollisionError(StructureMismatchError, KeyError):
+    """Two keys would become one: ``flatten_keys`` joining two paths into the same name,
+    ``unflatten_keys`` giving a path that another key already fills. Also a ``KeyError``,
+    as in tensordict.
+
+    >>> import torch
+    >>> from tensorclass import TensorDict
+    >>> td = TensorDict({"a.b": torch.zeros(()), "a": {"b": torch.zeros(())}})
+    >>> try:
+    ...     td.flatten_keys(".")
+    ... except KeyError as err:
+    ...     print(err)
+    Flattening keys in tensordict causes keys to collide (flatten_keys): two keys become 'a.b'; choose another separator
+    """
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument with repr(); our messages are sentences.
+        return str(self.args[0]) if self.args else ""
 
 
 class MemmapFormatError(FormatError):

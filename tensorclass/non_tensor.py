@@ -361,9 +361,10 @@ class NonTensorStack(_Counted):
 
     __slots__ = ("array",)
 
-    def __init__(self, *values: object) -> None:
+    def __init__(self, *values: object, stack_dim: int = 0) -> None:
         """``NonTensorStack(array)`` from an object array shaped like the batch, or
-        ``NonTensorStack(v0, v1, ...)``: the values (or leaves) stacked along a new dim."""
+        ``NonTensorStack(v0, v1, ...)``: the values (or leaves) stacked along a new dim,
+        dim ``stack_dim`` of the result (0: first, -1: last, as ``torch.stack``)."""
         if len(values) == 1 and type(values[0]) is np.ndarray:
             self.array = values[0]
             return
@@ -373,7 +374,16 @@ class NonTensorStack(_Counted):
                 f"NonTensorStack: the values to stack have different batch shapes: "
                 f"{[list(part.shape) for part in parts]}"
             )
-        self.array = np.stack(parts) if parts else np.empty((0,), dtype=object)
+        if not parts:
+            self.array = np.empty((0,), dtype=object)
+            return
+        ndim = parts[0].ndim
+        if not -ndim - 1 <= stack_dim <= ndim:
+            raise IndexError(
+                f"NonTensorStack: stack_dim={stack_dim} is out of range for values with "
+                f"{ndim} dims (expected a dim in [{-ndim - 1}, {ndim}])"
+            )
+        self.array = np.stack(parts, axis=stack_dim)
 
     @classmethod
     def from_list(cls, values: Sequence[object]) -> NonTensorStack:
@@ -532,6 +542,14 @@ class NonTensorStack(_Counted):
     def repeat(self, *repeats: Any) -> NonTensorStack:
         """Tile the values ``repeats`` times along each dim."""
         return NonTensorStack(np.tile(self.array, _sizes(repeats)))
+
+    def repeat_interleave(
+        self, repeats: int | Sequence[int] | torch.Tensor, dim: int | None = None
+    ) -> NonTensorStack:
+        """Repeat each value ``repeats`` times (one count, or one per value) along ``dim``
+        (the flattened values without ``dim``), as ``torch.repeat_interleave``."""
+        counts = repeats.tolist() if isinstance(repeats, torch.Tensor) else repeats
+        return NonTensorStack(np.repeat(self.array, counts, axis=dim))
 
     def flip(self, dims: Sequence[int]) -> NonTensorStack:
         """Reverse the order of the values along ``dims``."""

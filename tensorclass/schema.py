@@ -273,7 +273,8 @@ def per_element(owner: Any, key: str, values: list[Any], where: object = None) -
     shape, batch_size = stack.shape, owner._batch_size
     if shape[: len(batch_size)] != batch_size:
         raise BatchSizeError(
-            f"{type(owner).__name__}: the list for key {where or key!r} has shape "
+            f"batch dimension mismatch: {type(owner).__name__}: the list for key "
+            f"{where or key!r} has shape "
             f"{list(shape)}, which does not start with the batch size {list(batch_size)}: "
             f"a list holds one value per batch element (set_non_tensor({key!r}, value) "
             f"stores a list as one value shared by the batch)",

@@ -120,6 +120,10 @@ class TensorDict(TensorClass, dynamic=True):
                 )
             self._fill(source.items(), size, data)
         if kwargs:
+            if source is not None:
+                raise ValueError(
+                    "TensorDict: give the entries as source or as keyword arguments, not both"
+                )
             self._fill(kwargs.items(), size, data)
         if names is not None:
             self._names = check_names(names, len(size))

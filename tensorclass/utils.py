@@ -98,17 +98,21 @@ B = TypeVar("B", bound=TensorDictBase)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _batch_dim(data: TensorDictBase, dim: int) -> int:
-    """``dim`` normalised against the batch dims (a ``ValueError`` naming both if out of range)."""
+def _batch_dim(data: TensorDictBase, dim: int, subject: str = "a TensorDict") -> int:
+    """``dim`` normalised against the batch dims (a ``ValueError`` naming both if out of range,
+    in tensordict's words)."""
     if not -data.ndim <= dim < data.ndim:
-        raise ValueError(f"dim {dim} is not a batch dim of batch size {list(data.batch_size)}")
+        raise ValueError(
+            f"The specified dimension '{dim}' is invalid for {subject} with batch size "
+            f"{list(data.batch_size)}: it is not one of its {data.ndim} batch dims"
+        )
     return dim % data.ndim
 
 
 def _tensor_at(data: TensorDictBase, key: NestedKey, which: str) -> Tensor:
     value = data.get(key, None)
     if not isinstance(value, Tensor):
-        raise KeyError(f"{which} has no tensor under {key!r}")
+        raise KeyError(f"Key '{key}' not found in {which} or not a tensor.")
     return value
 
 
@@ -132,10 +136,11 @@ def isin(input: TensorDictBase, reference: TensorDictBase, key: NestedKey, dim: 
     ref = _tensor_at(reference, key, "reference")
     if input.ndim != reference.ndim:
         raise ValueError(
-            f"isin: input and reference must have as many batch dims; got batch sizes "
-            f"{list(input.batch_size)} and {list(reference.batch_size)}"
+            f"The number of dimensions in the batch size of the input and reference must "
+            f"be the same (isin); got batch sizes {list(input.batch_size)} and "
+            f"{list(reference.batch_size)}"
         )
-    dim = _batch_dim(input, dim)
+    dim = _batch_dim(input, dim, "an input TensorDict")
     # number the distinct slices of both, then look up input's numbers among reference's
     _, ids = torch.unique(torch.cat([ref, target], dim), dim=dim, return_inverse=True)
     count = ref.shape[dim]
@@ -169,7 +174,10 @@ def remove_duplicates(
     >>> kept["a"].tolist(), kept["b"].tolist()
     ([1, 2, 3], [1, 3, 0])
     """
-    tensor = _tensor_at(input, key, "input")
+    tensor = input.get(key, None)
+    if not isinstance(tensor, Tensor):
+        what = "does not exist in" if tensor is None else "does not point to a tensor in"
+        raise KeyError(f"The key '{key}' {what} the TensorDict.")
     dim = _batch_dim(input, dim)
     _, ids, counts = torch.unique(tensor, dim=dim, return_inverse=True, return_counts=True)
     # a stable sort groups each value's positions in order: the first of a group is kept

@@ -43,6 +43,10 @@ class InteractionType(enum.Enum):
     RANDOM = "random"
     DETERMINISTIC = "deterministic"
 
+    def __str__(self) -> str:
+        """The value, as tensordict prints it: ``str(InteractionType.MODE) == "mode"``."""
+        return self.value
+
     @classmethod
     def from_str(cls, value: str | InteractionType) -> InteractionType:
         """``"mode"``, ``"MODE"`` or ``InteractionType.MODE`` as an ``InteractionType``."""
@@ -53,7 +57,7 @@ class InteractionType(enum.Enum):
         except ValueError:
             choices = ", ".join(repr(member.value) for member in cls)
             raise ValueError(
-                f"unknown interaction type {value!r}; choose one of {choices}"
+                f"{value!r} is not a valid InteractionType; choose one of {choices}"
             ) from None
 
 

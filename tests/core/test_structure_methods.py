@@ -96,7 +96,9 @@ def test_depth_sorted_keys_entry_class_param_count(obj: Any) -> None:
         obj.entry_class("missing")
     tensors = [v for v in obj.values(True, True) if isinstance(v, torch.Tensor)]
     assert obj.param_count() == sum(t.numel() for t in tensors)
-    assert TensorDict({"a": {}}, []).depth == 1 and TensorDict({}, []).depth == 0
+    # tensordict counts the leaves: an empty nested instance adds no level
+    assert TensorDict({"a": {}}, []).depth == 0 and TensorDict({}, []).depth == 0
+    assert TensorDict({"a": {"b": {"c": {}}, "e": 0}}, []).depth == 1
 
 
 def test_param_count_duplicates() -> None:

@@ -105,7 +105,7 @@ def test_interaction_types() -> None:
         return module(td.clone())["x"]
 
     assert decorated().eq(2).all()
-    with pytest.raises(ValueError, match="unknown interaction type"):
+    with pytest.raises(ValueError, match="is not a valid InteractionType"):
         set_interaction_type("medoid")
 
 

@@ -133,8 +133,8 @@ def test_memmap_in_place(tmp_path: Path) -> None:
 
 def test_non_tensor_values(tmp_path: Path) -> None:
     meta = {"k": [1, 2.5, None, True, "s"]}
-    a = TensorDict({"x": torch.zeros(2)}, [2], name="a", meta=NonTensorData(meta))
-    b = TensorDict({"x": torch.zeros(2)}, [2], name="b", meta=NonTensorData(dict(meta)))
+    a = TensorDict(x=torch.zeros(2), name="a", meta=NonTensorData(meta), batch_size=[2])
+    b = TensorDict(x=torch.zeros(2), name="b", meta=NonTensorData(dict(meta)), batch_size=[2])
     stacked = torch.stack([a, b])
     stacked.memmap(tmp_path / "s")
     loaded = TensorDict.load_memmap(tmp_path / "s")

@@ -17,7 +17,7 @@ from torch import Tensor
 from typing_extensions import Self
 
 from ...collection import TensorCollection
-from ...errors import BatchSizeError, KeyNotFoundError, LockedError
+from ...errors import BatchSizeError, BatchSizeTypeError, KeyNotFoundError, LockedError
 from ...non_tensor import NonTensorData, NonTensorStack
 from ...registry import dynamic_class
 from ...schema import DYNAMIC, AnySchema, FieldKind, nested_from_mapping
@@ -85,8 +85,8 @@ def as_batch_size(batch_size: BatchSizeLike) -> torch.Size:
     try:
         size = torch.Size(batch_size)
     except TypeError:
-        raise BatchSizeError(
-            f"batch_size must be an int or a sequence of ints; got {batch_size!r}"
+        raise BatchSizeTypeError(
+            f"batch_size must be an int, a sequence of ints or a torch.Size; got {batch_size!r}"
         ) from None
     for dim in size:
         if dim < 0:
@@ -415,7 +415,8 @@ class TensorCore(TensorCollection):
         shape = leaf.shape
         if not fits_batch(shape, batch_size):
             raise BatchSizeError(
-                f"{type(self).__name__}: the value for key {where or key!r} has shape "
+                f"batch dimension mismatch: {type(self).__name__}: the value for key "
+                f"{where or key!r} has shape "
                 f"{list(shape)}, which does not start with the batch size {list(batch_size)}",
                 key=where or key,  # type: ignore[arg-type]
             )

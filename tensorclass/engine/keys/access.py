@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 from torch import Tensor
 
-from ...errors import KeyNotFoundError, SchemaError, StructureMismatchError
+from ...errors import KeyCollisionError, KeyNotFoundError, SchemaError, StructureMismatchError
 from ...keys import NestedKey, unravel_key, unravel_key_tuple
 from ...non_tensor import LIVE_WRAPPERS, NonTensorData, NonTensorStack
 from ...switches import missing_gets_none
@@ -673,8 +673,10 @@ def joined_keys(
     for key, leaf in _walk(self, (), True, True, is_leaf):
         name = key if type(key) is str else separator.join(key)
         if name in flat:
-            raise StructureMismatchError(
-                f"flatten_keys: two keys become {name!r}; choose another separator"
+            raise KeyCollisionError(
+                f"Flattening keys in tensordict causes keys to collide (flatten_keys): two "
+                f"keys become "
+                f"{name!r}; choose another separator"
             )
         flat[name] = leaf
     return flat
@@ -735,10 +737,11 @@ def _place(
     )
     if clash or (depth < len(path) and depth > 0 and not isinstance(reached, TensorCore)):
         where = path[: max(depth, 1)]
-        raise StructureMismatchError(
-            f"unflatten_keys: the keys {origin.get(where, '?')!r} and {key!r} both give "
-            f"{where if len(where) > 1 else where[0]!r} a value; one would be lost "
-            f"(rename one of them)",
+        raise KeyCollisionError(
+            f"Unflattening key(s) in tensordict will override an existing for unflattened "
+            f"key {where if len(where) > 1 else where[0]!r} (unflatten_keys): the keys "
+            f"{origin.get(where, '?')!r} and {key!r} both give it a value; one would be "
+            f"lost (rename one of them)",
             key=key,
         )
     if depth == len(path) and isinstance(leaf, TensorCore):  # two nested instances: merge

@@ -57,10 +57,16 @@ def _copy_structure(node: TensorCore) -> Any:
 
 
 def _depth(node: TensorCore) -> int:
-    deepest = 0
+    # tensordict's count: the longest key of keys(include_nested=True, leaves_only=True),
+    # less one; an empty nested instance holds no leaf, so it adds no level (-1: no leaf)
+    deepest = -1
     for leaf in node._data.values():
         if isinstance(leaf, TensorCore):
-            deepest = max(deepest, 1 + _depth(leaf))
+            inner = _depth(leaf)
+            if inner >= 0:
+                deepest = max(deepest, 1 + inner)
+        else:
+            deepest = max(deepest, 0)
     return deepest
 
 
@@ -288,8 +294,10 @@ def sorted_keys(self: E) -> list[str]:
 
 
 def depth(self: E) -> int:
-    """How many levels of nested instances there are (0 when there is none)."""
-    return _depth(self)
+    """How deep the leaves are: the length of the longest key of
+    ``keys(include_nested=True, leaves_only=True)``, less one (0 when no leaf is nested;
+    an empty nested instance holds no leaf, so it adds no level)."""
+    return max(_depth(self), 0)
 
 
 def entry_class(self: E, key: NestedKey) -> type:

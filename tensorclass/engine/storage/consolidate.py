@@ -289,7 +289,7 @@ def _consolidate(
 
     result: B = rebuild_tree(self, rebuilt, inplace=inplace)
     if moved is not None:
-        _set_devices(result, moved)
+        _set_devices(result, moved, filename is not None)
     return result if inplace else result.lock_()
 
 
@@ -343,7 +343,7 @@ def _consolidated_to(self: B, device: torch.device, non_blocking: bool) -> B | N
     register_buffer(moved)
     result: Any = _skeleton(self, 0)
     _fill(result, _Views(moved))
-    _set_devices(result, moved.device)
+    _set_devices(result, moved.device, True)
     return result  # type: ignore[no-any-return]
 
 
@@ -364,16 +364,19 @@ def _asks_change(buffer: Tensor, device: Any, share_memory: bool) -> bool:
     return share_memory and not buffer.untyped_storage().is_shared()
 
 
-def _set_devices(node: TensorCore, device: torch.device) -> None:
+def _set_devices(node: TensorCore, device: torch.device, every: bool) -> None:
+    # every tensor now lives in the one buffer, on its device: the instances that have a
+    # device say so; with ``every`` (a move, or a file: on the CPU) device-less instances
+    # too, as in tensordict
+    if every or node._device is not None:
+        node._device = device
     if is_lazy_stack(node):
         for member in node.members:
-            _set_devices(member, device)
+            _set_devices(member, device, every)
         return
-    if node._device is not None:
-        node._device = device
     for value in node._data.values():
         if isinstance(value, TensorCore):
-            _set_devices(value, device)
+            _set_devices(value, device, every)
 
 
 def from_consolidated(filename: PathLike) -> Any:
