@@ -57,25 +57,102 @@ def _fill(node: Any, dest: Any, prefix: str, path: str, keep_vars: bool, flatten
                 dest[prefix + name] = sub
 
 
-def _nest(state: Any, prefix: str = "") -> tuple[dict[str, Any], dict[tuple[str, ...], Any]]:
-    """A nested dict of tensors and the metadata by level path, from either format."""
-    tree: dict[str, Any] = {}
-    levels: dict[tuple[str, ...], object] = {}
+def _collision(first: str, second: str, why: str) -> StructureMismatchError:
+    return StructureMismatchError(
+        f"load_state_dict: the keys {first!r} and {second!r} of the state dict collide: "
+        f"{why} (nothing was written)"
+    )
+
+
+def _insert(
+    tree: dict[str, Any], origins: dict[tuple[str, ...], str], path: tuple[str, ...], value: Any
+) -> None:
+    """Put ``value`` at ``path`` in ``tree``; two keys giving one path, or a key giving a
+    value where another gives a nested level, raise (one would drop the other)."""
+    name = _dotted(path)
+    level = tree
+    for depth in range(1, len(path)):
+        node = level.get(path[depth - 1])
+        if node is None:
+            node = level[path[depth - 1]] = {}
+            origins[path[:depth]] = name
+        elif not isinstance(node, dict):
+            raise _collision(
+                origins[path[:depth]], name, "the first holds a value, the second nests under it"
+            )
+        level = node
+    last = path[-1]
+    if last in level:
+        first = origins[path]
+        why = (
+            "the first is a nested level (of keys under it), the second a value"
+            if isinstance(level[last], dict)
+            else "both give one key"
+        )
+        raise _collision(first, name, why)
+    level[last] = value
+    origins[path] = name
+
+
+def _flat_items(state: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every ``(key path, value)`` of a state dict of either format (keys checked)."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for key, value in state.items():
+        if type(key) is not str:
+            raise StructureMismatchError(
+                f"load_state_dict: the state dict's keys must be strings; got {key!r} "
+                f"(nothing was written)"
+            )
+        if isinstance(value, dict):  # the nested format: a level
+            out.extend(_flat_items(value, (*prefix, key)))
+        else:
+            out.append(((*prefix, *key.split(".")), value))
+    return out
+
+
+def _batch_record(name: str, meta: object) -> list[int] | None:
+    """The batch size recorded for a level (``None``: none recorded), checked."""
+    if not isinstance(meta, dict):
+        return None
+    batch = meta.get("batch_size")
+    if batch is None:
+        return None
+    if not isinstance(batch, list | tuple | torch.Size) or not all(
+        type(size) is int and size >= 0 for size in batch
+    ):
+        raise StructureMismatchError(
+            f"load_state_dict: the batch size recorded for the level {name!r} must be a list "
+            f"of non-negative ints; got {batch!r} (nothing was written)"
+        )
+    return list(batch)
+
+
+def _levels(state: Any, prefix: tuple[str, ...], out: dict[tuple[str, ...], list[int]]) -> None:
+    """The batch sizes recorded in the ``_metadata`` of a state dict (of either format)."""
     metadata = getattr(state, "_metadata", None) or {}
     for name, meta in metadata.items():
-        levels[tuple(name.split(".")) if name else ()] = meta
+        if type(name) is not str:
+            raise StructureMismatchError(
+                f"load_state_dict: the state dict's metadata names levels with strings; got "
+                f"{name!r} (nothing was written)"
+            )
+        batch = _batch_record(_dotted((*prefix, name)) if name else _dotted(prefix), meta)
+        if batch is not None:
+            out[(*prefix, *name.split(".")) if name else prefix] = batch
     for key, value in state.items():
-        if isinstance(value, dict):  # the nested format
-            subtree, sublevels = _nest(value)
-            tree[key] = subtree
-            for path, meta in sublevels.items():
-                levels[(key,) + path] = meta  # noqa: RUF005
-            continue
-        *parents, last = key.split(".")
-        level = tree
-        for part in parents:
-            level = level.setdefault(part, {})
-        level[last] = value
+        if isinstance(value, dict) and type(key) is str:
+            _levels(value, (*prefix, key), out)
+
+
+def _nest(state: Any) -> tuple[dict[str, Any], dict[tuple[str, ...], list[int]]]:
+    """A nested dict of tensors and the recorded batch sizes by level path, from either
+    format; keys that collide raise, naming both."""
+    tree: dict[str, Any] = {}
+    origins: dict[tuple[str, ...], str] = {}
+    for path, value in _flat_items(state):
+        _insert(tree, origins, path, value)
+    levels: dict[tuple[str, ...], list[int]] = {}
+    _levels(state, (), levels)
     return tree, levels
 
 
@@ -130,19 +207,27 @@ def load_state_dict(
     tensor leaves; otherwise its entries are written and the others kept. By default
     each value is copied into the existing tensor (which keeps its storage, dtype and
     device); ``assign=True`` puts the state dict's tensors in place instead. A batch
-    size recorded in the state dict becomes this instance's. Nothing is written
-    unless every entry can be (a wrong key or shape is an error naming the key).
-    ``from_flatten`` is accepted for tensordict's signature: both formats are
-    recognised from the state dict itself.
+    size recorded in the state dict becomes this instance's. ``from_flatten`` is
+    accepted for tensordict's signature: both formats are recognised from the state
+    dict itself.
+
+    All or nothing: every entry is checked before the first is written, and a problem
+    raises naming the key (``StructureMismatchError`` for keys that collide: ``"n.b"`` and
+    ``"n"``, a tensor where this instance has a nested level or under one of its values;
+    the class's own error for a key a typed class lacks, a value of the wrong type, a
+    locked instance, a recorded batch size that does not fit). No key the state dict
+    does not name is dropped.
     """
     del from_flatten  # the format is read from the state dict's own structure
     tree, levels = _nest(state_dict)
     entries = _leaf_items(tree)
-    ours: dict[tuple[str, ...], Tensor] = {
-        (key,) if isinstance(key, str) else key: value
-        for key, value in self.items(include_nested=True, leaves_only=True)
-        if isinstance(value, Tensor)
-    }
+    ours: dict[tuple[str, ...], Tensor] = {}
+    values: dict[tuple[str, ...], object] = {}  # every key of this instance: levels too
+    for key, value in self.items(include_nested=True):
+        path = (key,) if isinstance(key, str) else key
+        values[path] = value
+        if isinstance(value, Tensor):
+            ours[path] = value
     given = {key for key, _ in entries}
     if strict and given != set(ours):
         missing = sorted(_dotted(k) for k in set(ours) - given)
@@ -151,26 +236,96 @@ def load_state_dict(
             f"load_state_dict: the keys do not match this {type(self).__name__}: missing "
             f"{missing}, unexpected {unexpected} (pass strict=False to load a subset)"
         )
-    batch = levels.get((), {}).get("batch_size")
+    batch = levels.get(())
     batch_size = torch.Size(batch) if batch is not None else self.batch_size
+    in_place = True  # only copies into existing tensors: nothing else to try first
     for key, value in entries:
-        if not isinstance(value, Tensor):
-            raise StructureMismatchError(
-                f"load_state_dict: key {_dotted(key)!r} holds a {type(value).__name__}, "
-                "expected a tensor"
-            )
-        if value.shape[: len(batch_size)] != batch_size:
-            raise BatchSizeError(
-                f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
-                f"which does not start with the batch size {list(batch_size)}"
-            )
-        current = ours.get(key)
-        if current is not None and not assign and current.shape != value.shape:
-            raise StructureMismatchError(
-                f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
-                f"this instance holds {tuple(current.shape)} (assign=True replaces it)"
-            )
+        _check_entry(self, key, value, batch_size, ours.get(key), values, assign)
+        in_place = in_place and key in ours and not assign
     resize = batch_size != self.batch_size
+    if resize or not in_place:  # writes that may fail: make them on a copy first
+        _write(
+            _locked_like(self, self.copy()),
+            entries,
+            ours,
+            batch_size,
+            levels,
+            assign,
+            resize,
+            dry=True,
+        )
+    _write(self, entries, ours, batch_size, levels, assign, resize, dry=False)
+    return self
+
+
+def _locked_like(self: Any, trial: Any) -> Any:
+    """``trial`` (a shallow copy of ``self``) with the levels locked that are in ``self``."""
+    if self.is_locked:
+        return trial.lock_()
+    for key, node in self.items(include_nested=True):
+        if isinstance(node, Node) and node.is_locked:
+            trial.get(key).lock_()
+    return trial
+
+
+def _check_entry(
+    self: Any,
+    key: tuple[str, ...],
+    value: object,
+    batch_size: torch.Size,
+    current: Tensor | None,
+    values: dict[tuple[str, ...], object],
+    assign: bool,
+) -> None:
+    """What could fail writing one entry, raised before anything is written."""
+    if not isinstance(value, Tensor):
+        raise StructureMismatchError(
+            f"load_state_dict: key {_dotted(key)!r} holds a {type(value).__name__}, "
+            "expected a tensor"
+        )
+    if value.shape[: len(batch_size)] != batch_size:
+        raise BatchSizeError(
+            f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
+            f"which does not start with the batch size {list(batch_size)}"
+        )
+    if current is not None and not assign and current.shape != value.shape:
+        raise StructureMismatchError(
+            f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
+            f"this instance holds {tuple(current.shape)} (assign=True replaces it)"
+        )
+    if value.is_meta and not (current is not None and current.is_meta):
+        raise StructureMismatchError(
+            f"load_state_dict: key {_dotted(key)!r} holds a tensor on the 'meta' device, "
+            f"which has no data to load (nothing was written)"
+        )
+    for depth in range(1, len(key)):
+        above = values.get(key[:depth])
+        if above is not None and not isinstance(above, Node):
+            raise StructureMismatchError(
+                f"load_state_dict: key {_dotted(key)!r} nests under {_dotted(key[:depth])!r}, "
+                f"which holds a {type(above).__name__} in this {type(self).__name__} "
+                f"(nothing was written)"
+            )
+    if current is None and isinstance(values.get(key), Node):
+        raise StructureMismatchError(
+            f"load_state_dict: key {_dotted(key)!r} holds a tensor, but it is a nested level "
+            f"of this {type(self).__name__}: writing it would drop the keys under it "
+            f"(nothing was written)"
+        )
+
+
+def _write(
+    self: Any,
+    entries: list[tuple[tuple[str, ...], object]],
+    ours: dict[tuple[str, ...], Tensor],
+    batch_size: torch.Size,
+    levels: dict[tuple[str, ...], list[int]],
+    assign: bool,
+    resize: bool,
+    dry: bool,
+) -> None:
+    """Write the entries (``dry``: into a shallow copy, to see that every write works;
+    copies into the existing tensors, checked by :func:`_check_entry`, are left out)."""
     if resize:  # free every level's batch dims, write, then set the recorded ones
         targets = _recorded_batch_sizes(self, batch_size, levels)
         for node, _ in targets:
@@ -179,26 +334,26 @@ def load_state_dict(
         for key, value in entries:
             name = key if len(key) > 1 else key[0]
             if key in ours and not assign:
-                self.set_(name, value)  # into the existing tensor (a lazy stack's members')
+                if not dry:
+                    self.set_(name, value)  # into the existing tensor (a lazy stack's members')
             else:
                 self.set(name, value)
     if resize:
         for node, size in reversed(targets):  # deepest first: a level fits its parent
             node.set_batch_size(size)
-    return self
 
 
 def _recorded_batch_sizes(
-    self: E, batch_size: torch.Size, levels: dict[Any, Any]
+    self: Any, batch_size: torch.Size, levels: dict[tuple[str, ...], list[int]]
 ) -> list[tuple[Any, torch.Size]]:
     """Each level (root first) with the batch size the state dict records for it (a
     level without a record keeps its dims past the root's)."""
     old = len(self.batch_size)
     out: list[tuple[object, torch.Size]] = [(self, batch_size)]
     for key, node in self.items(include_nested=True):
-        if hasattr(node, "_batch_size"):
+        if isinstance(node, Node):
             path = (key,) if isinstance(key, str) else key
-            recorded = levels.get(path, {}).get("batch_size")
+            recorded = levels.get(path)
             size = batch_size + node.batch_size[old:] if recorded is None else recorded
             out.append((node, torch.Size(size)))
     return out
