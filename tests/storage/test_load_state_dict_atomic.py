@@ -167,7 +167,7 @@ def test_a_recorded_batch_size_that_does_not_fit_is_refused_first() -> None:
     refused(wide(), bad_type, StructureMismatchError, "batch size recorded for the level 'n'")
     bad_root = state(*leaves, metadata={"": {"batch_size": [-1]}})
     refused(wide(), bad_root, StructureMismatchError, "non-negative ints")
-    not_a_name = state(*leaves, metadata={3: {"batch_size": [2]}})
+    not_a_name = state(*leaves, metadata={"": {"batch_size": [2, 3]}, 3: {"batch_size": [2]}})
     refused(wide(), not_a_name, StructureMismatchError, "metadata names levels")
     good = state(*leaves, metadata={"": {"batch_size": [2, 3]}, "n": {"batch_size": [2, 3]}})
     target = wide()

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, StructureMismatchError
+from ...registry import dynamic_class
 from ..core.self_types import E, Node
 
 __all__ = ["load_state_dict", "state_dict"]
@@ -57,57 +58,62 @@ def _fill(node: Any, dest: Any, prefix: str, path: str, keep_vars: bool, flatten
                 dest[prefix + name] = sub
 
 
-def _collision(first: str, second: str, why: str) -> StructureMismatchError:
-    return StructureMismatchError(
-        f"load_state_dict: the keys {first!r} and {second!r} of the state dict collide: "
-        f"{why} (nothing was written)"
-    )
+#: a value in the tree of keys :func:`_entries` builds (anything else there is a level)
+_VALUE = object()
 
 
-def _insert(
-    tree: dict[str, Any], origins: dict[tuple[str, ...], str], path: tuple[str, ...], value: Any
-) -> None:
-    """Put ``value`` at ``path`` in ``tree``; two keys giving one path, or a key giving a
-    value where another gives a nested level, raise (one would drop the other)."""
-    name = _dotted(path)
-    level = tree
-    for depth in range(1, len(path)):
-        node = level.get(path[depth - 1])
-        if node is None:
-            node = level[path[depth - 1]] = {}
-            origins[path[:depth]] = name
-        elif not isinstance(node, dict):
-            raise _collision(
-                origins[path[:depth]], name, "the first holds a value, the second nests under it"
-            )
-        level = node
-    last = path[-1]
-    if last in level:
-        first = origins[path]
-        why = (
-            "the first is a nested level (of keys under it), the second a value"
-            if isinstance(level[last], dict)
-            else "both give one key"
-        )
-        raise _collision(first, name, why)
-    level[last] = value
-    origins[path] = name
-
-
-def _flat_items(state: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
-    """Every ``(key path, value)`` of a state dict of either format (keys checked)."""
-    out: list[tuple[tuple[str, ...], Any]] = []
+def _flat(state: Any, out: list[tuple[tuple[str, ...], Any]], prefix: tuple[str, ...]) -> None:
     for key, value in state.items():
-        if type(key) is not str:
+        if not isinstance(key, str):
             raise StructureMismatchError(
                 f"load_state_dict: the state dict's keys must be strings; got {key!r} "
                 f"(nothing was written)"
             )
         if isinstance(value, dict):  # the nested format: a level
-            out.extend(_flat_items(value, (*prefix, key)))
+            _flat(value, out, (*prefix, key))
         else:
             out.append(((*prefix, *key.split(".")), value))
+
+
+def _entries(state: Any) -> list[tuple[tuple[str, ...], Any]]:
+    """Every ``(key path, value)`` of a state dict of either format, in its order; keys
+    that collide (two giving one path, a value where another key nests) raise, naming
+    both: writing both would drop one."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    _flat(state, out, ())
+    tree: dict[str, Any] = {}
+    for index, (path, _) in enumerate(out):
+        level = tree
+        for part in path[:-1]:
+            node = level.get(part)
+            if node is None:
+                node = level[part] = {}
+            elif node is _VALUE:
+                raise _collision(out, index)
+            level = node
+        if path[-1] in level:
+            raise _collision(out, index)
+        level[path[-1]] = _VALUE
     return out
+
+
+def _collision(entries: list[tuple[tuple[str, ...], Any]], index: int) -> StructureMismatchError:
+    """The error for the entry at ``index``, which collides with an earlier one."""
+    path = entries[index][0]
+    for other, _ in entries[:index]:
+        if other == path:
+            why = "both give one key"
+        elif other == path[: len(other)]:
+            why = "the first holds a value, the second nests under it"
+        elif path == other[: len(path)]:
+            why = "the first nests under the second, which holds a value"
+        else:
+            continue
+        return StructureMismatchError(
+            f"load_state_dict: the keys {_dotted(other)!r} and {_dotted(path)!r} of the state "
+            f"dict collide: {why} (nothing was written)"
+        )
+    raise AssertionError("no earlier entry collides")  # pragma: no cover
 
 
 def _batch_record(name: str, meta: object) -> list[int] | None:
@@ -127,8 +133,15 @@ def _batch_record(name: str, meta: object) -> list[int] | None:
     return list(batch)
 
 
+def _root_batch(state: Any) -> list[int] | None:
+    """The batch size the state dict records for its root level, checked."""
+    metadata = getattr(state, "_metadata", None) or {}
+    return _batch_record("", metadata.get(""))
+
+
 def _levels(state: Any, prefix: tuple[str, ...], out: dict[tuple[str, ...], list[int]]) -> None:
-    """The batch sizes recorded in the ``_metadata`` of a state dict (of either format)."""
+    """The batch sizes recorded in the ``_metadata`` of a state dict (of either format),
+    by level path, checked."""
     metadata = getattr(state, "_metadata", None) or {}
     for name, meta in metadata.items():
         if type(name) is not str:
@@ -142,30 +155,6 @@ def _levels(state: Any, prefix: tuple[str, ...], out: dict[tuple[str, ...], list
     for key, value in state.items():
         if isinstance(value, dict) and type(key) is str:
             _levels(value, (*prefix, key), out)
-
-
-def _nest(state: Any) -> tuple[dict[str, Any], dict[tuple[str, ...], list[int]]]:
-    """A nested dict of tensors and the recorded batch sizes by level path, from either
-    format; keys that collide raise, naming both."""
-    tree: dict[str, Any] = {}
-    origins: dict[tuple[str, ...], str] = {}
-    for path, value in _flat_items(state):
-        _insert(tree, origins, path, value)
-    levels: dict[tuple[str, ...], list[int]] = {}
-    _levels(state, (), levels)
-    return tree, levels
-
-
-def _leaf_items(
-    tree: dict[str, object], path: tuple[str, ...] = ()
-) -> list[tuple[tuple[str, ...], object]]:
-    out: list[tuple[tuple[str, ...], object]] = []
-    for name, value in tree.items():
-        if isinstance(value, dict):
-            out.extend(_leaf_items(value, (*path, name)))
-        else:
-            out.append(((*path, name), value))
-    return out
 
 
 def state_dict(
@@ -219,8 +208,7 @@ def load_state_dict(
     does not name is dropped.
     """
     del from_flatten  # the format is read from the state dict's own structure
-    tree, levels = _nest(state_dict)
-    entries = _leaf_items(tree)
+    entries = _entries(state_dict)
     ours: dict[tuple[str, ...], Tensor] = {}
     values: dict[tuple[str, ...], object] = {}  # every key of this instance: levels too
     for key, value in self.items(include_nested=True):
@@ -236,26 +224,36 @@ def load_state_dict(
             f"load_state_dict: the keys do not match this {type(self).__name__}: missing "
             f"{missing}, unexpected {unexpected} (pass strict=False to load a subset)"
         )
-    batch = levels.get(())
+    batch = _root_batch(state_dict)
     batch_size = torch.Size(batch) if batch is not None else self.batch_size
+    resize = batch_size != self.batch_size
+    levels: dict[tuple[str, ...], list[int]] = {}
+    if resize:  # the nested levels' records are used (and checked) only then
+        _levels(state_dict, (), levels)
     in_place = True  # only copies into existing tensors: nothing else to try first
     for key, value in entries:
-        _check_entry(self, key, value, batch_size, ours.get(key), values, assign)
-        in_place = in_place and key in ours and not assign
-    resize = batch_size != self.batch_size
-    if resize or not in_place:  # writes that may fail: make them on a copy first
-        _write(
-            _locked_like(self, self.copy()),
-            entries,
-            ours,
-            batch_size,
-            levels,
-            assign,
-            resize,
-            dry=True,
-        )
+        current = ours.get(key)
+        _check_entry(self, key, value, batch_size, current, values, assign)
+        in_place = in_place and current is not None and not assign
+    if resize or not (in_place or _plain(self, values)):
+        # writes that may fail (a typed class, a lock, a resize): made on a copy first
+        trial = _locked_like(self, self.copy())
+        _write(trial, entries, ours, batch_size, levels, assign, resize, dry=True)
     _write(self, entries, ours, batch_size, levels, assign, resize, dry=False)
     return self
+
+
+def _plain(self: Any, values: dict[tuple[str, ...], object]) -> bool:
+    """Whether every level is an unlocked ``TensorDict``: then writing a checked entry
+    (see :func:`_check_entry`) cannot fail."""
+    dynamic = dynamic_class()
+    if type(self) is not dynamic or self.is_locked:
+        return False
+    return all(
+        type(node) is dynamic and not node.is_locked
+        for node in values.values()
+        if isinstance(node, Node)
+    )
 
 
 def _locked_like(self: Any, trial: Any) -> Any:
@@ -283,21 +281,23 @@ def _check_entry(
             f"load_state_dict: key {_dotted(key)!r} holds a {type(value).__name__}, "
             "expected a tensor"
         )
-    if value.shape[: len(batch_size)] != batch_size:
+    shape = value.shape
+    if shape[: len(batch_size)] != batch_size:
         raise BatchSizeError(
-            f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
+            f"load_state_dict: key {_dotted(key)!r} has shape {tuple(shape)}, "
             f"which does not start with the batch size {list(batch_size)}"
         )
-    if current is not None and not assign and current.shape != value.shape:
-        raise StructureMismatchError(
-            f"load_state_dict: key {_dotted(key)!r} has shape {tuple(value.shape)}, "
-            f"this instance holds {tuple(current.shape)} (assign=True replaces it)"
-        )
-    if value.is_meta and not (current is not None and current.is_meta):
-        raise StructureMismatchError(
-            f"load_state_dict: key {_dotted(key)!r} holds a tensor on the 'meta' device, "
-            f"which has no data to load (nothing was written)"
-        )
+    if current is not None:
+        if not assign and current.shape != shape:
+            raise StructureMismatchError(
+                f"load_state_dict: key {_dotted(key)!r} has shape {tuple(shape)}, "
+                f"this instance holds {tuple(current.shape)} (assign=True replaces it)"
+            )
+        if value.is_meta and not current.is_meta:
+            raise _meta(key)
+        return
+    if value.is_meta:
+        raise _meta(key)
     for depth in range(1, len(key)):
         above = values.get(key[:depth])
         if above is not None and not isinstance(above, Node):
@@ -306,12 +306,19 @@ def _check_entry(
                 f"which holds a {type(above).__name__} in this {type(self).__name__} "
                 f"(nothing was written)"
             )
-    if current is None and isinstance(values.get(key), Node):
+    if isinstance(values.get(key), Node):
         raise StructureMismatchError(
             f"load_state_dict: key {_dotted(key)!r} holds a tensor, but it is a nested level "
             f"of this {type(self).__name__}: writing it would drop the keys under it "
             f"(nothing was written)"
         )
+
+
+def _meta(key: tuple[str, ...]) -> StructureMismatchError:
+    return StructureMismatchError(
+        f"load_state_dict: key {_dotted(key)!r} holds a tensor on the 'meta' device, "
+        f"which has no data to load (nothing was written)"
+    )
 
 
 def _write(
