@@ -137,11 +137,7 @@ def load_memmap(
         raise TypeError(f"cls must be a tensor class; got {cls!r}")
 
     def read() -> TensorCore:
-        try:
-            info = read_checked(prefix, classes)
-        except MemmapNotFoundError as err:
-            # the path is the user's: the error drops the reader's frames
-            raise err.with_traceback(None) from None
+        info = read_checked(prefix, classes)
         if subpath is not None:
             info = subtree(info, subpath)
         try:
@@ -152,7 +148,11 @@ def load_memmap(
             raise
 
     with reading_archive(prefix):  # an archive (pack_memmap) is read in place
-        result = read_one_save(prefix, read)  # one save, even while others replace it
+        try:
+            result = read_one_save(prefix, read)  # one save, even while others replace it
+        except MemmapNotFoundError as err:
+            # the path is the user's: the error drops the reader's frames
+            raise err.with_traceback(None) from None
     if out is not None:
         device = _out_device(out, device)
     if device is not None and torch.device(device).type != "cpu":
