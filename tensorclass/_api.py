@@ -81,6 +81,7 @@ from .errors import ModeError as ModeError
 from .errors import NotSerializableError as NotSerializableError
 from .errors import OperandError as OperandError
 from .errors import RecordedClassError as RecordedClassError
+from .errors import SaveReplacedError as SaveReplacedError
 from .errors import SchemaError as SchemaError
 from .errors import StructureMismatchError as StructureMismatchError
 from .errors import TableFormatError as TableFormatError

@@ -26,6 +26,7 @@ __all__ = [
     "NotSerializableError",
     "OperandError",
     "RecordedClassError",
+    "SaveReplacedError",
     "SchemaError",
     "StructureMismatchError",
     "TableFormatError",
@@ -163,6 +164,12 @@ class MemmapNotFoundError(MemmapFormatError, FileNotFoundError):
     def __str__(self) -> str:
         # OSError formats "[Errno ...] ..." once filename is set; ours is the sentence.
         return str(self.args[0])
+
+
+class SaveReplacedError(TensorClassError, OSError):
+    """A save kept being replaced by another process while it was loaded (each attempt
+    saw the directory replaced before it was read in full): nothing of it is returned,
+    and no file was changed. Not a damaged save: loading again reads the newest save."""
 
 
 class RecordedClassError(TensorClassError, LookupError):

@@ -16,7 +16,13 @@ from typing_extensions import Unpack
 from .engine.core.state import TensorCore
 from .engine.lazy.stack import LazyStackedTensorDict
 from .engine.storage.memmap.archive import reading_archive
-from .engine.storage.memmap.load import ClassPolicy, load_tree, read_checked, subtree
+from .engine.storage.memmap.load import (
+    ClassPolicy,
+    load_tree,
+    read_checked,
+    read_one_save,
+    subtree,
+)
 from .engine.storage.memmap.load_into import load_into
 from .engine.storage.memmap.metadata import MemmapInfo
 from .engine.storage.memmap.tensor import PathLike
@@ -129,20 +135,24 @@ def load_memmap(
         cls, device = None, cls  # tensordict's order: load_memmap(prefix, device)
     if cls is not None and not (isinstance(cls, type) and issubclass(cls, TensorCore)):
         raise TypeError(f"cls must be a tensor class; got {cls!r}")
-    with reading_archive(prefix):  # an archive (pack_memmap) is read in place
-        try:
-            info = read_checked(prefix, classes)
-        except MemmapNotFoundError as err:
-            # the path is the user's: the error drops the reader's frames
-            raise err.with_traceback(None) from None
+
+    def read() -> TensorCore:
+        info = read_checked(prefix, classes)
         if subpath is not None:
             info = subtree(info, subpath)
         try:
-            result = load_tree(info, cls, classes, mode)
+            return load_tree(info, cls, classes, mode)
         except MemmapFormatError:
             if validate and cls is not None and info.kind != "lazy_stack" and is_typed(cls):
                 _report_mismatch(info, cls)  # the save does not fit cls: list every problem
             raise
+
+    with reading_archive(prefix):  # an archive (pack_memmap) is read in place
+        try:
+            result = read_one_save(prefix, read)  # one save, even while others replace it
+        except MemmapNotFoundError as err:
+            # the path is the user's: the error drops the reader's frames
+            raise err.with_traceback(None) from None
     if out is not None:
         device = _out_device(out, device)
     if device is not None and torch.device(device).type != "cpu":

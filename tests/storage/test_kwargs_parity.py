@@ -3,6 +3,7 @@ to_module and from_module: each given its meaning, or refused with a clear error
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import time
@@ -211,10 +212,15 @@ def test_mode_copy_on_write_or_shared(tmp_path: Path) -> None:
 def test_mode_default_maps_read_only_files_copy_on_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tensorclass.engine.storage.memmap import load
-
     plain().memmap(tmp_path / "x")
-    monkeypatch.setattr(load.os, "access", lambda path, how: False)  # as if read-only
+    real_open = os.open
+
+    def read_only(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & (os.O_WRONLY | os.O_RDWR):  # as if the files were read-only (even for root)
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
     loaded = TensorDict.load_memmap(tmp_path / "x")
     loaded["a"].add_(1)  # stays in memory
     monkeypatch.undo()

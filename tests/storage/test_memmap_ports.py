@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import pickle
@@ -164,7 +165,14 @@ def test_from_filename_index_and_mode(tmp_path: Path) -> None:
 def test_from_filename_read_only_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "ro"
     MemoryMappedTensor.from_tensor(torch.arange(3), filename=path)
-    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)  # as if read-only
+    real_open = os.open
+
+    def read_only(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & (os.O_WRONLY | os.O_RDWR):  # as if the file were read-only (even for root)
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
     with pytest.raises(PermissionError, match="read-only"):
         MemoryMappedTensor.from_filename(path, torch.int64, (3,), mode="r+")
     copy_on_write = MemoryMappedTensor.from_filename(path, torch.int64, (3,))

@@ -53,11 +53,11 @@ import warnings
 import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Literal
+from typing import Literal, TypeVar
 
 import torch
 
-from ....errors import MemmapFormatError, RecordedClassError
+from ....errors import MemmapFormatError, RecordedClassError, SaveReplacedError
 from ....json_values import non_tensor_from_json, rebuilder_in
 from ....non_tensor import NonTensorData
 from ....registry import dynamic_class
@@ -67,7 +67,13 @@ from ...core.state import TensorCore
 from ...core.untrusted import loadable
 from .foreign import match_class
 from .metadata import DTYPES, TENSORDICT_PATH, EntryInfo, MemmapInfo, read_metadata
-from .tensor import MemoryMappedTensor, PathLike, contiguous_strides, map_file
+from .tensor import (
+    FileSizeError,
+    MemoryMappedTensor,
+    PathLike,
+    contiguous_strides,
+    map_checked,
+)
 
 __all__ = [
     "ClassPolicy",
@@ -76,6 +82,7 @@ __all__ = [
     "MODES",
     "load_tree",
     "read_checked",
+    "read_one_save",
     "register_defined",
     "resolve_class",
     "subtree",
@@ -190,6 +197,62 @@ def read_checked(path: PathLike, classes: ClassPolicy) -> MemmapInfo:
     return info
 
 
+#: how many times a load reads a save again when the save is replaced while it reads
+ATTEMPTS = 8
+
+T = TypeVar("T")
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _identity(path: PathLike) -> tuple[int, int] | None:
+    """The directory at ``path`` now (device, inode), or ``None`` if there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def read_one_save(prefix: PathLike, read: Callable[[], T]) -> T:
+    """``read()`` (which reads the save at ``prefix`` by path: metadata, then data files),
+    made to see one save while other processes replace it.
+
+    A save is replaced by renaming a new directory into place (see :mod:`.save`); a
+    directory, once in place, is never written again, and one that was moved away never
+    comes back. So ``read`` saw one save whole when the directory at ``prefix`` is the
+    same one before and after it ran: it is held open meanwhile (its inode cannot be
+    reused), and compared by inode. If it was replaced, what ``read`` built (or the error
+    it met: files of the old save vanish as it is deleted) is dropped and ``read`` runs
+    again, up to :data:`ATTEMPTS` times; then :class:`~tensorclass.SaveReplacedError`.
+    A path that is not a directory (an archive, nothing) is read once as it is.
+    """
+    failure: BaseException | None = None
+    for _ in range(ATTEMPTS):
+        try:
+            fd = os.open(prefix, _DIRECTORY)
+        except OSError:
+            return read()  # not a directory: read() reports it
+        try:
+            info = os.fstat(fd)
+            pinned = info.st_dev, info.st_ino
+            try:
+                result = read()
+            except Exception as err:
+                if _identity(prefix) == pinned:
+                    raise  # the save did not change: a real error
+                failure = err
+                continue
+            if _identity(prefix) == pinned:
+                return result
+        finally:
+            os.close(fd)
+    raise SaveReplacedError(
+        f"cannot load {os.fspath(prefix)}: the save was replaced while it was being read, "
+        f"{ATTEMPTS} times in a row (another process keeps saving there); nothing was "
+        f"loaded and no file was changed. Load again, or wait for the saves to stop"
+    ) from failure
+
+
 def load_tree(
     info: MemmapInfo,
     cls: type[TensorCore] | None,
@@ -269,13 +332,21 @@ def _open(
     opener = OPENER.get()
     if opener is not None:
         return opener(filename, dtype, shape, mode)
-    shared = mode == "r+" or (mode is None and os.access(filename, os.W_OK))
-    if shared:
-        return MemoryMappedTensor._open(filename, dtype, shape)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes == 0:
+    if nbytes == 0:  # nothing to map (tensordict may write no file for it)
         return MemoryMappedTensor._wrap(torch.empty(shape, dtype=dtype), filename)
-    storage = map_file(filename, False, nbytes)
+    try:  # the size is checked on the file that is mapped: never extended (see map_checked)
+        storage, _ = map_checked(filename, None if mode is None else mode == "r+", nbytes)
+    except FileSizeError as err:
+        raise MemmapFormatError(
+            f"cannot load {filename}: "
+            + ("it is not a regular file" if err.actual is None else f"it holds {err.actual} bytes")
+            + f", the metadata says {nbytes} (it changed after the metadata was read)"
+        ) from None
+    except PermissionError:
+        raise
+    except OSError as err:  # gone, or a symbolic link put in its place
+        raise MemmapFormatError(f"cannot load {filename}: {err.strerror or err}") from None
     plain = torch.empty((0,), dtype=dtype).set_(storage, 0, shape, contiguous_strides(shape))
     return MemoryMappedTensor._wrap(plain, filename)
 

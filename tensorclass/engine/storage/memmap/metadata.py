@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,13 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: keys written as they are (every character kept, no leading "."): most keys
+_PLAIN = re.compile(r"[A-Za-z0-9\-_+=,@ ][A-Za-z0-9\-_.+=,@ ]*")
+
+
 def _encode(key: str) -> str:
+    if _PLAIN.fullmatch(key):
+        return key
     if not key:
         return "%"
     out = []
@@ -305,9 +312,10 @@ def _read_entry(path: Path, raw: object, batch_size: tuple[int, ...], depth: int
             raise _fail(
                 path, f"entry {shown(key)}: nbytes {shown(raw.get('nbytes'))}, expected {nbytes}"
             )
-        if raw.get("file") != leaf_file_name(key):
-            raise _fail(path, f"entry {shown(key)}: file must be {leaf_file_name(key)!r}")
-        file = path / leaf_file_name(key)
+        name = leaf_file_name(key)
+        if raw.get("file") != name:
+            raise _fail(path, f"entry {shown(key)}: file must be {name!r}")
+        file = path / name
         parameter = raw.get("parameter", False) is True
         size = regular_size(file)
         return EntryInfo(key, kind, dtype, shape, nbytes, file, size, parameter=parameter)

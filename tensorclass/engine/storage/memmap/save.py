@@ -260,12 +260,14 @@ def save(
     num_threads: int,
     like: bool,
     fsync: bool = False,
-) -> tuple[str, list[str]]:
+) -> list[MemoryMappedTensor]:
     """Write ``node`` under ``prefix`` atomically (durably with ``fsync``: see
     :func:`_sync_tree`).
 
-    Returns the absolute target path (ending in ``/``) and the files written, relative to
-    it, in the order :func:`_attach` visits the tensors.
+    Returns the files written, mapped (shared), in the order :func:`_attach` visits the
+    tensors. They are mapped before the save is moved into place, so they hold what this
+    save wrote even if another process replaces the save at once (each is named by its
+    path in the target).
     """
     target = Path(os.path.abspath(os.fspath(prefix)))
     plan = _Plan()
@@ -278,13 +280,20 @@ def save(
         _write(f"{temporary}/", plan, num_threads, like)
         if fsync:
             _sync_tree(temporary)
+        written = f"{temporary}/"
+        mapped = [
+            MemoryMappedTensor._open(
+                written + rel, leaf.dtype, tuple(leaf.shape), name=f"{target}/{rel}"
+            )
+            for rel, leaf in plan.files
+        ]
         _move_into_place(temporary, target, replace)
         if fsync:
             _sync_path(target.parent)  # the rename itself reaches the disk
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
-    return f"{target}/", [rel for rel, _ in plan.files]
+    return mapped
 
 
 def _attach(
@@ -352,12 +361,11 @@ def memmap(
     leaves of ``node`` itself for the file-backed ones; ``fsync=True`` flushes every file
     and directory to the disk before returning.
     """
-    root, files = save(
-        node, prefix, existsok=existsok, num_threads=num_threads, like=like, fsync=fsync
+    files = iter(
+        save(node, prefix, existsok=existsok, num_threads=num_threads, like=like, fsync=fsync)
     )
-    names = iter(files)
 
     def mapped(leaf: Tensor) -> MemoryMappedTensor:
-        return MemoryMappedTensor._open(root + next(names), leaf.dtype, tuple(leaf.shape))
+        return next(files)
 
     return _attach(node, mapped, inplace)

@@ -21,8 +21,10 @@ MemoryMappedTensor([3., 4., 5.])
 
 from __future__ import annotations
 
+import errno
 import inspect
 import os
+import stat
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -112,10 +114,73 @@ def write_tensor_file(tensor: Tensor, filename: PathLike, *, exclusive: bool = T
 
 
 def map_file(filename: str, shared: bool, nbytes: int) -> torch.UntypedStorage:
-    """The first ``nbytes`` of a file mapped into memory (``shared=False``: copy-on-write)."""
+    """The first ``nbytes`` of a file mapped into memory (``shared=False``: copy-on-write).
+
+    Only for a file this process made (or checked) itself: torch's own mapping *extends* a
+    shorter file when ``shared``. Files someone else may replace meanwhile are mapped with
+    :func:`map_checked`.
+    """
     storage = torch.UntypedStorage.from_file(filename, shared=shared, nbytes=nbytes)
     assert isinstance(storage, torch.UntypedStorage)  # torch's stubs say a base class
     return storage
+
+
+class FileSizeError(ValueError):
+    """The file :func:`map_checked` opened does not hold the bytes the caller expects."""
+
+    def __init__(self, filename: str, actual: int | None, expected: int) -> None:
+        what = "is not a regular file" if actual is None else f"holds {actual} bytes"
+        super().__init__(f"file {filename} {what}, expected {expected}")
+        self.filename = filename
+        self.actual = actual
+        self.expected = expected
+
+
+#: where an open file descriptor can be opened again by path (Linux): torch maps files
+#: by path only, so the file checked through the descriptor is the file torch maps
+_FD_DIR = "/proc/self/fd/" if os.path.isdir("/proc/self/fd") else None
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def map_checked(
+    filename: str, shared: bool | None, nbytes: int, *, at_least: bool = False
+) -> tuple[torch.UntypedStorage, bool]:
+    """Map the first ``nbytes`` of ``filename``, a file that another process may replace
+    (a save being read), never changing it: the file is opened once (a symbolic link is
+    refused), its size is checked on that open file (exactly ``nbytes``, or at least with
+    ``at_least``), and that same file is what gets mapped, so a file swapped in meanwhile
+    is neither mapped unchecked nor extended. ``shared=None`` maps shared when this
+    process may write the file, copy-on-write otherwise; ``True`` needs a writable file.
+
+    Returns the storage and whether it is shared. A wrong size raises
+    :class:`FileSizeError`; a missing file, ``FileNotFoundError``.
+    """
+    fd = -1
+    if shared is not False:
+        try:
+            fd = os.open(filename, os.O_RDWR | _NOFOLLOW)
+        except PermissionError:
+            if shared:
+                raise PermissionError(
+                    f"mode='r+' needs a writable file; {filename!r} is read-only"
+                ) from None
+        except OSError as err:  # a read-only file system
+            if shared or err.errno != errno.EROFS:
+                raise
+    writable = fd >= 0
+    if not writable:
+        fd = os.open(filename, os.O_RDONLY | _NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        actual = info.st_size if stat.S_ISREG(info.st_mode) else None
+        if actual is None or (actual < nbytes if at_least else actual != nbytes):
+            raise FileSizeError(filename, actual, nbytes)
+        if nbytes == 0:
+            return torch.empty(0, dtype=torch.uint8).untyped_storage(), writable
+        source = filename if _FD_DIR is None else f"{_FD_DIR}{fd}"
+        return map_file(source, writable, nbytes), writable
+    finally:
+        os.close(fd)
 
 
 def _map(filename: str, dtype: torch.dtype, shape: tuple[int, ...], shared: bool = True) -> Tensor:
@@ -140,18 +205,30 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _check_size(filename: str, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
-    expected = _nbytes(shape, dtype)
+def _map_existing(
+    filename: str, dtype: torch.dtype, shape: tuple[int, ...], mode: str | None
+) -> Tensor:
+    """Map a file that must hold exactly a tensor of ``shape`` (checked on the file that
+    is mapped, see :func:`map_checked`) as a plain tensor; ``mode`` as in
+    :meth:`MemoryMappedTensor.from_filename`."""
+    nbytes = _nbytes(shape, dtype)
+    shared = None if mode is None else mode == "r+"
     try:
-        actual = os.stat(filename).st_size
+        storage, _ = map_checked(filename, shared, nbytes)
     except FileNotFoundError:
         raise FileNotFoundError(f"memory-mapped file {filename!r} does not exist") from None
-    if actual != expected:
+    except FileSizeError as err:
         raise ValueError(
-            f"memory-mapped file {filename!r} holds {actual} bytes, but a {dtype} tensor of "
-            f"shape {list(shape)} needs {expected} (the file is truncated or the shape and "
+            f"memory-mapped file {filename!r} holds {err.actual} bytes, but a {dtype} tensor "
+            f"of shape {list(shape)} needs {nbytes} (the file is truncated or the shape and "
             f"dtype are wrong)"
-        )
+        ) from None
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype)
+    plain: Tensor = torch.empty((0,), dtype=dtype).set_(
+        storage, 0, shape, contiguous_strides(shape)
+    )
+    return plain
 
 
 def _replace_file(filename: PathLike, existsok: bool, write: Callable[[str], None]) -> None:
@@ -244,7 +321,12 @@ def _rebuild(
         raise ValueError(
             f"cannot map {filename!r}: it holds {actual} bytes, the tensor needs {nbytes}"
         )
-    storage = map_file(filename, True, nbytes)
+    try:
+        storage, _ = map_checked(filename, None, nbytes, at_least=True)
+    except FileSizeError as err:  # replaced by a shorter file meanwhile
+        raise ValueError(
+            f"cannot map {filename!r}: it holds {err.actual} bytes, the tensor needs {nbytes}"
+        ) from None
     plain: Tensor = torch.empty((0,), dtype=dtype).set_(storage, offset, shape, stride)
     return MemoryMappedTensor._wrap(plain, filename)
 
@@ -303,9 +385,12 @@ class MemoryMappedTensor(Tensor):
         return MemoryMappedTensor._wrap(out, self._filename, self._parent_shape) if same else out
 
     @classmethod
-    def _open(cls, filename: str, dtype: torch.dtype, shape: tuple[int, ...]) -> MemoryMappedTensor:
-        """Map a file whose size is known to be right (no checks)."""
-        return cls._wrap(_map(filename, dtype, shape), filename)
+    def _open(
+        cls, filename: str, dtype: torch.dtype, shape: tuple[int, ...], name: str | None = None
+    ) -> MemoryMappedTensor:
+        """Map a file whose size is known to be right (no checks; a file this process
+        wrote), recorded as ``name`` (default: ``filename``)."""
+        return cls._wrap(_map(filename, dtype, shape), filename if name is None else name)
 
     # -- construction ----------------------------------------------------------------------
 
@@ -330,12 +415,7 @@ class MemoryMappedTensor(Tensor):
             raise ValueError(f"mode must be None, 'r' or 'r+'; got {mode!r}")
         name = os.path.abspath(os.fspath(filename))
         size = tuple(int(s) for s in shape)
-        _check_size(name, dtype, size)
-        writable = os.access(name, os.W_OK)
-        if mode == "r+" and not writable:
-            raise PermissionError(f"mode='r+' needs a writable file; {name!r} is read-only")
-        shared = writable if mode is None else mode == "r+"
-        out = cls._wrap(_map(name, dtype, size, shared), name)
+        out = cls._wrap(_map_existing(name, dtype, size, mode), name)
         return out if index is None else out[index]
 
     @classmethod

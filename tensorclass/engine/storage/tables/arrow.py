@@ -34,6 +34,7 @@ from .columns import (
     Column,
     Layout,
     build,
+    check_keys,
     column_name,
     non_tensor_leaf,
     rows_of,
@@ -192,6 +193,24 @@ class _Reader:
         return torch.from_numpy(np.array(values, copy=True))
 
 
+def _field_keys(
+    pa: ModuleType,
+    field: Any,
+    path: tuple[str, ...],
+    name: str,
+    names: list[str],
+    paths: list[tuple[str, ...]],
+) -> None:
+    """The key path (and a name for messages) of each leaf column of ``field``: a
+    ``struct`` field nests its children's names, as :class:`_Reader` reads them."""
+    if pa.types.is_struct(field.type):
+        for child in field.type:
+            _field_keys(pa, child, (*path, child.name), f"{name}.{child.name}", names, paths)
+        return
+    names.append(name)
+    paths.append(path)
+
+
 def from_table(
     cls: type[B],
     table: Any,
@@ -214,6 +233,18 @@ def from_table(
         raise TypeError(f"{what}: mask_key must be a key, got {key!r}")
     reader = _Reader(pa, nulls, (key,) if isinstance(key, str) else tuple(key), what)
     separator = layout.separator
+    names: list[str] = []
+    paths: list[tuple[str, ...]] = []
+    for field in table.schema:  # every key the columns give, before any is read
+        _field_keys(
+            pa,
+            field,
+            tuple(field.name.split(separator)) if separator else (field.name,),
+            field.name,
+            names,
+            paths,
+        )
+    check_keys(paths, what, names)
     for name, column in zip(table.column_names, table.columns, strict=True):
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
@@ -223,7 +254,7 @@ def from_table(
         (path, leaf.to(torch.bfloat16) if path in bfloat16 and isinstance(leaf, Tensor) else leaf)
         for path, leaf in reader.leaves
     ]
-    return build(cls, leaves, table.num_rows, layout)
+    return build(cls, leaves, table.num_rows, layout, what)
 
 
 def to_parquet(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: object) -> None:

@@ -29,6 +29,7 @@ __all__ = [
     "Device",
     "Layout",
     "build",
+    "check_keys",
     "column_name",
     "non_tensor_leaf",
     "rows_of",
@@ -139,10 +140,56 @@ def non_tensor_leaf(values: Sequence[object]) -> NonTensorData | NonTensorStack:
     return NonTensorStack(array)
 
 
+def _shown(path: tuple[str, ...], names: dict[tuple[str, ...], str] | None) -> str:
+    if names is not None and path in names:
+        return repr(names[path])
+    return repr(path[0] if len(path) == 1 else path)
+
+
+def check_keys(
+    paths: Iterable[tuple[str, ...]], what: str, names: Iterable[str] | None = None
+) -> None:
+    """Refuse columns that would lose data as keys: two columns with one key path (the
+    same name twice), or a column whose key is a nested level of another's (``"a"`` and
+    ``"a.b"``: one would replace the other). ``names`` are the columns' names, in the
+    order of ``paths``, for the message (else the key paths are shown)."""
+    seen: dict[tuple[str, ...], str | None] = {}
+    given = None if names is None else iter(names)
+    for path in paths:
+        name = None if given is None else next(given)
+        if path in seen:
+            first = seen[path]
+            shown = repr(path) if name is None or first is None else f"{first!r} and {name!r}"
+            raise TableFormatError(
+                f"{what}: the columns {shown} both give the key {path!r}; rename one of them "
+                f"(nothing was built)",
+                key=path,
+            )
+        seen[path] = name
+    labels = {path: name for path, name in seen.items() if name is not None}
+    for path in seen:
+        for depth in range(1, len(path)):
+            if path[:depth] in seen:
+                raise TableFormatError(
+                    f"{what}: the column {_shown(path[:depth], labels)} holds the key "
+                    f"{path[:depth]!r}, and the column {_shown(path, labels)} nests the key "
+                    f"{path!r} under it: one would replace the other. Rename one of them, or "
+                    f"pass another separator (nothing was built)",
+                    key=path,
+                )
+
+
 def build(
-    cls: type[B], columns: Iterable[tuple[tuple[str, ...], object]], rows: int, layout: Layout
+    cls: type[B],
+    columns: Iterable[tuple[tuple[str, ...], object]],
+    rows: int,
+    layout: Layout,
+    what: str = "from_arrow",
 ) -> B:
-    """An instance of ``cls`` from ``(key path, leaf)`` pairs, laid out as ``layout`` says."""
+    """An instance of ``cls`` from ``(key path, leaf)`` pairs, laid out as ``layout`` says
+    (key paths that would replace one another raise first, see :func:`check_keys`)."""
+    columns = list(columns)
+    check_keys((path for path, _ in columns), what)
     mapping: dict[str | tuple[str, ...], object] = {}
     for path, leaf in columns:
         if layout.dtype is not None and isinstance(leaf, Tensor):

@@ -22,7 +22,16 @@ from ....errors import TableFormatError
 from ....non_tensor import NonTensorData, NonTensorStack
 from ...core.self_types import B, Node
 from ..formats.extras import require
-from .columns import Layout, build, column_name, non_tensor_leaf, rows_of, tensor_numpy, to_columns
+from .columns import (
+    Layout,
+    build,
+    check_keys,
+    column_name,
+    non_tensor_leaf,
+    rows_of,
+    tensor_numpy,
+    to_columns,
+)
 
 __all__ = ["from_dataframe", "read_csv", "read_json", "to_csv", "to_dataframe", "to_json"]
 
@@ -66,15 +75,18 @@ def _leaf(pd: ModuleType, series: Any) -> Tensor | NonTensorData | NonTensorStac
     return non_tensor_leaf(series.tolist())
 
 
-def from_dataframe(cls: type[B], dataframe: Any, layout: Layout) -> B:
-    """An instance of ``cls`` from a data frame: its columns split at ``layout.separator``."""
-    pd = require("pandas", "from_pandas")
-    columns = []
-    for name in dataframe.columns:
-        text = str(name)
-        path = tuple(text.split(layout.separator)) if layout.separator else (text,)
-        columns.append((path, _leaf(pd, dataframe[name])))
-    return build(cls, columns, len(dataframe), layout)
+def from_dataframe(cls: type[B], dataframe: Any, layout: Layout, what: str = "from_pandas") -> B:
+    """An instance of ``cls`` from a data frame: its columns split at ``layout.separator``
+    (columns whose keys would replace one another raise before anything is read)."""
+    pd = require("pandas", what)
+    names = [str(name) for name in dataframe.columns]
+    paths = [tuple(text.split(layout.separator)) if layout.separator else (text,) for text in names]
+    check_keys(paths, what, names)
+    columns = [
+        (path, _leaf(pd, series))
+        for path, (_, series) in zip(paths, dataframe.items(), strict=True)
+    ]
+    return build(cls, columns, len(dataframe), layout, what)
 
 
 def to_csv(self: B, path: PathLike, *, separator: str | None = ".", **kwargs: object) -> None:

@@ -94,7 +94,7 @@ def from_csv(
 ) -> Any:
     """A ``TensorDict`` from a CSV file (see ``TensorDict.from_csv``)."""
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
-    return from_dataframe(dynamic_class(), read_csv(path, **kwargs), layout)
+    return from_dataframe(dynamic_class(), read_csv(path, **kwargs), layout, "from_csv")
 
 
 def from_json(
@@ -111,4 +111,4 @@ def from_json(
 ) -> Any:
     """A ``TensorDict`` from a JSON file of row objects (see ``TensorDict.from_json``)."""
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
-    return from_dataframe(dynamic_class(), read_json(path, lines, **kwargs), layout)
+    return from_dataframe(dynamic_class(), read_json(path, lines, **kwargs), layout, "from_json")

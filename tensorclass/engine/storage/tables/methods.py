@@ -163,7 +163,7 @@ def from_csv(
     [1.0, 1.0, 1.0]
     """
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
-    return from_dataframe(cls, read_csv(path, **kwargs), layout)
+    return from_dataframe(cls, read_csv(path, **kwargs), layout, "from_csv")
 
 
 def from_json(
@@ -184,4 +184,4 @@ def from_json(
     :meth:`from_pandas` reads a data frame (``kwargs`` go to ``pandas.read_json``). A
     file that is not such JSON raises :class:`~tensorclass.TableFormatError` naming it."""
     layout = Layout(separator, batch_size, device, dtype, auto_batch_size, batch_dims)
-    return from_dataframe(cls, read_json(path, lines, **kwargs), layout)
+    return from_dataframe(cls, read_json(path, lines, **kwargs), layout, "from_json")
