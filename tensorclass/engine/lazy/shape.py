@@ -22,7 +22,6 @@ from torch import Tensor
 from ...errors import BatchSizeError, OperandError
 from ...keys import NestedKey, shown_key
 from ...registry import dynamic_class
-from ..shape.inplace import first_difference, holds_lazy
 from ..core.self_types import Node
 from ..core.state import TensorCore
 from ..shape import batch_dims, context, indexing
@@ -34,6 +33,7 @@ from ..shape.indexing import (
     _tensor_leaves,
     normalize_index,
 )
+from ..shape.inplace import first_difference, holds_lazy
 from ..shape.selection import update_at_ as indexing_update_at_
 from .leaves import LazyLeaves
 from .self_type import S

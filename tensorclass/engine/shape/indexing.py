@@ -21,11 +21,11 @@ from ...errors import BatchSizeError, StructureMismatchError
 from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
-from ..core.inplace import holds_lazy, run_through_lazy
-from ..core.jagged import jagged_take
 from ..core.self_types import E, as_op
 from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
 from ..keys.access import READ_KEY, WRAPPED, read_key, read_path, read_str, read_value
+from .inplace import holds_lazy, run_through_lazy
+from .jagged import jagged_take
 
 __all__ = [
     "BatchIndex",
@@ -579,7 +579,7 @@ def _non_tensor_write(owner: TensorCore, key: str, source: object) -> _Write:
 
 def _take(leaf: Any, index: Any) -> Any:
     """``leaf[index]``; a nested jagged tensor, which torch does not index along dim 0 with a
-    list or a mask, row by row (``core/jagged.py``)."""
+    list or a mask, row by row (``shape/jagged.py``)."""
     try:
         return leaf[index]
     except NotImplementedError:

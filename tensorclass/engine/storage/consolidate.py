@@ -30,11 +30,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.jagged import as_jagged, is_jagged, jagged_key, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
 from ..core.state import TensorCore
+from ..shape.jagged import as_jagged, is_jagged, jagged_key, jagged_parts
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .flat_buffer import byte_layout, views_into
