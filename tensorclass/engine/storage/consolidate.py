@@ -307,9 +307,10 @@ def from_consolidated_as(cls: type[B], filename: PathLike) -> B:
     ([1.0, 1.0, 1.0], True)
     """
     result = from_consolidated(filename)
-    if not isinstance(result, cls):
+    target = cls._dense_class()  # a lazy-stack class: its members' class
+    if not isinstance(result, target):
         raise TypeError(
-            f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {cls.__name__} "
+            f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {target.__name__} "
             f"(use tensorclass.from_consolidated to get the recorded class)"
         )
     return result
