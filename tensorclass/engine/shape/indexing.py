@@ -311,31 +311,28 @@ def _index(self: E, index: object) -> E:
         else:
             new_size = torch.Size((length, *batch_size[1:]))
         return type(self)._new(data, new_size, self._device, self._names)
-    if (
-        isinstance(index, Tensor)
+    # An integer tensor picks along dim 0 as it is: the batch size is known without a leaf.
+    picks = (
+        index
+        if isinstance(index, Tensor)
         and batch_size
         and not index.dtype.is_floating_point
         and index.dtype is not torch.bool
-    ):
-        # An integer tensor picks along dim 0: the batch size is known without a leaf.
-        try:
-            data = {key: leaf[index] for key, leaf in self._data.items()}
-        except NotImplementedError:
-            data = {key: _take(leaf, index) for key, leaf in self._data.items()}
-        except IndexError as err:
-            raise _batch_index_error(err, batch_size) from None
-        new_size = torch.Size((*index.shape, *batch_size[1:]))
-        names = self._names
-        if names is not None:
-            names = _indexed_names(names, (index,))
-        return type(self)._new(data, new_size, self._device, names)
-    normalized = normalize_index(index, batch_size)
+        else None
+    )
+    normalized: Any = index if picks is not None else normalize_index(index, batch_size)
     try:
         data = {key: leaf[normalized] for key, leaf in self._data.items()}
     except NotImplementedError:
         data = {key: _take(leaf, normalized) for key, leaf in self._data.items()}
     except IndexError as err:
         raise _batch_index_error(err, batch_size) from None
+    if picks is not None:
+        new_size = torch.Size((*picks.shape, *batch_size[1:]))
+        names = self._names
+        if names is not None:
+            names = _indexed_names(names, (picks,))
+        return type(self)._new(data, new_size, self._device, names)
     return type(self)._new(
         data,
         _result_batch_size(self._data, data, batch_size, normalized),
