@@ -153,16 +153,22 @@ def from_dataclass(
     device: DeviceLike = None,
     autocast: bool = False,
     nocast: bool = False,
+    inplace: bool = False,
+    shadow: bool = False,
+    tensor_only: bool = False,
 ) -> Any:
     """A dataclass type as a tensor class, or a dataclass instance as a tensor-class
     instance.
 
     Given a type, the result is a tensor class ``<Name>_tc`` with the same fields (made once
-    per dataclass; nested dataclass fields become nested tensor classes; ``frozen=True``
-    gives a frozen class; ``autocast=True``/``nocast=True`` give the class those options,
-    see ``TensorClass["autocast"]``). Given an instance, the result is an instance of ``dest_cls`` (or
-    of that class) built from its fields. :meth:`TensorDict.from_dataclass` builds a
-    ``TensorDict`` instead.
+    per dataclass and set of class options; nested dataclass fields become nested tensor
+    classes with the same options). ``frozen``, ``autocast``, ``nocast``, ``shadow`` and
+    ``tensor_only`` are the class options of ``TensorClass[...]`` (``autocast``, ``nocast``
+    and ``tensor_only`` exclude each other: a ``TypeError``). ``inplace=True`` (turning the
+    dataclass itself into a tensor class) is refused for a dataclass type with a
+    ``TypeError`` and ignored for an instance. Given an instance, the result is an instance
+    of ``dest_cls`` (or of the class made for its type) built from its fields.
+    :meth:`TensorDict.from_dataclass` builds a ``TensorDict`` instead.
 
     >>> import dataclasses, torch
     >>> from tensorclass import from_dataclass
@@ -185,6 +191,9 @@ def from_dataclass(
         frozen=frozen,
         autocast=autocast,
         nocast=nocast,
+        inplace=inplace,
+        shadow=shadow,
+        tensor_only=tensor_only,
     )
 
 

@@ -48,14 +48,20 @@ class _Counted:
     """Keeps :data:`LIVE_WRAPPERS` at the number of live instances: ``__new__`` counts
     every creation (``copy`` and ``pickle`` included, which skip ``__init__``)."""
 
-    __slots__ = ()
+    __slots__ = ("_counted",)
+    _counted: bool
 
     def __new__(cls, *args: object, **kwargs: object) -> Self:
         LIVE_WRAPPERS.append(None)
-        return object.__new__(cls)
+        self = object.__new__(cls)
+        # only what was counted is uncounted: torch.compile makes instances without this
+        # ``__new__`` while tracing (then replays the append and this mark on the result)
+        self._counted = True
+        return self
 
     def __del__(self, _pop: Callable[[], None] = LIVE_WRAPPERS.pop) -> None:
-        _pop()
+        if getattr(self, "_counted", False):
+            _pop()
 
 
 def same_value(a: object, b: object) -> bool:

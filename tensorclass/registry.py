@@ -34,11 +34,13 @@ __all__ = [
     "dynamic_class",
     "lazy_class",
     "lazy_stack_function",
+    "lazy_view_function",
     "params_class",
     "register_attrs_class",
     "register_dynamic_class",
     "register_lazy_class",
     "register_lazy_stack_function",
+    "register_lazy_view_function",
     "register_loader",
     "register_params_class",
     "register_swap_class",
@@ -79,6 +81,7 @@ _params: _Role[type[TensorDictParams]] = _Role("params")  # what as_module=True 
 _swap: _Role[type[ParamSwap]] = _Role("swap")  # what to_module returns
 _lazy: _Role[type[LazyStackedTensorDict]] = _Role("lazy")  # lazy_stack, from_list...
 _lazy_stack: _Role[Callable[..., Any]] = _Role("lazy_stack")  # engine/lazy/stack.py's
+_lazy_view: _Role[Callable[..., Any]] = _Role("lazy_view")  # engine/lazy/views.py's
 _typed: _Role[type[TensorClass]] = _Role("typed")  # makes tensor classes of dataclasses
 _attrs: _Role[type[TensorAttrs]] = _Role("attrs")  # the leaf descriptor attrs() builds
 
@@ -88,6 +91,7 @@ register_params_class, params_class = _params.register, _params.get
 register_swap_class, swap_class = _swap.register, _swap.get
 register_lazy_class, lazy_class = _lazy.register, _lazy.get
 register_lazy_stack_function, lazy_stack_function = _lazy_stack.register, _lazy_stack.get
+register_lazy_view_function, lazy_view_function = _lazy_view.register, _lazy_view.get
 register_typed_class, typed_class = _typed.register, _typed.get
 register_attrs_class, attrs_class = _attrs.register, _attrs.get
 

@@ -25,7 +25,9 @@ switch (getter)                     default    what ``True`` does (``False``: th
 ``set_get_defaults_to_none``        ``True``   ``td.get(key)`` of a missing key returns
 (``get_defaults_to_none``)                     ``None``; ``False``: it raises ``KeyError``
 ``set_lazy_legacy``                 ``False``  ``torch.stack`` of tensor classes gives a
-(``lazy_legacy``)                              lazy stack
+(``lazy_legacy``)                              lazy stack; ``view``, ``permute``,
+                                               ``transpose``, ``unsqueeze``, ``squeeze``
+                                               give lazy views that write through
 ==================================  =========  =============================================
 
 As in tensordict, the values it deprecates warn when the switch is made:
@@ -270,11 +272,14 @@ class set_capture_non_tensor_stack(_Switch):
 
 
 class set_lazy_legacy(_Switch):
-    """Whether ``torch.stack`` of tensor classes gives a lazy stack (``True``) or a dense
-    instance (``False``, the default).
+    """Whether ``torch.stack`` of tensor classes gives a lazy stack and the shape operations
+    ``view``, ``permute``, ``transpose``, ``unsqueeze`` and ``squeeze`` give lazy views whose
+    writes land in the instance they view (``True``), or dense instances (``False``, the
+    default).
 
     ``True`` is tensordict's legacy lazy mode (deprecated there, so it warns when the switch
-    is made). :func:`tensorclass.lazy_stack` builds a lazy stack in either mode.
+    is made); the views are described in :mod:`tensorclass.engine.lazy.views`.
+    :func:`tensorclass.lazy_stack` builds a lazy stack in either mode.
 
     >>> import torch, warnings
     >>> from tensorclass import TensorDict, lazy_legacy, set_lazy_legacy

@@ -28,7 +28,7 @@ from .engine.core.state import (
     fast_write,
 )
 from .engine.keys.merging import merge_tensordicts
-from .engine.lazy.stack import LazyStackedTensorDict
+from .engine.lazy.stack import LazyStackedTensorDict, lazy_stack_class
 from .engine.lazy.stack import dense_stack_members as _dense_stack_members
 from .engine.leafwise.comparing import assert_allclose_td
 from .engine.shape.expand_right import expand_as_right, expand_right
@@ -233,6 +233,7 @@ class TensorDict(TensorClass, dynamic=True):
 
 
 register_dynamic_class(TensorDict)  # what the engine builds for nested mappings
+lazy_stack_class(TensorDict)  # made now: torch.compile cannot make it while tracing
 _default_nested_class = TensorCore._nested_class
 
 

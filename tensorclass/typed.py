@@ -75,13 +75,16 @@ def _retain_none(source: TensorCore, target: TensorCore) -> None:
 
 class _DataclassOptions(_Options, total=False):
     """The keywords of :meth:`TensorClass._from_dataclass`: the batch keywords of every
-    ``from_*`` constructor, the class to build (``dest_cls``), ``frozen``, ``autocast``
-    and ``nocast``."""
+    ``from_*`` constructor, the class to build (``dest_cls``), the class options
+    (``frozen``, ``autocast``, ``nocast``, ``shadow``, ``tensor_only``) and ``inplace``."""
 
     dest_cls: type | None
     frozen: bool
     autocast: bool
     nocast: bool
+    shadow: bool
+    tensor_only: bool
+    inplace: bool
 
 
 class _PydanticSerializer:
@@ -189,15 +192,31 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         ``from_dataclass``): see ``tensorclass.from_dataclass``."""
         dest_cls = options.pop("dest_cls", None)
         frozen = options.pop("frozen", False)
-        cast = cast_option(options.pop("autocast", False), options.pop("nocast", False), False)
+        shadow = options.pop("shadow", False)
+        tensor_only = options.pop("tensor_only", False)
+        inplace = options.pop("inplace", False)
+        cast = cast_option(
+            options.pop("autocast", False), options.pop("nocast", False), tensor_only
+        )
         cast = "annotation" if cast is None else cast
         if isinstance(obj, type):
-            return tensor_class_of(obj, frozen, cast)
+            if inplace and not isinstance(obj, TensorClassMeta):
+                raise TypeError(
+                    f"from_dataclass({obj.__name__}, inplace=True): a dataclass cannot become a "
+                    f"tensor class in place here (a tensor class has its own metaclass and "
+                    f"storage); use the class it returns with inplace=False, or declare "
+                    f"{obj.__name__} with @tensorclass"
+                )
+            return tensor_class_of(obj, frozen, cast, shadow=shadow, tensor_only=tensor_only)
         if not dataclasses.is_dataclass(obj):
             raise TypeError(
                 f"from_dataclass expects a dataclass or an instance of one; got {obj!r}"
             )
-        target: Any = dest_cls if dest_cls is not None else tensor_class_of(type(obj), frozen, cast)
+        target: Any = dest_cls
+        if target is None:
+            target = tensor_class_of(
+                type(obj), frozen, cast, shadow=shadow, tensor_only=tensor_only
+            )
         return target.from_dataclass(obj, **options)
 
     @classmethod
@@ -361,22 +380,27 @@ TensorClass.__tensorclass_schema__ = Schema("TensorClass", (), False, TensorClas
 register_typed_class(TensorClass)  # the engine makes tensor classes of dataclasses through it
 
 
-#: the tensor class made for each dataclass (and each ``frozen`` and casting), made once
-_of_dataclass: weakref.WeakKeyDictionary[type, dict[tuple[bool, str], type]] = (
-    weakref.WeakKeyDictionary()
-)
+#: the class options of a tensor class made from a dataclass: frozen, casting, shadow,
+#: tensor_only
+_Options4 = tuple[bool, str, bool, bool]
+
+#: the tensor class made for each dataclass (and each set of class options), made once
+_of_dataclass: weakref.WeakKeyDictionary[type, dict[_Options4, type]] = weakref.WeakKeyDictionary()
 
 
-def _as_field_type(annotation: object, frozen: bool, cast: str) -> object:
+def _as_field_type(annotation: object, options: _Options4) -> object:
     """A dataclass annotation for the tensor class: a dataclass type (alone or in
-    ``X | None``) becomes its tensor class, so nested dataclasses become nested levels."""
+    ``X | None``) becomes its tensor class (with the same class options), so nested
+    dataclasses become nested levels."""
+    frozen, cast, shadow, tensor_only = options
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-        return tensor_class_of(annotation, frozen, cast)
+        return tensor_class_of(annotation, frozen, cast, shadow=shadow, tensor_only=tensor_only)
     args = typing.get_args(annotation)
     if len(args) == 2 and type(None) in args:
         inner = next(arg for arg in args if arg is not type(None))
         if isinstance(inner, type) and dataclasses.is_dataclass(inner):
-            return typing.Optional[tensor_class_of(inner, frozen, cast)]  # noqa: UP045
+            nested = tensor_class_of(inner, frozen, cast, shadow=shadow, tensor_only=tensor_only)
+            return typing.Optional[nested]  # noqa: UP045
     return annotation
 
 
@@ -385,10 +409,18 @@ def _returning(value: object) -> Callable[[], object]:
     return lambda: value
 
 
-def tensor_class_of(dataclass: type, frozen: bool = False, cast: str = "annotation") -> type:
+def tensor_class_of(
+    dataclass: type,
+    frozen: bool = False,
+    cast: str = "annotation",
+    *,
+    shadow: bool = False,
+    tensor_only: bool = False,
+) -> type:
     """The tensor class with the fields of a dataclass type (``<Name>_tc``), made once per
-    dataclass (and per ``frozen`` and ``cast``: ``"annotation"``, ``"nocast"`` or
-    ``"autocast"``, as the class options); a tensor class is returned as it is.
+    dataclass and set of class options (``frozen``, ``cast``: ``"annotation"``,
+    ``"nocast"`` or ``"autocast"``, ``shadow``, ``tensor_only``: as ``TensorClass[...]``);
+    a tensor class is returned as it is.
 
     >>> import dataclasses, torch
     >>> @dataclasses.dataclass
@@ -406,8 +438,9 @@ def tensor_class_of(dataclass: type, frozen: bool = False, cast: str = "annotati
     if not (isinstance(dataclass, type) and dataclasses.is_dataclass(dataclass)):
         raise TypeError(f"expected a dataclass type; got {dataclass!r}")
     made = _of_dataclass.setdefault(dataclass, {})
-    if (frozen, cast) in made:
-        return made[(frozen, cast)]
+    options: _Options4 = (frozen, cast, shadow, tensor_only)
+    if options in made:
+        return made[options]
     try:
         hints = typing.get_type_hints(dataclass)
     except (NameError, TypeError):
@@ -420,7 +453,7 @@ def tensor_class_of(dataclass: type, frozen: bool = False, cast: str = "annotati
         "__annotations__": annotations,
     }
     for f in dataclasses.fields(dataclass):
-        annotations[f.name] = _as_field_type(hints.get(f.name, f.type), frozen, cast)
+        annotations[f.name] = _as_field_type(hints.get(f.name, f.type), options)
         kw_only = f.kw_only is True
         if f.default_factory is not dataclasses.MISSING:
             namespace[f.name] = field(default_factory=f.default_factory, kw_only=kw_only)
@@ -433,10 +466,16 @@ def tensor_class_of(dataclass: type, frozen: bool = False, cast: str = "annotati
         elif kw_only:
             namespace[f.name] = field(kw_only=True)
     name = f"{dataclass.__name__}_tc"
-    made[(frozen, cast)] = TensorClassMeta(
-        name, (TensorClass,), namespace, frozen=frozen, cast=None if cast == "annotation" else cast
+    made[options] = TensorClassMeta(
+        name,
+        (TensorClass,),
+        namespace,
+        frozen=frozen,
+        cast=None if cast == "annotation" else cast,
+        shadow=shadow or None,
+        tensor_only=tensor_only or None,
     )
-    return made[(frozen, cast)]
+    return made[options]
 
 
 def is_tensorclass(obj: object) -> bool:

@@ -9,6 +9,7 @@ from ..keys import NestedKey, unravel_key, unravel_keys
 from ..non_tensor import NonTensorData, NonTensorStack
 from .base import TensorDictBase
 from .lazy import collate as _collate  # noqa: F401  (registers DataLoader collation)
+from .lazy import views as _views  # noqa: F401  (registers the legacy lazy views)
 from .params.extract import from_module, from_modules
 from .torch_api.functions import cat, stack
 

@@ -35,6 +35,9 @@ from .shape import batch_dims, context, indexing, packing, rearrange, selection
 from .torch_api import functions as torch_functions
 from .torch_api.functions import HANDLED_FUNCTIONS
 from .torch_api.pytree import register_pytree
+from .torch_api.vmap import install as install_vmap_dims
+
+install_vmap_dims()  # torch.vmap counts a tensor class's dims in its batch
 
 if TYPE_CHECKING:
     pass

@@ -1,17 +1,20 @@
 """Nested jagged tensors (``torch.nested``, ``layout=torch.jagged``) as leaves, their dim 0
 the batch dim. Each test states what tensordict 0.15.3 does with the same calls (checked
-side by side); where it refuses, so does tensorclass, with an error naming the key."""
+side by side); where it refuses (memmap), so does tensorclass, with an error naming the key;
+``consolidate()`` (in memory, into a file, pickled) keeps them and reports
+``is_consolidated()``, as tensordict does."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
 import torch
 from torch import Tensor
 
-from tensorclass import TensorDict, lazy_stack
-from tensorclass.errors import StructureMismatchError
+from tensorclass import TensorDict, from_consolidated, lazy_stack
+from tensorclass.errors import MemmapFormatError, StructureMismatchError
 
 ROWS = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0, 6.0, 7.0], [8.0, 9.0]]
 
@@ -106,10 +109,56 @@ def test_consolidate_of_an_njt_with_holes_keeps_its_rows() -> None:
     assert _rows(packed["a"]) == [[0.0, 1.0], [3.0, 4.0, 5.0, 6.0], [8.0]]
 
 
-def test_consolidate_into_a_file_is_refused_naming_the_key(tmp_path: Path) -> None:
-    td = TensorDict(x={"a": _njt()}, batch_size=[3])
-    with pytest.raises(NotImplementedError, match=r"\('x', 'a'\)"):
-        td.consolidate(filename=tmp_path / "td.bin")
+def test_consolidated_with_njt_leaves_reports_it() -> None:
+    # tensordict 0.15.3: is_consolidated() is True after consolidate(), NJTs included
+    td = TensorDict(a=_njt(), x={"c": _njt()}, b=torch.ones(3), batch_size=[3])
+    assert not td.is_consolidated()
+    packed = td.consolidate()
+    assert packed.is_consolidated() and packed.consolidate() is packed
+    packed["a"].values().mul_(2)  # an in-place write keeps it
+    assert packed.is_consolidated()
+    unlocked = td.consolidate().unlock_()
+    unlocked["a"] = _njt()  # replacing a leaf ends it
+    assert not unlocked.is_consolidated()
+
+
+def test_consolidated_njt_pickles_through_its_buffer() -> None:
+    packed = TensorDict(a=_njt(), b=torch.ones(3), batch_size=[3]).consolidate()
+    back = pickle.loads(pickle.dumps(packed))
+    assert back.is_consolidated() and _rows(back["a"]) == ROWS
+    stacked = lazy_stack([TensorDict(a=_njt(), batch_size=[3])] * 2).consolidate()
+    assert pickle.loads(pickle.dumps(stacked)).is_consolidated()
+
+
+def test_consolidate_into_a_file_round_trip(tmp_path: Path) -> None:
+    # tensordict 0.15.3 writes NJTs with consolidate(filename=) and reads them back
+    td = TensorDict(x={"a": _njt()}, b=torch.arange(3.0), batch_size=[3])
+    packed = td.consolidate(filename=tmp_path / "td.bin")
+    assert packed.is_consolidated() and _rows(packed["x", "a"]) == ROWS
+    loaded = from_consolidated(tmp_path / "td.bin")
+    assert loaded.is_consolidated() and _rows(loaded["x", "a"]) == ROWS
+    assert loaded["b"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_file_with_bad_offsets_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "td.bin"
+    TensorDict(a=_njt(), batch_size=[3]).consolidate(filename=path)
+    raw = bytearray(path.read_bytes())
+    ends = torch.tensor([0, 3, 8, 10]).numpy().tobytes()
+    at = raw.index(ends)
+    raw[at : at + len(ends)] = torch.tensor([0, 9, 8, 10]).numpy().tobytes()
+    path.write_bytes(bytes(raw))
+    with pytest.raises(MemmapFormatError, match="offsets"):
+        from_consolidated(path)
+
+
+def test_consolidate_same_as_tensordict(tmp_path: Path) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    theirs = tensordict.TensorDict(x={"a": _njt()}, batch_size=[3])
+    packed = theirs.consolidate(filename=tmp_path / "theirs.bin")
+    ours = TensorDict(x={"a": _njt()}, batch_size=[3]).consolidate(filename=tmp_path / "ours")
+    assert packed.is_consolidated() and ours.is_consolidated()
+    assert _rows(packed["x", "a"]) == _rows(ours["x", "a"]) == ROWS
 
 
 @pytest.mark.parametrize("method", ["memmap", "memmap_", "memmap_like", "save"])

@@ -399,8 +399,8 @@ class TensorCore(TensorCollection):
     def _check_unlocked(self, key: object, action: str) -> None:
         if self._locked:
             raise LockedError(
-                f"cannot {action} key {key!r}: this {type(self).__name__} is locked; write in "
-                f"place with set_()/update_() or call unlock_() first"
+                f"Cannot modify locked {type(self).__name__}: cannot {action} key {key!r}; "
+                f"write in place with set_()/update_() or call unlock_() first"
             )
 
     # -- boundary: turning user values into leaves ---------------------------------------

@@ -18,20 +18,23 @@ from ..core.state import TensorCore
 
 __all__ = ["FilteredKeysView", "KeysView"]
 
-#: ``isinstance(value, TensorCore)`` as a C callable (for ``map``)
-_is_core = TensorCore.__instancecheck__
-
 
 def _nests(data: object) -> bool:
     """Whether a storage dict holds a nested instance (a storage that is not a dict may).
 
-    C-level passes only: a count of the values whose type is ``Tensor`` (all of them is
-    the common flat case), else an ``isinstance`` per value.
+    A C-level count of the values whose type is ``Tensor`` (all of them is the common flat
+    case), else an ``isinstance`` per value (a loop: as fast as a ``map`` of the bound
+    ``__instancecheck__``, which ``torch.compile`` cannot trace).
     """
     if type(data) is not dict:
         return True
     values = data.values()
-    return countOf(map(type, values), Tensor) != len(data) and any(map(_is_core, values))
+    if countOf(map(type, values), Tensor) == len(data):
+        return False
+    for value in values:
+        if isinstance(value, TensorCore):
+            return True
+    return False
 
 
 def _walk(

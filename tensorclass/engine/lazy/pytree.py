@@ -41,6 +41,7 @@ from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ...switches import stacks_capture
 from ..core.self_types import as_op
 from ..core.state import Names, TensorCore
+from ..torch_api.vmap import mark_mapped_stack
 from .leaves import LazyLeaves
 from .ragged import pad_stack
 
@@ -284,7 +285,9 @@ def _remember(
         _member_batches(members),
     )
     marks = [isinstance(c, Tensor) and c.requires_grad for c in children]
-    leaves.tree = _Tree(children, fresh, tuple(zip(members, parts)), tuple(cuts), marks)
+    # copies: a member's storage is its part, and a write to it must make the cache stale
+    given = tuple((member, dict(part)) for member, part in zip(members, parts))
+    leaves.tree = _Tree(children, fresh, given, tuple(cuts), marks)
 
 
 class _Layout(NamedTuple):
@@ -484,6 +487,7 @@ def unflatten_stack(values: Iterable[object], context: StackContext) -> TensorCo
             _set_locked(member, True)
         members.append(member)
     if hidden == d:
+        mark_mapped_stack(members[0], context.stack_cls)  # returned, it is a stack again
         return members[0]
     stack: LazyStackedTensorDict = context.stack_cls._restack(members, layout.position(d))
     _remember(stack, children, context, parts, cuts)

@@ -73,7 +73,13 @@ from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .ragged import _PaddingSide, pad_stack, ragged_batch
 
-__all__ = ["LazyStackedTensorDict", "dense_stack_members", "lazy_stack", "maybe_dense_stack"]
+__all__ = [
+    "LazyStackedTensorDict",
+    "dense_stack_members",
+    "lazy_stack",
+    "lazy_stack_class",
+    "maybe_dense_stack",
+]
 
 T = TypeVar("T", bound=TensorCore)
 _Out = TypeVar("_Out", bound=TensorCore)
@@ -1173,6 +1179,12 @@ def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
         found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
         LazyStackedTensorDict._variants[member_cls] = found
     return found
+
+
+def lazy_stack_class(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
+    """The lazy-stack class of ``member_cls`` (made on first use; making it ahead lets
+    ``torch.compile`` trace a first ``lazy_stack`` of that class, as it cannot build a class)."""
+    return _variant(member_cls)
 
 
 def lazy_stack(input: Sequence[T], dim: int = 0, *, out: T | None = None) -> T:

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 from torch import Tensor
 
+from ...registry import lazy_view_function
+from ...switches import stacks_lazily
 from ..core.self_types import E, Node
 from ..core.state import TensorCore
 from ..keys import access
@@ -247,29 +249,47 @@ def unflatten_keys(self: E, separator: str = ".", inplace: bool = False) -> Tens
     return self._remember(result, _undo_unflatten_keys, separator, inplace)
 
 
+def _lazy_view(self: E, kind: str, args: tuple[object, ...]) -> E | None:
+    """Under ``set_lazy_legacy(True)``: the lazy view that writes through (``None`` for a
+    call the views leave to the dense operation); see :mod:`..lazy.views`."""
+    result: E | None = lazy_view_function()(self, kind, args)
+    return result
+
+
 def permute(self: E, *dims: int | Sequence[int]) -> E:
     """Reorder the batch dims (feature dims stay where they are).
 
-    As a context manager, the entries of the result are written back on exit.
+    As a context manager, the entries of the result are written back on exit. Under
+    ``set_lazy_legacy(True)`` the result is a lazy view whose writes land in ``self``.
     """
+    if stacks_lazily() and (view := _lazy_view(self, "permute", dims)) is not None:
+        return view
     return remember(self, _permute(self, *dims), _undo_permute, (dims,))
 
 
 def transpose(self: E, dim0: int, dim1: int) -> E:
-    """Swap two batch dims (as a context manager: written back on exit)."""
+    """Swap two batch dims (as a context manager: written back on exit; a lazy view under
+    ``set_lazy_legacy(True)``)."""
+    if stacks_lazily() and (view := _lazy_view(self, "transpose", (dim0, dim1))) is not None:
+        return view
     result = _transpose(self, dim0, dim1)
     return self._remember(result, _undo_transpose, dim0, dim1)
 
 
 def unsqueeze(self: E, dim: int) -> E:
     """Insert a batch dim of size 1 at ``dim`` (as a context manager: written back on
-    exit)."""
+    exit; a lazy view under ``set_lazy_legacy(True)``)."""
+    if stacks_lazily() and (view := _lazy_view(self, "unsqueeze", (dim,))) is not None:
+        return view
     return remember(self, _unsqueeze(self, dim), _undo_reshape, ())
 
 
 def squeeze(self: E, dim: int | Sequence[int] | None = None) -> E:
     """Remove batch dims of size 1 (all of them, or those of ``dim`` that have size 1);
-    as a context manager, written back on exit."""
+    as a context manager, written back on exit (a lazy view under
+    ``set_lazy_legacy(True)``)."""
+    if stacks_lazily() and (view := _lazy_view(self, "squeeze", (dim,))) is not None:
+        return view
     return remember(self, _squeeze(self, dim), _undo_reshape, ())
 
 
@@ -281,7 +301,14 @@ def view(
 ) -> E:
     """View the batch dims with a new shape (``-1`` infers one dim); shares storage.
     ``view(dtype)`` views every tensor as another dtype. As a context manager, written
-    back on exit."""
+    back on exit; a lazy view under ``set_lazy_legacy(True)``."""
+    if (
+        stacks_lazily()
+        and size is None
+        and batch_size is None
+        and (view := _lazy_view(self, "view", shape)) is not None
+    ):
+        return view
     result = _view(self, *shape, size=size, batch_size=batch_size)
     return remember(self, result, _undo_reshape, ())
 

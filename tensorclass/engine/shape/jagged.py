@@ -9,7 +9,7 @@ dense leaves pay nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import accumulate
+from typing import Protocol, cast
 
 import torch
 from torch import Tensor
@@ -57,14 +57,19 @@ def jagged_cat(leaves: Sequence[Tensor]) -> Tensor | None:
     return _rebuild([row for leaf in leaves for row in leaf.unbind()], leaves[0])
 
 
+class _Jagged(Protocol):
+    """What an NJT adds to ``Tensor`` (torch types it as a plain ``Tensor``)."""
+
+    def lengths(self) -> Tensor | None: ...
+    def offsets(self) -> Tensor: ...
+
+
 def jagged_parts(leaf: Tensor) -> tuple[Tensor, Tensor]:
-    """The plain tensors an NJT is made of: its values and its offsets (an NJT with holes
-    is made contiguous first)."""
-    if not leaf.is_contiguous():
+    """The plain tensors an NJT is made of: its own values and offsets (an NJT with holes,
+    ``lengths()`` set, is made contiguous first), so ``as_jagged`` of them gives it back."""
+    if cast(_Jagged, leaf).lengths() is not None:
         leaf = leaf.contiguous()
-    ends = list(accumulate(row.size(0) for row in leaf.unbind()))
-    offsets = torch.tensor([0, *ends], dtype=torch.int64, device=leaf.device)
-    return leaf.values(), offsets
+    return leaf.values(), cast(_Jagged, leaf).offsets()
 
 
 def as_jagged(values: Tensor, offsets: Tensor) -> Tensor:

@@ -34,7 +34,7 @@ from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
 from ..core.state import TensorCore
-from ..shape.jagged import as_jagged, is_jagged, jagged_key, jagged_parts
+from ..shape.jagged import as_jagged, is_jagged, jagged_parts
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .flat_buffer import byte_layout, views_into
@@ -73,7 +73,16 @@ def rebuild_tree(node: TensorCore, leaf: Callable[[Tensor], Any], *, inplace: bo
     return type(node)._new(data, node._batch_size, node._device, node._names)
 
 
-def _spec(tensor: Tensor, buffer_start: int) -> Spec:
+def _spec(tensor: Tensor, buffer_start: int) -> Spec | tuple[Spec, Spec]:
+    """Where a tensor lies in the buffer (a nested jagged tensor: its values' and its
+    offsets')."""
+    if is_jagged(tensor):
+        values, offsets = jagged_parts(tensor)
+        return (_plain_spec(values, buffer_start), _plain_spec(offsets, buffer_start))
+    return _plain_spec(tensor, buffer_start)
+
+
+def _plain_spec(tensor: Tensor, buffer_start: int) -> Spec:
     offset = tensor.storage_offset() * tensor.element_size() - buffer_start
     return (int(offset), tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
 
@@ -86,6 +95,11 @@ class _Views:
         self.typed: dict[torch.dtype, Tensor] = {}
 
     def __call__(self, spec: Any) -> Tensor:
+        if type(spec) is tuple and len(spec) == 2:  # a nested jagged tensor's two specs
+            values, offsets = self(spec[0]), self(spec[1])
+            if offsets.dim() != 1 or offsets.dtype not in (torch.int32, torch.int64):
+                raise ValueError("a consolidated pickle holds bad nested-tensor offsets")
+            return as_jagged(values, offsets)
         try:
             offset, dtype, shape, stride = spec
             typed = self.typed.get(dtype)
@@ -246,13 +260,7 @@ def _consolidate(
     share_memory: bool,
     pin_memory: bool,
 ) -> B:
-    leaves = tensors_of(self)
-    if filename is not None and any(is_jagged(leaf) for leaf in leaves):
-        raise NotImplementedError(
-            f"consolidate(filename=...) does not write nested jagged tensors (key "
-            f"{jagged_key(self)!r}); consolidate in memory, or save with memmap()"
-        )
-    tensors = [part for leaf in leaves for part in _parts(leaf)]
+    tensors = tensors_of(self)  # a nested jagged tensor: its values and offsets
     _, total = byte_layout(tensors)
     if filename is not None:
         buffer = write_file(self, filename, total)
@@ -278,11 +286,6 @@ def _consolidate(
     if moved is not None:
         _set_devices(result, moved)
     return result if inplace else result.lock_()
-
-
-def _parts(leaf: Tensor) -> tuple[Tensor, ...]:
-    # a nested jagged tensor is packed as its values and its offsets
-    return jagged_parts(leaf) if is_jagged(leaf) else (leaf,)
 
 
 def _buffer_device(self: B, tensors: list[Tensor]) -> torch.device:

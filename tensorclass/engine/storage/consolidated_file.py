@@ -4,7 +4,8 @@ Layout: the consolidated byte buffer (``data_bytes`` long), then a UTF-8 JSON de
 of the tree, then the JSON's length (8 bytes, little-endian) and the magic ``TCCONS01``.
 The description records, per level, the class (``"module:qualname"``), batch size,
 device, dim names and entries: tensors as dtype, shape and byte offset into the buffer,
-nested levels, and non-tensor values as JSON (lazy stacks: their stack dim and members).
+nested levels, nested jagged tensors as their values and offsets (two tensors of the
+buffer), and non-tensor values as JSON (lazy stacks: their stack dim and members).
 
 Reading never unpickles and imports nothing: classes must be imported already (or be
 ``TensorDict``), every dtype, shape and offset is checked against the buffer, and any
@@ -29,6 +30,7 @@ from ...non_tensor import NonTensorData, NonTensorStack
 from ...schema import Field
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.state import TensorCore, fits_batch
+from ..shape.jagged import as_jagged, is_jagged, jagged_parts
 from .flat_buffer import byte_layout
 from .memmap.info import is_sizes
 from .memmap.load import _fields, resolve_class
@@ -55,16 +57,18 @@ def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> d
         }
     entries: list[dict[str, object]] = []
     for key, leaf in node._data.items():
-        if isinstance(leaf, Tensor):
+        if is_jagged(leaf):
+            values, ends = jagged_parts(leaf)
             entries.append(
                 {
                     "key": key,
-                    "type": "tensor",
-                    "dtype": dtype_name(leaf.dtype),
-                    "shape": list(leaf.shape),
-                    "offset": offsets.pop(0),
+                    "type": "jagged",
+                    "values": _tensor_entry(values, offsets.pop(0)),
+                    "offsets": _tensor_entry(ends, offsets.pop(0)),
                 }
             )
+        elif isinstance(leaf, Tensor):
+            entries.append({"key": key, "type": "tensor", **_tensor_entry(leaf, offsets.pop(0))})
         elif isinstance(leaf, TensorCore):
             child = _describe(leaf, offsets, (*where, key))
             entries.append({"key": key, "type": "nested", "node": child})
@@ -87,14 +91,21 @@ def _describe(node: TensorCore, offsets: list[int], where: tuple[str, ...]) -> d
     }
 
 
+def _tensor_entry(tensor: Tensor, offset: int) -> dict[str, object]:
+    return {"dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape), "offset": offset}
+
+
 def tensors_of(node: TensorCore) -> list[Tensor]:
-    """The tensors of ``node`` at every depth, in the order the buffer lays them out."""
+    """The tensors of ``node`` at every depth, in the order the buffer lays them out (a
+    nested jagged tensor: its values, then its offsets)."""
     if is_lazy_stack(node):
         return [t for m in node.members for t in tensors_of(m)]
     out: list[Tensor] = []
     for leaf in node._data.values():
-        if isinstance(leaf, Tensor):
+        if leaf.__class__ is Tensor:
             out.append(leaf)
+        elif isinstance(leaf, Tensor):  # a tensor subclass: an NJT is its values and offsets
+            out.extend(jagged_parts(leaf) if is_jagged(leaf) else (leaf,))
         elif isinstance(leaf, TensorCore):
             out.extend(tensors_of(leaf))
     return out
@@ -240,22 +251,57 @@ class _Reader:
             raise self.fail(f"the key {key!r} is not a field of {cls.__name__}")
         kind = entry.get("type")
         if kind == "tensor":
-            dtype = DTYPES.get(entry.get("dtype"))  # type: ignore[arg-type]
-            shape = entry.get("shape")
-            offset = entry.get("offset")
-            if dtype is None or not is_sizes(shape) or type(offset) is not int:
-                raise self.fail(f"the tensor {key!r} has a bad dtype, shape or offset")
-            nbytes = dtype.itemsize
-            for dim in shape:
-                nbytes *= dim
-            if offset < 0 or offset % dtype.itemsize or offset + nbytes > self.data_bytes:
-                raise self.fail(f"the tensor {key!r} lies outside the data ({offset=})")
+            shape = self.check_tensor(entry, key)
             if not fits_batch(shape, batch):
                 raise self.fail(f"the tensor {key!r} of shape {shape} misses the batch {batch}")
+        elif kind == "jagged":
+            values, ends = entry.get("values"), entry.get("offsets")
+            if not (isinstance(values, dict) and isinstance(ends, dict)):
+                raise self.fail(f"the nested jagged tensor {key!r} has no values or offsets")
+            rows = self.check_tensor(values, key)
+            shape = self.check_tensor(ends, key)
+            if (
+                DTYPES[ends["dtype"]] not in (torch.int32, torch.int64)
+                or len(shape) != 1
+                or not rows
+                or not batch
+                or shape[0] != batch[0] + 1
+            ):
+                raise self.fail(
+                    f"the nested jagged tensor {key!r}: its offsets must be {batch[0] + 1 if batch else 'n + 1'} "
+                    f"integers for a batch {list(batch)}, its values at least 1-D"
+                )
         elif kind == "nested":
             self.check(entry.get("node"), batch)
         elif kind not in ("non_tensor", "non_tensor_stack"):
             raise self.fail(f"the entry {key!r} has an unknown type {kind!r}")
+
+    def check_tensor(self, entry: dict[str, Any], key: str) -> list[int]:
+        """Check a tensor's dtype, shape and place in the data; its shape."""
+        dtype = DTYPES.get(entry.get("dtype"))  # type: ignore[arg-type]
+        shape = entry.get("shape")
+        offset = entry.get("offset")
+        if dtype is None or not is_sizes(shape) or type(offset) is not int:
+            raise self.fail(f"the tensor {key!r} has a bad dtype, shape or offset")
+        nbytes = dtype.itemsize
+        for dim in shape:
+            nbytes *= dim
+        if offset < 0 or offset % dtype.itemsize or offset + nbytes > self.data_bytes:
+            raise self.fail(f"the tensor {key!r} lies outside the data ({offset=})")
+        return list(shape)
+
+    def jagged(self, entry: dict[str, Any], buffer: Tensor) -> Tensor:
+        """A nested jagged tensor on its values and offsets in the buffer (the offsets
+        checked: from 0, non-decreasing, up to the number of rows of the values)."""
+        values = _view(buffer, entry["values"])
+        ends = _view(buffer, entry["offsets"])
+        if (
+            int(ends[0]) != 0
+            or bool((ends[1:] < ends[:-1]).any())
+            or int(ends[-1]) != values.shape[0]
+        ):
+            raise self.fail(f"the offsets of the nested jagged tensor {entry['key']!r} are bad")
+        return as_jagged(values, ends)
 
     def build(
         self, node: dict[str, Any], buffer: Tensor, batch: tuple[int, ...] | None
@@ -272,13 +318,9 @@ class _Reader:
         for entry in node["entries"]:
             kind = entry["type"]
             if kind == "tensor":
-                dtype = DTYPES[entry["dtype"]]
-                offset, shape = entry["offset"], tuple(entry["shape"])
-                count = 1
-                for dim in shape:
-                    count *= dim
-                flat = buffer[offset:].view(-1)[: count * dtype.itemsize]
-                data[entry["key"]] = flat.view(dtype).view(shape)
+                data[entry["key"]] = _view(buffer, entry)
+            elif kind == "jagged":
+                data[entry["key"]] = self.jagged(entry, buffer)
             elif kind == "nested":
                 data[entry["key"]] = self.build(entry["node"], buffer, size)
             else:
@@ -289,3 +331,14 @@ class _Reader:
         device = None if node.get("device") is None else torch.device("cpu")
         names = node.get("names")
         return cls._new(data, torch.Size(size), device, None if names is None else tuple(names))
+
+
+def _view(buffer: Tensor, entry: dict[str, Any]) -> Tensor:
+    """The tensor an entry describes (checked), a view of the buffer."""
+    dtype = DTYPES[entry["dtype"]]
+    offset, shape = entry["offset"], tuple(entry["shape"])
+    count = 1
+    for dim in shape:
+        count *= dim
+    flat = buffer[offset:].view(-1)[: count * dtype.itemsize]
+    return flat.view(dtype).view(shape)

@@ -41,7 +41,13 @@ _OWN_NODES: set[type] = set()
 _tuple_new = tuple.__new__
 _Size = torch.Size
 
-__all__ = ["NodeContext", "flatten_node", "register_pytree", "unflatten_node"]
+__all__ = ["NodeContext", "flatten_node", "own_node", "register_pytree", "unflatten_node"]
+_functorch = torch._C._functorch
+
+
+def own_node(value: object) -> bool:
+    """Whether ``value`` is an instance of a class that flattens itself (a lazy stack)."""
+    return value.__class__ in _OWN_NODES
 
 
 class NodeContext(NamedTuple):
@@ -192,11 +198,28 @@ def _build(
         batch_size = context.batch_size
     names = context.names
     if names is not None and len(names) != len(batch_size):
-        names = None
+        names = _names_inside_vmap(names, batch_size, data)
     node = cls._new(data, batch_size, context.device, names)
     if context.locked:  # this level only: nested levels restore their own
         _set_locked(node, True)
     return node, position
+
+
+def _names_inside_vmap(
+    names: tuple[str | None, ...], batch: torch.Size, data: dict[str, Any]
+) -> Names:
+    """The names of a level rebuilt inside ``vmap`` (one batch dim fewer): those of the dims
+    a batched leaf says are left, else none."""
+    if len(names) != len(batch) + 1:
+        return None
+    for value in data.values():
+        if isinstance(value, Tensor) and _functorch.is_batchedtensor(value):
+            bdim = _functorch.maybe_get_bdim(value)
+            if bdim is not None and 0 <= bdim < len(names):
+                left = names[:bdim] + names[bdim + 1 :]
+                return left if any(n is not None for n in left) else None
+            return None
+    return None
 
 
 def _leading_shape(leaf: Any) -> torch.Size | None:

@@ -49,7 +49,12 @@ __all__ = ["class_path", "map_anonymously", "memmap"]
 
 
 def class_path(cls: type) -> str:
-    """How a class is recorded: ``"module:qualname"`` (``TensorDict`` is ``tensorclass:TensorDict``)."""
+    """How a class is recorded: ``"module:qualname"`` (``TensorDict`` is ``tensorclass:TensorDict``;
+    a lazy view's class, ``set_lazy_legacy``'s, records the class it views: a view is saved
+    as the dense instance it shows)."""
+    viewed: type | None = getattr(cls, "_source_cls", None)
+    if viewed is not None:
+        cls = viewed
     if cls is dynamic_class():
         return TENSORDICT_PATH
     return f"{cls.__module__}:{cls.__qualname__}"
