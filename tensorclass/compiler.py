@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from torch import Tensor
 from typing_extensions import dataclass_transform
@@ -325,6 +325,51 @@ def cast_option(autocast: bool | None, nocast: bool | None, tensor_only: bool | 
     if chosen:
         return chosen[0]
     return None if autocast is None and nocast is None else "annotation"
+
+
+_T = TypeVar("_T")
+
+
+def option_base(
+    owner: type[_T],
+    cls: type,
+    options: str | tuple[str, ...],
+    allowed: tuple[str, ...],
+    made: dict[frozenset[str], type[_T]],
+    takes: str,
+) -> type[_T]:
+    """The base class ``owner[options]`` names (tensordict's spelling of class options):
+    a subclass of ``owner`` made once per set of options and kept in ``made``. ``takes``
+    names what takes the options in the error for one not in ``allowed``."""
+    if cls is not owner:
+        raise TypeError(f"{cls.__name__}[...]: only {owner.__name__} takes options")
+    chosen = frozenset((options,) if isinstance(options, str) else options)
+    base = made.get(chosen)
+    if base is None:
+        for option in sorted(chosen, key=str):
+            if option not in allowed:
+                raise TypeError(
+                    f"{owner.__name__}[{option!r}]: {takes} takes the options "
+                    f"{', '.join(repr(o) for o in allowed)}"
+                )
+        casting = cast_option(
+            "autocast" in chosen or None, "nocast" in chosen or None, "tensor_only" in chosen
+        )
+        name = "_".join((owner.__name__, *(o for o in allowed if o in chosen)))
+        namespace: dict[str, object] = {"__module__": owner.__module__, "__qualname__": name}
+        made[chosen] = base = cast(
+            "type[_T]",
+            TensorClassMeta(
+                name,
+                (owner,),
+                namespace,
+                frozen=True if "frozen" in chosen else None,
+                tensor_only=True if "tensor_only" in chosen else None,
+                shadow=True if "shadow" in chosen else None,
+                cast=casting,
+            ),
+        )
+    return base
 
 
 def _check_tensor_only(cls: type) -> None:

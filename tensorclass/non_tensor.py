@@ -389,14 +389,7 @@ class NonTensorStack(_Counted):
     def from_list(cls, values: Sequence[object]) -> NonTensorStack:
         """A stack from (nested) lists: each list level is a batch dim, so the nesting
         must be rectangular; anything that is not a list is a value."""
-        shape = _list_shape(values)
-        array = np.empty(shape, dtype=object)
-        for position in np.ndindex(*shape):
-            item: Any = values
-            for i in position:
-                item = item[i]
-            array[position] = item.data if type(item) is NonTensorData else item
-        return cls(array)
+        return cls(_nested_array(values, _list_shape(values)))
 
     @classmethod
     def from_values(cls, values: list[Any]) -> NonTensorStack:
@@ -410,14 +403,7 @@ class NonTensorStack(_Counted):
         >>> NonTensorStack.from_values([["a", "b"], ["c"]]).tolist()
         [['a', 'b'], ['c']]
         """
-        shape = _rectangular_shape(values)
-        array = np.empty(shape, dtype=object)
-        for position in np.ndindex(*shape):
-            item: Any = values
-            for i in position:
-                item = item[i]
-            array[position] = item.data if type(item) is NonTensorData else item
-        return cls(array)
+        return cls(_nested_array(values, _rectangular_shape(values)))
 
     @classmethod
     def full(cls, shape: Sequence[int], value: object) -> NonTensorStack:
@@ -651,6 +637,18 @@ def _leaf_array(value: object) -> np.ndarray:
     if type(value) is NonTensorData:
         return object_array(value.shape, value.data)
     return object_array((), value)
+
+
+def _nested_array(values: Sequence[object], shape: tuple[int, ...]) -> np.ndarray:
+    """The object array of ``shape`` whose items are read from nested lists ``values``
+    (a ``NonTensorData`` item gives its value)."""
+    array = np.empty(shape, dtype=object)
+    for position in np.ndindex(*shape):
+        item: Any = values
+        for i in position:
+            item = item[i]
+        array[position] = item.data if type(item) is NonTensorData else item
+    return array
 
 
 def _list_shape(values: object) -> tuple[int, ...]:

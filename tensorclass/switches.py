@@ -56,6 +56,7 @@ from .errors import ModeError
 __all__ = [
     "ExitRestores",
     "ModeError",
+    "Nesting",
     "capture_non_tensor_stack",
     "get_defaults_to_none",
     "get_printoptions",
@@ -95,40 +96,51 @@ class ExitRestores:
         self._restore()
 
 
-class _Scoped(ContextDecorator, ExitRestores):
-    """A context manager (and decorator) that sets a context variable for its block."""
+class Nesting(ContextDecorator, ExitRestores):
+    """A context manager, a decorator and ``set()``/``unset()`` whose uses nest: each
+    ``__enter__`` pushes what it replaces on ``_saved``, each exit (``_restore``) pops it
+    back. The base of the scoped settings and the switches (here and in ``nn``)."""
 
-    _var: contextvars.ContextVar[Any]
+    _saved: list[Any]
 
-    def __init__(self) -> None:
-        self._tokens: list[contextvars.Token[Any]] = []
-
-    def _value(self) -> Any:
+    def __enter__(self) -> None:
         raise NotImplementedError
 
     def _recreate_cm(self) -> Self:
         # ContextDecorator reuses the instance on every call: give each call its own
-        # token list, so recursive or concurrent calls of a decorated function nest.
+        # saved values, so recursive or concurrent calls of a decorated function nest.
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
-        clone._tokens = []
+        clone._saved = []
         return clone
 
-    def __enter__(self) -> None:
-        self._tokens.append(self._var.set(self._value()))
-
-    def _restore(self) -> None:
-        self._var.reset(self._tokens.pop())
-
     def set(self) -> None:
-        """Apply the value outside a block (in the calling thread), until :meth:`unset`."""
+        """Apply the value outside a block, until :meth:`unset`."""
         self.__enter__()
 
     def unset(self) -> None:
         """Bring back the value that the last :meth:`set` replaced."""
-        if not self._tokens:
+        if not self._saved:
             raise RuntimeError(f"{type(self).__name__}.unset() without a set() before it")
         self.__exit__(None, None, None)
+
+
+class _Scoped(Nesting):
+    """A setting held in a context variable for its block (in the calling thread)."""
+
+    _var: contextvars.ContextVar[Any]
+
+    def __init__(self) -> None:
+        self._saved: list[contextvars.Token[Any]] = []
+
+    def _value(self) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> None:
+        self._saved.append(self._var.set(self._value()))
+
+    def _restore(self) -> None:
+        self._var.reset(self._saved.pop())
 
 
 # -- process-wide switches ------------------------------------------------------------------
@@ -174,8 +186,8 @@ def check_mode(switch: str, mode: object) -> bool:
     raise ModeError(f"{switch}({mode!r}): the mode must be True or False")
 
 
-class _Switch(ContextDecorator):
-    """A process-wide switch: a context manager, a decorator, and ``set()``/``unset()``."""
+class _Switch(Nesting):
+    """A process-wide switch (its value one per process, not per thread)."""
 
     _attr: str  # its attribute of _Modes
     _deprecated: bool | None = None  # the value that warns when the switch is made
@@ -195,35 +207,12 @@ class _Switch(ContextDecorator):
             stacklevel=3,
         )
 
-    def _recreate_cm(self) -> Self:
-        # ContextDecorator reuses the instance on every call: give each call its own
-        # saved values, so recursive calls of a decorated function nest.
-        clone = type(self).__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._saved = []
-        return clone
-
     def __enter__(self) -> None:
         self._saved.append(getattr(_Modes, self._attr))
         setattr(_Modes, self._attr, self.mode)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         setattr(_Modes, self._attr, self._saved.pop())
-
-    def set(self) -> None:
-        """Apply the value for the rest of the program (until :meth:`unset`)."""
-        self.__enter__()
-
-    def unset(self) -> None:
-        """Bring back the value that the last :meth:`set` of this switch replaced."""
-        if not self._saved:
-            raise RuntimeError(f"{type(self).__name__}.unset() without a set() before it")
-        self.__exit__(None, None, None)
 
 
 class set_list_to_stack(_Switch):
@@ -351,6 +340,14 @@ class set_get_defaults_to_none(_Switch):
         super().__enter__()
 
 
+def _mode(value: bool | None, allow_none: bool, default: bool) -> bool | None:
+    """A switch's value for its getter: ``default`` while never set (``None`` with
+    ``allow_none``)."""
+    if value is None:
+        return None if allow_none else default
+    return value
+
+
 def lazy_legacy(allow_none: bool = False) -> bool | None:
     """Whether ``torch.stack`` gives lazy stacks (see :class:`set_lazy_legacy`); ``False``
     unless set. With ``allow_none=True``, ``None`` while it was never set.
@@ -359,10 +356,7 @@ def lazy_legacy(allow_none: bool = False) -> bool | None:
     >>> lazy_legacy(), lazy_legacy(allow_none=True)
     (False, None)
     """
-    value = _Modes.lazy_legacy
-    if value is None:
-        return None if allow_none else False
-    return value
+    return _mode(_Modes.lazy_legacy, allow_none, False)
 
 
 def list_to_stack(allow_none: bool = False) -> bool | None:
@@ -374,10 +368,7 @@ def list_to_stack(allow_none: bool = False) -> bool | None:
     >>> list_to_stack()
     True
     """
-    value = _Modes.list_to_stack
-    if value is None:
-        return None if allow_none else True
-    return value
+    return _mode(_Modes.list_to_stack, allow_none, True)
 
 
 def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
@@ -389,10 +380,7 @@ def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
     >>> capture_non_tensor_stack()
     False
     """
-    value = _Modes.capture_non_tensor_stack
-    if value is None:
-        return None if allow_none else False
-    return value
+    return _mode(_Modes.capture_non_tensor_stack, allow_none, False)
 
 
 def get_defaults_to_none(set_to_none: bool = True) -> bool:

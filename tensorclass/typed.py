@@ -23,6 +23,7 @@ from .compiler import (
     TensorClassMeta,
     cast_option,
     install_schema,
+    option_base,
     regenerate_init,
     resolve_annotations,
 )
@@ -99,7 +100,7 @@ class _PydanticSerializer:
 #: the options of ``TensorClass[...]`` (see ``TensorClass.__class_getitem__``)
 _CLASS_OPTIONS = ("autocast", "frozen", "nocast", "shadow", "tensor_only")
 #: the base class made for each set of options, made once
-_OPTION_BASES: dict[frozenset[str], type] = {}
+_OPTION_BASES: dict[frozenset[str], type[TensorClass]] = {}
 
 
 class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
@@ -152,32 +153,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         ``ndim``, ``fields`` and names starting with ``_`` stay refused. Several options
         combine (``TensorClass["frozen", "tensor_only"]``), except ``"autocast"``,
         ``"nocast"`` and ``"tensor_only"``, which exclude each other."""
-        if cls is not TensorClass:
-            raise TypeError(f"{cls.__name__}[...]: only TensorClass takes options")
-        chosen = frozenset((options,) if isinstance(options, str) else options)
-        if chosen not in _OPTION_BASES:
-            for option in sorted(chosen, key=str):
-                if option not in _CLASS_OPTIONS:
-                    raise TypeError(
-                        f"TensorClass[{option!r}]: tensorclass takes the options "
-                        f"{', '.join(repr(o) for o in _CLASS_OPTIONS)}"
-                    )
-            cast = cast_option(
-                "autocast" in chosen or None, "nocast" in chosen or None, "tensor_only" in chosen
-            )
-            name = "_".join(("TensorClass", *(o for o in _CLASS_OPTIONS if o in chosen)))
-            namespace: dict[str, object] = {"__module__": __name__, "__qualname__": name}
-            _OPTION_BASES[chosen] = TensorClassMeta(
-                name,
-                (TensorClass,),
-                namespace,
-                frozen=True if "frozen" in chosen else None,
-                tensor_only=True if "tensor_only" in chosen else None,
-                shadow=True if "shadow" in chosen else None,
-                cast=cast,
-            )
-        base: type[TensorClass] = _OPTION_BASES[chosen]
-        return base
+        return option_base(TensorClass, cls, options, _CLASS_OPTIONS, _OPTION_BASES, "tensorclass")
 
     @classmethod
     def _from_mapping(

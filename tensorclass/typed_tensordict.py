@@ -7,7 +7,7 @@ keys that are not fields are stored by their value, as a ``TensorDict`` stores t
 
 from __future__ import annotations
 
-from .compiler import TensorClassMeta
+from .compiler import option_base
 from .typed import TensorClass
 
 __all__ = ["TypedTensorDict"]
@@ -15,7 +15,7 @@ __all__ = ["TypedTensorDict"]
 #: the options of ``TypedTensorDict[...]``
 _OPTIONS = ("frozen", "shadow")
 #: the base class made for each set of options, made once
-_BASES: dict[frozenset[str], type] = {}
+_BASES: dict[frozenset[str], type[TypedTensorDict]] = {}
 
 
 class TypedTensorDict(TensorClass, extra_keys=True, kw_only=True):
@@ -55,24 +55,4 @@ class TypedTensorDict(TensorClass, extra_keys=True, kw_only=True):
         ``TypedTensorDict`` takes, a base class to derive from. ``"frozen"`` locks every
         instance (as ``frozen=True``); ``"shadow"`` lets a field take the name of a method
         (see ``TensorClass["shadow"]``); they combine."""
-        if cls is not TypedTensorDict:
-            raise TypeError(f"{cls.__name__}[...]: only TypedTensorDict takes options")
-        chosen = frozenset((options,) if isinstance(options, str) else options)
-        if chosen not in _BASES:
-            for option in sorted(chosen, key=str):
-                if option not in _OPTIONS:
-                    raise TypeError(
-                        f"TypedTensorDict[{option!r}]: TypedTensorDict takes the options "
-                        f"{', '.join(repr(o) for o in _OPTIONS)}"
-                    )
-            name = "_".join(("TypedTensorDict", *(o for o in _OPTIONS if o in chosen)))
-            namespace: dict[str, object] = {"__module__": __name__, "__qualname__": name}
-            _BASES[chosen] = TensorClassMeta(
-                name,
-                (TypedTensorDict,),
-                namespace,
-                frozen=True if "frozen" in chosen else None,
-                shadow=True if "shadow" in chosen else None,
-            )
-        made: type[TypedTensorDict] = _BASES[chosen]
-        return made
+        return option_base(TypedTensorDict, cls, options, _OPTIONS, _BASES, "TypedTensorDict")

@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import os
 import threading
-from contextlib import ContextDecorator
-from types import TracebackType
 
-from typing_extensions import Self
-
-from ..switches import check_mode
+from ..switches import Nesting, check_mode
 
 __all__ = ["composite_lp_aggregate", "set_composite_lp_aggregate"]
 
@@ -40,7 +36,7 @@ class _Thread(threading.local):
 _THREAD = _Thread()
 
 
-class set_composite_lp_aggregate(ContextDecorator):
+class set_composite_lp_aggregate(Nesting):
     """Sum the log-probabilities (and entropies) of a ``CompositeDistribution`` into one
     tensor (``True``) or keep one ``<key>_log_prob`` entry per sampled key (``False``,
     the default).
@@ -73,12 +69,6 @@ class set_composite_lp_aggregate(ContextDecorator):
         self.thread_local = thread_local
         self._saved: list[tuple[bool, bool | None]] = []
 
-    def _recreate_cm(self) -> Self:
-        clone = type(self).__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._saved = []
-        return clone
-
     def __enter__(self) -> None:
         if self.thread_local or _THREAD.mode is not None:
             self._saved.append((True, _THREAD.mode))
@@ -87,27 +77,12 @@ class set_composite_lp_aggregate(ContextDecorator):
             self._saved.append((False, _Process.mode))
             _Process.mode = self.mode
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _restore(self) -> None:
         local, previous = self._saved.pop()
         if local:
             _THREAD.mode = previous
         else:
             _Process.mode = bool(previous)
-
-    def set(self) -> None:
-        """Apply the value outside a block, until :meth:`unset`."""
-        self.__enter__()
-
-    def unset(self) -> None:
-        """Bring back the value that the last :meth:`set` replaced."""
-        if not self._saved:
-            raise RuntimeError("set_composite_lp_aggregate.unset() without a set() before it")
-        self.__exit__(None, None, None)
 
 
 def composite_lp_aggregate(nowarn: bool = False) -> bool:

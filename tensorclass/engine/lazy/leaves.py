@@ -17,9 +17,9 @@ from torch import Tensor
 from ...errors import KeyNotFoundError, StructureMismatchError
 from ...non_tensor import NonTensorData, NonTensorStack, stack_non_tensors
 from ...switches import stacks_capture
-from ..core.inplace import distinct_writes
 from ..core.state import MISSING, TensorCore
 from ..leafwise.reductions import shape_mismatch
+from ..shape.inplace import distinct_writes
 
 if TYPE_CHECKING:
     from .pytree import _Tree

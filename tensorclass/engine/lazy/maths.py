@@ -28,13 +28,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..core.masks import check_mask
 from ..core.self_types import Node, is_op
 from ..core.state import TensorCore
 from ..leafwise import apply as applying
 from ..leafwise import arithmetic, elementwise
 from ..leafwise.elementwise_kinds import Default, nan_replace, unary
 from ..leafwise.kind import TABLE
+from ..leafwise.masks import check_mask
 from .self_type import S
 from .shape import _restack
 

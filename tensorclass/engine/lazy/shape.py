@@ -22,7 +22,6 @@ from torch import Tensor
 from ...errors import BatchSizeError, OperandError
 from ...keys import NestedKey, shown_key
 from ...registry import dynamic_class
-from ..core.inplace import first_difference, holds_lazy
 from ..core.self_types import Node
 from ..core.state import TensorCore
 from ..shape import batch_dims, context, indexing
@@ -34,6 +33,7 @@ from ..shape.indexing import (
     _tensor_leaves,
     normalize_index,
 )
+from ..shape.inplace import first_difference, holds_lazy
 from ..shape.selection import update_at_ as indexing_update_at_
 from .leaves import LazyLeaves
 from .self_type import S
@@ -121,22 +121,7 @@ def _index(self: S, index: object) -> S:
     if any(isinstance(part, Tensor) for part in normalized):
         picked = _pick_members(self, normalized)
         return picked if picked is not None else indexing._index(self, index)
-    dim, before, found = 0, 0, False
-    stack_part: Any = slice(None)
-    member_parts: list[Any] = []
-    for part in normalized:
-        if part is None:
-            member_parts.append(None)
-            before += 0 if found else 1
-            continue
-        if dim == stack:
-            stack_part, found = part, True
-        else:
-            member_parts.append(part)
-            before += 1 if (not found and type(part) is slice) else 0
-        dim += 1
-    if not found:  # the batch dims the index leaves out (before the stack dim) are kept
-        before += stack - dim
+    stack_part, member_parts, before = _split_index(self, normalized)
     member_index = tuple(member_parts)
     whole = all(_whole(part) for part in member_index)
 
@@ -154,6 +139,38 @@ def _index(self: S, index: object) -> S:
     if not chosen:
         return indexing._index(self, index)
     return _restack([take(m) for m in chosen], before, self)
+
+
+def _split_index(
+    self: S, normalized: tuple[object, ...], ragged: bool = False
+) -> tuple[Any, list[Any], int]:
+    """``normalized`` split at the stack dim: the part that indexes it (``slice(None)``
+    when the index stops before it), the parts that index the members (new dims ``None``
+    included), and how many dims of the result come before the stack dim. ``ragged``: a
+    tensor at a member's dim is refused (a ragged stack has no dense layout to index)."""
+    stack = self._lazy.dim
+    dim, before, found = 0, 0, False
+    stack_part: Any = slice(None)
+    member_parts: list[Any] = []
+    for part in normalized:
+        if part is None:
+            member_parts.append(None)
+            before += 0 if found else 1
+            continue
+        if dim == stack:
+            stack_part, found = part, True
+        else:
+            if ragged and isinstance(part, Tensor) and part.ndim > 0:
+                raise IndexError(
+                    f"cannot index a ragged lazy stack (batch_size={list(self._batch_size)}) "
+                    f"with a tensor at dim {dim}: index the stack dim {stack} first"
+                )
+            member_parts.append(part)
+            before += 1 if (not found and type(part) is slice) else 0
+        dim += 1
+    if not found:  # the batch dims the index leaves out (before the stack dim) are kept
+        before += stack - dim
+    return stack_part, member_parts, before
 
 
 def _pick_members(self: S, normalized: tuple[object, ...]) -> S | None:
@@ -207,27 +224,7 @@ def _member_parts(self: S, index: object) -> tuple[list[tuple[Any, Any]], int | 
     leaves = self._lazy
     members, stack = leaves.members, leaves.dim
     normalized = normalize_index(index, self._batch_size)
-    dim, before, found = 0, 0, False
-    stack_part: Any = slice(None)
-    member_parts: list[Any] = []
-    for part in normalized:
-        if part is None:
-            member_parts.append(None)
-            before += 0 if found else 1
-            continue
-        if dim == stack:
-            stack_part, found = part, True
-        else:
-            if isinstance(part, Tensor) and part.ndim > 0:
-                raise IndexError(
-                    f"cannot index a ragged lazy stack (batch_size={list(self._batch_size)}) "
-                    f"with a tensor at dim {dim}: index the stack dim {stack} first"
-                )
-            member_parts.append(part)
-            before += 1 if (not found and type(part) is slice) else 0
-        dim += 1
-    if not found:
-        before += stack - dim
+    stack_part, member_parts, before = _split_index(self, normalized, ragged=True)
     member_index: Any = tuple(member_parts) if member_parts else Ellipsis
     if isinstance(stack_part, Tensor):
         stack_part = stack_part.tolist()

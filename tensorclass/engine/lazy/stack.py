@@ -54,8 +54,6 @@ from ...switches import stacks_capture
 from ..base import TensorDictBase
 from ..build.printing import format_instance
 from ..core.attach import op_property
-from ..core.inplace import check_nested, distinct_writes
-from ..core.masks import check_mask
 from ..core.safe_globals import allow_loading
 from ..core.self_types import Node, as_op, is_op
 from ..core.state import MISSING, Names, TensorCore, set_state
@@ -64,8 +62,10 @@ from ..keys.access import cloned_input, read_value, update_unlocked
 from ..keys.listing import KeysView
 from ..leafwise.apply import zero_tensors
 from ..leafwise.arithmetic import fused_paired_inplace, fused_scalar_inplace, refuse_first
+from ..leafwise.masks import check_mask
 from ..shape.batch_dims import batch_dim
 from ..shape.context import undo_lock
+from ..shape.inplace import check_nested, distinct_writes
 from . import maths, ragged, shape
 from . import members as member_list
 from .cat import LAZY_FUNCTIONS

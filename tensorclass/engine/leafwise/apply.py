@@ -12,10 +12,10 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, OperandError, StructureMismatchError
-from ..core.inplace import holds_lazy, run_through_lazy, through_lazy
-from ..core.masks import check_mask, expand_mask
 from ..core.self_types import E, Node, as_op
 from ..core.state import MISSING, DeviceLike, TensorCore, as_batch_size, as_device, check_names
+from ..shape.inplace import holds_lazy, run_through_lazy, through_lazy
+from .masks import check_mask, expand_mask
 
 C = TypeVar("C", bound=TensorCore)
 

@@ -20,10 +20,10 @@ from torch import Tensor
 from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, object_array, same_value
-from ..core.inplace import holds_lazy, through_lazy
 from ..core.self_types import E, Node, typed_as
 from ..core.state import Names, TensorCore
 from ..shape.batch_dims import batch_dim
+from ..shape.inplace import holds_lazy, through_lazy
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .elementwise import align, batch_aligned, with_default

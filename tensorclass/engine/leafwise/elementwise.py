@@ -33,9 +33,9 @@ from torch import Tensor
 from ...errors import OperandError, StructureMismatchError
 from ...keys import shown_key
 from ...non_tensor import NonTensorData
-from ..core.inplace import through_lazy
 from ..core.self_types import E, Node, as_op
 from ..core.state import TensorCore
+from ..shape.inplace import through_lazy
 from . import functions as leaf_functions
 from .apply import paired_tensor_leaves, tensor_leaf_keys, tensor_leaves
 from .elementwise_kinds import Default

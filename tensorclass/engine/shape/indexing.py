@@ -21,11 +21,11 @@ from ...errors import BatchSizeError, StructureMismatchError
 from ...keys import NestedKey, shown_key, unravel_key_tuple
 from ...non_tensor import NonTensorData, NonTensorStack, same_value
 from ...registry import dynamic_class
-from ..core.inplace import holds_lazy, run_through_lazy
-from ..core.jagged import jagged_take
 from ..core.self_types import E, as_op
 from ..core.state import _NO_DIMS, FAST_WRITE, MISSING, Names, TensorCore, fast_write
 from ..keys.access import READ_KEY, WRAPPED, read_key, read_path, read_str, read_value
+from .inplace import holds_lazy, run_through_lazy
+from .jagged import jagged_take
 
 __all__ = [
     "BatchIndex",
@@ -311,31 +311,28 @@ def _index(self: E, index: object) -> E:
         else:
             new_size = torch.Size((length, *batch_size[1:]))
         return type(self)._new(data, new_size, self._device, self._names)
-    if (
-        isinstance(index, Tensor)
+    # An integer tensor picks along dim 0 as it is: the batch size is known without a leaf.
+    picks = (
+        index
+        if isinstance(index, Tensor)
         and batch_size
         and not index.dtype.is_floating_point
         and index.dtype is not torch.bool
-    ):
-        # An integer tensor picks along dim 0: the batch size is known without a leaf.
-        try:
-            data = {key: leaf[index] for key, leaf in self._data.items()}
-        except NotImplementedError:
-            data = {key: _take(leaf, index) for key, leaf in self._data.items()}
-        except IndexError as err:
-            raise _batch_index_error(err, batch_size) from None
-        new_size = torch.Size((*index.shape, *batch_size[1:]))
-        names = self._names
-        if names is not None:
-            names = _indexed_names(names, (index,))
-        return type(self)._new(data, new_size, self._device, names)
-    normalized = normalize_index(index, batch_size)
+        else None
+    )
+    normalized: Any = index if picks is not None else normalize_index(index, batch_size)
     try:
         data = {key: leaf[normalized] for key, leaf in self._data.items()}
     except NotImplementedError:
         data = {key: _take(leaf, normalized) for key, leaf in self._data.items()}
     except IndexError as err:
         raise _batch_index_error(err, batch_size) from None
+    if picks is not None:
+        new_size = torch.Size((*picks.shape, *batch_size[1:]))
+        names = self._names
+        if names is not None:
+            names = _indexed_names(names, (picks,))
+        return type(self)._new(data, new_size, self._device, names)
     return type(self)._new(
         data,
         _result_batch_size(self._data, data, batch_size, normalized),
@@ -579,7 +576,7 @@ def _non_tensor_write(owner: TensorCore, key: str, source: object) -> _Write:
 
 def _take(leaf: Any, index: Any) -> Any:
     """``leaf[index]``; a nested jagged tensor, which torch does not index along dim 0 with a
-    list or a mask, row by row (``core/jagged.py``)."""
+    list or a mask, row by row (``shape/jagged.py``)."""
     try:
         return leaf[index]
     except NotImplementedError:

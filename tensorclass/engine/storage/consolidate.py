@@ -31,12 +31,12 @@ import torch
 from torch import Tensor
 
 from ...errors import FormatError
-from ..core.jagged import as_jagged, is_jagged, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
 from ..core.state import TensorCore
 from ..core.untrusted import tree_problem
+from ..shape.jagged import as_jagged, is_jagged, jagged_parts
 from .consolidated_buffer import buffer_of, has_buffers, register_buffer
 from .consolidated_file import read_file, tensors_of, write_file
 from .flat_buffer import byte_layout, views_into
@@ -315,9 +315,10 @@ def from_consolidated_as(cls: type[B], filename: PathLike) -> B:
     ([1.0, 1.0, 1.0], True)
     """
     result = from_consolidated(filename)
-    if not isinstance(result, cls):
+    target = cls._dense_class()  # a lazy-stack class: its members' class
+    if not isinstance(result, target):
         raise TypeError(
-            f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {cls.__name__} "
+            f"{os.fspath(filename)}: holds a {type(result).__name__}, not a {target.__name__} "
             f"(use tensorclass.from_consolidated to get the recorded class)"
         )
     return result

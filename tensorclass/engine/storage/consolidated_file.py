@@ -27,7 +27,6 @@ from torch import Tensor
 from ...errors import MemmapFormatError, RecordedClassError, UnsafePathError
 from ...json_values import non_tensor_from_json, non_tensor_to_json
 from ...non_tensor import NonTensorData, NonTensorStack
-from ..core.jagged import as_jagged, is_jagged, jagged_parts
 from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.state import TensorCore, fits_batch
 from ..core.untrusted import (
@@ -42,6 +41,7 @@ from ..core.untrusted import (
     shown,
     typed_problem,
 )
+from ..shape.jagged import as_jagged, is_jagged, jagged_parts
 from .flat_buffer import byte_layout
 from .memmap.info import is_sizes
 from .memmap.load import resolve_class

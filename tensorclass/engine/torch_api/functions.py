@@ -25,11 +25,11 @@ from ...keys import shown_key
 from ...non_tensor import NonTensorData, NonTensorStack, cat_non_tensors, stack_non_tensors
 from ...registry import lazy_stack_function
 from ...switches import stacks_capture, stacks_lazily
-from ..core.jagged import jagged_cat
 from ..core.self_types import as_op, is_op
 from ..core.state import TensorCore
 from ..leafwise.apply import paired_tensor_leaves
 from ..shape.batch_dims import batch_dim
+from ..shape.jagged import jagged_cat
 from .elementwise import ELEMENTWISE_FUNCTIONS, method_caller
 
 __all__ = ["HANDLED_FUNCTIONS", "cat", "stack"]

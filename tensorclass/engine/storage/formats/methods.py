@@ -40,7 +40,8 @@ def from_safetensors(
     Called on a typed class, that class is the top level; a file without structure
     metadata (a model checkpoint) loads as a nested ``TensorDict`` (names split on ``"."``).
     Errors name the file (:class:`~tensorclass.FileFormatError`)."""
-    result = read_safetensors(path, cls if is_typed(cls) else None, classes)
+    target = cls._dense_class()  # a lazy-stack class: its members' class
+    result = read_safetensors(path, target if is_typed(target) else None, classes)
     return result if device is None else as_op(result).to(device)
 
 

@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from ...core.jagged import jagged_key
 from ...core.lazy_stacks import is_lazy_stack
 from ...core.state import TensorCore
+from ...shape.jagged import jagged_key
 from .future import TensorDictFuture
 from .metadata import LEAF_SUFFIX, leaf_file_name
 from .tensor import MemoryMappedTensor, PathLike

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from ...errors import BatchSizeError, OperandError
-from .state import TensorCore
+from ..core.state import TensorCore
 
 __all__ = ["check_mask", "expand_mask"]
 

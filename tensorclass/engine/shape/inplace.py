@@ -21,18 +21,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
 
 from ...errors import OperandError
 from ...keys import shown_key
-from .lazy_stacks import is_lazy
-from .state import TensorCore
-
-if TYPE_CHECKING:
-    pass
+from ..core.lazy_stacks import is_lazy
+from ..core.state import TensorCore
 
 __all__ = [
     "check_nested",

@@ -14,8 +14,8 @@ from typing import Protocol, cast
 import torch
 from torch import Tensor
 
-from .lazy_stacks import is_lazy_stack
-from .state import TensorCore
+from ..core.lazy_stacks import is_lazy_stack
+from ..core.state import TensorCore
 
 __all__ = ["as_jagged", "is_jagged", "jagged_cat", "jagged_key", "jagged_parts", "jagged_take"]
 
