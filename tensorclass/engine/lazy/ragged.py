@@ -94,8 +94,11 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
         and len({(t.dtype, t.device) for t in tensors}) == 1
     ):
         # only the first dim differs: torch pads and stacks in one call (a pad per member
-        # copies each once more before the stack)
-        return pad_sequence(tensors, batch_first=True, padding_value=value, padding_side=side)
+        # copies each once more before the stack); vmap has no rule for it: padded below
+        try:
+            return pad_sequence(tensors, batch_first=True, padding_value=value, padding_side=side)
+        except RuntimeError:
+            pass
     padded = []
     for t in tensors:
         spec: list[int] = []
