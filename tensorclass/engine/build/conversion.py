@@ -115,7 +115,9 @@ def to_dict(
     """
     out: dict[str, object] = {}
     for key, leaf in self._data.items():
-        if is_op(leaf):
+        if isinstance(leaf, Tensor):  # the common leaf first, kept as it is by default
+            out[key] = _convert_tensor(leaf, convert_tensors) if convert_tensors else leaf
+        elif is_op(leaf):
             if tolist_first and leaf._batch_size:
                 out[key] = leaf.tolist(convert_tensors=convert_tensors, tolist_first=True)
             else:
@@ -124,8 +126,6 @@ def to_dict(
                     convert_tensors=convert_tensors,
                     tolist_first=tolist_first,
                 )
-        elif isinstance(leaf, Tensor):
-            out[key] = _convert_tensor(leaf, convert_tensors)
         else:
             out[key] = read_value(leaf)
     if retain_none:

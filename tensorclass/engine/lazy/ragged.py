@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 import torch
 from torch import Tensor
 from torch.nn import functional
+from torch.nn.utils.rnn import pad_sequence
 
 from ...errors import BatchSizeError, StructureMismatchError
 from ...keys import NestedKey
@@ -85,7 +86,19 @@ def pad_stack(tensors: list[Tensor], dim: int, side: str, value: float, key: obj
         raise StructureMismatchError(
             f"cannot pad key {key!r}: the members' values have different numbers of dims {shapes}"
         )
-    largest = [max(sizes) for sizes in zip(*(t.shape for t in tensors))]
+    columns = list(zip(*(t.shape for t in tensors)))  # each dim's sizes
+    largest = [max(sizes) for sizes in columns]
+    if (
+        dim == 0
+        and all(min(sizes) == max(sizes) for sizes in columns[1:])
+        and len({(t.dtype, t.device) for t in tensors}) == 1
+    ):
+        # only the first dim differs: torch pads and stacks in one call (a pad per member
+        # copies each once more before the stack); vmap has no rule for it: padded below
+        try:
+            return pad_sequence(tensors, batch_first=True, padding_value=value, padding_side=side)
+        except RuntimeError:
+            pass
     padded = []
     for t in tensors:
         spec: list[int] = []

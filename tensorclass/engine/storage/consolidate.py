@@ -10,9 +10,13 @@ In-place writes keep it; replacing, adding or removing a tensor ends it.
 
 What a consolidated instance does with its one buffer:
 
-- pickling (``pickle``, ``torch.save``, ``multiprocessing``) sends the buffer and a skeleton
-  of the tree whose tensor leaves are ``(offset, dtype, shape, stride)`` tuples;
-  :func:`_rebuild_consolidated` (on torch's ``weights_only`` allow-list) rebuilds the views;
+- pickling (``pickle``, ``torch.save``, ``multiprocessing``) sends the buffer and a
+  description of the tree made of plain values (classes, batch sizes, keys, each tensor's
+  dtype and shape: its place follows from the order); :func:`rebuild_consolidated` (on
+  torch's ``weights_only`` allow-list) rebuilds the views. ``pickle`` gets the buffer's
+  bytes as they are (:class:`PickledBuffer`; out of band with protocol 5), ``torch.save``
+  (protocol 2) one tensor storage, and ``multiprocessing`` the tensor itself (shared
+  memory, as for any tensor);
 - ``to(device)`` copies the buffer once and rebuilds the views;
 - ``share_memory_()`` moves the one storage to shared memory.
 
@@ -23,8 +27,10 @@ What a consolidated instance does with its one buffer:
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import torch
@@ -35,11 +41,21 @@ from ..core.lazy_stacks import is_lazy_stack, stack_lazily
 from ..core.safe_globals import allow_loading
 from ..core.self_types import B
 from ..core.state import TensorCore
-from ..core.untrusted import tree_problem
+from ..core.untrusted import loadable, shown, tree_problem
 from ..shape.jagged import as_jagged, is_jagged, jagged_parts
-from .consolidated_buffer import buffer_of, has_buffers, register_buffer
+from .consolidated_buffer import (
+    JAGGED_ENTRY,
+    LAZY_LEVEL,
+    LEVEL,
+    NESTED_ENTRY,
+    TENSOR_ENTRY,
+    buffer_of,
+    has_buffers,
+    layout_of,
+    register_buffer,
+)
 from .consolidated_file import read_file, tensors_of, write_file
-from .flat_buffer import byte_layout, views_into
+from .flat_buffer import ALIGN, byte_layout, views_into
 from .memmap.options import in_background
 from .memmap.tensor import PathLike
 from .parallel import methods as parallel_methods
@@ -48,7 +64,11 @@ __all__ = [
     "consolidate",
     "from_consolidated",
     "from_consolidated_as",
+    "PickledBuffer",
+    "buffer_from_bytes",
     "is_consolidated",
+    "rebuild_consolidated",
+    "same_buffer",
     "share_memory_",
     "tensors_of",
 ]
@@ -123,7 +143,8 @@ class _Views:
 
 
 def _rebuild_consolidated(buffer: Tensor, skeleton: TensorCore) -> TensorCore:
-    """Unpickling a consolidated instance: views of ``buffer`` in the skeleton's leaves.
+    """Unpickling a consolidated instance pickled before :func:`rebuild_consolidated`:
+    views of ``buffer`` in the skeleton's leaves, ``(offset, dtype, shape, stride)``.
 
     Builds only views of a tensor (``torch.load`` with ``weights_only=True`` may call it):
     the skeleton was rebuilt by the allow-listed class rebuilders already."""
@@ -153,24 +174,6 @@ def _fill(node: TensorCore, views: _Views) -> None:
 
 
 allow_loading(_rebuild_consolidated)
-
-
-def _skeleton(node: TensorCore, start: int) -> TensorCore:
-    skeleton: TensorCore = rebuild_tree(node, lambda t: _spec(t, start), inplace=False)
-    _copy_locks(node, skeleton)
-    return skeleton
-
-
-def _copy_locks(source: TensorCore, target: TensorCore) -> None:
-    if is_lazy_stack(source):
-        assert is_lazy_stack(target)
-        for mine, theirs in zip(source.members, target.members):
-            _copy_locks(mine, theirs)
-    else:
-        for key, value in source._data.items():
-            if isinstance(value, TensorCore):
-                _copy_locks(value, target._data[key])
-    target._locked = source._locked
 
 
 def _copy_into(
@@ -327,24 +330,207 @@ def from_consolidated_as(cls: type[B], filename: PathLike) -> B:
 # -- the one-buffer forms of pickling, to(device) and share_memory_ -------------------
 
 
+class PickledBuffer:
+    """A consolidated buffer as a pickle argument (see :func:`rebuild_consolidated`).
+
+    ``pickle`` (protocol 3 and up) gets the bytes of a CPU buffer as they are, out of band
+    with protocol 5 and a ``buffer_callback``; ``torch.save`` (protocol 2) and other devices
+    get the tensor (one storage record); ``multiprocessing`` gets the tensor too, which
+    ``torch.multiprocessing`` sends through shared memory.
+    """
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        tensor = self.tensor
+        if protocol < 3 or tensor.device.type != "cpu":
+            return _as_tensor(self)  # the pickler then sees one tensor (its storage)
+        array = tensor.numpy()
+        data = pickle.PickleBuffer(array.data) if protocol >= 5 else array.tobytes()
+        return (buffer_from_bytes, (data,))
+
+
+def _as_tensor(packed: PickledBuffer) -> tuple[Any, ...]:
+    return (same_buffer, (packed.tensor,))
+
+
+def same_buffer(buffer: Tensor) -> Tensor:
+    """``buffer`` itself: the unpickling of a :class:`PickledBuffer` sent as a tensor."""
+    return buffer
+
+
+# multiprocessing: the tensor, which torch.multiprocessing sends through shared memory
+ForkingPickler.register(PickledBuffer, _as_tensor)
+
+
+def buffer_from_bytes(data: Any) -> Tensor:
+    """The ``uint8`` tensor over the bytes a :class:`PickledBuffer` pickled (a writable
+    buffer is used as it is; read-only bytes are copied once)."""
+    view = memoryview(data)
+    if view.readonly:
+        view = memoryview(bytearray(view))
+    if view.nbytes == 0:
+        return torch.empty(0, dtype=torch.uint8)
+    return torch.frombuffer(view.cast("B"), dtype=torch.uint8)
+
+
+class _Build:
+    """Builds the tree a :func:`~.consolidated_buffer.layout_of` description records, with
+    each tensor a view of ``buffer`` at the place the layout gives it."""
+
+    def __init__(self, buffer: Tensor, device: torch.device | None) -> None:
+        self.buffer = buffer
+        self.total = buffer.numel()
+        self.device = device  # replaces every recorded device (``to(device)``)
+        self.offset = 0
+        self.typed: dict[torch.dtype, Tensor] = {}
+        self.strides: dict[tuple[int, ...], tuple[tuple[int, ...], int]] = {}
+
+    def level(self, level: Any) -> TensorCore:
+        if level[0] == LAZY_LEVEL:
+            _, dim, locked, members = level
+            stacked: TensorCore = stack_lazily([self.level(m) for m in members], dim)
+            stacked._locked = bool(locked)
+            return stacked
+        if level[0] != LEVEL:
+            raise ValueError(f"unknown level kind {level[0]!r}")
+        _, cls, batch_size, device, names, locked, entries = level
+        if not loadable(cls):
+            raise ValueError(f"{shown(cls)} is not a tensor class a pickle may build")
+        data: dict[str, object] = {}
+        strides_of, total, typed_of = self.strides, self.total, self.typed
+        for entry in entries:
+            kind = entry[1]
+            if kind == TENSOR_ENTRY:
+                # inline (a call per tensor costs as much as the view)
+                key, _, dtype, shape = entry
+                known = strides_of.get(shape)
+                if known is None:
+                    known = strides_of[shape] = _contiguous_strides(shape)
+                strides, count = known
+                itemsize = dtype.itemsize
+                start = self.offset
+                nbytes = count * itemsize
+                if start + nbytes > total:
+                    raise ValueError(f"a tensor of shape {shape} lies outside the buffer")
+                self.offset = start + -(-nbytes // ALIGN) * ALIGN
+                typed = typed_of.get(dtype)
+                if typed is None:
+                    typed = self.typed_view(dtype)
+                data[key] = typed.as_strided(shape, strides, start // itemsize)
+            elif kind == NESTED_ENTRY:
+                data[entry[0]] = self.level(entry[2])
+            elif kind == JAGGED_ENTRY:
+                data[entry[0]] = self.jagged(*entry[2:])
+            else:
+                data[entry[0]] = entry[2]
+        if device is not None and self.device is not None:
+            device = self.device
+        node: TensorCore = cls._new(data, torch.Size(batch_size), device, names)
+        node._locked = bool(locked)
+        return node
+
+    def next_view(self, dtype: torch.dtype, shape: tuple[int, ...]) -> Tensor:
+        """The next tensor of the buffer, of ``dtype`` and ``shape`` (contiguous)."""
+        strides, count = _contiguous_strides(shape)
+        start = self.offset
+        nbytes = count * dtype.itemsize
+        if start + nbytes > self.total:
+            raise ValueError(f"a tensor of shape {shape} lies outside the buffer")
+        self.offset = start + -(-nbytes // ALIGN) * ALIGN
+        typed = self.typed.get(dtype)
+        if typed is None:
+            typed = self.typed_view(dtype)
+        return typed.as_strided(shape, strides, start // dtype.itemsize)
+
+    def jagged(
+        self, values: tuple[torch.dtype, tuple[int, ...]], ends: tuple[torch.dtype, tuple[int, ...]]
+    ) -> Tensor:
+        """A nested jagged tensor on the next two tensors of the buffer (its offsets
+        checked: from 0, non-decreasing, up to the number of rows of its values)."""
+        rows = self.next_view(*values)
+        offsets = self.next_view(*ends)
+        if (
+            offsets.dtype not in (torch.int32, torch.int64)
+            or offsets.dim() != 1
+            or rows.dim() < 1
+            or len(offsets) < 1
+            or int(offsets[0]) != 0
+            or bool((offsets[1:] < offsets[:-1]).any())
+            or int(offsets[-1]) != rows.shape[0]
+        ):
+            raise ValueError("a consolidated nested jagged tensor has bad offsets")
+        return as_jagged(rows, offsets)
+
+    def typed_view(self, dtype: torch.dtype) -> Tensor:
+        """The buffer viewed as ``dtype`` (made once per dtype)."""
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"{dtype!r} is not a dtype")
+        size = self.total - self.total % dtype.itemsize
+        typed = self.typed[dtype] = self.buffer[:size].view(dtype)
+        return typed
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """The strides of a contiguous tensor of ``shape``, and its element count."""
+    strides, step, count = [], 1, 1
+    for size in reversed(shape):
+        if type(size) is not int or size < 0:
+            raise ValueError(f"bad shape {shape!r}")
+        strides.append(step)
+        step *= max(size, 1)
+        count *= size
+    strides.reverse()
+    return tuple(strides), count
+
+
+def rebuild_consolidated(buffer: Tensor, description: tuple[Any, ...]) -> TensorCore:
+    """Unpickle a consolidated instance: its tree (as ``description`` records it, plain
+    values only) with every tensor a view of ``buffer``; the result is consolidated.
+
+    Only views are built and every place is checked against the buffer (``torch.load``
+    with ``weights_only=True`` may call it); a malformed pickle raises ``ValueError``.
+    """
+    if not isinstance(buffer, Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
+        raise ValueError("a consolidated pickle must hold a 1-D uint8 buffer")
+    build = _Build(buffer, None)
+    try:
+        result = build.level(description)
+    except (TypeError, IndexError, RuntimeError, AttributeError) as err:
+        raise ValueError(f"a consolidated pickle is malformed: {err}") from None
+    if build.offset != build.total:
+        raise ValueError("a consolidated pickle's tensors do not fill its buffer")
+    wrong = tree_problem(result)  # batch sizes, names, typed fields: as the constructor
+    if wrong is not None:
+        raise FormatError(f"cannot unpickle a consolidated tensor class: {wrong}")
+    register_buffer(buffer)
+    return result
+
+
+allow_loading(rebuild_consolidated, buffer_from_bytes, same_buffer)
+
+
 def _consolidated_reduce(self: B) -> tuple[Any, ...] | None:
-    buffer = buffer_of(self)
-    if buffer is None:
+    layout = layout_of(self)
+    if layout is None:
         return None
-    return (_rebuild_consolidated, (buffer, _skeleton(self, 0)))
+    buffer, description = layout
+    return (rebuild_consolidated, (PickledBuffer(buffer), description))
 
 
 def _consolidated_to(self: B, device: torch.device, non_blocking: bool) -> B | None:
     if not has_buffers():
         return None
-    buffer = buffer_of(self)
-    if buffer is None or buffer.device == device:
+    layout = layout_of(self)
+    if layout is None or layout[0].device == device:
         return None
+    buffer, description = layout
     moved = buffer.to(device, non_blocking=non_blocking)
+    result: Any = _Build(moved, moved.device).level(description)
     register_buffer(moved)
-    result: Any = _skeleton(self, 0)
-    _fill(result, _Views(moved))
-    _set_devices(result, moved.device, True)
     return result  # type: ignore[no-any-return]
 
 
