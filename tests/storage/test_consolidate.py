@@ -19,7 +19,8 @@ from tensorclass import (
     TensorDict,
     lazy_stack,
 )
-from tensorclass.engine.storage.consolidate import _rebuild_consolidated
+from tensorclass.engine.core.state import TensorCore
+from tensorclass.engine.storage.consolidate import _rebuild_consolidated, rebuild_consolidated
 from tensorclass.utils import TensorDictFuture
 
 
@@ -326,3 +327,32 @@ def test_rebuild_refuses_malformed_pickles() -> None:
         _rebuild_consolidated(torch.zeros(8, dtype=torch.uint8), bad)
     with pytest.raises(ValueError, match="uint8"):
         _rebuild_consolidated(torch.zeros(2), skeleton)
+
+
+def _crafted_pickle(description_edit: Any) -> Any:
+    """The arguments of a consolidated instance's pickle, with its description edited as a
+    crafted file could."""
+    packed = TensorDict(a=torch.arange(3.0), batch_size=[3]).consolidate()
+    rebuild, (buffer, description) = packed.__reduce_ex__(2)
+    assert rebuild is rebuild_consolidated
+    return rebuild, buffer.tensor, description_edit(list(description))
+
+
+def test_crafted_consolidated_pickle_may_not_build_an_engine_class() -> None:
+    def internal(level: list[Any]) -> tuple[Any, ...]:
+        level[1] = TensorCore
+        return tuple(level)
+
+    rebuild, buffer, description = _crafted_pickle(internal)
+    with pytest.raises(ValueError, match="is not a tensor class a pickle may build"):
+        rebuild(buffer, description)
+
+
+def test_crafted_consolidated_pickle_checks_leaves_against_the_batch() -> None:
+    def batch(level: list[Any]) -> tuple[Any, ...]:
+        level[2] = (5,)  # the leaf holds 3 rows
+        return tuple(level)
+
+    rebuild, buffer, description = _crafted_pickle(batch)
+    with pytest.raises(ValueError, match="cannot unpickle a consolidated tensor class"):
+        rebuild(buffer, description)
