@@ -40,6 +40,7 @@ __all__ = [
     "register_lazy_class",
     "register_lazy_stack_function",
     "register_loader",
+    "params_held",
     "register_params_class",
     "register_swap_class",
     "register_typed_class",
@@ -85,6 +86,17 @@ _attrs: _Role[type[TensorAttrs]] = _Role("attrs")  # the leaf descriptor attrs()
 # ``register_X(value)``, called by the module that defines it, and ``X()``, the value
 register_dynamic_class, dynamic_class = _dynamic.register, _dynamic.get
 register_params_class, params_class = _params.register, _params.get
+
+
+def params_held(value: object) -> Any:
+    """The tensor class a ``TensorDictParams`` holds (whose leaves are its parameters), or
+    ``None`` for any other value (and while no params class is registered)."""
+    cls = _params.value
+    if cls is None or not isinstance(value, cls):
+        return None
+    return value.__dict__["_td"]
+
+
 register_swap_class, swap_class = _swap.register, _swap.get
 register_lazy_class, lazy_class = _lazy.register, _lazy.get
 register_lazy_stack_function, lazy_stack_function = _lazy_stack.register, _lazy_stack.get
