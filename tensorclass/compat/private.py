@@ -28,6 +28,7 @@ from torch import Tensor
 from torch.utils import _pytree as pytree
 
 from ..engine.base import TensorDictBase
+from ..engine.core.lazy_stacks import is_lazy_stack
 from ..engine.core.state import TensorCore
 from ..engine.keys.predicates import default_is_leaf, is_leaf_nontensor
 from ..engine.shape.batch_dims import batch_dim
@@ -191,8 +192,13 @@ def _has_names(self: TensorDictBase) -> bool:
 
 
 def _has_exclusive_keys(self: TensorDictBase) -> bool:
-    """Whether a lazy stack's members differ in their keys (``False`` for others)."""
-    return False
+    """Whether a lazy stack's members differ in their keys, at any depth (``False`` for an
+    instance that is not a lazy stack)."""
+    if not is_lazy_stack(self):
+        return False
+    members = self.tensordicts
+    first = set(members[0].keys(True, True)) if members else set()
+    return any(set(member.keys(True, True)) != first for member in members[1:])
 
 
 def _compute_in_and_out_keys(
@@ -362,6 +368,14 @@ TABLE: tuple[Private, ...] = (
     ),
     Private(
         "tensordict.base.TensorDictBase",
+        "_set_str",
+        TensorCore._set_str,
+        "set of a one-level key; the engine's own, which takes tensordict's keywords "
+        "(validated=, inplace=, non_blocking=)",
+        "envs/utils.py (step_mdp, _update_during_reset), envs/common.py (EnvBase.reset)",
+    ),
+    Private(
+        "tensordict.base.TensorDictBase",
         "_fast_apply",
         _fast_apply,
         "apply without its checks",
@@ -438,5 +452,5 @@ def install_methods() -> None:
     """Attach the method entries of :data:`TABLE` to the engine's classes (once)."""
     for entry in TABLE:
         cls = _CLASSES.get(entry.path)
-        if cls is not None and entry.name not in vars(cls):
+        if cls is not None and not hasattr(cls, entry.name):  # the engine's own: kept
             setattr(cls, entry.name, entry.value)
