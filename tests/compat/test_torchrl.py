@@ -9,6 +9,7 @@ load with torch 2.13, on tensordict or on tensorclass alike.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -201,3 +202,17 @@ def test_training_follows_the_same_curve_as_on_tensordict(program: str) -> None:
     on_tensordict = _train(program, 600, tensorclass=False)
     assert on_tensordict["implementation"] == "tensordict"
     assert on_tensorclass["losses"] == pytest.approx(on_tensordict["losses"], rel=1e-4)
+
+
+@needs_tensordict
+def test_the_dqn_benchmark_runs(tmp_path) -> None:
+    from benchmarks.torchrl_dqn import main
+
+    out = tmp_path / "dqn.json"
+    assert (
+        main(["--rounds", "1", "--frames", "100", "--frames-per-batch", "50", "--json", str(out)])
+        == 0
+    )
+    report = json.loads(out.read_text())
+    assert set(report["medians"]) == {"tensordict", "tensorclass"}
+    assert all(rate > 0 for rate in report["medians"].values())
