@@ -40,6 +40,7 @@ __all__ = [
     "register_lazy_class",
     "register_lazy_stack_function",
     "register_loader",
+    "nest_params",
     "params_held",
     "register_params_class",
     "register_swap_class",
@@ -88,11 +89,22 @@ register_dynamic_class, dynamic_class = _dynamic.register, _dynamic.get
 register_params_class, params_class = _params.register, _params.get
 
 
+_NEST_PARAMS = [False]
+
+
+def nest_params(on: bool) -> None:
+    """Whether a ``TensorDictParams`` written into a tensor class is stored as the tensor
+    class of its parameters (a nested level the key walks enter) rather than as itself (a
+    leaf, as tensordict prints it). ``install_as_tensordict`` turns it on: TorchRL's target
+    updaters (``SoftUpdate``) walk the parameters of the ``TensorDictParams`` they store."""
+    _NEST_PARAMS[0] = on
+
+
 def params_held(value: object) -> Any:
-    """The tensor class a ``TensorDictParams`` holds (whose leaves are its parameters), or
-    ``None`` for any other value (and while no params class is registered)."""
+    """The tensor class a ``TensorDictParams`` holds (whose leaves are its parameters) when
+    :func:`nest_params` is on, else ``None`` (and for any other value)."""
     cls = _params.value
-    if cls is None or not isinstance(value, cls):
+    if not _NEST_PARAMS[0] or cls is None or not isinstance(value, cls):
         return None
     return value.__dict__["_td"]
 
