@@ -135,3 +135,4 @@ from .nn.params import TensorDictParams as TensorDictParams  # isort: skip  (ten
 from .nn.tensorclass_module import TensorClassModuleBase as TensorClassModuleBase  # isort: skip  (top-level in tensordict)
 from .nn.tensorclass_module import TensorClassModuleWrapper as TensorClassModuleWrapper  # isort: skip
 from .nn.wrappers import as_tensordict_module as as_tensordict_module  # isort: skip  (top-level in tensordict)
+from .compat.alias import install_as_tensordict as install_as_tensordict  # isort: skip  (above nn in the layers)

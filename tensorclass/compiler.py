@@ -416,6 +416,8 @@ class TensorClassMeta(type):
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
             _build_class(cls, frozen, validate, defining_scope(), dynamic, extra_keys, kw_only)
+            if not dynamic and not hasattr(cls, "__getattr__"):
+                setattr(cls, "__getattr__", _no_attribute)  # noqa: B010 (hidden from checkers)
             if getattr(cls, TENSOR_ONLY, False):
                 _check_tensor_only(cls)
         return cls
@@ -429,6 +431,15 @@ class TensorClassMeta(type):
         """Install a new schema of this class (its forward references resolved)."""
         install_schema(cls, schema)
         regenerate_init(cls, schema)
+
+
+def _no_attribute(self: object, name: str) -> Any:
+    """A declared tensor class's ``__getattr__``: no attribute but its own, as without one.
+
+    It is there, as on tensordict's tensor classes, for code that chains it
+    (``Base.__getattr__`` read and wrapped, as TorchRL's ``Trajectory`` does).
+    """
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 _blanks: dict[type, type] = {}

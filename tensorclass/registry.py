@@ -42,6 +42,8 @@ __all__ = [
     "register_lazy_stack_function",
     "register_lazy_view_function",
     "register_loader",
+    "nest_params",
+    "params_held",
     "register_params_class",
     "register_swap_class",
     "register_typed_class",
@@ -88,6 +90,28 @@ _attrs: _Role[type[TensorAttrs]] = _Role("attrs")  # the leaf descriptor attrs()
 # ``register_X(value)``, called by the module that defines it, and ``X()``, the value
 register_dynamic_class, dynamic_class = _dynamic.register, _dynamic.get
 register_params_class, params_class = _params.register, _params.get
+
+
+_NEST_PARAMS = [False]
+
+
+def nest_params(on: bool) -> None:
+    """Whether a ``TensorDictParams`` written into a tensor class is stored as the tensor
+    class of its parameters (a nested level the key walks enter) rather than as itself (a
+    leaf, as tensordict prints it). ``install_as_tensordict`` turns it on: TorchRL's target
+    updaters (``SoftUpdate``) walk the parameters of the ``TensorDictParams`` they store."""
+    _NEST_PARAMS[0] = on
+
+
+def params_held(value: object) -> Any:
+    """The tensor class a ``TensorDictParams`` holds (whose leaves are its parameters) when
+    :func:`nest_params` is on, else ``None`` (and for any other value)."""
+    cls = _params.value
+    if not _NEST_PARAMS[0] or cls is None or not isinstance(value, cls):
+        return None
+    return value.__dict__["_td"]
+
+
 register_swap_class, swap_class = _swap.register, _swap.get
 register_lazy_class, lazy_class = _lazy.register, _lazy.get
 register_lazy_stack_function, lazy_stack_function = _lazy_stack.register, _lazy_stack.get

@@ -39,7 +39,7 @@ from .errors import (
 )
 from .fields import MISSING
 from .non_tensor import NonTensorData, NonTensorStack
-from .registry import dynamic_class
+from .registry import dynamic_class, params_held
 from .specs import Spec, has_spec_metadata, spec_from_annotation
 from .switches import lists_per_element
 from .unbatched import UnbatchedTensor
@@ -235,7 +235,8 @@ def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None
     Tensors and tensor classes are checked against the batch size (and moved to the device);
     a mapping becomes the nested class of ``key``; numbers, lists and arrays of numbers
     become tensors; another list holds one value per element (see :func:`per_element`);
-    anything else is a non-tensor value shared along the batch.
+    anything else is a non-tensor value shared along the batch (a ``TensorDictParams`` too,
+    unless ``registry.nest_params`` is on: then the tensor class of its parameters).
     """
     if isinstance(value, (Tensor, TensorCollection)):
         if value.__class__ is UnbatchedTensor:
@@ -255,6 +256,9 @@ def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None
                 return per_element(owner, key, value, where)
             return NonTensorData(value)
         return owner._check_leaf(key, tensor, where)
+    held = params_held(value)
+    if held is not None:  # a TensorDictParams under nest_params: its parameters, nested
+        return owner._check_leaf(key, held, where)
     return NonTensorData(value)
 
 

@@ -8,6 +8,8 @@
   conforms to a tensor class, with every problem listed.
 - ``demo``: builds a memory-mapped image dataset, validates it, trains and ensembles small
   models on it, and prints a report.
+- ``run-as-tensordict SCRIPT [ARGS...]`` (or ``-m MODULE``): runs a program written for
+  tensordict (a TorchRL script) on tensorclass, served as ``tensordict``.
 
 Exit status: 0 success; 1 the data has problems (damaged save, or it does not conform);
 2 usage errors (bad arguments or path, not a save, unimportable schema). Every failure ends
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import FormatError
-from . import demo, inspect, validate
+from . import demo, inspect, run_as, validate
 from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError, add_command
 
 __all__ = ["build_parser", "entry", "main"]
@@ -38,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m tensorclass``, with every command."""
     parser = argparse.ArgumentParser(
         prog=_program(),
-        description="Inspect and validate saved tensor classes, or run the demo.",
+        description="Inspect and validate saved tensor classes, run the demo, or run a tensordict program.",
         epilog="exit status: 0 success, 1 problems found in the data, 2 usage error",
     )
     parser.add_argument("--version", action="version", version=f"tensorclass {__version__}")
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_command(commands, inspect.COMMAND, inspect.run, inspect.add_options)
     add_command(commands, validate.COMMAND, validate.run, validate.add_options)
     add_command(commands, demo.COMMAND, demo.run, demo.add_options)
+    add_command(commands, run_as.COMMAND, run_as.run, run_as.add_options)
     return parser
 
 

@@ -243,6 +243,8 @@ class TensorDictModuleBase(nn.Module, Generic[T]):
                 if tensordict_out is not None and not isinstance(tensordict_out, schema):
                     raise self._wrong_class(tensordict_out, " as tensordict_out")
             if args or kwargs:
+                args, kwargs, tensordict_out = _tensordict_call(args, kwargs, tensordict_out)
+            if args or kwargs:
                 raise TypeError(
                     f"{type(self).__name__}: pass either a tensor class or tensors, not both"
                 )
@@ -413,3 +415,17 @@ def first_missing(tensordict: Container[Key], keys: Iterable[Key]) -> Key | None
         if key not in tensordict:
             return key
     return None
+
+
+def _tensordict_call(
+    args: tuple[object, ...], kwargs: dict[str, object], tensordict_out: Any
+) -> tuple[tuple[object, ...], dict[str, object], Any]:
+    """The other arguments of a call on a tensor class, as tensordict's modules take them:
+    ``tensordict_out`` second, and ``_requires_sample=True`` (its private keyword, which
+    subclasses written for tensordict pass, TorchRL's ``SafeProbabilisticModule`` for one:
+    sampling is what the modules here do)."""
+    if tensordict_out is None and len(args) == 1 and (args[0] is None or is_op(args[0])):
+        tensordict_out, args = args[0], ()
+    if kwargs.get("_requires_sample") is True:
+        kwargs = {k: v for k, v in kwargs.items() if k != "_requires_sample"}
+    return args, kwargs, tensordict_out

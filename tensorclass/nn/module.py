@@ -76,7 +76,7 @@ class TensorDictModule(FixedKeysModule[T]):
         schema: a tensor class; every key must be one of its (nested) fields, and calling
             the module with an instance of another class is an error.
         inplace: write into the input (default) or into a new, empty instance of its class
-            (``False``, or ``"empty"`` as tensordict spells it).
+            (``False``, or ``"empty"`` as tensordict spells it; ``None`` as ``False``).
         out_to_in_map: the direction of a dict ``in_keys``: ``None``/``False`` read it as
             ``{key: argument}``, ``True`` as ``{argument: key}`` (tensordict's default).
         method: the name of the method of ``module`` to call instead of ``module`` itself
@@ -97,7 +97,7 @@ class TensorDictModule(FixedKeysModule[T]):
         out_keys: KeysLike,
         *,
         schema: type[T] | None = None,
-        inplace: bool | Literal["empty"] = True,
+        inplace: bool | Literal["empty"] | None = True,
         out_to_in_map: bool | None = None,
         method: str | None = None,
         method_kwargs: Mapping[str, Any] | None = None,
@@ -113,9 +113,9 @@ class TensorDictModule(FixedKeysModule[T]):
                 f"TensorDictModule(method={method!r}): {type(module).__name__} has no method "
                 f"{method!r}"
             )
-        if inplace not in (True, False, "empty"):
+        if inplace not in (True, False, "empty", None):
             raise ValueError(
-                f"TensorDictModule: inplace must be True, False or 'empty'; got {inplace!r}"
+                f"TensorDictModule: inplace must be True, False, 'empty' or None; got {inplace!r}"
             )
         object.__setattr__(self, "_call_spec", (method, dict(method_kwargs or {})))
         self.module = module
@@ -146,7 +146,9 @@ class TensorDictModule(FixedKeysModule[T]):
         if len(set(written)) != len(written):
             raise ValueError(f"out_keys has a key twice: {source!r}")
         self._out_source = source
-        self.inplace = inplace != "empty" and bool(inplace)
+        # None: not in place, as False (and, for a sequential built through this
+        # __init__ as TorchRL's SafeSequential is, each module decides)
+        self.inplace: bool | None = None if inplace is None else inplace not in ("empty", False)
         if schema is not None:
             check_module_keys(schema, "TensorDictModule", self._in_keys, written)
             self._schema = schema

@@ -402,13 +402,14 @@ class ProbabilisticTensorDictSequential(TensorDictSequential[T]):
                 f"with {type(chain[-1]).__name__}"
             )
         self.return_composite = bool(return_composite)
-        super().__init__(
-            *modules,
-            partial_tolerant=partial_tolerant,
-            selected_out_keys=selected_out_keys,
-            schema=schema,
-            inplace=inplace,
-        )
+        # the keywords given only: a subclass that also derives from another sequential
+        # (TorchRL's SafeProbabilisticTensorDictSequential) takes fewer of them
+        options: dict[str, Any] = {"partial_tolerant": partial_tolerant, "inplace": inplace}
+        if selected_out_keys is not None:
+            options["selected_out_keys"] = selected_out_keys
+        if schema is not None:
+            options["schema"] = schema
+        super().__init__(*modules, **options)
 
     def _class_for(self, modules: list[Any]) -> type[TensorDictSequential[Any]]:
         # A cut that still ends with the probabilistic module keeps get_dist and log_prob.

@@ -138,11 +138,10 @@ class TensorDictSequential(TensorDictModuleBase[T]):
 
     @property
     def out_keys_source(self) -> list[Key]:
-        """Every key some module writes, in order."""
-        keys: list[Key] = []
-        for module in self._chain():
-            keys.extend(k for k in module.out_keys if k not in keys)
-        return keys
+        """Every key some module writes, in the order of the last write of each (as
+        tensordict orders them: a key written again by a later module comes with it)."""
+        written = [key for module in self._chain() for key in module.out_keys]
+        return [key for i, key in enumerate(written) if key not in written[i + 1 :]]
 
     @property
     def out_keys(self) -> list[Key]:

@@ -87,7 +87,7 @@ def test_in_keys_and_out_keys_follow_the_chain() -> None:
         Mod(lambda d, a: d, ["d", "a"], ["b"]),
     )
     assert seq.in_keys == ["a", "c"]
-    assert seq.out_keys == ["b", "d"]
+    assert seq.out_keys == ["d", "b"]  # in the order of the last write, as tensordict
 
 
 def test_missing_input_is_an_error_unless_partial_tolerant() -> None:

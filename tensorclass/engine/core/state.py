@@ -509,8 +509,21 @@ class TensorCore(TensorCollection):
         return out
 
     @FAST_WRITE
-    def _set_str(self, key: str, value: Any, inplace: bool = False, where: object = None) -> None:
-        """Set one key of this level: in place when asked and present, else replace."""
+    def _set_str(
+        self,
+        key: str,
+        value: Any,
+        inplace: bool = False,
+        where: object = None,
+        *,
+        validated: object = None,
+        non_blocking: bool = False,
+    ) -> None:
+        """Set one key of this level: in place when asked and present, else replace.
+
+        ``validated`` and ``non_blocking`` are tensordict's keywords of this method, taken for
+        the programs that call it (TorchRL, under ``install_as_tensordict``): the value is
+        checked and converted in every case."""
         data = self._data
         if not inplace and fast_write(self, key, value):
             data[key] = value

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import countOf
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import torch
 from torch import Tensor
@@ -147,13 +147,26 @@ READ_KEY = Inlined(read_str, read_path)
 
 
 @READ_KEY
-def get(self: E, key: NestedKey, default: object = MISSING) -> Any:
+def get(
+    self: E,
+    key: NestedKey,
+    default: object = MISSING,
+    *,
+    as_padded_tensor: bool = False,
+    as_nested_tensor: bool = False,
+    padding_side: Literal["left", "right"] = "right",
+    padding_value: float = 0.0,
+    layout: torch.layout | None = None,
+) -> Any:
     """The value under ``key`` (a string or nested tuple); for a missing key ``default``
     if given, else ``None`` (``td[key]`` raises, and ``get`` too given ``NO_DEFAULT`` or
     under ``set_get_defaults_to_none(False)``).
 
     A shared non-tensor value comes back as itself (a string, a number, an object); one
-    value per element as its :class:`~tensorclass.NonTensorStack`.
+    value per element as its :class:`~tensorclass.NonTensorStack`. ``as_padded_tensor``
+    and ``as_nested_tensor`` (with ``padding_side``, ``padding_value``, ``layout``) are for
+    lazy stacks of ragged members; here, where every element has one shape, the stored
+    tensor is both (as in tensordict 0.15.3).
     """
     if key.__class__ is str:
         if (found := read_str(self, key, None)) is not MISSING:  # inlined (READ_KEY)

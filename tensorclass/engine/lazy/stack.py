@@ -316,7 +316,14 @@ class LazyStackedTensorDict(TensorDictBase):
     # -- writing through the stack -----------------------------------------------------------
 
     def _set_str(
-        self, key: str, value: object, inplace: bool = False, where: object = None
+        self,
+        key: str,
+        value: object,
+        inplace: bool = False,
+        where: object = None,
+        *,
+        validated: object = None,
+        non_blocking: bool = False,
     ) -> None:
         leaves = self._lazy
         if (
@@ -889,12 +896,30 @@ class LazyStackedTensorDict(TensorDictBase):
         call_on_nested: bool = False,
         is_leaf: Callable[[type], bool] | None = None,
         out: TensorCore | None = None,
+        named: bool = False,
+        nested_keys: bool = False,
     ) -> Self:
         """Apply ``fn`` member by member (see ``TensorDict.apply``); the result stays lazy.
 
         With ``batch_size=``, ``names=``, ``device=``, ``is_leaf=`` or ``out=`` the dense
-        stack is used instead.
+        stack is used instead; ``named=True`` is :meth:`named_apply`.
         """
+        if named:
+            return self.named_apply(
+                fn,
+                *others,
+                nested_keys=nested_keys,
+                batch_size=batch_size,
+                device=device,
+                names=names,
+                inplace=inplace,
+                default=default,
+                filter_empty=filter_empty,
+                propagate_lock=propagate_lock,
+                call_on_nested=call_on_nested,
+                is_leaf=is_leaf,
+                out=out,
+            )
         split = [self._split_other(o) for o in others]
         dense = (
             batch_size is not None
@@ -1310,14 +1335,12 @@ def _dense_level(members: Sequence[TensorCore]) -> bool:
     first = members[0]
     if isinstance(first, LazyStackedTensorDict):
         return False
-    keys = list(first._data)
     for member in members[1:]:
         if type(member) is not type(first) or member._batch_size != first._batch_size:
             return False
-        if list(member._data) != keys:
+        if member._data.keys() != first._data.keys():  # the same keys, in any order
             return False
-    for key in keys:
-        leaf = first._data[key]
+    for key, leaf in first._data.items():
         for member in members[1:]:
             other = member._data[key]
             if isinstance(leaf, Tensor):

@@ -247,6 +247,8 @@ def apply(
     call_on_nested: bool = ...,
     is_leaf: Callable[[type], bool] | None = ...,
     out: TensorCore | None = ...,
+    named: bool = ...,
+    nested_keys: bool = ...,
 ) -> E: ...
 
 
@@ -264,6 +266,8 @@ def apply(
     call_on_nested: bool = False,
     is_leaf: Callable[[type], bool] | None = None,
     out: TensorCore | None = None,
+    named: bool = False,
+    nested_keys: bool = False,
 ) -> E:
     """Apply ``fn`` to every tensor leaf (with the matching leaves of ``others``).
 
@@ -275,7 +279,8 @@ def apply(
     ``propagate_lock=True`` locks the result if this instance is locked;
     ``call_on_nested=True`` calls ``fn`` on nested instances instead of entering them,
     as ``is_leaf`` does for the nested classes it accepts; ``out=`` receives the
-    results (written in place where it has the key) and is returned.
+    results (written in place where it has the key) and is returned. ``named=True`` is
+    :meth:`named_apply` (``fn`` gets the key first; ``nested_keys`` as there).
 
     >>> import torch
     >>> from tensorclass import TensorDict
@@ -284,6 +289,23 @@ def apply(
     >>> list(floats.keys())
     ['a']
     """
+    if named:
+        return named_apply(
+            self,
+            fn,
+            *others,
+            nested_keys=nested_keys,
+            batch_size=batch_size,
+            device=device,
+            names=names,
+            inplace=inplace,
+            default=default,
+            filter_empty=filter_empty,
+            propagate_lock=propagate_lock,
+            call_on_nested=call_on_nested,
+            is_leaf=is_leaf,
+            out=out,
+        )
     if (
         not (others or inplace or call_on_nested or propagate_lock)
         and batch_size is None
@@ -346,8 +368,9 @@ def named_apply(
 ) -> E:
     """Like :meth:`apply`, with the key first: ``fn(key, leaf, *other_leaves)``.
 
-    ``nested_keys=True`` passes full tuple paths instead of the last key; the other
-    arguments are those of :meth:`apply`.
+    ``nested_keys=True`` passes the full path instead of the last key (a tuple below the top
+    level, the string itself at the top, as tensordict does); the other arguments are those
+    of :meth:`apply`.
     """
     prefix: tuple[str, ...] | None = () if nested_keys else ("",)
     options = _Options(device, filter_empty, propagate_lock, is_leaf, out)
@@ -436,7 +459,8 @@ def _apply_level(
             if prefix is None:
                 result = fn(leaf, *extra)
             else:
-                name: str | tuple[str, ...] = (*path, key) if prefix == () else key
+                # nested_keys: the full path, a plain string at the top level (as tensordict)
+                name: str | tuple[str, ...] = (*path, key) if prefix == () and path else key
                 result = fn(name, leaf, *extra)
             if check and result is not None and getattr(result, "shape", new_size)[:n] != new_size:
                 raise _changed_batch((*path, key) if path else key, new_size, result)
@@ -449,7 +473,7 @@ def _apply_level(
                 if prefix is None:
                     result = fn(leaf, *extra)
                 else:
-                    name = (*path, key) if prefix == () else key
+                    name = (*path, key) if prefix == () and path else key
                     result = fn(name, leaf, *extra)
             else:
                 nested_size = new_size + leaf._batch_size[n:]
@@ -475,9 +499,26 @@ def _apply_level(
     return out
 
 
-def apply_(self: E, fn: Callable[..., Any], *others: TensorCore) -> E:
-    """Apply ``fn`` to every tensor leaf and write the results in place."""
-    return self.apply(fn, *others, inplace=True)
+def apply_(
+    self: E,
+    fn: Callable[..., Any],
+    *others: TensorCore,
+    default: Any = MISSING,
+    is_leaf: Callable[[type], bool] | None = None,
+    named: bool = False,
+    nested_keys: bool = False,
+) -> E:
+    """Apply ``fn`` to every tensor leaf and write the results in place (``default``,
+    ``is_leaf``, ``named`` and ``nested_keys`` as for :meth:`apply`)."""
+    return self.apply(
+        fn,
+        *others,
+        inplace=True,
+        default=default,
+        is_leaf=is_leaf,
+        named=named,
+        nested_keys=nested_keys,
+    )
 
 
 # -- copies, devices and dtypes ------------------------------------------------------

@@ -239,9 +239,10 @@ def memmap_refresh_(self: B, *, allow_pickle: bool | None = None) -> B:
     return self.load_memmap_(_saved_or_raise(self, "memmap_refresh_"), allow_pickle=allow_pickle)
 
 
-def saved_path(self: B) -> Path:
+def saved_path(self: B) -> Path | None:
     """The directory this instance is memory-mapped in (every tensor maps the file a
-    save there gives it); ``AttributeError`` otherwise.
+    save there gives it); ``None`` when it is memory-mapped without one
+    (``memmap_like()`` with no prefix), ``AttributeError`` when it is not memory-mapped.
 
     >>> import tempfile, torch
     >>> from tensorclass import TensorDict
@@ -251,6 +252,8 @@ def saved_path(self: B) -> Path:
     True
     """
     root = saved_root(self)
+    if root is None and self.is_memmap():
+        return None
     if root is None:
         raise AttributeError(
             f"this {type(self).__name__} is not memory-mapped in a directory (save it "

@@ -230,8 +230,9 @@ def _pad_per_key(
 ) -> Any:
     """``item`` padded along batch dim ``pos`` with a padding value per key."""
 
-    def fn(key: tuple[str, ...], leaf: Tensor) -> Tensor:
-        return _padded(leaf, pos, length, values.get(key, default), left)
+    def fn(key: str | tuple[str, ...], leaf: Tensor) -> Tensor:
+        path = key if isinstance(key, tuple) else (key,)
+        return _padded(leaf, pos, length, values.get(path, default), left)
 
     size = list(item._batch_size)
     size[pos] = length
@@ -254,8 +255,9 @@ def _pad_leaves(
 ) -> Any:
     """``item`` with every tensor padded along its own (feature) dim."""
 
-    def fn(key: tuple[str, ...], leaf: Tensor) -> Tensor:
-        return _padded(leaf, positions[key], lengths[key], values.get(key, default), left)
+    def fn(key: str | tuple[str, ...], leaf: Tensor) -> Tensor:
+        path = key if isinstance(key, tuple) else (key,)
+        return _padded(leaf, positions[path], lengths[path], values.get(path, default), left)
 
     return item.named_apply(fn, nested_keys=True)
 
