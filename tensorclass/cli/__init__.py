@@ -20,24 +20,59 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
 from ..errors import FormatError
-from . import demo, inspect, run_as, validate
-from .common import EXIT_PROBLEMS, EXIT_USAGE, UsageError, add_command
+from .commands import EXIT_PROBLEMS, EXIT_USAGE, Command, UsageError, add_command
 
-__all__ = ["build_parser", "entry", "main"]
+__all__ = ["COMMANDS", "CommandEntry", "build_parser", "entry", "main"]
+
+
+@dataclass(frozen=True)
+class CommandEntry:
+    """A line of :data:`COMMANDS`: a command's name, its line in ``--help``, and the module
+    that defines its ``COMMAND``, ``add_options`` and ``run`` (imported on dispatch)."""
+
+    name: str
+    summary: str
+    module: str
+
+
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry(
+        "inspect", "show what a save holds (reads metadata only)", "tensorclass.cli.inspect"
+    ),
+    CommandEntry("validate", "check a save against a tensor class", "tensorclass.cli.validate"),
+    CommandEntry(
+        "demo",
+        "build, validate and train on a memory-mapped dataset",
+        "tensorclass.cli.demo_command",
+    ),
+    CommandEntry(
+        "run-as-tensordict",
+        "run a tensordict program (a TorchRL script) on tensorclass",
+        "tensorclass.cli.run_as",
+    ),
+)
+"""Every command, one line each. Only the module of the command being run is imported
+(most import torch), so the parser is built and ``--help`` answers without torch."""
 
 EXIT_INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m tensorclass``, with every command."""
+def build_parser(loaded: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``python -m tensorclass``, with every command.
+
+    The commands named in ``loaded`` (all of them by default) have their options and
+    ``run``, read from their modules; the others only their name and summary, so building
+    the parser for one command imports that command's module alone."""
     parser = argparse.ArgumentParser(
         prog=_program(),
         description="Inspect and validate saved tensor classes, run the demo, or run a tensordict program.",
@@ -45,11 +80,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tensorclass {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    add_command(commands, inspect.COMMAND, inspect.run, inspect.add_options)
-    add_command(commands, validate.COMMAND, validate.run, validate.add_options)
-    add_command(commands, demo.COMMAND, demo.run, demo.add_options)
-    add_command(commands, run_as.COMMAND, run_as.run, run_as.add_options)
+    for entry in COMMANDS:
+        if loaded is not None and entry.name not in loaded:
+            commands.add_parser(entry.name, help=entry.summary, add_help=False)
+            continue
+        module = importlib.import_module(entry.module)
+        command: Command = module.COMMAND
+        add_command(commands, command, module.run, module.add_options)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs: its first word that is not an option (the main parser's
+    own options, ``--help`` and ``--version``, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def _program() -> str:
@@ -64,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(loaded=[name] if (name := _command_in(words)) else [])
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help (0) or bad arguments (2)

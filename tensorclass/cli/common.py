@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +10,7 @@ from ..engine.core.untrusted import json_value, read_no_follow
 from ..engine.storage.memmap.foreign import is_tensordict_meta
 from ..engine.storage.memmap.metadata import FORMAT, META_NAME, MemmapInfo
 from ..errors import FormatError
+from .commands import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Command, UsageError, add_command
 from .format import table
 
 __all__ = [
@@ -30,49 +28,8 @@ __all__ = [
     "save_path",
 ]
 
-EXIT_OK = 0
-"""The command succeeded (the data is readable and conforms)."""
-EXIT_PROBLEMS = 1
-"""The data has problems (a damaged save, or data that does not conform to the schema)."""
-EXIT_USAGE = 2
-"""The command was used wrongly: bad arguments or path, not a save, unimportable schema."""
-
 Problem = dict[str, Any]
 """One problem, as JSON: ``loc`` (the key path, a list), ``type`` and ``msg``, maybe ``ctx``."""
-
-
-class UsageError(Exception):
-    """A mistake in how a command was called; ``main`` prints it and exits with 2."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """A command of ``python -m tensorclass``: its name, its line in the list of commands
-    (``summary``), its help text, and whether it takes the ``PATH`` of a save."""
-
-    name: str
-    summary: str
-    description: str
-    reads_save: bool = False
-
-
-def add_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    command: Command,
-    run: Callable[[argparse.Namespace], int],
-    add_options: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """Declare ``command`` on the ``main`` parser's sub-commands: its ``PATH`` (if it reads
-    a save), the options ``add_options`` adds, and ``run``, what it runs."""
-    parser = commands.add_parser(
-        command.name, help=command.summary, description=command.description
-    )
-    if command.reads_save:
-        parser.add_argument(
-            "path", metavar="PATH", help="a directory written by memmap/memmap_like"
-        )
-    add_options(parser)
-    parser.set_defaults(run=run)
 
 
 def save_path(path: str) -> Path:

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from ..engine.storage.memmap.metadata import read_metadata
 from ..loading import load_memmap
 from ..validation import validate
-from .common import EXIT_OK, Command, UsageError
+from .common import EXIT_OK, UsageError
 from .demo_data import CLASSES, ImageBatch, make_dataset
 from .demo_train import (
     Plan,
@@ -43,7 +43,7 @@ from .demo_train import (
 from .format import format_bytes, format_shape
 from .progress import Stages, seconds_since_process_start
 
-__all__ = ["DemoReport", "COMMAND", "add_options", "format_report", "run", "run_demo"]
+__all__ = ["DemoReport", "format_report", "run", "run_demo"]
 
 SCHEMA_PATH = f"{ImageBatch.__module__}:{ImageBatch.__qualname__}"
 
@@ -88,46 +88,6 @@ class DemoReport:
         """The mean loss of the last 10 steps."""
         tail = self.losses[-10:]
         return sum(tail) / len(tail)
-
-
-COMMAND = Command(
-    "demo",
-    "build, validate and train on a memory-mapped dataset",
-    "Write a synthetic image dataset to disk as a memory-mapped tensor class, validate "
-    "it, train a small model and an ensemble on it, and report. "
-    "The data is removed at the end unless --keep is given.",
-)
-
-
-def add_options(parser: argparse.ArgumentParser) -> None:
-    """The options of the ``demo`` command."""
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="write the dataset to DIR/dataset (default: a temporary directory)",
-    )
-    for option, default, what in (
-        ("--rows", 32_768, "images"),
-        ("--steps", 300, "training steps"),
-        ("--members", 4, "models in the ensemble"),
-    ):
-        parser.add_argument(
-            option, type=_positive, metavar="N", default=default, help=f"{what} (default {default})"
-        )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    parser.add_argument("--keep", action="store_true", help="keep the dataset on disk")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ import runpy
 import sys
 
 from ..compat.alias import install_as_tensordict
-from .common import Command
+from .commands import Command
 
 __all__ = ["COMMAND", "add_options", "run"]
 

@@ -2,12 +2,13 @@
 
 ``mkdocs build --strict`` passes with doctest examples flattened into blockquotes, Sphinx
 roles shown as raw text and dunders listed, so the site is built once (into a temporary
-directory) and its ``api/index.html`` is checked. The build-time rewriting is
+directory) and its API pages (``api/*/index.html``, joined) are checked. The build-time rewriting is
 ``docs_ext/sphinx_markup.py`` (a griffe extension enabled in ``mkdocs.yml``).
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import os
 import re
@@ -27,7 +28,9 @@ PROMPT = re.compile(r"&gt;&gt;&gt;|>>>")
 CODE = re.compile(r"<pre\b.*?</pre>|<code\b.*?</code>", re.S)
 HEADING_ID = re.compile(r'<h\d id="(?P<id>[^"]+)" class="doc doc-heading"')
 NAV_LINK = re.compile(r'<a href="#(?P<id>[^"]+)" class="md-nav__link"')
-XREF = re.compile(r'<a class="autorefs autorefs-internal"[^>]*href="#tensorclass\.[^"]*"')
+XREF = re.compile(
+    r'<a class="autorefs autorefs-internal"[^>]*href="(?:\.\./\w+/)?#tensorclass\.[^"]*"'
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +38,7 @@ def api_html(tmp_path_factory: pytest.TempPathFactory) -> str:
     site = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     # From another directory: the build must not depend on the current directory.
-    command = ["mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)]
+    command = ["mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)]
     result = subprocess.run(
         [sys.executable, "-m", *command],
         cwd=site.parent,
@@ -45,13 +48,18 @@ def api_html(tmp_path_factory: pytest.TempPathFactory) -> str:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    return (site / "api" / "index.html").read_text()
+    pages = sorted((site / "api").glob("**/index.html"))
+    assert len(pages) > 1, pages  # the reference is split into pages by concept
+    return "\n".join(page.read_text() for page in pages)
 
 
 def _docstrings_html(page: str) -> str:
-    """The part of the page that mkdocstrings rendered (no theme chrome)."""
-    start = page.index('<div class="doc doc-object')
-    return page[start:]
+    """The parts of the pages that mkdocstrings rendered (from each page's first entry)."""
+    return "\n".join(
+        part[part.index('<div class="doc doc-object') :]
+        for part in page.split("<!doctype html>")
+        if '<div class="doc doc-object' in part
+    )
 
 
 def test_no_example_is_flattened_into_a_blockquote(api_html: str) -> None:
@@ -102,7 +110,9 @@ def test_roles_in_mixins_link_to_the_public_class(api_html: str) -> None:
     that lists the method (``TensorDictBase``), not to an anchor that does not exist."""
     prose = re.findall(r"<p>.*?</p>", _docstrings_html(api_html), re.S)
     members = {
-        m for p in prose for m in re.findall(r'href="#tensorclass\.TensorDictBase\.(\w+)"', p)
+        m
+        for p in prose
+        for m in re.findall(r'href="(?:\.\./engine/)?#tensorclass\.TensorDictBase\.(\w+)"', p)
     }
     assert len(members) >= 5, members
 
@@ -155,3 +165,24 @@ def test_attached_operations_are_documented_members(api_html: str, member: str) 
     """Operations attached from functions (plain, ``class_op``, ``op_property``, and one
     declared only for type checkers) are listed under ``TensorDictBase`` as its members."""
     assert f'id="tensorclass.TensorDictBase.{member}"' in api_html
+
+
+SIGNATURE = re.compile(r'<div class="doc-signature highlight"><pre>(.*?)</pre>', re.S)
+
+
+def _signatures(page: str) -> list[str]:
+    return [html.unescape(re.sub(r"<[^>]*>", "", m[1])) for m in SIGNATURE.finditer(page)]
+
+
+def test_signatures_show_types(api_html: str) -> None:
+    signatures = _signatures(api_html)
+    assert len(signatures) > 100, len(signatures)
+    permute = next(s for s in signatures if s.startswith("permute("))
+    assert ") -> " in permute, permute
+
+
+def test_no_default_is_a_private_name(api_html: str) -> None:
+    """A private constant used as a default (``sample_shape=_EMPTY``) shows its value
+    (``docs_ext/private_names.py``): the reader cannot look a private name up."""
+    private = [s for s in _signatures(api_html) if re.search(r"= _\w", s)]
+    assert not private, private[:3]

@@ -28,9 +28,10 @@ def ci_commands() -> tuple[list[Command], Command]:
 
 
 def readme_commands() -> list[list[Command]]:
-    """Each bash block of the README as its ``&&``-separated commands."""
+    """Each bash block of the README as its ``&&``-separated commands (a long one is
+    continued on the next line with a backslash)."""
     return [
-        [shlex.split(part) for part in block.source.strip().split(" && ")]
+        [shlex.split(part) for part in re.split(r"\s+&&\s+", block.source.replace("\\\n", " "))]
         for block in blocks(ROOT / "README.md")
         if block.language == "bash"
     ]

@@ -27,7 +27,6 @@ TYPED_PAGES = ("README.md", "docs/getting-started.md")
 #: docs pages not (yet) held to the checkers, each with its reason: visible, never silent
 EXCLUDED_PAGES = {
     "docs/typing.md": "shows refused code on purpose; checked with its `# E:` markers by test_cases",
-    "docs/api.md": "no python blocks (mkdocstrings entries)",
     "docs/architecture.md": "no python blocks",
     "docs/benchmarks.md": "no python blocks",
     "docs/torchrl.md": "its one python block imports tensordict and torchrl under the alias",
