@@ -31,6 +31,7 @@ from .errors import SchemaError
 from .field_access import NonTensorField
 from .fields import MISSING, FieldSpec, field
 from .init_codegen import make_init
+from .registry import serving_as_tensordict
 from .schema import DYNAMIC, AnySchema, Field, FieldKind, Schema, classify_annotation
 
 __all__ = [
@@ -416,7 +417,7 @@ class TensorClassMeta(type):
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         if any(isinstance(base, TensorClassMeta) for base in bases):
             _build_class(cls, frozen, validate, defining_scope(), dynamic, extra_keys, kw_only)
-            if not dynamic and not hasattr(cls, "__getattr__"):
+            if not dynamic and serving_as_tensordict() and not hasattr(cls, "__getattr__"):
                 setattr(cls, "__getattr__", _no_attribute)  # noqa: B010 (hidden from checkers)
             if getattr(cls, TENSOR_ONLY, False):
                 _check_tensor_only(cls)
@@ -434,10 +435,11 @@ class TensorClassMeta(type):
 
 
 def _no_attribute(self: object, name: str) -> Any:
-    """A declared tensor class's ``__getattr__``: no attribute but its own, as without one.
-
-    It is there, as on tensordict's tensor classes, for code that chains it
-    (``Base.__getattr__`` read and wrapped, as TorchRL's ``Trajectory`` does).
+    """A declared tensor class's ``__getattr__`` while tensorclass is served as tensordict
+    (:func:`~tensorclass.registry.serve_as_tensordict`): no attribute but its own, as
+    without one. It is there, as on tensordict's tensor classes, for code that chains it
+    (``Base.__getattr__`` read and wrapped, as TorchRL's ``Trajectory`` does); it is not
+    there otherwise because a class with ``__getattr__`` reads every attribute more slowly.
     """
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -42,11 +42,12 @@ __all__ = [
     "register_lazy_stack_function",
     "register_lazy_view_function",
     "register_loader",
-    "nest_params",
     "params_held",
     "register_params_class",
     "register_swap_class",
     "register_typed_class",
+    "serve_as_tensordict",
+    "serving_as_tensordict",
     "swap_class",
     "typed_class",
 ]
@@ -92,22 +93,29 @@ register_dynamic_class, dynamic_class = _dynamic.register, _dynamic.get
 register_params_class, params_class = _params.register, _params.get
 
 
-_NEST_PARAMS = [False]
+_SERVING_AS_TENSORDICT = [False]
 
 
-def nest_params(on: bool) -> None:
-    """Whether a ``TensorDictParams`` written into a tensor class is stored as the tensor
-    class of its parameters (a nested level the key walks enter) rather than as itself (a
-    leaf, as tensordict prints it). ``install_as_tensordict`` turns it on: TorchRL's target
-    updaters (``SoftUpdate``) walk the parameters of the ``TensorDictParams`` they store."""
-    _NEST_PARAMS[0] = on
+def serve_as_tensordict(on: bool) -> None:
+    """Whether tensorclass is being served as ``tensordict`` (``install_as_tensordict``
+    turns it on), for the two tensordict behaviours that cost speed and only programs
+    written for tensordict rely on: a ``TensorDictParams`` written into a tensor class is
+    stored as the tensor class of its parameters (TorchRL's target updaters walk them), and
+    a declared tensor class defined from then on has a ``__getattr__`` to chain (a class
+    with ``__getattr__`` reads every attribute more slowly)."""
+    _SERVING_AS_TENSORDICT[0] = on
+
+
+def serving_as_tensordict() -> bool:
+    """Whether :func:`serve_as_tensordict` is on."""
+    return _SERVING_AS_TENSORDICT[0]
 
 
 def params_held(value: object) -> Any:
     """The tensor class a ``TensorDictParams`` holds (whose leaves are its parameters) when
-    :func:`nest_params` is on, else ``None`` (and for any other value)."""
+    :func:`serve_as_tensordict` is on, else ``None`` (and for any other value)."""
     cls = _params.value
-    if not _NEST_PARAMS[0] or cls is None or not isinstance(value, cls):
+    if not _SERVING_AS_TENSORDICT[0] or cls is None or not isinstance(value, cls):
         return None
     return value.__dict__["_td"]
 

@@ -236,7 +236,7 @@ def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None
     a mapping becomes the nested class of ``key``; numbers, lists and arrays of numbers
     become tensors; another list holds one value per element (see :func:`per_element`);
     anything else is a non-tensor value shared along the batch (a ``TensorDictParams`` too,
-    unless ``registry.nest_params`` is on: then the tensor class of its parameters).
+    unless ``registry.serve_as_tensordict`` is on: then the tensor class of its parameters).
     """
     if isinstance(value, (Tensor, TensorCollection)):
         if value.__class__ is UnbatchedTensor:
@@ -257,7 +257,7 @@ def convert_dynamic(owner: _Owner, key: str, value: object, where: object = None
             return NonTensorData(value)
         return owner._check_leaf(key, tensor, where)
     held = params_held(value)
-    if held is not None:  # a TensorDictParams under nest_params: its parameters, nested
+    if held is not None:  # a TensorDictParams, served as tensordict: its parameters
         return owner._check_leaf(key, held, where)
     return NonTensorData(value)
 

@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import __version__ as TENSORCLASS_VERSION
-from ..registry import nest_params
+from ..registry import serve_as_tensordict
 from . import private
 
 __all__ = [
@@ -206,7 +206,7 @@ def install_as_tensordict() -> None:
             "imports tensordict (TorchRL imports it when imported)"
         )
     private.install_methods()
-    nest_params(True)  # TorchRL's SoftUpdate walks the parameters of stored TensorDictParams
+    serve_as_tensordict(True)  # stored TensorDictParams nest; classes get __getattr__
     sys.meta_path.insert(0, _FINDER)
     _spawned_processes_install()
 

@@ -1039,26 +1039,26 @@ class LazyStackedTensorDict(TensorDictBase):
         self,
         key: NestedKey,
         default: object = ...,
-        *,
-        as_list: bool = False,
         as_padded_tensor: bool = False,
         as_nested_tensor: bool = False,
         padding_side: _PaddingSide = "right",
         padding_value: float = 0.0,
         layout: torch.layout | None = None,
+        *,
+        as_list: bool = False,
     ) -> Any: ...
 
     def get(
         self,
         key: NestedKey,
         default: object = MISSING,
-        *,
-        as_list: bool = False,
         as_padded_tensor: bool = False,
         as_nested_tensor: bool = False,
         padding_side: _PaddingSide = "right",
         padding_value: float = 0.0,
         layout: torch.layout | None = None,
+        *,
+        as_list: bool = False,
     ) -> Any:
         """The value under ``key`` (see ``TensorDict.get``), or ``default`` if a member lacks it.
 
