@@ -11,6 +11,7 @@ the physical floor, the one buffer alone.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import pickle
 import shutil
@@ -254,6 +255,8 @@ def _file_rows() -> list[Workload]:
         return Case("torch.load(path)", path=path, torch=torch)
 
     def st_save_lib(lib: Lib, scale: Scale) -> Case:
+        if importlib.util.find_spec("safetensors") is None:
+            raise Unavailable("safetensors is not installed")
         td, path = _td(lib), scratch_dir(f"loop-st-{lib.name}") / "td.safetensors"
         save = lib.require(lib.module, "to_safetensors")
         return Case(lambda: save(td, path), prepare=_remove(path))
