@@ -73,6 +73,7 @@ from .forward import MEMBER_CLASS_NAMES, MemberAttribute
 from .leaves import LazyLeaves, missing_key_error, split_leaf
 from .pytree import flatten_stack, flatten_stack_with_keys, unflatten_stack
 from .ragged import _PaddingSide, pad_stack, ragged_batch
+from .variants import variant_class
 
 __all__ = [
     "LazyStackedTensorDict",
@@ -132,7 +133,7 @@ class LazyStackedTensorDict(TensorDictBase):
 
     __slots__ = ()
     _member_cls: ClassVar[type[TensorCore] | None] = None
-    _variants: ClassVar[dict[type, type]] = {}
+    _variants: ClassVar[dict[type, type[LazyStackedTensorDict]]] = {}
     # The storage is the members (a LazyLeaves mapping, not a dict): writes go through
     # them, with no shortcut into the storage and no instance __dict__ aliasing it. These
     # are the storage's flags, not the schema's: variants are made with type.__new__, so
@@ -1199,22 +1200,16 @@ class _StackedField:
 
 def _variant(member_cls: type[TensorCore]) -> type[LazyStackedTensorDict]:
     """The lazy-stack class whose instances are also instances of ``member_cls``."""
-    found = LazyStackedTensorDict._variants.get(member_cls)
+    found = LazyStackedTensorDict._variants.get(member_cls)  # its source, for torch.compile
     if found is None:
-        name = f"LazyStackedTensorDict[{member_cls.__name__}]"
-        namespace: dict[str, object] = {
-            "__slots__": (),
-            "__module__": __name__,
-            "__qualname__": name,
-            "_member_cls": member_cls,
-            "__doc__": f"A lazy stack of {member_cls.__name__} instances.",
-        }
-        schema = getattr(member_cls, "__tensorclass_schema__", None)
-        for field_name in schema.names if schema is not None else ():
-            namespace[field_name] = _StackedField(field_name)
-        # type.__new__ with the members' metaclass: a typed class gets no schema rebuild.
-        found = type.__new__(type(member_cls), name, (LazyStackedTensorDict, member_cls), namespace)
-        LazyStackedTensorDict._variants[member_cls] = found
+        found = variant_class(
+            LazyStackedTensorDict,
+            member_cls,
+            LazyStackedTensorDict._variants,
+            "_member_cls",
+            _StackedField,
+            f"A lazy stack of {member_cls.__name__} instances.",
+        )
     return found
 
 

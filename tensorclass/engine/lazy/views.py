@@ -54,6 +54,7 @@ from ..shape.batch_dims import (
     reshape,
     squeeze_dims,
 )
+from .variants import variant_class
 
 __all__ = ["LazyViewTensorDict", "ViewLeaves", "ViewOp", "lazy_view"]
 
@@ -171,7 +172,7 @@ class LazyViewTensorDict(TensorDictBase):
 
     __slots__ = ()
     _source_cls: ClassVar[type[TensorCore] | None] = None
-    _variants: ClassVar[dict[type, type]] = {}
+    _variants: ClassVar[dict[type, type[LazyViewTensorDict]]] = {}
     # The storage is the source's leaves read through the operation (not a dict): writes go
     # through it, with no shortcut into the storage.
     _fast_set: ClassVar[bool] = False
@@ -271,22 +272,16 @@ class _ViewField:
 
 def _variant(source_cls: type[TensorCore]) -> type[LazyViewTensorDict]:
     """The lazy-view class whose instances are also instances of ``source_cls``."""
-    found = LazyViewTensorDict._variants.get(source_cls)
+    found = LazyViewTensorDict._variants.get(source_cls)  # its source, for torch.compile
     if found is None:
-        name = f"LazyViewTensorDict[{source_cls.__name__}]"
-        namespace: dict[str, object] = {
-            "__slots__": (),
-            "__module__": __name__,
-            "__qualname__": name,
-            "_source_cls": source_cls,
-            "__doc__": f"A lazy shape view of a {source_cls.__name__}.",
-        }
-        schema = getattr(source_cls, "__tensorclass_schema__", None)
-        for field_name in schema.names if schema is not None else ():
-            namespace[field_name] = _ViewField(field_name)
-        # type.__new__ with the source's metaclass: a typed class gets no schema rebuild.
-        found = type.__new__(type(source_cls), name, (LazyViewTensorDict, source_cls), namespace)
-        LazyViewTensorDict._variants[source_cls] = found
+        found = variant_class(
+            LazyViewTensorDict,
+            source_cls,
+            LazyViewTensorDict._variants,
+            "_source_cls",
+            _ViewField,
+            f"A lazy shape view of a {source_cls.__name__}.",
+        )
     return found
 
 
